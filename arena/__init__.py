@@ -1,0 +1,1 @@
+"""The platform around the engine: command line, gRPC services, Celery workers."""

@@ -1,0 +1,139 @@
+"""The ``ohell`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ohell.bots import BOT_FACTORIES
+from ohell.errors import OhHellError
+from ohell.presets import PRESETS, preset
+from ohell.referee import referee_text
+from ohell.rules import Rules, parse_option
+from ohell.tally import SeriesTally
+
+console = Console()
+
+
+def rules_from_args(preset_name: str, options: list[str]) -> Rules:
+    overrides = dict(parse_option(text) for text in options)
+    return Rules.from_dict(overrides, base=preset(preset_name)) if overrides else preset(preset_name)
+
+
+def progress_bar() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, transient=False,
+    )  # fmt: skip
+
+
+def print_tally(tally: SeriesTally, title: str) -> None:
+    table = Table(title=title)
+    for column in ("bot", "games", "mean score", "exact bids", "wins", "win %"):
+        table.add_column(column, justify="left" if column == "bot" else "right")
+    for bot in sorted(tally.bots.values(), key=lambda b: -b.mean_score):
+        table.add_row(
+            bot.name, str(bot.games), f"{bot.mean_score:.1f}", f"{100 * bot.exact_rate:.1f}%",
+            f"{bot.wins:g}", f"{100 * bot.win_rate:.1f}%",
+        )  # fmt: skip
+    console.print(table)
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from arena.localplay import play_series
+
+    names = [name.strip() for name in args.bots.split(",") if name.strip()]
+    unknown = [name for name in names if name not in BOT_FACTORIES]
+    if unknown:
+        raise OhHellError(f"unknown bot {unknown[0]!r}; built-in bots: {', '.join(sorted(BOT_FACTORIES))}")
+    rules = rules_from_args(args.rules, args.option)
+    if args.games < 1:
+        raise OhHellError(f"--games must be at least 1, got {args.games}")
+    with progress_bar() as progress:
+        task = progress.add_task(f"{args.rules}: {len(names)} seats", total=args.games)
+        tally = play_series(
+            rules, names, args.games, args.seed, Path(args.out) if args.out else None,
+            on_game=lambda done: progress.update(task, completed=done),
+        )  # fmt: skip
+    print_tally(tally, f"{args.games} games of {args.rules}, seed {args.seed}")
+    if args.out:
+        console.print(f"records written to {args.out}/")
+    return 0
+
+
+def cmd_referee(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        console.print(f"[red]cannot read {path}: {error}[/red]")
+        return 2
+    verdict = referee_text(text)
+    print(verdict.summary())
+    if verdict.valid:
+        return 0
+    return 2 if verdict.malformed else 1
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    table = Table(title="rule presets (ohell play --rules NAME; override with --option name=value)")
+    table.add_column("preset")
+    table.add_column("options")
+    for name in sorted(PRESETS):
+        options = PRESETS[name].to_dict()
+        table.add_row(name, ", ".join(f"{k}={v}" for k, v in options.items() if v is not None))
+    console.print(table)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    args.bots = "heuristic,heuristic,random,random"
+    args.rules, args.option, args.out = "classic", [], None
+    return cmd_play(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ohell", description="Oh Hell bot arena")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    play = sub.add_parser("play", help="play games between built-in bots in this process")
+    play.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
+    play.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
+    play.add_argument("--bots", default="heuristic,random,random,random", help="comma-separated, 3-7")
+    play.add_argument("--games", type=int, default=100)
+    play.add_argument("--seed", type=int, default=1)
+    play.add_argument("--out", help="write one JSON match record per game into this folder")
+    play.set_defaults(handler=cmd_play)
+
+    ref = sub.add_parser("referee", help="replay a match record and verify every action")
+    ref.add_argument("file")
+    ref.set_defaults(handler=cmd_referee)
+
+    rules = sub.add_parser("rules", help="list the rule presets")
+    rules.set_defaults(handler=cmd_rules)
+
+    demo = sub.add_parser("demo", help="the README's main job")
+    demo.add_argument("--games", type=int, default=200)
+    demo.add_argument("--seed", type=int, default=1)
+    demo.set_defaults(handler=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except OhHellError as error:
+        console.print(f"[red]error:[/red] {error}")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""Project bootstrap: needs only Python 3.11+ and git.
+
+    python3 dev.py demo   # make .venv, install the project, run the local ladder of built-in bots
+    python3 dev.py test   # make .venv, install the project with its test extras, run the tests
+
+Extra arguments after the command go to the program (``ohell`` or ``pytest``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / "python"
+
+
+def ensure_env(extras: str) -> None:
+    """Create the virtual environment and (re)install the project when pyproject.toml changed."""
+    if sys.version_info < (3, 11):
+        sys.exit(f"ohell-arena needs Python 3.11 or newer, this is {sys.version.split()[0]}")
+    if not PYTHON.exists():
+        print(f"creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
+    stamp = VENV / ".ohell-installed"
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    target = f".[{extras}]" if extras else "."
+    print(f"installing {target} into {VENV}", flush=True)
+    subprocess.run(
+        [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-e", target],
+        cwd=ROOT,
+        check=True,
+    )
+    stamp.write_text(digest)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("demo", "test"):
+        print(__doc__)
+        return 2
+    command, rest = argv[0], argv[1:]
+    if command == "demo":
+        ensure_env("")
+        return subprocess.call([str(BIN / "ohell"), "demo", *rest], cwd=ROOT)
+    ensure_env("test")
+    return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,532 @@
+"""Game (immutable rules for a table) and State (one playthrough of a whole game).
+
+Actions share one int space, as in OpenSpiel's oh_hell: ``0..51`` play that card, ``52 + n`` bids
+``n`` tricks. Chance (the cut for first dealer, each deal) is applied with ``cut``/``deal`` so a
+whole game is reproduced from its chance outcomes plus its actions, without a random generator.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+from ohell.cards import (
+    NO_CARD,
+    NO_SUIT,
+    NUM_CARDS,
+    SUIT_CARDS,
+    SUIT_MASKS,
+    SUIT_NAMES,
+    card_str,
+    cards_in_suit,
+    cards_of,
+    format_cards,
+    rank_of,
+)
+from ohell.errors import ChanceError, IllegalActionError
+from ohell.rules import Bidding, Rules, TieBreak
+from ohell.schedule import hand_sizes, no_trump_hand
+from ohell.scoring import hand_score
+
+BID_BASE = NUM_CARDS
+_DECK = range(NUM_CARDS)
+
+
+class Phase(IntEnum):
+    CUT = 0  # chance: cards cut for first dealer
+    DEAL = 1  # chance: the next hand's deal
+    BID = 2
+    PLAY = 3
+    GAME_OVER = 4
+
+
+def bid_action(tricks: int) -> int:
+    return BID_BASE + tricks
+
+
+def describe_action(action: int) -> str:
+    if 0 <= action < NUM_CARDS:
+        return f"play {card_str(action)}"
+    if action >= BID_BASE:
+        return f"bid {action - BID_BASE}"
+    return f"take action {action}"
+
+
+@dataclass(frozen=True)
+class Trick:
+    leader: int
+    cards: tuple[int, ...]  # in play order, starting with the leader
+    winner: int
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """Everything that happened in one finished hand."""
+
+    number: int  # 1-based; sudden-death hands continue the count
+    dealer: int
+    size: int
+    participants: tuple[int, ...]  # clockwise from the dealer's left; the dealer is last
+    dealt: tuple[int, ...]  # each seat's hand as dealt (mask; 0 for a seat not in the hand)
+    trump_card: int  # NO_CARD when no card was turned
+    no_trump_hand: bool  # a designated no-trump hand (the card is not turned)
+    events: tuple[tuple[str, int, int], ...]  # ("bid"|"change"|"rebid"|"play", seat, value)
+    tricks: tuple[Trick, ...]
+    bids: tuple[int, ...]  # -1 for a seat not in the hand
+    tricks_won: tuple[int, ...]
+    points: tuple[int, ...]  # this hand's points (all 0 for a sudden-death hand)
+    sudden_death: bool
+
+
+class Game:
+    """The rules for one table size. Immutable; shared by every State of that game."""
+
+    __slots__ = ("rules", "num_players", "schedule")
+
+    def __init__(self, rules: Rules, num_players: int) -> None:
+        self.rules = rules
+        self.num_players = num_players
+        self.schedule = hand_sizes(rules, num_players)
+
+    def new_state(self) -> State:
+        return State(self)
+
+    def __repr__(self) -> str:
+        return f"Game(num_players={self.num_players}, schedule={self.schedule}, rules={self.rules})"
+
+
+class State:
+    """One playthrough. Mutable; ``clone()`` is cheap for search."""
+
+    __slots__ = (
+        "game", "phase", "cutters", "cut_rounds", "dealer", "hand_number", "scheduled_index",
+        "hand_size", "order", "hands", "dealt", "trump_card", "trump_suit", "no_trump",
+        "bids", "bid_pos", "change_seat", "rebid", "pos", "current", "leader_pos", "trick",
+        "led_suit", "tricks", "tricks_won", "events", "scores", "results", "sudden_death",
+        "winners",
+    )  # fmt: skip
+
+    def __init__(self, game: Game) -> None:
+        n = game.num_players
+        self.game = game
+        self.phase = Phase.CUT
+        self.cutters: tuple[int, ...] = tuple(range(n))
+        self.cut_rounds: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+        self.dealer = -1
+        self.hand_number = 0
+        self.scheduled_index = -1
+        self.hand_size = 0
+        self.order: tuple[int, ...] = ()
+        self.hands = [0] * n
+        self.dealt = [0] * n
+        self.trump_card = NO_CARD
+        self.trump_suit = NO_SUIT
+        self.no_trump = False
+        self.bids = [-1] * n
+        self.bid_pos = 0
+        self.change_seat = -1
+        self.rebid = False
+        self.pos = 0
+        self.current = -1
+        self.leader_pos = 0
+        self.trick: list[int] = []
+        self.led_suit = NO_SUIT
+        self.tricks: list[Trick] = []
+        self.tricks_won = [0] * n
+        self.events: list[tuple[str, int, int]] = []
+        self.scores = [0] * n
+        self.results: list[HandResult] = []
+        self.sudden_death = False
+        self.winners: tuple[int, ...] = ()
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def rules(self) -> Rules:
+        return self.game.rules
+
+    def is_terminal(self) -> bool:
+        return self.phase == Phase.GAME_OVER
+
+    def is_chance(self) -> bool:
+        return self.phase <= Phase.DEAL
+
+    def legal_actions(self) -> Sequence[int]:
+        """Legal actions of the player to act (empty at chance nodes and at the end)."""
+        if self.phase == Phase.PLAY:
+            hand = self.hands[self.current]
+            led = self.led_suit
+            if led >= 0:
+                follow = SUIT_CARDS[led][(hand >> (13 * led)) & 0x1FFF]
+                if follow:
+                    return follow
+            return cards_of(hand)
+        if self.phase == Phase.BID:
+            forbidden = self.forbidden_bid()
+            return [BID_BASE + n for n in range(self.hand_size + 1) if n != forbidden]
+        return ()
+
+    def legal_bids(self) -> list[int]:
+        return [a - BID_BASE for a in self.legal_actions()] if self.phase == Phase.BID else []
+
+    def forbidden_bid(self) -> int | None:
+        """The bid the hook forbids to the player now bidding, if any."""
+        if self.phase != Phase.BID or not self.game.rules.hook:
+            return None
+        if self.current != self.dealer:
+            return None
+        if self.game.rules.bidding is Bidding.BLIND and not self.rebid:
+            return None
+        return self._dealer_forbidden()
+
+    def _dealer_forbidden(self) -> int | None:
+        others = sum(b for s, b in enumerate(self.bids) if b >= 0 and s != self.dealer)
+        forbidden = self.hand_size - others
+        return forbidden if forbidden >= 0 else None
+
+    def default_action(self) -> int:
+        """The action played for a seat that fails to act: bid 0 (003's penalty bid) or the
+        lowest legal bid when 0 is forbidden; otherwise its lowest legal card."""
+        legal = self.legal_actions()
+        if not legal:
+            raise IllegalActionError(self.current, "act", f"no decision is pending ({self.phase.name})")
+        return min(legal)
+
+    def tricks_needed(self, seat: int) -> int:
+        return self.bids[seat] - self.tricks_won[seat]
+
+    # ----------------------------------------------------------------- chance
+    def cut(self, cards: Sequence[int]) -> None:
+        """Each cutter (``self.cutters``, in seat order) cuts one card. Highest rank deals first;
+        players tied for highest cut again."""
+        if self.phase != Phase.CUT:
+            raise ChanceError(f"no cut is pending (phase {self.phase.name})")
+        cut = tuple(cards)
+        if len(cut) != len(self.cutters):
+            raise ChanceError(f"cut needs {len(self.cutters)} cards, got {len(cut)}")
+        _check_distinct_cards(cut, "cut")
+        self.cut_rounds.append((self.cutters, cut))
+        top = max(rank_of(c) for c in cut)
+        tied = tuple(seat for seat, c in zip(self.cutters, cut) if rank_of(c) == top)
+        if len(tied) > 1:
+            self.cutters = tied
+            return
+        self.dealer = tied[0]
+        self._start_hand()
+
+    def deal(self, deck: Sequence[int]) -> None:
+        """Deal from ``deck`` (top card first): singly, starting at the dealer's left, then turn
+        the next card for trumps unless this is a no-trump hand or no card is left."""
+        if self.phase != Phase.DEAL:
+            raise ChanceError(f"no deal is pending (phase {self.phase.name})")
+        players = len(self.order)
+        needed = self.hand_size * players
+        turn_trump = not self.no_trump and needed < NUM_CARDS
+        if len(deck) < needed + turn_trump:
+            raise ChanceError(f"deal needs {needed + turn_trump} cards, got {len(deck)}")
+        used = tuple(deck[: needed + turn_trump])
+        _check_distinct_cards(used, "deal")
+        hands = [0] * self.game.num_players
+        for index in range(needed):
+            hands[self.order[index % players]] |= 1 << used[index]
+        self._set_deal(hands, used[needed] if turn_trump else NO_CARD)
+
+    def deal_hands(self, hands: Sequence[Iterable[int]], trump_card: int | None) -> None:
+        """Deal given hands (one list of cards per seat) and trump card, e.g. from a record."""
+        if self.phase != Phase.DEAL:
+            raise ChanceError(f"no deal is pending (phase {self.phase.name})")
+        if len(hands) != self.game.num_players:
+            raise ChanceError(f"deal needs {self.game.num_players} hands, got {len(hands)}")
+        masks = [0] * self.game.num_players
+        seen: list[int] = []
+        for seat, cards in enumerate(hands):
+            cards = list(cards)
+            expected = self.hand_size if seat in self.order else 0
+            if len(cards) != expected:
+                raise ChanceError(f"seat {seat} must be dealt {expected} cards, got {len(cards)}")
+            seen.extend(cards)
+            for card in cards:
+                masks[seat] |= 1 << card if isinstance(card, int) and 0 <= card < 52 else 0
+        expect_trump = not self.no_trump and self.hand_size * len(self.order) < NUM_CARDS
+        if expect_trump and trump_card is None:
+            raise ChanceError("a trump card must be turned: cards remain after the deal")
+        if not expect_trump and trump_card is not None:
+            why = "this is a no-trump hand" if self.no_trump else "no card is left after the deal"
+            raise ChanceError(f"no trump card may be turned: {why}")
+        if trump_card is not None:
+            seen.append(trump_card)
+        _check_distinct_cards(seen, "deal")
+        self._set_deal(masks, NO_CARD if trump_card is None else trump_card)
+
+    def chance_random(self, rng: random.Random) -> None:
+        """Resolve the pending cut or deal with ``rng``."""
+        if self.phase == Phase.CUT:
+            self.cut(rng.sample(_DECK, len(self.cutters)))
+        elif self.phase == Phase.DEAL:
+            self.deal(rng.sample(_DECK, min(NUM_CARDS, self.hand_size * len(self.order) + 1)))
+        else:
+            raise ChanceError(f"no chance event is pending (phase {self.phase.name})")
+
+    def _set_deal(self, hands: list[int], trump_card: int) -> None:
+        self.hands = hands
+        self.dealt = list(hands)
+        self.trump_card = trump_card
+        self.trump_suit = trump_card // 13 if trump_card >= 0 else NO_SUIT
+        self.phase = Phase.BID
+        self.pos = 0
+        self.current = self.order[0]
+
+    # ----------------------------------------------------------------- actions
+    def act(self, seat: int, action: int) -> None:
+        """Apply ``action`` for ``seat``, refusing it if it is not that seat's turn."""
+        if seat != self.current or self.phase not in (Phase.BID, Phase.PLAY):
+            if self.phase in (Phase.BID, Phase.PLAY):
+                why = f"it is seat {self.current}'s turn to {self.phase.name.lower()}"
+            else:
+                why = f"no player acts now (phase {self.phase.name})"
+            raise IllegalActionError(seat, describe_action(action), why)
+        self.apply_action(action)
+
+    def apply_action(self, action: int) -> None:
+        """Apply ``action`` for the player to act; raises IllegalActionError if illegal."""
+        if self.phase == Phase.PLAY:
+            seat = self.current
+            hand = self.hands[seat]
+            if type(action) is not int or not 0 <= action < NUM_CARDS or not (hand >> action) & 1:
+                raise IllegalActionError(seat, describe_action(_as_int(action)), _why_not_held(action))
+            led = self.led_suit
+            if led < 0:
+                self.led_suit = action // 13
+            elif action // 13 != led and hand & SUIT_MASKS[led]:
+                raise IllegalActionError(
+                    seat,
+                    f"play {card_str(action)}",
+                    f"must follow {SUIT_NAMES[led]} (holds {format_cards(cards_in_suit(hand, led))})",
+                )
+            self.hands[seat] = hand ^ (1 << action)
+            self.trick.append(action)
+            self.events.append(("play", seat, action))
+            self.change_seat = -1
+            if len(self.trick) < len(self.order):
+                pos = self.pos + 1
+                if pos == len(self.order):
+                    pos = 0
+                self.pos = pos
+                self.current = self.order[pos]
+            else:
+                self._finish_trick()
+        elif self.phase == Phase.BID:
+            if type(action) is not int or action < BID_BASE:
+                raise IllegalActionError(
+                    self.current, describe_action(_as_int(action)), "it is the bidding phase"
+                )
+            self._bid(action - BID_BASE)
+        else:
+            raise IllegalActionError(
+                self.current, describe_action(_as_int(action)), f"no player acts now ({self.phase.name})"
+            )
+
+    def bid(self, seat: int, tricks: int) -> None:
+        self.act(seat, BID_BASE + tricks if type(tricks) is int and tricks >= 0 else -1)
+
+    def play(self, seat: int, card: int) -> None:
+        self.act(seat, card)
+
+    def _check_bid_value(self, seat: int, verb: str, tricks: int) -> None:
+        size = self.hand_size
+        if not 0 <= tricks <= size:
+            raise IllegalActionError(seat, f"{verb} {tricks}", f"bids run from 0 to {size} in a {size}-card hand")
+
+    def _hook_check(self, seat: int, verb: str, tricks: int) -> None:
+        if self.game.rules.hook and seat == self.dealer and tricks == self._dealer_forbidden():
+            raise IllegalActionError(
+                seat,
+                f"{verb} {tricks}",
+                f"the dealer may not bid {tricks}: bids would total {self.hand_size}, "
+                f"the number of tricks (hook rule)",
+            )
+
+    def _bid(self, tricks: int) -> None:
+        seat = self.current
+        blind = self.game.rules.bidding is Bidding.BLIND
+        verb = "rebid" if self.rebid else "bid"
+        self._check_bid_value(seat, verb, tricks)
+        if self.rebid or not blind:
+            self._hook_check(seat, verb, tricks)
+        self.bids[seat] = tricks
+        self.events.append((verb, seat, tricks))
+        if self.rebid:
+            self._start_play()
+            return
+        if self.game.rules.bid_changes:
+            self.change_seat = seat
+        self.bid_pos += 1
+        if self.bid_pos < len(self.order):
+            self.pos = self.bid_pos
+            self.current = self.order[self.bid_pos]
+        elif blind and self.game.rules.hook and self._dealer_forbidden() == self.bids[self.dealer]:
+            self.rebid = True  # revealed bids hit the hook: the dealer must change (003)
+        else:
+            self._start_play()
+
+    def change_bid(self, seat: int, tricks: int) -> None:
+        """000: a seat may replace its bid until the next player bids (the dealer: until the
+        first lead)."""
+        if not self.game.rules.bid_changes:
+            raise IllegalActionError(seat, f"change its bid to {tricks}", "bid changes are off in these rules")
+        if seat != self.change_seat:
+            raise IllegalActionError(
+                seat,
+                f"change its bid to {tricks}",
+                "only the latest bidder may change, before the next bid or the first lead",
+            )
+        self._check_bid_value(seat, "change its bid to", tricks)
+        self._hook_check(seat, "change its bid to", tricks)
+        self.bids[seat] = tricks
+        self.events.append(("change", seat, tricks))
+
+    # ----------------------------------------------------------------- transitions
+    def _start_play(self) -> None:
+        self.rebid = False
+        self.phase = Phase.PLAY
+        self.pos = self.leader_pos = 0
+        self.current = self.order[0]
+
+    def _finish_trick(self) -> None:
+        cards = self.trick
+        trump = self.trump_suit
+        best_index = 0
+        best = cards[0]
+        for index in range(1, len(cards)):
+            card = cards[index]
+            if card // 13 == best // 13:
+                if card > best:
+                    best_index, best = index, card
+            elif card // 13 == trump:
+                best_index, best = index, card
+        order = self.order
+        winner_pos = (self.leader_pos + best_index) % len(order)
+        winner = order[winner_pos]
+        self.tricks_won[winner] += 1
+        self.tricks.append(Trick(order[self.leader_pos], tuple(cards), winner))
+        self.trick = []
+        self.led_suit = NO_SUIT
+        if len(self.tricks) == self.hand_size:
+            self._finish_hand()
+        else:
+            self.leader_pos = self.pos = winner_pos
+            self.current = winner
+
+    def _finish_hand(self) -> None:
+        rules = self.game.rules
+        n = self.game.num_players
+        points = [0] * n
+        if not self.sudden_death:
+            for seat in self.order:
+                points[seat] = hand_score(
+                    rules.scoring, self.bids[seat], self.tricks_won[seat], self.hand_size,
+                    self.hand_number, rules.vienna,
+                )  # fmt: skip
+                self.scores[seat] += points[seat]
+        self.results.append(
+            HandResult(
+                number=self.hand_number, dealer=self.dealer, size=self.hand_size,
+                participants=self.order, dealt=tuple(self.dealt), trump_card=self.trump_card,
+                no_trump_hand=self.no_trump, events=tuple(self.events), tricks=tuple(self.tricks),
+                bids=tuple(self.bids), tricks_won=tuple(self.tricks_won), points=tuple(points),
+                sudden_death=self.sudden_death,
+            )  # fmt: skip
+        )
+        if self.sudden_death:
+            exact = [s for s in self.order if self.bids[s] == self.tricks_won[s]]
+            played = sum(1 for r in self.results if r.sudden_death)
+            if len(exact) == 1:
+                self._end_game((exact[0],))
+            elif played >= rules.sudden_death_limit:
+                self._end_game(tuple(sorted(self.order)))
+            else:
+                self._start_hand(participants=self.order)
+            return
+        if self.scheduled_index + 1 < len(self.game.schedule):
+            self._start_hand()
+            return
+        top = max(self.scores)
+        leaders = tuple(s for s in range(n) if self.scores[s] == top)
+        if len(leaders) == 1 or rules.tie_break is TieBreak.SHARE:
+            self._end_game(leaders)
+        else:
+            self.sudden_death = True
+            self._start_hand(participants=leaders)
+
+    def _end_game(self, winners: tuple[int, ...]) -> None:
+        self.winners = winners
+        self.phase = Phase.GAME_OVER
+        self.current = -1
+
+    def _start_hand(self, participants: tuple[int, ...] | None = None) -> None:
+        n = self.game.num_players
+        seats = sorted(participants) if participants is not None else list(range(n))
+        if self.hand_number > 0:  # the deal passes clockwise (to the next seat still playing)
+            self.dealer = next(s for s in ((self.dealer + k) % n for k in range(1, n + 1)) if s in seats)
+        start = seats.index(self.dealer) + 1
+        self.order = tuple(seats[start:] + seats[:start])
+        self.hand_number += 1
+        if self.sudden_death:
+            self.hand_size = 1
+            self.no_trump = True
+        else:
+            self.scheduled_index += 1
+            self.hand_size = self.game.schedule[self.scheduled_index]
+            self.no_trump = no_trump_hand(self.game.rules, self.hand_number)
+        self.hands = [0] * n
+        self.dealt = [0] * n
+        self.trump_card = NO_CARD
+        self.trump_suit = NO_SUIT
+        self.bids = [-1] * n
+        self.bid_pos = 0
+        self.change_seat = -1
+        self.rebid = False
+        self.tricks = []
+        self.tricks_won = [0] * n
+        self.events = []
+        self.trick = []
+        self.led_suit = NO_SUIT
+        self.current = -1
+        self.phase = Phase.DEAL
+
+    # ----------------------------------------------------------------- copies
+    def clone(self) -> State:
+        other = State.__new__(State)
+        for name in State.__slots__:
+            setattr(other, name, getattr(self, name))
+        for name in ("hands", "dealt", "bids", "trick", "tricks", "tricks_won", "events", "scores", "results", "cut_rounds"):
+            setattr(other, name, list(getattr(self, name)))
+        return other
+
+    def __repr__(self) -> str:
+        return (
+            f"<State hand={self.hand_number} phase={self.phase.name} dealer={self.dealer} "
+            f"current={self.current} scores={self.scores}>"
+        )
+
+
+def _as_int(action: object) -> int:
+    return action if type(action) is int else -1
+
+
+def _why_not_held(action: object) -> str:
+    if type(action) is not int:
+        return f"{action!r} is not an action number"
+    if 0 <= action < NUM_CARDS:
+        return f"it does not hold {card_str(action)}"
+    return "it is the play phase: play one of its cards"
+
+
+def _check_distinct_cards(cards: Sequence[int], what: str) -> None:
+    for card in cards:
+        if type(card) is not int or not 0 <= card < NUM_CARDS:
+            raise ChanceError(f"{what}: {card!r} is not a card index 0..51")
+    if len(set(cards)) != len(cards):
+        dupes = sorted({c for c in cards if cards.count(c) > 1})
+        raise ChanceError(f"{what}: card(s) {format_cards(dupes)} appear more than once")
