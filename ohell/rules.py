@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, fields, replace
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 from ohell.errors import RulesError
@@ -17,26 +17,26 @@ MIN_PLAYERS = 3
 MAX_PLAYERS = 7
 
 
-class Direction(str, Enum):
+class Direction(StrEnum):
     """Which way hand sizes move first."""
 
     DOWN = "down"  # start at the maximum, shrink to the minimum (000, 004 default)
     UP = "up"  # start at the minimum, grow to the maximum (003)
 
 
-class MaxCards(str, Enum):
+class MaxCards(StrEnum):
     """How the largest hand is found when ``max_cards`` is not given."""
 
     CLASSIC = "classic"  # 10, but never so many that no trump card is left (10/10/10/8/7): 000, 004
     DECK = "deck"  # 52 // players, the whole pack dealt (003)
 
 
-class Bidding(str, Enum):
+class Bidding(StrEnum):
     SEQUENTIAL = "sequential"  # clockwise from the dealer's left, each sees earlier bids
     BLIND = "blind"  # before seeing cards, revealed together (003; 000's simultaneous variant)
 
 
-class Scoring(str, Enum):
+class Scoring(StrEnum):
     EXACT = "exact"  # 10 + bid when exact, 0 otherwise: 000, 003 standard, 004 "Blackout"
     POSITIVE = "positive"  # 10 + tricks when exact, tricks otherwise (004; 003's consolation)
     NEGATIVE = "negative"  # 10 exact, -10 per trick off
@@ -49,7 +49,7 @@ class Scoring(str, Enum):
     CONTRACT_WHIST = "contract_whist"  # +tricks exact, -1 per trick over, -2 per trick short
 
 
-class TieBreak(str, Enum):
+class TieBreak(StrEnum):
     SHARE = "share"  # tied leaders share the win (000, 003 standard)
     SUDDEN_DEATH = "sudden_death"  # one-card no-trump hands among the tied until one alone is exact
 
