@@ -167,8 +167,10 @@ def _replay(record: object) -> tuple[State, int]:
 
 
 def _replay_hand(state: State, hand: object, path: str, checked: int) -> int:
+    if not isinstance(hand, dict):
+        raise RecordError(f"{path} must be a JSON object")
     if state.phase != Phase.DEAL:
-        raise _Mismatch(f"{path}: the game has already ended" if state.is_terminal() else f"{path}: no deal is pending")
+        raise _Mismatch(f"{path}: the game has already ended" if state.is_terminal() else f"{path}: no deal pending")
     number = state.hand_number
     _expect(_get(hand, "dealer", int, path), state.dealer, f"{path}.dealer")
     _expect(_get(hand, "size", int, path), state.hand_size, f"{path}.size")
