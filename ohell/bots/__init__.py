@@ -7,10 +7,12 @@ from collections.abc import Callable
 from ohell.bots.base import Bot
 from ohell.bots.heuristic import HeuristicBot
 from ohell.bots.random_bot import RandomBot
+from ohell.bots.strong import StrongBot
 
 BOT_FACTORIES: dict[str, Callable[[int], Bot]] = {
     "random": RandomBot,
     "heuristic": HeuristicBot,
+    "strong": StrongBot,
 }
 
 

@@ -1,0 +1,139 @@
+"""A fast, perfect-information playout of the rest of one hand, on 52-bit card masks.
+
+The search bot evaluates a candidate bid or card by finishing the hand on sampled deals with
+this cheap policy for every seat: win tricks while short of the bid, duck once it is made.
+Seats are *positions* here (0 = the hand's first bidder and first leader), not table seats.
+"""
+
+from __future__ import annotations
+
+from ohell.cards import SUIT_MASKS
+
+ABOVE: tuple[int, ...] = tuple(SUIT_MASKS[c // 13] & ~((2 << c) - 1) for c in range(52))
+"""The cards of the same suit ranking above each card."""
+
+_SIDE_SUITS = tuple(tuple(SUIT_MASKS[s] for s in range(4) if s != t) for t in range(-1, 4))
+
+
+def highest(mask: int, trump_mask: int) -> int:
+    """The strongest card of ``mask``: its top trump, else its highest rank of any suit."""
+    trumps = mask & trump_mask
+    if trumps:
+        return trumps.bit_length() - 1
+    best = -1
+    best_rank = -1
+    for shift in (0, 13, 26, 39):
+        pattern = (mask >> shift) & 0x1FFF
+        if pattern:
+            rank = pattern.bit_length() - 1
+            if rank > best_rank:
+                best_rank, best = rank, shift + rank
+    return best
+
+
+def lowest(mask: int, trump_mask: int) -> int:
+    """The weakest card of ``mask``: its lowest side-suit rank, else its lowest trump."""
+    side = mask & ~trump_mask
+    if not side:
+        return (mask & -mask).bit_length() - 1
+    best = -1
+    best_rank = 13
+    for shift in (0, 13, 26, 39):
+        pattern = (side >> shift) & 0x1FFF
+        if pattern:
+            rank = (pattern & -pattern).bit_length() - 1
+            if rank < best_rank:
+                best_rank, best = rank, shift + rank
+    return best
+
+
+def lead_card(hand: int, want: bool, remaining: int, trump_mask: int, trump_suit: int) -> int:
+    """Lead: when a trick is wanted, a top trump or a side-suit master, else the strongest
+    card; otherwise the weakest card (side suits first)."""
+    if not want:
+        return lowest(hand, trump_mask)
+    if hand & trump_mask:
+        top = (remaining & trump_mask).bit_length() - 1
+        if (hand >> top) & 1:
+            return top
+    for suit_mask in _SIDE_SUITS[trump_suit + 1]:
+        mine = hand & suit_mask
+        if mine:
+            top = (remaining & suit_mask).bit_length() - 1
+            if (mine >> top) & 1:
+                return top
+    return highest(hand, trump_mask)
+
+
+def follow_card(legal: int, want: bool, best: int, last: bool, trump_mask: int) -> int:
+    """Follow to a trick that ``best`` is winning."""
+    beating = ABOVE[best] | (0 if (trump_mask >> best) & 1 else trump_mask)
+    winners = legal & beating
+    if want:
+        if not winners:
+            return lowest(legal, trump_mask)
+        if last or not winners & ABOVE[best]:
+            return lowest(winners, trump_mask)  # last seat, or ruffing: the cheapest winner
+        return highest(winners, trump_mask)
+    losers = legal & ~beating
+    if losers:
+        return highest(losers, trump_mask)  # shed the most dangerous card that still loses
+    return highest(winners, trump_mask) if last else lowest(winners, trump_mask)
+
+
+def play_out(
+    hands: list[int],
+    bids: list[int],
+    won: list[int],
+    to_play: int,
+    trick: list[int],
+    trump_suit: int,
+    over_wants: bool,
+    first: int = -1,
+) -> None:
+    """Finish the hand in place: ``hands`` and ``won`` are by position, ``trick`` the cards of
+    the trick in progress (its leader is ``to_play - len(trick)``). ``over_wants``: a seat past
+    its bid still wants tricks (positive scoring). ``first``: the card position ``to_play`` plays
+    now, if given (the candidate being evaluated)."""
+    k = len(hands)
+    trump_mask = SUIT_MASKS[trump_suit] if trump_suit >= 0 else 0
+    remaining = 0
+    for hand in hands:
+        remaining |= hand
+    count = len(trick)
+    best = -1
+    best_pos = -1
+    lead_mask = 0
+    if count:
+        lead_mask = SUIT_MASKS[trick[0] // 13]
+        leader = (to_play - count) % k
+        for index, card in enumerate(trick):
+            if best < 0 or (1 << card) & (ABOVE[best] | (0 if (trump_mask >> best) & 1 else trump_mask)):
+                best, best_pos = card, (leader + index) % k
+    pos = to_play
+    while remaining:
+        hand = hands[pos]
+        have = won[pos]
+        bid = bids[pos]
+        want = have < bid or (over_wants and have > bid)
+        if first >= 0:
+            card, first = first, -1
+        elif count == 0:
+            card = lead_card(hand, want, remaining, trump_mask, trump_suit)
+        else:
+            card = follow_card(hand & lead_mask or hand, want, best, count == k - 1, trump_mask)
+        if count == 0:
+            lead_mask = SUIT_MASKS[card // 13]
+            best, best_pos = card, pos
+        elif (1 << card) & (ABOVE[best] | (0 if (trump_mask >> best) & 1 else trump_mask)):
+            best, best_pos = card, pos
+        bit = 1 << card
+        hands[pos] = hand ^ bit
+        remaining ^= bit
+        count += 1
+        if count == k:
+            won[best_pos] += 1
+            count = 0
+            pos = best_pos
+        else:
+            pos = pos + 1 if pos + 1 < k else 0

@@ -1,0 +1,175 @@
+"""Search bot: perfect-information Monte Carlo over deals consistent with what the seat has seen.
+
+For every decision it samples the hidden cards (``ohell.bots.sampling``: counts, voids shown,
+the turned trump; deals are weighted by how well they explain the bids made), finishes the
+hand on each sample with the fast playout policy (``ohell.bots.playout``) once per candidate,
+and picks the candidate with the best weighted mean of the hand's real score under the rule
+set (``ohell.scoring.hand_score``). A bid is a candidate like a card: the playouts then play to
+that bid, so bidding maximises expected score over the predicted distribution of tricks. The
+hook needs no special case: the forbidden bid is not among the legal ones.
+
+Determinism: the number of samples is a function of the observation only (a fixed amount of
+playout work per decision, split over the candidates), drawn from the bot's own seeded
+``random.Random``. ``budget_ms`` is a ceiling: if the work has not finished by then, the bot
+decides on the samples done so far. Only then can the machine's speed change a decision.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+
+from ohell.bots.heuristic import choose_bid, trick_estimate
+from ohell.bots.playout import play_out
+from ohell.bots.sampling import HiddenDeal, bid_weight, is_blind
+from ohell.cards import NO_CARD, cards_of
+from ohell.observation import Observation
+from ohell.rules import Bidding, Scoring
+from ohell.scoring import hand_score
+
+DEFAULT_BUDGET_MS = 80.0
+PLAY_WORK = 9000  # card plays simulated per decision (samples x candidates x cards left)
+BID_WORK = 12000
+MIN_SAMPLES = 8
+MAX_SAMPLES = 200
+BID_SPAN = 3  # bids further than this from the heuristic estimate are not simulated
+
+
+class StrongBot:
+    name = "strong"
+
+    def __init__(self, seed: int = 0, budget_ms: float = DEFAULT_BUDGET_MS, effort: float = 1.0) -> None:
+        if budget_ms <= 0:
+            raise ValueError(f"budget_ms={budget_ms!r} must be positive")
+        if effort <= 0:
+            raise ValueError(f"effort={effort!r} must be positive")
+        self.rng = random.Random(seed)
+        self.budget_s = budget_ms / 1000.0
+        self.effort = effort
+
+    # ----------------------------------------------------------------- bidding
+    def bid(self, obs: Observation) -> int:
+        legal = obs.legal_bids
+        if len(legal) == 1:
+            return legal[0]
+        deadline = time.perf_counter() + self.budget_s
+        hidden = HiddenDeal.from_observation(obs)
+        k = len(obs.participants)
+        me = hidden.seat_pos
+        blind = is_blind(obs)
+        seats = obs.participants
+        known_bids = [obs.bids[seat] for seat in seats]
+        centre = obs.hand_size / k if blind else trick_estimate(obs.hand, obs.trump_suit, obs.num_players)
+        candidates = [b for b in legal if abs(b - centre) <= BID_SPAN] or list(legal)
+        samples = self._samples(BID_WORK, len(candidates) * obs.hand_size * k)
+        totals = [0.0] * len(candidates)
+        over_wants = obs.rules.scoring is Scoring.POSITIVE
+        hook = obs.rules.hook
+        for _ in range(samples):
+            hands, trump_card = hidden.sample(self.rng)
+            trump_suit = (trump_card // 13 if trump_card != NO_CARD else -1) if blind else obs.trump_suit
+            weight = 1.0
+            guesses = [0.0] * k
+            for pos in range(k):
+                if pos == me:
+                    continue
+                if known_bids[pos] >= 0:
+                    if not blind:
+                        weight *= bid_weight(hands[pos], trump_suit, known_bids[pos], obs.num_players)
+                elif blind:
+                    guesses[pos] = obs.hand_size / k
+                else:
+                    guesses[pos] = trick_estimate(tuple(cards_of(hands[pos])), trump_suit, obs.num_players)
+            for index, candidate in enumerate(candidates):
+                bids = self._table_bids(known_bids, guesses, me, candidate, obs.hand_size, hook)
+                won = [0] * k
+                play_out(list(hands), bids, won, 0, [], trump_suit, over_wants)
+                totals[index] += weight * self._utility(obs, me, bids, won)
+            if time.perf_counter() > deadline:
+                break
+        return candidates[max(range(len(candidates)), key=totals.__getitem__)]
+
+    @staticmethod
+    def _table_bids(
+        known: Sequence[int], guesses: Sequence[float], me: int, mine: int, size: int, hook: bool
+    ) -> list[int]:
+        """Every position's bid: known ones, ours, and a guess for the rest (the dealer, last,
+        avoiding the hooked total)."""
+        bids = list(known)
+        bids[me] = mine
+        k = len(bids)
+        for pos in range(k):
+            if bids[pos] < 0:
+                legal = range(size + 1)
+                if hook and pos == k - 1:
+                    others = sum(b for b in bids[:-1] if b >= 0)
+                    legal = [b for b in legal if b != size - others]
+                bids[pos] = choose_bid(guesses[pos], tuple(legal))
+        return bids
+
+    # ----------------------------------------------------------------- play
+    def play(self, obs: Observation) -> int:
+        legal = obs.legal_actions
+        if len(legal) == 1:
+            return legal[0]
+        deadline = time.perf_counter() + self.budget_s
+        hidden = HiddenDeal.from_observation(obs)
+        candidates = distinct_cards(legal, hidden.unknown)
+        if len(candidates) == 1:
+            return candidates[0]
+        k = len(obs.participants)
+        me = hidden.seat_pos
+        bids = [obs.bids[seat] for seat in obs.participants]
+        won_now = [obs.tricks_won[seat] for seat in obs.participants]
+        trick = list(obs.current_trick)
+        cards_left = len(obs.hand) * k - len(trick)
+        samples = self._samples(PLAY_WORK, len(candidates) * cards_left)
+        totals = [0.0] * len(candidates)
+        over_wants = obs.rules.scoring is Scoring.POSITIVE
+        weigh_bids = obs.rules.bidding is not Bidding.BLIND
+        for _ in range(samples):
+            hands, _trump = hidden.sample(self.rng)
+            weight = 1.0
+            if weigh_bids:
+                for pos in range(k):
+                    if pos != me and bids[pos] >= 0:
+                        dealt = hands[pos] | hidden.played[pos]
+                        weight *= bid_weight(dealt, obs.trump_suit, bids[pos], obs.num_players)
+            for index, card in enumerate(candidates):
+                won = list(won_now)
+                play_out(list(hands), bids, won, me, trick, obs.trump_suit, over_wants, card)
+                totals[index] += weight * self._utility(obs, me, bids, won)
+            if time.perf_counter() > deadline:
+                break
+        return candidates[max(range(len(candidates)), key=totals.__getitem__)]
+
+    # ----------------------------------------------------------------- shared
+    def _samples(self, work: int, cost_per_sample: int) -> int:
+        wanted = int(work * self.effort) // max(1, cost_per_sample)
+        return max(MIN_SAMPLES, min(MAX_SAMPLES, wanted))
+
+    @staticmethod
+    def _utility(obs: Observation, me: int, bids: Sequence[int], won: Sequence[int]) -> float:
+        """The hand's value to us: its score, or in a sudden-death hand +1 when we alone are
+        exact (we win), -1 when another alone is (they win), 0 otherwise (another hand)."""
+        if obs.sudden_death:
+            exact = [pos for pos in range(len(bids)) if bids[pos] == won[pos]]
+            if len(exact) != 1:
+                return 0.0
+            return 1.0 if exact[0] == me else -1.0
+        rules = obs.rules
+        return hand_score(rules.scoring, bids[me], won[me], obs.hand_size, obs.hand_number, rules.vienna)
+
+
+def distinct_cards(legal: Sequence[int], unknown: int) -> list[int]:
+    """One card of each run of legal cards that are equivalent: same suit with no card that
+    another seat may hold ranking between them."""
+    chosen: list[int] = []
+    previous = -1
+    for card in sorted(legal):
+        between = (1 << card) - (2 << previous) if previous >= 0 else 0
+        if previous < 0 or card // 13 != previous // 13 or unknown & between:
+            chosen.append(card)
+        previous = card
+    return chosen
