@@ -1,0 +1,1 @@
+"""Generated code for the ohell proto package; do not edit."""

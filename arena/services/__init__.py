@@ -1,0 +1,1 @@
+"""gRPC services of the platform: common harness, engine (agents, rules, spectate), matchmaker."""

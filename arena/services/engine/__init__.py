@@ -1,0 +1,1 @@
+"""The game-engine service: agent gateway, match host, rules API, challenge and spectate."""

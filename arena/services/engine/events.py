@@ -1,0 +1,184 @@
+"""Public match events for spectators, and where they are kept.
+
+``PublicFeed`` turns the engine's state after each step into MatchEvents, sending a card only
+once it is public: the trump when turned (after the reveal under blind bidding), a card when
+played, blind bids when revealed. Hands are never sent. ``EventLog`` stores them: in this
+process (``LocalEventLog``) or in a Redis stream per match (``RedisEventLog``), so a spectator
+of a match hosted by another process (a Celery worker) can follow it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+from arena.proto.ohell.v1 import match_pb2, spectate_pb2
+from arena.services.common import keyspace
+from arena.services.engine.convert import card_to_proto, trick_to_proto
+from ohell.cards import NO_CARD
+from ohell.rules import Bidding
+from ohell.state import HandResult, Phase, State
+
+_END = "match_ended"
+
+
+class EventLog(Protocol):
+    async def append(self, match_id: str, event: spectate_pb2.MatchEvent) -> None: ...
+
+    def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]: ...
+
+
+class LocalEventLog:
+    """Events of matches hosted in this process (kept until ``max_matches`` newer ones)."""
+
+    def __init__(self, max_matches: int = 1000) -> None:
+        self.events: dict[str, list[spectate_pb2.MatchEvent]] = {}
+        self.changed: dict[str, asyncio.Event] = {}
+        self.max_matches = max_matches
+
+    def _signal(self, match_id: str) -> asyncio.Event:
+        return self.changed.setdefault(match_id, asyncio.Event())
+
+    async def append(self, match_id: str, event: spectate_pb2.MatchEvent) -> None:
+        if match_id not in self.events and len(self.events) >= self.max_matches:
+            oldest = next(iter(self.events))
+            self.events.pop(oldest)
+            self.changed.pop(oldest, None)
+        self.events.setdefault(match_id, []).append(event)
+        signal = self._signal(match_id)
+        signal.set()
+        self.changed[match_id] = asyncio.Event()
+
+    async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
+        index = 0
+        if match_id not in self.events:
+            try:
+                await asyncio.wait_for(self._signal(match_id).wait(), wait_s)
+            except TimeoutError:
+                raise LookupError(f"no match {match_id!r}") from None
+        while True:
+            events = self.events.get(match_id, [])
+            while index < len(events):
+                event = events[index]
+                index += 1
+                yield event
+                if event.WhichOneof("event") == _END:
+                    return
+            await self._signal(match_id).wait()
+
+
+class RedisEventLog:
+    """Events in the Redis stream ``ohell:match:{id}:events`` (field ``e``)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client  # redis.asyncio.Redis
+
+    async def append(self, match_id: str, event: spectate_pb2.MatchEvent) -> None:
+        key = keyspace.match_events(match_id)
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.xadd(key, {"e": event.SerializeToString()}, maxlen=keyspace.MATCH_EVENTS_MAXLEN)
+            if event.sequence == 0 or event.WhichOneof("event") == _END:
+                pipe.expire(key, keyspace.MATCH_EVENTS_TTL_S)
+            await pipe.execute()
+
+    async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
+        key = keyspace.match_events(match_id)
+        last = "0-0"
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + wait_s
+        seen_any = False
+        while True:
+            block_ms = 1000 if seen_any else max(1, int((give_up - loop.time()) * 1000))
+            answer = await self.client.xread({key: last}, count=100, block=block_ms)
+            if not answer:
+                if not seen_any and loop.time() >= give_up:
+                    raise LookupError(f"no match {match_id!r}")
+                continue
+            for entry_id, fields in answer[0][1]:
+                seen_any = True
+                last = entry_id
+                event = spectate_pb2.MatchEvent.FromString(fields[b"e"])
+                yield event
+                if event.WhichOneof("event") == _END:
+                    return
+
+
+class PublicFeed:
+    """Builds the public events of one match from its state, step by step."""
+
+    def __init__(self, match_id: str) -> None:
+        self.match_id = match_id
+        self.sequence = 0
+        self.hands_done = 0
+        self.events_sent = 0
+        self.tricks_sent = 0
+        self.hand_announced = False
+
+    def _event(self, **kind: Any) -> spectate_pb2.MatchEvent:
+        event = spectate_pb2.MatchEvent(sequence=self.sequence, match_id=self.match_id, **kind)
+        self.sequence += 1
+        return event
+
+    def started(self, seats: list[match_pb2.SeatInfo], rules: Any, time_control: Any) -> spectate_pb2.MatchEvent:
+        return self._event(match_started=spectate_pb2.SpectateMatchStarted(
+            match_id=self.match_id, seats=seats, rules=rules, time_control=time_control))
+
+    def fault(self, fault: match_pb2.Fault) -> spectate_pb2.MatchEvent:
+        return self._event(fault=fault)
+
+    def ended(self, ended: match_pb2.MatchEnded) -> spectate_pb2.MatchEvent:
+        return self._event(match_ended=ended)
+
+    def step(self, state: State) -> list[spectate_pb2.MatchEvent]:
+        """The events made public since the last call."""
+        out: list[spectate_pb2.MatchEvent] = []
+        while self.hands_done < len(state.results):  # a hand finished: flush it from its result
+            result = state.results[self.hands_done]
+            self._hand_events(out, result.number, result.dealer, result.size, result.participants,
+                              result.trump_card, list(result.events), list(result.tricks), sealed=False)
+            totals = [sum(r.points[s] for r in state.results[: self.hands_done + 1]) for s in range(len(result.bids))]
+            out.append(self._event(hand_ended=hand_ended(self.match_id, result, totals)))
+            self.hands_done += 1
+            self.events_sent = self.tricks_sent = 0
+            self.hand_announced = False
+        if state.phase in (Phase.BID, Phase.PLAY) and state.hand_number > self.hands_done:
+            sealed = state.phase == Phase.BID and state.rules.bidding is Bidding.BLIND and not state.rebid
+            self._hand_events(out, state.hand_number, state.dealer, state.hand_size, state.order,
+                              state.trump_card, state.events, state.tricks, sealed)
+        return out
+
+    def _hand_events(self, out: list[spectate_pb2.MatchEvent], number: int, dealer: int, size: int,
+                     participants: tuple[int, ...], trump: int, events: list[tuple[str, int, int]],
+                     tricks: list[Any], sealed: bool) -> None:
+        if sealed:
+            return  # blind bids, the hands and the trump stay hidden until the reveal
+        if not self.hand_announced:
+            started = spectate_pb2.HandStarted(hand_number=number, dealer=dealer, hand_size=size,
+                                               participants=participants)
+            if trump != NO_CARD:
+                started.trump_card.CopyFrom(card_to_proto(trump))
+            out.append(self._event(hand_started=started))
+            self.hand_announced = True
+        plays_seen = 0
+        for index, (kind, seat, value) in enumerate(events):
+            if kind == "play":
+                plays_seen += 1
+            if index < self.events_sent:
+                continue
+            if kind == "play":
+                out.append(self._event(card_played=spectate_pb2.CardPlayed(seat=seat, card=card_to_proto(value))))
+                if plays_seen % len(participants) == 0:
+                    trick = tricks[plays_seen // len(participants) - 1]
+                    out.append(self._event(trick_won=spectate_pb2.TrickWon(trick=trick_to_proto(trick))))
+                    self.tricks_sent += 1
+            else:
+                out.append(self._event(bid_made=spectate_pb2.BidMade(seat=seat, bid=value, how=kind)))
+        self.events_sent = len(events)
+
+
+def hand_ended(match_id: str, result: HandResult, totals: list[int]) -> match_pb2.HandEnded:
+    return match_pb2.HandEnded(
+        match_id=match_id, hand_number=result.number, bids=result.bids, tricks_won=result.tricks_won,
+        points=result.points, totals=totals,
+    )

@@ -1,0 +1,156 @@
+"""Remote seats as the match host sees them: ask for a decision, wait at most ``timeout``.
+
+A ``Reply`` carries the agent's Action, or ``undeliverable`` when the agent is not reachable
+(a DISCONNECTED fault); ``None`` from ``decide`` means the deadline passed (TIMEOUT).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import grpc
+
+from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc, match_pb2
+from arena.services.common.auth import auth_metadata
+from arena.services.common.server import channel_options
+from arena.services.engine.relay import HostLink, Reply
+
+
+class ConnectedPlayer:
+    """An agent holding a stream to a gateway (here or in another process)."""
+
+    kind = "connected"
+
+    def __init__(self, agent_id: str, link: HostLink) -> None:
+        self.agent_id = agent_id
+        self.link = link
+        self.started: match_pb2.AgentEvent | None = None
+        self.resend_start = False
+
+    async def open(self, started: match_pb2.MatchStarted) -> None:
+        self.started = match_pb2.AgentEvent(match_started=started)
+        self.resend_start = await self.link.send(self.agent_id, self.started) is not None
+
+    async def decide(self, request: match_pb2.DecisionRequest, timeout: float) -> Reply | None:
+        if self.resend_start and self.started is not None:  # it missed the start: it may be back
+            self.resend_start = await self.link.send(self.agent_id, self.started) is not None
+        future = self.link.expect(self.agent_id, request.decision_id)
+        problem = await self.link.send(self.agent_id, match_pb2.AgentEvent(decision=request))
+        if problem is not None:
+            self.link.forget(self.agent_id, request.decision_id)
+            self.resend_start = True
+            return Reply(undeliverable=problem)
+        try:
+            reply = await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            self.link.forget(self.agent_id, request.decision_id)
+            return None
+        if reply.undeliverable:
+            self.resend_start = True
+        return reply
+
+    async def notify(self, event: match_pb2.AgentEvent) -> None:
+        await self.link.send(self.agent_id, event)
+
+    async def close(self) -> None:
+        return None
+
+
+class EndpointPlayer:
+    """An agent running its own AgentService: one Play stream per match, redialled once per
+    decision after a failure."""
+
+    kind = "endpoint"
+
+    def __init__(self, address: str, token: str = "") -> None:
+        self.address = address
+        self.metadata = auth_metadata(token) if token else None
+        self.channel: grpc.aio.Channel | None = None
+        self.call: grpc.aio.StreamStreamCall | None = None
+        self.reader: asyncio.Task[None] | None = None
+        self.waiting: dict[int, asyncio.Future[Reply]] = {}
+        self.started: match_pb2.MatchStarted | None = None
+        self.broken = ""
+
+    async def open(self, started: match_pb2.MatchStarted) -> None:
+        self.started = started
+        await self._dial()
+
+    async def _dial(self) -> None:
+        await self._hang_up()
+        self.broken = ""
+        self.channel = grpc.aio.insecure_channel(self.address, options=channel_options())
+        self.call = agent_pb2_grpc.AgentServiceStub(self.channel).Play(metadata=self.metadata)
+        self.reader = asyncio.create_task(self._read(self.call))
+        if self.started is not None:
+            await self._write(match_pb2.AgentEvent(match_started=self.started))
+
+    async def _write(self, event: match_pb2.AgentEvent) -> bool:
+        if self.call is None or self.broken:
+            return False
+        try:
+            await self.call.write(agent_pb2.PlayRequest(event=event))
+            return True
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, RuntimeError) as error:
+            self._fail(f"endpoint {self.address}: {_describe(error)}")
+            return False
+
+    async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
+        try:
+            async for response in call:
+                future = self.waiting.pop(response.action.decision_id, None)
+                if future is not None and not future.done():
+                    future.set_result(Reply(action=response.action))
+            self._fail(f"endpoint {self.address} ended its Play stream")
+        except grpc.aio.AioRpcError as error:
+            self._fail(f"endpoint {self.address}: {_describe(error)}")
+        except asyncio.CancelledError:
+            raise
+
+    def _fail(self, why: str) -> None:
+        self.broken = why
+        for future in self.waiting.values():
+            if not future.done():
+                future.set_result(Reply(undeliverable=why))
+        self.waiting.clear()
+
+    async def decide(self, request: match_pb2.DecisionRequest, timeout: float) -> Reply | None:
+        if self.broken:
+            await self._dial()
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self.waiting[request.decision_id] = future
+        if not await self._write(match_pb2.AgentEvent(decision=request)):
+            self.waiting.pop(request.decision_id, None)
+            return Reply(undeliverable=self.broken or f"endpoint {self.address} is not reachable")
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            self.waiting.pop(request.decision_id, None)
+            return None
+
+    async def notify(self, event: match_pb2.AgentEvent) -> None:
+        await self._write(event)
+
+    async def _hang_up(self) -> None:
+        if self.reader is not None:
+            self.reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.reader
+            self.reader = None
+        if self.channel is not None:
+            await self.channel.close()
+            self.channel = None
+        self.call = None
+
+    async def close(self) -> None:
+        if self.call is not None and not self.broken:
+            with contextlib.suppress(Exception):
+                await self.call.done_writing()
+        await self._hang_up()
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, grpc.aio.AioRpcError):
+        return f"{error.code().name}: {error.details()}"
+    return f"{type(error).__name__}: {error}"

@@ -1,0 +1,134 @@
+"""How a match host reaches connected agents: directly when the gateway holding the agent's
+stream is in this process, else through Redis pub/sub (docs/protocol.md, "Relay").
+
+Host -> agent: ``GET ohell:agent:{id}:gateway`` -> gateway id, then ``PUBLISH
+ohell:gateway:{gid}`` a RelayEnvelope(to_agent, reply_channel). Agent -> host: the gateway
+``PUBLISH``es RelayEnvelope(from_agent) to the reply channel ``ohell:host:{host_id}``; when the
+agent is not connected, or its stream ends with a decision pending, it publishes
+RelayEnvelope(undeliverable, decision_id) instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from arena.proto.ohell.v1 import match_pb2, relay_pb2
+from arena.services.common import keyspace
+
+ReplyTarget = Callable[[relay_pb2.RelayEnvelope], None] | str  # local callback or Redis channel
+
+
+class LocalGateway(Protocol):
+    def holds(self, agent_id: str) -> bool: ...
+
+    def deliver(self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget) -> str | None: ...
+
+
+LOCAL_GATEWAYS: list[LocalGateway] = []  # gateways running in this process register here
+
+
+class Reply:
+    """What came back for one decision: an action, or why none will come."""
+
+    __slots__ = ("action", "undeliverable")
+
+    def __init__(self, action: match_pb2.Action | None = None, undeliverable: str = "") -> None:
+        self.action = action
+        self.undeliverable = undeliverable
+
+
+class HostLink:
+    """The host's side of the relay, for one match."""
+
+    def __init__(self, redis_client: Any | None = None) -> None:
+        self.redis = redis_client  # redis.asyncio.Redis or None (local gateways only)
+        self.host_id = uuid.uuid4().hex
+        self.channel = keyspace.host_channel(self.host_id)
+        self._waiting: dict[tuple[str, int], asyncio.Future[Reply]] = {}
+        self._gateway_of: dict[str, str] = {}
+        self._pubsub: Any = None
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        if self.redis is not None:
+            self._pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            await self._pubsub.subscribe(self.channel)
+            self._reader = asyncio.create_task(self._read())
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):
+                await self._pubsub.unsubscribe(self.channel)
+                await self._pubsub.aclose()
+
+    def expect(self, agent_id: str, decision_id: int) -> asyncio.Future[Reply]:
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self._waiting[(agent_id, decision_id)] = future
+        return future
+
+    def forget(self, agent_id: str, decision_id: int) -> None:
+        self._waiting.pop((agent_id, decision_id), None)
+
+    async def send(self, agent_id: str, event: match_pb2.AgentEvent) -> str | None:
+        """Deliver ``event``; None when handed on, else a sentence why it could not be."""
+        for gateway in LOCAL_GATEWAYS:
+            if gateway.holds(agent_id):
+                return gateway.deliver(agent_id, event, self.receive)
+        if self.redis is None:
+            return f"agent {agent_id!r} is not connected to this engine service"
+        gateway_id = self._gateway_of.get(agent_id)
+        if gateway_id is None:
+            found = await self.redis.get(keyspace.agent_presence(agent_id))
+            if found is None:
+                return f"agent {agent_id!r} is not connected to any gateway"
+            gateway_id = found.decode() if isinstance(found, bytes) else str(found)
+            self._gateway_of[agent_id] = gateway_id
+        envelope = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel, to_agent=event)
+        receivers = await self.redis.publish(keyspace.gateway_channel(gateway_id), envelope.SerializeToString())
+        if not receivers:
+            self._gateway_of.pop(agent_id, None)
+            return f"the gateway holding agent {agent_id!r} is gone"
+        return None
+
+    def receive(self, envelope: relay_pb2.RelayEnvelope) -> None:
+        """A reply from a gateway (called directly by a local gateway, or from pub/sub)."""
+        body = envelope.WhichOneof("body")
+        if body == "from_agent":
+            key = (envelope.agent_id, envelope.from_agent.decision_id)
+            reply = Reply(action=envelope.from_agent)
+        elif body == "undeliverable":
+            self._gateway_of.pop(envelope.agent_id, None)
+            key = (envelope.agent_id, envelope.decision_id)
+            reply = Reply(undeliverable=envelope.undeliverable)
+        else:
+            return
+        future = self._waiting.pop(key, None)
+        if future is not None and not future.done():
+            future.set_result(reply)
+
+    async def _read(self) -> None:
+        async for message in self._pubsub.listen():
+            if message.get("type") == "message":
+                with contextlib.suppress(Exception):
+                    self.receive(relay_pb2.RelayEnvelope.FromString(message["data"]))
+
+
+async def publish_reply(redis_client: Any, channel: str, envelope: relay_pb2.RelayEnvelope) -> None:
+    await redis_client.publish(channel, envelope.SerializeToString())
+
+
+def reply_to(target: ReplyTarget, envelope: relay_pb2.RelayEnvelope,
+             publish: Callable[[str, relay_pb2.RelayEnvelope], Awaitable[None]] | None) -> None:
+    """Send ``envelope`` to a host: call a local host directly or publish to its channel."""
+    if callable(target):
+        target(envelope)
+    elif publish is not None:
+        asyncio.get_running_loop().create_task(publish(target, envelope))
