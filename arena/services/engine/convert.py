@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from typing import Any
 
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
 from ohell.cards import NO_CARD
@@ -52,6 +53,15 @@ def enum_to_proto(name: str, value: object) -> int:
     return int(_ENUM_TYPES[name].Value(prefix + str(value.value).upper()))  # type: ignore[attr-defined]
 
 
+def enum_from_proto(name: str, number: int, field: str) -> Any:
+    """The engine enum value of a proto enum number (``name`` is the Rules field)."""
+    enum_type, prefix = _ENUMS[name]
+    proto_enum = _ENUM_TYPES[name]
+    if number == 0 or number not in proto_enum.values():
+        raise ConversionError(f"{field}={number} is not a value of {proto_enum.DESCRIPTOR.name}")
+    return enum_type(proto_enum.Name(number)[len(prefix):].lower())
+
+
 def rules_to_proto(rules: Rules) -> rules_pb2.Rules:
     message = rules_pb2.Rules(preset=preset_name(rules) or "")
     for name in _ENUMS:
@@ -71,13 +81,10 @@ def rules_from_proto(message: rules_pb2.Rules, field: str = "rules") -> Rules:
         raise ConversionError(f"{field}.preset={message.preset!r} is not a preset; known: {', '.join(sorted(PRESETS))}")
     base = PRESETS[message.preset] if message.preset else Rules()
     overrides: dict[str, object] = {}
-    for name, (enum_type, prefix) in _ENUMS.items():
+    for name in _ENUMS:
         number = getattr(message, name)
         if number:
-            label = _ENUM_TYPES[name].Name(number) if number in _ENUM_TYPES[name].values() else None
-            if label is None:
-                raise ConversionError(f"{field}.{name}={number} is not a value of {_ENUM_TYPES[name].DESCRIPTOR.name}")
-            overrides[name] = enum_type(label[len(prefix):].lower())
+            overrides[name] = enum_from_proto(name, number, f"{field}.{name}")
     for name in _OPTIONAL:
         if message.HasField(name):
             overrides[name] = getattr(message, name)

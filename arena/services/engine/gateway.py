@@ -1,0 +1,221 @@
+"""The agent gateway: each agent holds one live stream; match hosts reach it through here.
+
+Hosts in this process call ``deliver`` directly (the gateway registers in ``LOCAL_GATEWAYS``);
+hosts elsewhere publish RelayEnvelopes on this gateway's Redis channel (see relay.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay_pb2
+from arena.services.common import keyspace
+from arena.services.common.auth import TokenStore, authenticate
+from arena.services.engine import metrics
+from arena.services.engine.relay import LOCAL_GATEWAYS, ReplyTarget, publish_reply, reply_to
+
+_CLOSE = object()
+_REPLACED = object()
+_MATCHES_REMEMBERED = 256
+
+# Compare-and-delete: drop the presence key only if this gateway still owns it.
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
+
+class Connection:
+    """One agent's live stream and what is pending on it."""
+
+    def __init__(self, agent_id: str) -> None:
+        self.agent_id = agent_id
+        self.outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.seats: OrderedDict[str, int] = OrderedDict()  # match id -> the agent's seat
+        self.started: dict[str, match_pb2.AgentEvent] = {}  # match id -> its MatchStarted
+        self.pending: dict[tuple[str, int], tuple[ReplyTarget, match_pb2.AgentEvent]] = {}
+        self.fatal: tuple[grpc.StatusCode, str] | None = None
+
+    def learn_seat(self, match_id: str, seat: int) -> None:
+        self.seats[match_id] = seat
+        self.seats.move_to_end(match_id)
+        while len(self.seats) > _MATCHES_REMEMBERED:
+            old, _ = self.seats.popitem(last=False)
+            self.started.pop(old, None)
+
+    def take_over(self, old: Connection) -> None:
+        """A new stream replaces ``old``: keep its matches, re-send what is pending."""
+        self.seats, self.started, self.pending = old.seats, old.started, old.pending
+        resend = {match_id for match_id, _ in self.pending}
+        for match_id in resend:
+            if match_id in self.started:
+                self.outbox.put_nowait(gateway_pb2.ConnectResponse(event=self.started[match_id]))
+        for _, event in self.pending.values():
+            self.outbox.put_nowait(gateway_pb2.ConnectResponse(event=event))
+
+
+class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
+    def __init__(self, tokens: TokenStore, redis_client: Any | None = None) -> None:
+        self.tokens = tokens
+        self.redis = redis_client
+        self.gateway_id = uuid.uuid4().hex
+        self.connections: dict[str, Connection] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        LOCAL_GATEWAYS.append(self)
+        if self.redis is not None:
+            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            await pubsub.subscribe(keyspace.gateway_channel(self.gateway_id))
+            self._tasks.append(asyncio.create_task(self._listen(pubsub)))
+            self._tasks.append(asyncio.create_task(self._refresh_presence()))
+
+    async def stop(self) -> None:
+        if self in LOCAL_GATEWAYS:
+            LOCAL_GATEWAYS.remove(self)
+        for connection in list(self.connections.values()):
+            connection.outbox.put_nowait(_CLOSE)
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    # ------------------------------------------------------------------ host side
+    def holds(self, agent_id: str) -> bool:
+        return agent_id in self.connections and asyncio.get_running_loop() is self.loop
+
+    def deliver(self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget) -> str | None:
+        connection = self.connections.get(agent_id)
+        if connection is None:
+            return f"agent {agent_id!r} is not connected"
+        kind = event.WhichOneof("event")
+        if kind == "match_started":
+            connection.learn_seat(event.match_started.match_id, event.match_started.seat)
+            connection.started[event.match_started.match_id] = event
+        elif kind == "decision":
+            decision = event.decision
+            connection.learn_seat(decision.match_id, decision.seat)
+            for key in [k for k in connection.pending if k[0] == decision.match_id]:
+                del connection.pending[key]  # one decision per match at a time: older ones lapsed
+            connection.pending[(decision.match_id, decision.decision_id)] = (reply, event)
+        elif kind == "match_ended":
+            connection.started.pop(event.match_ended.match_id, None)
+        connection.outbox.put_nowait(gateway_pb2.ConnectResponse(event=event))
+        return None
+
+    async def _listen(self, pubsub: Any) -> None:
+        async for message in pubsub.listen():
+            if message.get("type") != "message":
+                continue
+            try:
+                envelope = relay_pb2.RelayEnvelope.FromString(message["data"])
+            except Exception:
+                continue
+            if envelope.WhichOneof("body") != "to_agent":
+                continue
+            problem = self.deliver(envelope.agent_id, envelope.to_agent, envelope.reply_channel)
+            if problem is not None and envelope.to_agent.WhichOneof("event") == "decision":
+                await publish_reply(self.redis, envelope.reply_channel, relay_pb2.RelayEnvelope(
+                    agent_id=envelope.agent_id, undeliverable=problem,
+                    decision_id=envelope.to_agent.decision.decision_id))
+
+    async def _refresh_presence(self) -> None:
+        while True:
+            await asyncio.sleep(keyspace.PRESENCE_REFRESH_S)
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for agent_id in self.connections:
+                    pipe.set(keyspace.agent_presence(agent_id), self.gateway_id, ex=keyspace.PRESENCE_TTL_S)
+                await pipe.execute()
+
+    async def _publish(self, channel: str, envelope: relay_pb2.RelayEnvelope) -> None:
+        if self.redis is not None:
+            await publish_reply(self.redis, channel, envelope)
+
+    # ------------------------------------------------------------------ agent side
+    async def Connect(
+        self, request_iterator: AsyncIterator[gateway_pb2.ConnectRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[gateway_pb2.ConnectResponse]:
+        agent_id = await authenticate(context, self.tokens)
+        connection = Connection(agent_id)
+        old = self.connections.get(agent_id)
+        if old is not None:
+            old.outbox.put_nowait(_REPLACED)
+            connection.take_over(old)
+            metrics.AGENTS_CONNECTED.labels("replaced").inc()
+        else:
+            metrics.AGENTS_CONNECTED.labels("new").inc()
+        self.connections[agent_id] = connection
+        if self.redis is not None:
+            await self.redis.set(keyspace.agent_presence(agent_id), self.gateway_id, ex=keyspace.PRESENCE_TTL_S)
+        reader = asyncio.create_task(self._read(connection, request_iterator))
+        try:
+            while True:
+                item = await connection.outbox.get()
+                if item is _CLOSE:
+                    if connection.fatal is not None:
+                        await context.abort(*connection.fatal)
+                    return
+                if item is _REPLACED:
+                    why = f"agent {agent_id!r} connected again: this stream is replaced"
+                    await context.abort(grpc.StatusCode.ABORTED, why)
+                yield item
+        finally:
+            reader.cancel()
+            await self._closed(connection)
+
+    async def _read(self, connection: Connection, requests: AsyncIterator[gateway_pb2.ConnectRequest]) -> None:
+        try:
+            async for request in requests:
+                self._on_action(connection, request)
+                if connection.fatal is not None:
+                    break
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+        except Exception:  # the transport failed under us: treat as the stream ending
+            pass
+        connection.outbox.put_nowait(_CLOSE)
+
+    def _on_action(self, connection: Connection, request: gateway_pb2.ConnectRequest) -> None:
+        action = request.action
+        if not action.match_id:
+            self._notice(connection, "INVALID_ARGUMENT", "action.match_id is empty: echo the DecisionRequest's")
+            return
+        seat = connection.seats.get(action.match_id)
+        if seat is None or seat != action.seat:
+            where = f"has no seat in match {action.match_id!r}" if seat is None else (
+                f"sits in seat {seat} of match {action.match_id!r}, not seat {action.seat}")
+            connection.fatal = (grpc.StatusCode.PERMISSION_DENIED, f"agent {connection.agent_id!r} {where}")
+            return
+        pending = connection.pending.pop((action.match_id, action.decision_id), None)
+        if pending is None:
+            self._notice(connection, "FAILED_PRECONDITION", (
+                f"action.decision_id={action.decision_id} of match {action.match_id!r} is not pending "
+                "(already answered, timed out or never asked)"))
+            return
+        reply, _ = pending
+        reply_to(reply, relay_pb2.RelayEnvelope(agent_id=connection.agent_id, from_agent=action), self._publish)
+
+    def _notice(self, connection: Connection, code: str, message: str) -> None:
+        connection.outbox.put_nowait(gateway_pb2.ConnectResponse(
+            event=match_pb2.AgentEvent(notice=match_pb2.Notice(code=code, message=message))))
+
+    async def _closed(self, connection: Connection) -> None:
+        agent_id = connection.agent_id
+        if self.connections.get(agent_id) is not connection:
+            return  # replaced: the new stream took over what was pending
+        del self.connections[agent_id]
+        why = f"agent {agent_id!r} disconnected with the decision pending"
+        for (_, decision_id), (reply, _) in connection.pending.items():
+            reply_to(reply, relay_pb2.RelayEnvelope(agent_id=agent_id, undeliverable=why, decision_id=decision_id),
+                     self._publish)
+        connection.pending.clear()
+        if self.redis is not None:
+            with contextlib.suppress(Exception):
+                await self.redis.eval(_RELEASE, 1, keyspace.agent_presence(agent_id), self.gateway_id)
