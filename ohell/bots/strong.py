@@ -40,6 +40,8 @@ class StrongBot:
     name = "strong"
 
     def __init__(self, seed: int = 0, budget_ms: float = DEFAULT_BUDGET_MS, effort: float = 1.0) -> None:
+        """``budget_ms``: the most time one decision may take. ``effort`` scales the fixed amount
+        of simulation per decision (below 1 also the minimum number of samples)."""
         if budget_ms <= 0:
             raise ValueError(f"budget_ms={budget_ms!r} must be positive")
         if effort <= 0:
@@ -47,6 +49,8 @@ class StrongBot:
         self.rng = random.Random(seed)
         self.budget_s = budget_ms / 1000.0
         self.effort = effort
+        self.last_samples = 0  # samples evaluated by the latest search (for tests and tuning)
+        self.last_planned = 0  # samples it would have evaluated without the time budget
 
     # ----------------------------------------------------------------- bidding
     def bid(self, obs: Observation) -> int:
@@ -62,7 +66,7 @@ class StrongBot:
         known_bids = [obs.bids[seat] for seat in seats]
         centre = obs.hand_size / k if blind else trick_estimate(obs.hand, obs.trump_suit, obs.num_players)
         candidates = [b for b in legal if abs(b - centre) <= BID_SPAN] or list(legal)
-        samples = self._samples(BID_WORK, len(candidates) * obs.hand_size * k)
+        samples = self._plan(BID_WORK, len(candidates) * obs.hand_size * k)
         totals = [0.0] * len(candidates)
         over_wants = obs.rules.scoring is Scoring.POSITIVE
         hook = obs.rules.hook
@@ -86,6 +90,7 @@ class StrongBot:
                 won = [0] * k
                 play_out(list(hands), bids, won, 0, [], trump_suit, over_wants)
                 totals[index] += weight * self._utility(obs, me, bids, won)
+            self.last_samples += 1
             if time.perf_counter() > deadline:
                 break
         return candidates[max(range(len(candidates)), key=totals.__getitem__)]
@@ -124,7 +129,7 @@ class StrongBot:
         won_now = [obs.tricks_won[seat] for seat in obs.participants]
         trick = list(obs.current_trick)
         cards_left = len(obs.hand) * k - len(trick)
-        samples = self._samples(PLAY_WORK, len(candidates) * cards_left)
+        samples = self._plan(PLAY_WORK, len(candidates) * cards_left)
         totals = [0.0] * len(candidates)
         over_wants = obs.rules.scoring is Scoring.POSITIVE
         weigh_bids = obs.rules.bidding is not Bidding.BLIND
@@ -140,14 +145,19 @@ class StrongBot:
                 won = list(won_now)
                 play_out(list(hands), bids, won, me, trick, obs.trump_suit, over_wants, card)
                 totals[index] += weight * self._utility(obs, me, bids, won)
+            self.last_samples += 1
             if time.perf_counter() > deadline:
                 break
         return candidates[max(range(len(candidates)), key=totals.__getitem__)]
 
     # ----------------------------------------------------------------- shared
-    def _samples(self, work: int, cost_per_sample: int) -> int:
+    def _plan(self, work: int, cost_per_sample: int) -> int:
+        """How many deals to sample: ``work`` card plays split over the cost of one sample."""
         wanted = int(work * self.effort) // max(1, cost_per_sample)
-        return max(MIN_SAMPLES, min(MAX_SAMPLES, wanted))
+        floor = max(1, round(MIN_SAMPLES * min(1.0, self.effort)))
+        self.last_samples = 0
+        self.last_planned = max(floor, min(MAX_SAMPLES, wanted))
+        return self.last_planned
 
     @staticmethod
     def _utility(obs: Observation, me: int, bids: Sequence[int], won: Sequence[int]) -> float:
