@@ -121,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--games", type=int, default=200)
     demo.add_argument("--seed", type=int, default=1)
     demo.set_defaults(handler=cmd_demo)
+    __import__("arena.services.engine.cli", fromlist=["register"]).register(sub)  # engine, challenge, agent
     return parser
 
 

@@ -103,7 +103,7 @@ async def connect_async(
         try:
             async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
                 call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=auth_metadata(token))
-                await call.wait_for_connection()
+                await call.initial_metadata()  # sent once the gateway has registered the stream
                 if ready is not None:
                     ready.set()
                 delay = 0.05

@@ -154,6 +154,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self.connections[agent_id] = connection
         if self.redis is not None:
             await self.redis.set(keyspace.agent_presence(agent_id), self.gateway_id, ex=keyspace.PRESENCE_TTL_S)
+        await context.send_initial_metadata((("ohell-agent-id", agent_id),))  # the agent knows it is live
         reader = asyncio.create_task(self._read(connection, request_iterator))
         try:
             while True:
