@@ -1,0 +1,229 @@
+"""Faults are normal events: each match finishes, the fault is recorded, nothing hangs.
+
+The match host runs here; the agents' streams are held by the engine service process."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import grpc
+from svc_helpers import DROP, ScriptedAgent, card, first_legal, legal_policy
+
+from arena.embedded_redis import free_port
+from arena.proto.ohell.v1 import match_pb2
+from arena.services.engine.host import host_match
+from arena.services.engine.specs import SeatSpec, TimeControl
+from ohell.referee import referee
+from ohell.rules import Rules
+
+SMALL = Rules(hand_sizes=(3, 2))
+
+
+def host(redis_url: str, seats: list[SeatSpec], match_id: str, **time: int) -> Any:
+    return host_match(match_id, SMALL, seats, seed=5, time_control=TimeControl(**time), redis_url=redis_url)
+
+
+def kinds_of(record: dict, seat: int) -> list[str]:
+    return [fault["kind"] for fault in record["faults"] if fault["seat"] == seat]
+
+
+def test_agent_sleeping_past_its_deadline_times_out(engine_process, make_agent, shared_redis_server) -> None:
+    agent_id, token = make_agent("sleeper")
+
+    async def sleepy(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+        if len(agent.decisions) <= 2:
+            await asyncio.sleep(0.6)  # past 150 ms + the 100 ms bank
+        return first_legal(request)
+
+    async def run() -> tuple[dict, ScriptedAgent]:
+        agent = await ScriptedAgent(engine_process.address, token, sleepy).start()
+        seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("random"), SeatSpec.builtin("heuristic")]
+        record = await host(shared_redis_server.url, seats, "sleep-1", decision_ms=150, time_bank_ms=100)
+        await asyncio.wait_for(agent.ended.wait(), 5)
+        await agent.stop()
+        return record, agent
+
+    began = time.monotonic()
+    record, agent = asyncio.run(run())
+    assert time.monotonic() - began < 10
+    assert record["complete"] and referee(record).valid
+    assert kinds_of(record, 0)[:2] == ["TIMEOUT", "TIMEOUT"]
+    first = record["faults"][0]
+    assert first["hand"] == 1 and "no action within 250 ms" in first["detail"]  # deadline + bank
+    assert "no action within 150 ms" in record["faults"][1]["detail"]  # the bank is spent
+    assert record["forfeited"] == []
+    # the first decision's observation carried the whole bank; later ones show it spent
+    assert agent.decisions[0].observation.time_bank_ms == 100 and agent.decisions[0].deadline_ms == 150
+    assert agent.decisions[-1].observation.time_bank_ms == 0
+
+
+def test_illegal_and_garbage_actions_are_faults(engine_process, make_agent, shared_redis_server) -> None:
+    agent_id, token = make_agent("cheat")
+
+    async def cheat(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+        n = len(agent.decisions) - 1
+        action = match_pb2.Action(match_id=request.match_id, seat=request.seat, decision_id=request.decision_id)
+        held = {(c.suit, c.rank) for c in request.observation.hand}
+        if n == 0:
+            return action  # neither bid nor card: GARBAGE
+        if n == 1:
+            action.card.rank = 5  # a card without a suit: GARBAGE
+            return action
+        if n == 2:
+            missing = next(i for i in range(52) if (card(i).suit, card(i).rank) not in held)
+            action.card.CopyFrom(card(missing))  # a card it does not hold: ILLEGAL
+            return action
+        if n == 3:
+            action.bid = 1  # a bid while a card is due: ILLEGAL
+            return action
+        if n == 4:
+            action.bid = 9  # 9 tricks in a 2-card hand: ILLEGAL
+            return action
+        return first_legal(request)
+
+    async def run() -> dict:
+        agent = await ScriptedAgent(engine_process.address, token, cheat).start()
+        seats = [SeatSpec.builtin("random"), SeatSpec.connected(agent_id), SeatSpec.builtin("random")]
+        record = await host(shared_redis_server.url, seats, "cheat-1", decision_ms=1000)
+        await agent.stop()
+        return record
+
+    record = asyncio.run(run())
+    assert record["complete"] and referee(record).valid
+    faults = [f for f in record["faults"] if f["seat"] == 1]
+    assert [f["kind"] for f in faults] == ["GARBAGE", "GARBAGE", "ILLEGAL", "ILLEGAL", "ILLEGAL"]
+    assert [f["hand"] for f in faults] == [1, 1, 1, 1, 2]
+    assert "neither bid nor card" in faults[0]["detail"]
+    assert "suit=0" in faults[1]["detail"]
+    assert "does not hold" in faults[2]["detail"]
+    assert "play phase" in faults[3]["detail"]
+    assert "bid 9" in faults[4]["detail"]
+    # the default action was played for it: bid 0 in hand 1 (the first bid was garbage)
+    assert record["hands"][0]["bids"][1] == 0
+
+
+def test_agent_disconnecting_mid_hand_is_disconnected_then_forfeits(
+    engine_process, make_agent, shared_redis_server
+) -> None:
+    agent_id, token = make_agent("quitter")
+
+    async def quit_after_one(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+        return DROP if len(agent.decisions) == 2 else first_legal(request)  # bids, then hangs up at its 1st card
+
+    async def run() -> dict:
+        agent = await ScriptedAgent(engine_process.address, token, quit_after_one).start()
+        seats = [SeatSpec.builtin("heuristic"), SeatSpec.builtin("random"), SeatSpec.connected(agent_id)]
+        record = await host(shared_redis_server.url, seats, "quit-1", decision_ms=3000, max_faults=3)
+        await agent.stop()
+        return record
+
+    began = time.monotonic()
+    record = asyncio.run(run())
+    assert time.monotonic() - began < 2.5  # DISCONNECTED at once: no 3 s deadline was waited out
+    assert record["complete"] and referee(record).valid
+    faults = [f for f in record["faults"] if f["seat"] == 2]
+    assert [f["kind"] for f in faults] == ["DISCONNECTED"] * 3  # then it forfeits: no more asking
+    assert faults[0]["hand"] == 1
+    assert record["forfeited"] == [2] and 2 not in record["winners"]
+
+
+def test_agent_reconnecting_plays_on(engine_process, make_agent, shared_redis_server) -> None:
+    agent_id, token = make_agent("flaky")
+    slow_id, slow_token = make_agent("slow")
+
+    async def run() -> tuple[dict, ScriptedAgent]:
+        gone = asyncio.Event()
+
+        async def drop_once(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+            if len(agent.decisions) == 2:
+                gone.set()
+                return DROP
+            return first_legal(request)
+
+        async def slow(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+            await asyncio.sleep(0.05)  # keeps the match going while the flaky agent comes back
+            return first_legal(request)
+
+        first = await ScriptedAgent(engine_process.address, token, drop_once).start()
+        other = await ScriptedAgent(engine_process.address, slow_token, slow).start()
+        seats = [SeatSpec.connected(agent_id), SeatSpec.connected(slow_id), SeatSpec.builtin("random")]
+        hosting = asyncio.create_task(host(shared_redis_server.url, seats, "flaky-1", decision_ms=2000))
+        await asyncio.wait_for(gone.wait(), 10)
+        await first.stop()
+        second = await ScriptedAgent(engine_process.address, token, legal_policy).start()
+        record = await asyncio.wait_for(hosting, 20)
+        await asyncio.wait_for(second.ended.wait(), 5)
+        await second.stop()
+        await other.stop()
+        return record, second
+
+    record, second = asyncio.run(run())
+    assert record["complete"] and referee(record).valid
+    kinds = kinds_of(record, 0)
+    assert kinds and set(kinds) == {"DISCONNECTED"} and record["forfeited"] == []
+    assert second.decisions, "the reconnected agent was asked again"
+    assert second.events[0].WhichOneof("event") == "match_started"  # the start is re-sent to it
+    # every decision of its seat (2 bids, 5 plays): 1 answered, then faults, then the new stream's
+    assert 1 + len(kinds) + len(second.decisions) == 2 + 5
+
+
+def test_new_stream_replaces_old_and_gets_the_pending_decision(
+    engine_process, make_agent, shared_redis_server
+) -> None:
+    agent_id, token = make_agent("twice")
+
+    async def run() -> tuple[dict, ScriptedAgent, ScriptedAgent]:
+        asked = asyncio.Event()
+
+        async def silent(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+            asked.set()
+            return None  # never answers: a newer stream takes over
+
+        old = await ScriptedAgent(engine_process.address, token, silent).start()
+        seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+        hosting = asyncio.create_task(host(shared_redis_server.url, seats, "twice-1", decision_ms=3000))
+        await asyncio.wait_for(asked.wait(), 10)
+        new = await ScriptedAgent(engine_process.address, token, legal_policy).start()
+        record = await asyncio.wait_for(hosting, 20)
+        await asyncio.wait_for(old.task, 5)  # type: ignore[arg-type]
+        await new.stop()
+        return record, old, new
+
+    record, old, new = asyncio.run(run())
+    assert record["faults"] == [] and record["complete"]
+    assert old.error is not None and old.error.code() == grpc.StatusCode.ABORTED
+    assert new.decisions[0].decision_id == old.decisions[0].decision_id  # re-sent on the new stream
+
+
+def test_unreachable_endpoint_is_disconnected_and_forfeits(shared_redis_server) -> None:
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    seats = [SeatSpec.endpoint(address), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+    began = time.monotonic()
+    record = asyncio.run(host(shared_redis_server.url, seats, "nowhere-1", decision_ms=2000, max_faults=2))
+    assert time.monotonic() - began < 5
+    assert kinds_of(record, 0) == ["DISCONNECTED", "DISCONNECTED"]
+    assert address in record["faults"][0]["detail"]
+    assert record["forfeited"] == [0] and record["complete"]
+
+
+def test_duplicate_answer_gets_a_notice(engine_process, make_agent, shared_redis_server) -> None:
+    agent_id, token = make_agent("twice-answer")
+
+    async def answer_twice(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+        await agent.send(first_legal(request))
+        return first_legal(request)  # the same decision again: not pending any more
+
+    async def run() -> ScriptedAgent:
+        agent = await ScriptedAgent(engine_process.address, token, answer_twice).start()
+        seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+        record = await host(shared_redis_server.url, seats, "dup-1", decision_ms=2000)
+        assert record["faults"] == []
+        await asyncio.wait_for(agent.ended.wait(), 5)
+        await agent.stop()
+        return agent
+
+    agent = asyncio.run(run())
+    assert agent.notices and all(n.code == "FAILED_PRECONDITION" for n in agent.notices)
+    assert "is not pending" in agent.notices[0].message and "decision_id=" in agent.notices[0].message
