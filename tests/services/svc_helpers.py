@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -41,7 +42,14 @@ class EngineProcess:
                 break
         if not self.port:
             raise RuntimeError("engine did not report its port in 30 s")
+        self.output: list[str] = []  # drained so the engine never blocks on a full pipe
+        threading.Thread(target=self._drain, daemon=True).start()
         self.address = f"127.0.0.1:{self.port}"
+
+    def _drain(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
 
     def stop(self) -> int:
         self.process.terminate()

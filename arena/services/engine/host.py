@@ -148,7 +148,10 @@ class _Match:
             request.legal_cards.extend(card_to_proto(a) for a in legal)
         allowed_s = (self.tc.decision_ms + self.bank_ms[seat]) / 1000
         began = time.perf_counter()
-        reply = await self.players[seat].decide(request, allowed_s)
+        try:
+            reply = await self.players[seat].decide(request, allowed_s)
+        except Exception as error:  # a transport failure we did not foresee is still a disconnect
+            reply = Reply(undeliverable=f"{spec.kind} seat failed: {error!r}")
         elapsed_ms = (time.perf_counter() - began) * 1000
         metrics.observe_decision(spec.kind, elapsed_ms / 1000)
         if elapsed_ms > self.tc.decision_ms:

@@ -92,7 +92,7 @@ class EndpointPlayer:
         try:
             await self.call.write(agent_pb2.PlayRequest(event=event))
             return True
-        except (grpc.aio.AioRpcError, grpc.aio.UsageError, RuntimeError) as error:
+        except Exception as error:  # AioRpcError, UsageError, InvalidStateError: the stream is gone
             self._fail(f"endpoint {self.address}: {_describe(error)}")
             return False
 

@@ -1,0 +1,186 @@
+"""Token auth on every agent RPC, one seat per agent, clear status codes, size limits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from svc_helpers import ScriptedAgent, first_legal
+
+from arena.proto.ohell.v1 import (
+    challenge_pb2,
+    challenge_pb2_grpc,
+    match_pb2,
+    rules_pb2,
+    rules_service_pb2,
+    rules_service_pb2_grpc,
+    spectate_pb2,
+    spectate_pb2_grpc,
+)
+from arena.sdk import serve_async
+from arena.services.common.auth import auth_metadata
+from arena.services.engine.host import host_match
+from arena.services.engine.specs import SeatSpec, TimeControl
+from ohell.bots import make_bot
+from ohell.rules import Rules
+
+
+def test_connect_without_or_with_a_wrong_token_is_unauthenticated(engine_process) -> None:
+    async def run(token: str) -> grpc.aio.AioRpcError | None:
+        agent = ScriptedAgent(engine_process.address, token)
+        await agent.start()
+        await asyncio.wait_for(agent.task, 5)  # type: ignore[arg-type]
+        return agent.error
+
+    missing = asyncio.run(run(""))
+    assert missing is not None and missing.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "authorization" in (missing.details() or "")
+    wrong = asyncio.run(run("not-a-token"))
+    assert wrong is not None and wrong.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "unknown agent token" in (wrong.details() or "")
+
+
+def test_acting_for_another_seat_is_refused(engine_process, make_agent, shared_redis_server) -> None:
+    agent_id, token = make_agent("impostor")
+
+    async def other_seat(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+        action = first_legal(request)
+        action.seat = (request.seat + 1) % 3
+        return action
+
+    async def run() -> tuple[dict, ScriptedAgent]:
+        agent = await ScriptedAgent(engine_process.address, token, other_seat).start()
+        seats = [SeatSpec.builtin("random"), SeatSpec.connected(agent_id), SeatSpec.builtin("random")]
+        record = await host_match("impostor-1", Rules(hand_sizes=(2,)), seats, 3,
+                                  time_control=TimeControl(decision_ms=3000, max_faults=2),
+                                  redis_url=shared_redis_server.url)
+        await asyncio.wait_for(agent.task, 5)  # type: ignore[arg-type]
+        return record, agent
+
+    record, agent = asyncio.run(run())
+    assert agent.error is not None and agent.error.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert f"agent {agent_id!r} sits in seat 1 of match 'impostor-1', not seat 2" in (agent.error.details() or "")
+    assert [f["kind"] for f in record["faults"]] == ["DISCONNECTED", "DISCONNECTED"]
+    assert record["forfeited"] == [1] and record["complete"]
+
+
+def test_acting_in_a_match_without_a_seat_is_refused(engine_process, make_agent) -> None:
+    _, token = make_agent("stranger")
+
+    async def run() -> ScriptedAgent:
+        agent = await ScriptedAgent(engine_process.address, token).start()
+        await agent.send(match_pb2.Action(match_id="", seat=0, decision_id=1, bid=0))
+        await asyncio.sleep(0.2)
+        await agent.send(match_pb2.Action(match_id="someone-elses", seat=0, decision_id=1, bid=0))
+        await asyncio.wait_for(agent.task, 5)  # type: ignore[arg-type]
+        return agent
+
+    agent = asyncio.run(run())
+    assert [n.code for n in agent.notices] == ["INVALID_ARGUMENT"] and "match_id" in agent.notices[0].message
+    assert agent.error is not None and agent.error.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "has no seat in match 'someone-elses'" in (agent.error.details() or "")
+
+
+def _challenge(address: str, request: challenge_pb2.ChallengeRequest, token: str | None) -> Any:
+    with grpc.insecure_channel(address) as channel:
+        stub = challenge_pb2_grpc.ChallengeServiceStub(channel)
+        return stub.Challenge(request, metadata=auth_metadata(token) if token else None, timeout=30)
+
+
+def _seats(*specs: tuple[str, str]) -> list[challenge_pb2.ChallengeSeat]:
+    return [challenge_pb2.ChallengeSeat(**{kind: value}) for kind, value in specs]
+
+
+def test_challenge_plays_connected_endpoint_and_builtin_seats(engine_process, make_agent) -> None:
+    agent_id, token = make_agent("challenger")
+
+    async def run() -> challenge_pb2.ChallengeResponse:
+        agent = await ScriptedAgent(engine_process.address, token).start()
+        endpoint = await serve_async(make_bot("heuristic", 1), token="endpoint-secret")
+        request = challenge_pb2.ChallengeRequest(
+            rules=rules_pb2.Rules(preset="classic", hand_sizes=[3, 1]), seed=9, match_id="challenge-ok",
+            seats=_seats(("agent_id", agent_id), ("endpoint", f"127.0.0.1:{endpoint.port}"), ("builtin", "random")))
+        response = await asyncio.to_thread(_challenge, engine_process.address, request, token)
+        await agent.stop()
+        await endpoint.server.stop(0)
+        return response
+
+    response = asyncio.run(run())
+    record = json.loads(response.record_json)
+    assert response.match_id == "challenge-ok" and record["complete"] and len(record["hands"]) == 2
+    # the endpoint wants a token the challenge did not give: its seat is DISCONNECTED, not the match
+    assert {f["seat"] for f in record["faults"]} == {1}
+    assert "UNAUTHENTICATED" in record["faults"][0]["detail"] and record["faults"][0]["kind"] == "DISCONNECTED"
+    assert list(response.totals) == record["totals"]
+
+
+@pytest.mark.parametrize(
+    ("seats", "rules", "code", "words"),
+    [
+        (_seats(("builtin", "random"), ("builtin", "random")), None, "INVALID_ARGUMENT", "3 to 7 seats, got 2"),
+        (_seats(("builtin", "nobody"), ("builtin", "random"), ("builtin", "random")), None, "INVALID_ARGUMENT",
+         "seats[0]: bot='nobody'"),
+        ([challenge_pb2.ChallengeSeat(name="x")] + _seats(("builtin", "random"), ("builtin", "random")), None,
+         "INVALID_ARGUMENT", "seats[0] sets none of"),
+        (_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
+         rules_pb2.Rules(preset="nonesuch"), "INVALID_ARGUMENT", "rules.preset='nonesuch'"),
+        (_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
+         rules_pb2.Rules(min_cards=99), "INVALID_ARGUMENT", "min_cards=99"),
+        (_seats(("agent_id", "ghost"), ("builtin", "random"), ("builtin", "random")), None,
+         "FAILED_PRECONDITION", "seats[0].agent_id='ghost' is not connected"),
+    ],
+)
+def test_bad_challenges_are_refused_with_the_right_code(engine_process, make_agent, seats, rules, code, words) -> None:
+    _, token = make_agent("asker")
+    request = challenge_pb2.ChallengeRequest(seats=seats, rules=rules)
+    with pytest.raises(grpc.RpcError) as refused:
+        _challenge(engine_process.address, request, token)
+    assert refused.value.code().name == code
+    assert words in refused.value.details()
+
+
+def test_challenge_needs_a_token_and_a_fresh_match_id(engine_process, make_agent) -> None:
+    _, token = make_agent("asker")
+    request = challenge_pb2.ChallengeRequest(
+        seats=_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
+        rules=rules_pb2.Rules(hand_sizes=[1]), match_id="once")
+    with pytest.raises(grpc.RpcError) as refused:
+        _challenge(engine_process.address, request, None)
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert _challenge(engine_process.address, request, token).match_id == "once"
+    with pytest.raises(grpc.RpcError) as again:
+        _challenge(engine_process.address, request, token)
+    assert again.value.code() == grpc.StatusCode.ALREADY_EXISTS and "match_id='once'" in again.value.details()
+
+
+def test_spectate_codes(engine_process) -> None:
+    with grpc.insecure_channel(engine_process.address) as channel:
+        stub = spectate_pb2_grpc.SpectateServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as empty:
+            list(stub.Spectate(spectate_pb2.SpectateRequest(), timeout=5))
+        assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "match_id" in empty.value.details()
+        with pytest.raises(grpc.RpcError) as missing:
+            list(stub.Spectate(spectate_pb2.SpectateRequest(match_id="never", wait_ms=100), timeout=5))
+        assert missing.value.code() == grpc.StatusCode.NOT_FOUND and "'never'" in missing.value.details()
+
+
+def test_health_reflection_and_message_size_limit(engine_process) -> None:
+    with grpc.insecure_channel(engine_process.address, options=[("grpc.max_send_message_length", -1)]) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for service in ("", "ohell.v1.AgentGatewayService", "ohell.v1.RulesService"):
+            status = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5).status
+            assert status == health_pb2.HealthCheckResponse.SERVING
+        reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+        answer = next(reflection.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")])))
+        names = {service.name for service in answer.list_services_response.service}
+        assert {"ohell.v1.AgentGatewayService", "ohell.v1.ChallengeService", "ohell.v1.RulesService",
+                "ohell.v1.SpectateService"} <= names
+        rules = rules_service_pb2_grpc.RulesServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as too_big:
+            rules.RefereeRecord(rules_service_pb2.RefereeRecordRequest(record_json="x" * (5 * 1024 * 1024)), timeout=10)
+        assert too_big.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
