@@ -78,14 +78,22 @@ def mask_of(cards: Iterable[int]) -> int:
     return mask
 
 
+_CLUBS, _DIAMONDS, _HEARTS, _SPADES = SUIT_CARDS
+
+
+def held_cards(mask: int) -> tuple[int, ...]:
+    """Cards of a mask, ascending, as a tuple: four table lookups, no loop."""
+    return (
+        _CLUBS[mask & 0x1FFF]
+        + _DIAMONDS[(mask >> 13) & 0x1FFF]
+        + _HEARTS[(mask >> 26) & 0x1FFF]
+        + _SPADES[(mask >> 39) & 0x1FFF]
+    )
+
+
 def cards_of(mask: int) -> list[int]:
     """Cards of a mask, ascending."""
-    cards: list[int] = []
-    for suit in range(4):
-        pattern = (mask >> (RANKS_PER_SUIT * suit)) & _SUIT_BITS
-        if pattern:
-            cards.extend(SUIT_CARDS[suit][pattern])
-    return cards
+    return list(held_cards(mask))
 
 
 def cards_in_suit(mask: int, suit: int) -> tuple[int, ...]:
