@@ -1,0 +1,108 @@
+"""RulesService: what bot authors call to explore the rules."""
+
+from __future__ import annotations
+
+import json
+
+import grpc
+import pytest
+
+from arena.proto.ohell.v1 import match_pb2, rules_pb2, rules_service_pb2, rules_service_pb2_grpc
+from arena.services.engine.convert import rules_from_proto
+from arena.services.engine.host import host_match_sync
+from arena.services.engine.specs import SeatSpec
+from ohell.presets import PRESETS
+from ohell.rules import Rules
+
+
+@pytest.fixture(scope="module")
+def rules_stub(engine_process):  # type: ignore[no-untyped-def]
+    with grpc.insecure_channel(engine_process.address) as channel:
+        yield rules_service_pb2_grpc.RulesServiceStub(channel)
+
+
+def history(**kwargs: object) -> rules_service_pb2.GameHistory:
+    base = {"rules": rules_pb2.Rules(preset="classic", hand_sizes=[2, 1]), "num_players": 3, "seed": 4}
+    return rules_service_pb2.GameHistory(**{**base, **kwargs})
+
+
+
+
+def test_presets_round_trip_every_option(rules_stub) -> None:
+    presets = rules_stub.ListPresets(rules_service_pb2.ListPresetsRequest(), timeout=5).presets
+    assert {p.name for p in presets} == set(PRESETS)
+    for item in presets:
+        assert rules_from_proto(item.rules) == PRESETS[item.name]
+
+
+def test_resolve_rules_gives_the_schedule_and_names_bad_fields(rules_stub) -> None:
+    answer = rules_stub.ResolveRules(rules_service_pb2.ResolveRulesRequest(
+        rules=rules_pb2.Rules(preset="classic"), num_players=4), timeout=5)
+    assert list(answer.schedule) == [*range(10, 0, -1), *range(2, 11)]
+    with pytest.raises(grpc.RpcError) as bad:
+        rules_stub.ResolveRules(rules_service_pb2.ResolveRulesRequest(rules=rules_pb2.Rules(), num_players=9))
+    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "num_players=9" in bad.value.details()
+    with pytest.raises(grpc.RpcError) as bad_enum:
+        rules_stub.ResolveRules(rules_service_pb2.ResolveRulesRequest(rules=rules_pb2.Rules(scoring=42), num_players=4))
+    assert bad_enum.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "rules.scoring=42" in bad_enum.value.details()
+
+
+def test_walk_a_whole_game_with_legal_actions_and_apply(rules_stub) -> None:
+    game = history()
+    steps = 0
+    while True:
+        legal = rules_stub.GetLegalActions(rules_service_pb2.GetLegalActionsRequest(history=game), timeout=5)
+        if legal.phase == match_pb2.PHASE_GAME_OVER:
+            break
+        assert legal.observation.seat == legal.seat
+        action = match_pb2.Action(seat=legal.seat)
+        if legal.kind == match_pb2.DECISION_KIND_BID:
+            action.bid = legal.legal_bids[-1]
+        else:
+            action.card.CopyFrom(legal.legal_cards[0])
+            assert legal.observation.hand, "the seat to act sees its own cards"
+        applied = rules_stub.ApplyAction(rules_service_pb2.ApplyActionRequest(history=game, action=action), timeout=5)
+        game = applied.history
+        steps += 1
+    assert steps == 3 * 2 + 3 * 2 + 3 * 1  # 2 hands: 3 bids each, 2 + 1 cards each
+    assert applied.phase == match_pb2.PHASE_GAME_OVER and len(applied.winners) >= 1
+
+
+def test_apply_refuses_wrong_seat_illegal_and_garbage(rules_stub) -> None:
+    legal = rules_stub.GetLegalActions(rules_service_pb2.GetLegalActionsRequest(history=history()), timeout=5)
+    seat = legal.seat
+    cases = [
+        (match_pb2.Action(seat=(seat + 1) % 3, bid=0), grpc.StatusCode.PERMISSION_DENIED,
+         f"but seat {seat} is to act"),
+        (match_pb2.Action(seat=seat), grpc.StatusCode.INVALID_ARGUMENT, "neither bid nor card"),
+        (match_pb2.Action(seat=seat, bid=5), grpc.StatusCode.FAILED_PRECONDITION, "bids run from 0 to 2"),
+    ]
+    for action, code, words in cases:
+        with pytest.raises(grpc.RpcError) as refused:
+            rules_stub.ApplyAction(rules_service_pb2.ApplyActionRequest(history=history(), action=action), timeout=5)
+        assert refused.value.code() == code and words in refused.value.details()
+    bad_history = history(actions=[match_pb2.Action(seat=seat, bid=0), match_pb2.Action(seat=seat, bid=0)])
+    with pytest.raises(grpc.RpcError) as replayed:
+        rules_stub.GetLegalActions(rules_service_pb2.GetLegalActionsRequest(history=bad_history), timeout=5)
+    assert replayed.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "history.actions[1]" in replayed.value.details() and "turn" in replayed.value.details()
+
+
+def test_score_hand_and_referee(rules_stub) -> None:
+    score = rules_stub.ScoreHand(rules_service_pb2.ScoreHandRequest(
+        scoring=rules_pb2.SCORING_EXACT, bid=2, tricks=2, hand_size=5, hand_number=1), timeout=5)
+    assert score.points == 12
+    with pytest.raises(grpc.RpcError) as bad:
+        rules_stub.ScoreHand(rules_service_pb2.ScoreHandRequest(scoring=rules_pb2.SCORING_EXACT, bid=6, hand_size=5))
+    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "bid=6" in bad.value.details()
+    with pytest.raises(grpc.RpcError) as unset:
+        rules_stub.ScoreHand(rules_service_pb2.ScoreHandRequest(hand_size=5))
+    assert unset.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "scoring=0" in unset.value.details()
+    record = host_match_sync("ref-1", Rules(hand_sizes=(2,)), [SeatSpec.builtin("random")] * 3, 2, spectate=False)
+    verdict = rules_stub.RefereeRecord(rules_service_pb2.RefereeRecordRequest(record_json=json.dumps(record)))
+    assert verdict.valid and list(verdict.totals) == record["totals"] and verdict.actions_checked == 3 + 6
+    record["hands"][0]["events"][0][2] = 7  # a bid of 7 in a 2-card hand
+    verdict = rules_stub.RefereeRecord(rules_service_pb2.RefereeRecordRequest(record_json=json.dumps(record)))
+    assert not verdict.valid and "illegal action #0" in verdict.summary
+    garbage = rules_stub.RefereeRecord(rules_service_pb2.RefereeRecordRequest(record_json="{not json"))
+    assert not garbage.valid and "not JSON" in garbage.summary
