@@ -1,0 +1,1 @@
+"""The ranked ladder's shared pieces: Redis keyspace, match log, ratings, metrics, the local stack."""

@@ -1,0 +1,109 @@
+"""The Redis keyspace of the ladder, in one place. Every key starts with a prefix ("ohell:").
+
+    {p}agent:{id}              hash   an agent (name, kind, bot, version, endpoint, token_sha, house)
+    {p}agent-names             hash   name -> agent id (names are unique)
+    {p}agent_tokens            hash   SHA-256 of a token -> agent id
+    {p}agent-seq               string last agent number
+    {p}agent-matches:{id}      list   match ids the agent played, newest first
+    {p}ladders                 set    ladder names
+    {p}ladder:{l}              string the ladder definition (JSON)
+    {p}house:{l}               list   house agent ids of a ladder
+    {p}queue:{l}               zset   agent id -> enqueue time (ms): one ticket per agent per ladder
+    {p}ticket:{l}:{id}         string the ticket's lease; expires when its holder stops renewing it
+                                      (no TTL for built-in agents, which stay enrolled)
+    {p}enrolled:{l}            set    built-in agents put back in the queue after each match
+    {p}busy:{id}               string the match an agent sits at (so it never sits at two)
+    {p}match-seq               string last match number
+    {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times
+    {p}match-lease:{m}         string the runner holding the match; expires if it dies
+    {p}active                  set    matches not finished yet (the recovery sweep reads it)
+    {p}record:{m}              string the JSON match record of a finished match
+    {p}log:{l}                 stream the durable match log: one entry per finished match
+    {p}rated:{l}               string stream id of the last log entry applied to the ratings
+    {p}ratings:{l}             hash   agent id -> JSON [mu, sigma]
+    {p}stats:{l}               hash   "{agent}:{field}" -> count (games, hands, exact, faults, ...)
+    {p}board:{l}               zset   agent id -> ordinal (mu - 3 sigma)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "ohell:"
+
+
+@dataclass(frozen=True)
+class Keys:
+    prefix: str = DEFAULT_PREFIX
+
+    def agent(self, agent_id: str) -> str:
+        return f"{self.prefix}agent:{agent_id}"
+
+    @property
+    def agent_names(self) -> str:
+        return f"{self.prefix}agent-names"
+
+    @property
+    def agent_tokens(self) -> str:
+        return f"{self.prefix}agent_tokens"  # shared with arena.services.common.keyspace
+
+    @property
+    def agent_seq(self) -> str:
+        return f"{self.prefix}agent-seq"
+
+    def agent_matches(self, agent_id: str) -> str:
+        return f"{self.prefix}agent-matches:{agent_id}"
+
+    @property
+    def ladders(self) -> str:
+        return f"{self.prefix}ladders"
+
+    def ladder(self, ladder: str) -> str:
+        return f"{self.prefix}ladder:{ladder}"
+
+    def house(self, ladder: str) -> str:
+        return f"{self.prefix}house:{ladder}"
+
+    def queue(self, ladder: str) -> str:
+        return f"{self.prefix}queue:{ladder}"
+
+    def ticket(self, ladder: str, agent_id: str) -> str:
+        return f"{self.prefix}ticket:{ladder}:{agent_id}"
+
+    def enrolled(self, ladder: str) -> str:
+        return f"{self.prefix}enrolled:{ladder}"
+
+    def busy(self, agent_id: str) -> str:
+        return f"{self.prefix}busy:{agent_id}"
+
+    @property
+    def match_seq(self) -> str:
+        return f"{self.prefix}match-seq"
+
+    def match(self, match_id: str) -> str:
+        return f"{self.prefix}match:{match_id}"
+
+    def match_lease(self, match_id: str) -> str:
+        return f"{self.prefix}match-lease:{match_id}"
+
+    @property
+    def active(self) -> str:
+        return f"{self.prefix}active"
+
+    def record(self, match_id: str) -> str:
+        return f"{self.prefix}record:{match_id}"
+
+    def log(self, ladder: str) -> str:
+        return f"{self.prefix}log:{ladder}"
+
+    def rated(self, ladder: str) -> str:
+        return f"{self.prefix}rated:{ladder}"
+
+    def ratings(self, ladder: str) -> str:
+        return f"{self.prefix}ratings:{ladder}"
+
+    def stats(self, ladder: str) -> str:
+        return f"{self.prefix}stats:{ladder}"
+
+    def board(self, ladder: str) -> str:
+        return f"{self.prefix}board:{ladder}"

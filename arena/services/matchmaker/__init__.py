@@ -1,0 +1,1 @@
+"""The matchmaker service: agents, ladders, queue tickets, table forming, leaderboard, history."""

@@ -1,0 +1,5 @@
+import sys
+
+from arena.services.matchmaker.server import main
+
+sys.exit(main())
