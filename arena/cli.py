@@ -91,12 +91,6 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    args.bots = "heuristic,heuristic,random,random"
-    args.rules, args.option, args.out = "classic", [], None
-    return cmd_play(args)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ohell", description="Oh Hell bot arena")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -117,11 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list the rule presets")
     rules.set_defaults(handler=cmd_rules)
 
-    demo = sub.add_parser("demo", help="the README's main job")
-    demo.add_argument("--games", type=int, default=200)
-    demo.add_argument("--seed", type=int, default=1)
-    demo.set_defaults(handler=cmd_demo)
     __import__("arena.services.engine.cli", fromlist=["register"]).register(sub)  # engine, challenge, agent
+    __import__("arena.ladder.cli", fromlist=["register"]).register(sub)  # up, demo, ladder
     return parser
 
 
