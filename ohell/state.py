@@ -218,7 +218,9 @@ class State:
         return self._dealer_forbidden()
 
     def _dealer_forbidden(self) -> int | None:
-        others = sum(b for s, b in enumerate(self.bids) if b >= 0 and s != self.dealer)
+        bids = self.bids
+        made = sum(bids) + bids.count(-1)  # the bids made: each -1 (no bid) adds -1 + 1 = 0
+        others = made - max(bids[self.dealer], 0)
         forbidden = self.hand_size - others
         return forbidden if forbidden >= 0 else None
 
@@ -249,11 +251,10 @@ class State:
         self.cut_rounds.append((self.cutters, cut))
         ranks = [card % 13 for card in cut]
         top = max(ranks)
-        tied = tuple(seat for seat, rank in zip(self.cutters, ranks, strict=True) if rank == top)
-        if len(tied) > 1:
-            self.cutters = tied
+        if ranks.count(top) > 1:
+            self.cutters = tuple(seat for seat, rank in zip(self.cutters, ranks, strict=True) if rank == top)
             return
-        self.dealer = tied[0]
+        self.dealer = self.cutters[ranks.index(top)]
         self._start_hand()
 
     def deal(self, deck: Sequence[int]) -> None:
@@ -404,23 +405,24 @@ class State:
 
     def _bid(self, tricks: int) -> None:
         seat = self.current
-        blind = self.game.rules.bidding is Bidding.BLIND
+        rules = self.game.rules
+        blind = rules.bidding is Bidding.BLIND
         verb = "rebid" if self.rebid else "bid"
         self._check_bid_value(seat, verb, tricks)
-        if self.rebid or not blind:
+        if seat == self.dealer and (self.rebid or not blind):
             self._hook_check(seat, verb, tricks)
         self.bids[seat] = tricks
         self.events.append((verb, seat, tricks))
         if self.rebid:
             self._start_play()
             return
-        if self.game.rules.bid_changes:
+        if rules.bid_changes:
             self.change_seat = seat
-        self.bid_pos += 1
-        if self.bid_pos < len(self.order):
-            self.pos = self.bid_pos
-            self.current = self.order[self.bid_pos]
-        elif blind and self.game.rules.hook and self._dealer_forbidden() == self.bids[self.dealer]:
+        bid_pos = self.bid_pos = self.bid_pos + 1
+        if bid_pos < len(self.order):
+            self.pos = bid_pos
+            self.current = self.order[bid_pos]
+        elif blind and rules.hook and self._dealer_forbidden() == self.bids[self.dealer]:
             self.rebid = True  # revealed bids hit the hook: the dealer must change (003)
         else:
             self._start_play()
