@@ -8,6 +8,7 @@ tables with connected or endpoint agents go through the engine service's match h
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from typing import Any
 
@@ -62,5 +63,24 @@ def play_match(match_id: str, rules: Rules, seats: list[dict[str, Any]], think_m
     return play_remote(match_id, rules, seats, think_ms)
 
 
+def seat_spec(seat: dict[str, Any]) -> Any:
+    from arena.services.engine.specs import SeatSpec
+
+    if seat["kind"] == "builtin":
+        return SeatSpec.builtin(seat["bot"], seat["name"])
+    if seat["kind"] == "connected":
+        return SeatSpec.connected(seat["agent_id"], seat["name"])
+    return SeatSpec.endpoint(seat["endpoint"], seat["name"])
+
+
 def play_remote(match_id: str, rules: Rules, seats: list[dict[str, Any]], think_ms: int) -> dict[str, Any]:
-    raise NotImplementedError("remote seats need the engine's match host")
+    """Through the engine's match host: connected seats are reached over the Redis relay (their
+    gateway may be another process), endpoint seats are dialled; faults and forfeits are recorded."""
+    from arena.services.engine.host import host_match_sync
+
+    redis_url = os.environ.get("REDIS_URL")
+    record = host_match_sync(match_id, rules, [seat_spec(seat) for seat in seats], match_seed(match_id),
+                             redis_url=redis_url)  # fmt: skip
+    for entry, seat in zip(record["seats"], seats, strict=True):
+        entry.update(seat_descriptor(seat))
+    return record

@@ -20,6 +20,7 @@
     {p}record:{m}              string the JSON match record of a finished match
     {p}log:{l}                 stream the durable match log: one entry per finished match
     {p}rated:{l}               string stream id of the last log entry applied to the ratings
+    {p}rating-pending:{l}      string set while a rating update is queued (coalesces requests)
     {p}ratings:{l}             hash   agent id -> JSON [mu, sigma]
     {p}stats:{l}               hash   "{agent}:{field}" -> count (games, hands, exact, faults, ...)
     {p}board:{l}               zset   agent id -> ordinal (mu - 3 sigma)
@@ -98,6 +99,9 @@ class Keys:
 
     def rated(self, ladder: str) -> str:
         return f"{self.prefix}rated:{ladder}"
+
+    def rating_pending(self, ladder: str) -> str:
+        return f"{self.prefix}rating-pending:{ladder}"
 
     def ratings(self, ladder: str) -> str:
         return f"{self.prefix}ratings:{ladder}"

@@ -31,7 +31,10 @@ def store() -> RedisStore:
 
 
 def request_ratings(ladder: str) -> None:
-    update_ratings.apply_async((ladder,), queue=QUEUE_RATINGS)
+    """Queue a rating catch-up unless one is queued already (it will see this match too: the
+    match is logged before the flag is checked, and the task clears the flag before reading)."""
+    if store().client.set(store().keys.rating_pending(ladder), "1", nx=True, ex=30):
+        update_ratings.apply_async((ladder,), queue=QUEUE_RATINGS)
 
 
 @app.task(name=RUN_MATCH, bind=True, max_retries=5)
@@ -56,6 +59,7 @@ def run_match(self: Any, match_id: str) -> str:
 @app.task(name=UPDATE_RATINGS, bind=True, max_retries=None)
 def update_ratings(self: Any, ladder: str) -> int:
     try:
+        store().client.delete(store().keys.rating_pending(ladder))
         return jobs.update_ratings(store(), ladder)
     except REDIS_ERRORS as error:
         raise self.retry(exc=error, countdown=1.0) from None

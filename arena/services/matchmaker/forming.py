@@ -3,7 +3,8 @@
 Given the tickets waiting on one ladder, pick tables of ``seats`` agents of close rating:
 
 - anchors are taken in priority order: fewest games first, then longest wait;
-- an anchor is seated with the nearest-rated waiting agents; two agents may share a table when
+- an anchor is seated with waiting agents near its rating (of the nearest within window, those
+  with the fewest games); two agents may share a table when
   their ratings differ by at most the wider of their two windows, and a window widens with
   waiting time (``base_window + widen_per_s * waited``, capped at ``max_window``);
 - when too few agents are close enough and house fill is on, an anchor that has waited
@@ -111,7 +112,9 @@ def form_tables(
         at = position[anchor.agent_id]
         if skip.taken(at):
             continue
-        mates = _nearest_mates(at, need, mus, windows, widest, skip)
+        nearest = _nearest_mates(at, 2 * need, mus, windows, widest, skip)
+        # everyone found is within window; of those, fewest games first, then closest rating
+        mates = sorted(nearest, key=lambda i: (by_rating[i].games, abs(mus[i] - mus[at]), i))[:need]
         if len(mates) == need:
             chosen = mates
             fill: tuple[str, ...] = ()

@@ -1,0 +1,110 @@
+"""The whole ladder end to end: real redis-server, matchmaker and engine processes, Celery worker
+processes, gRPC; built-in agents and connected agents (separate processes on the gateway)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from statistics import mean
+
+import grpc
+
+from arena.ladder.matchlog import read_log
+from arena.ladder.ratings import replay, stored_ratings
+from arena.ladder.stack import Stack
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+from arena.services.common.auth import auth_metadata
+from arena.services.matchmaker.redis_store import RedisStore
+from ohell.referee import referee
+from tests.ladder.conftest import builtin_ladder, leave_all, scrape, settle, wait_until
+
+MATCHES = 110
+
+
+class QueueHolder:
+    """Holds a connected agent's WatchQueue stream in a thread and counts its tables."""
+
+    def __init__(self, stub: matchmaker_pb2_grpc.MatchmakerServiceStub, ladder: str, agent_id: str, token: str):
+        self.call = stub.WatchQueue(pb.WatchQueueRequest(ladder=ladder, agent_id=agent_id),
+                                    metadata=auth_metadata(token))  # fmt: skip
+        self.seated: list[str] = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for response in self.call:
+                self.seated.append(response.match_id)
+        except grpc.RpcError:
+            pass
+
+    def close(self) -> None:
+        self.call.cancel()
+        self.thread.join(5)
+
+
+def test_ladder_end_to_end(make_stack: Callable[..., Stack], store: RedisStore) -> None:
+    stack = make_stack(engine=True, metrics=True)
+    builtins = builtin_ladder(store, "e2e", bots=("heuristic", "random") * 6)
+    agents, holders = [], []
+    with grpc.insecure_channel(stack.matchmaker_address) as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        try:
+            for index in range(2):
+                reply = stub.RegisterAgent(pb.RegisterAgentRequest(name=f"remote-{index}",
+                                                                   kind=pb.AGENT_KIND_CONNECTED, version="1"))
+                command = [sys.executable, "-m", "arena.cli", "agent", "--bot", "heuristic", "--address",
+                           stack.engine_address, "--token", reply.token]
+                agents.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                holders.append((reply.agent.agent_id, QueueHolder(stub, "e2e", reply.agent.agent_id, reply.token)))
+            wait_until(lambda: store.client.xlen(store.keys.log("e2e")) >= MATCHES, 90, f"{MATCHES} logged matches")
+            wait_until(lambda: all(len(h.seated) >= 2 for _, h in holders), 30, "connected agents to play")
+        finally:
+            for _, holder in holders:
+                holder.close()
+            leave_all(store, "e2e", builtins)
+            settle(store, ["e2e"])
+            for process in agents:
+                process.terminate()
+                process.wait(10)
+        check_history(store, stub, [agent for agent, _ in holders])
+    entries = list(read_log(store.client, store.keys, "e2e"))
+    logged = [summary["match_id"] for _, summary in entries]
+    created = int(store.client.get(store.keys.match_seq))
+    assert len(logged) == len(set(logged)) == created >= MATCHES  # every match finished and logged once
+    assert all(store.get_match(m).state == "finished" for m in logged)
+    expected, stats = replay(summary for _, summary in entries)
+    assert stored_ratings(store.client, store.keys, "e2e") == expected  # rated exactly once, in log order
+    assert sum(v for k, v in stats.items() if k.endswith(":games")) == 4 * len(logged)
+    heuristic = [expected[a][0] for a in builtins[0::2]]
+    random_ = [expected[a][0] for a in builtins[1::2]]
+    assert mean(heuristic) > mean(random_) + 2, (heuristic, random_)
+    finished = sum(scrape(port, "ohell_matches_finished_total") for name, port in stack.metrics_ports.items()
+                   if name.startswith("worker"))  # fmt: skip
+    assert finished == len(logged)
+    assert scrape(stack.metrics_ports["matchmaker"], "ohell_tables_formed_total") == created
+
+
+def check_history(store: RedisStore, stub: matchmaker_pb2_grpc.MatchmakerServiceStub, remote: list[str]) -> None:
+    first = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder="e2e", page_size=5))
+    rest = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder="e2e", page_size=500,
+                                                        page_token=first.next_page_token))  # fmt: skip
+    board = list(first.standings) + list(rest.standings)
+    assert first.total == len(board) == 14 and not rest.next_page_token
+    assert [s.rank for s in board] == list(range(1, 15))
+    assert [s.ordinal for s in board] == sorted((s.ordinal for s in board), reverse=True)
+    for agent in remote:
+        detail = stub.GetAgent(pb.GetAgentRequest(agent_id=agent, ladder="e2e"))
+        assert detail.agent.kind == pb.AGENT_KIND_CONNECTED and detail.standing.games >= 2
+        assert 0 < detail.standing.exact_bid_rate <= 1 and detail.standing.hands >= 2 * detail.standing.games
+        matches = stub.ListMatches(pb.ListMatchesRequest(ladder="e2e", agent_id=agent, page_size=1))
+        assert len(matches.matches) == 1 and matches.next_page_token == "1"
+        reply = stub.GetMatch(pb.GetMatchRequest(match_id=matches.matches[0].match_id))
+        record = json.loads(reply.record_json)
+        assert referee(record).valid
+        kinds = {seat["kind"] for seat in record["seats"]}
+        assert "connected" in kinds and reply.match.state == "finished"

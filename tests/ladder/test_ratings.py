@@ -1,0 +1,88 @@
+"""Ratings from the match log: ranks, exactly-once application, concurrent updates, rebuild."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import redis
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.matchlog import read_log
+from arena.ladder.ratings import MODEL, catch_up, ranks, rebuild, replay, stored_ratings
+from arena.services.matchmaker.model import Ladder
+from arena.services.matchmaker.redis_store import RedisStore, now_ms
+
+
+def test_ranks_share_ties_and_put_forfeits_last() -> None:
+    assert ranks([30, 10, 30, 20]) == [1, 4, 1, 3]
+    assert ranks([30, 10, 30, 20], forfeited=[0]) == [4, 3, 1, 2]
+    assert ranks([5, 5, 5], forfeited=[1, 2]) == [1, 2, 2]
+
+
+def test_a_tie_moves_tied_agents_alike() -> None:
+    ratings = {}
+    from arena.ladder.ratings import rate_match
+
+    rate_match(ratings, {"agents": ["a", "b", "c"], "totals": [10, 10, 0], "forfeited": []})
+    assert ratings["a"] == ratings["b"] and ratings["a"][0] > MODEL.mu > ratings["c"][0]
+
+
+def log_matches(store: RedisStore, ladder: str, players: list[str], count: int, seed: int = 7) -> None:
+    """``count`` finished matches, each with players[0] and two others, random scores and forfeits."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        seated = [players[0], *rng.sample(players[1:], 2)]
+        for agent in seated:
+            store.join(ladder, agent, None)
+        (match_id,) = store.claim(ladder, [seated], now_ms())
+        assert match_id is not None
+        totals = [rng.choice([0, 10, 12, 20]) for _ in seated]
+        forfeited = [1] if rng.random() < 0.1 else []
+        hands = [{"bids": [1, 0, 2], "tricks_won": [1, 1, 1], "sudden_death": False}]
+        store.finish_match(match_id, {"match_id": match_id, "hands": hands, "totals": totals, "forfeited": forfeited,
+                                      "winners": [totals.index(max(totals))], "faults": []})  # fmt: skip
+
+
+def test_concurrent_updates_for_one_agent_lose_nothing(store: RedisStore, redis_server: EmbeddedRedis) -> None:
+    store.create_ladder(Ladder("l", seats=3))
+    players = [store.register_agent(f"p{i}", "builtin", bot="random")[0].agent_id for i in range(6)]
+    log_matches(store, "l", players, 90)
+    applied: list[int] = []
+    start = threading.Barrier(6)
+
+    def rater() -> None:
+        client = redis.Redis.from_url(redis_server.url)
+        start.wait()
+        applied.append(catch_up(client, store.keys, "l", batch=2))  # small batches: many interleavings
+        client.close()
+
+    threads = [threading.Thread(target=rater) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(applied) == 90  # every match applied once, by exactly one of the racers
+    entries = list(read_log(store.client, store.keys, "l"))
+    expected, stats = replay(summary for _, summary in entries)
+    assert stored_ratings(store.client, store.keys, "l") == expected  # same as one sequential pass
+    assert store.standing("l", players[0]).games == 90 == stats[f"{players[0]}:games"]
+    assert store.standing("l", players[0]).hands == 90 and store.standing("l", players[0]).exact == 90
+    assert catch_up(store.client, store.keys, "l") == 0  # nothing left: exactly once
+
+
+def test_rebuild_from_the_log_is_identical(store: RedisStore) -> None:
+    store.create_ladder(Ladder("l", seats=3))
+    players = [store.register_agent(f"p{i}", "builtin", bot="random")[0].agent_id for i in range(5)]
+    log_matches(store, "l", players, 30)
+    catch_up(store.client, store.keys, "l", batch=7)
+    before = stored_ratings(store.client, store.keys, "l")
+    board_before = store.leaderboard("l", 0, 10)
+    stats_before = store.client.hgetall(store.keys.stats("l"))
+    store.client.delete(store.keys.ratings("l"))  # damage: lose the ratings
+    assert rebuild(store.client, store.keys, "l") == 30
+    assert stored_ratings(store.client, store.keys, "l") == before
+    assert store.leaderboard("l", 0, 10) == board_before
+    assert store.client.hgetall(store.keys.stats("l")) == stats_before
+    log_matches(store, "l", players, 3, seed=8)  # the cursor survived: new matches apply once
+    assert catch_up(store.client, store.keys, "l") == 3
