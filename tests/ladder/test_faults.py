@@ -1,0 +1,86 @@
+"""Faults on the real stack: a worker child killed mid-match, duplicated tasks, a Redis restart."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Callable
+
+from celery import Celery
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.matchlog import read_log
+from arena.ladder.ratings import replay, stored_ratings
+from arena.ladder.stack import Stack
+from arena.services.matchmaker.redis_store import RedisStore, now_ms
+from arena.workers.routing import QUEUE_BUILTIN, RUN_MATCH
+from tests.ladder.conftest import builtin_ladder, leave_all, settle, wait_until
+
+
+def logged_ids(store: RedisStore, ladder: str) -> list[str]:
+    return [summary["match_id"] for _, summary in read_log(store.client, store.keys, ladder)]
+
+
+def assert_rated_exactly_once(store: RedisStore, ladder: str, seats: int) -> list[str]:
+    entries = list(read_log(store.client, store.keys, ladder))
+    ids = [summary["match_id"] for _, summary in entries]
+    assert len(ids) == len(set(ids))
+    ratings, stats = replay(summary for _, summary in entries)
+    assert stored_ratings(store.client, store.keys, ladder) == ratings
+    assert sum(v for k, v in stats.items() if k.endswith(":games")) == seats * len(ids)
+    return ids
+
+
+def test_worker_killed_mid_match_and_duplicated_tasks(make_stack: Callable[..., Stack], store: RedisStore,
+                                                       redis_server: EmbeddedRedis) -> None:  # fmt: skip
+    make_stack(engine=False)
+    agents = builtin_ladder(store, "slow", bots=("heuristic", "random") * 2, think_ms=40)  # ~1 s per match
+    wait_until(lambda: store.client.exists(store.keys.match_lease("slow-1")), 20, "the first match to start")
+    runner = store.client.hget(store.keys.match("slow-1"), "runner").decode()
+    os.kill(int(runner.split(":")[1]), signal.SIGKILL)  # the pool child playing it
+    wait_until(lambda: store.get_match("slow-1").state == "finished", 30, "the killed match to be recovered")
+    assert store.get_match("slow-1").attempts >= 2
+    leave_all(store, "slow", agents)
+    settle(store, ["slow"])
+    assert logged_ids(store, "slow").count("slow-1") == 1
+
+    # the same match sent three times at once, and once more after it finished
+    for agent in agents:
+        store.join("slow", agent, None)
+    store.client.set(store.keys.rating_pending("slow"), "1")  # nothing else asks for ratings now
+    (match_id,) = store.claim("slow", [agents], now_ms())
+    sender = Celery(broker=redis_server.url)
+    threads = [threading.Thread(target=sender.send_task, args=(RUN_MATCH,), kwargs={"args": [match_id],
+               "queue": QUEUE_BUILTIN}) for _ in range(3)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wait_until(lambda: store.get_match(match_id).state == "finished", 30, "the duplicated match to finish")
+    sender.send_task(RUN_MATCH, args=[match_id], queue=QUEUE_BUILTIN)
+    store.client.delete(store.keys.rating_pending("slow"))
+    settle(store, ["slow"])
+    assert store.get_match(match_id).attempts == 1  # the duplicates found it held or finished
+    ids = assert_rated_exactly_once(store, "slow", 4)
+    assert ids.count(match_id) == 1
+
+
+def test_redis_restart_loses_no_finished_match_or_rating(make_stack: Callable[..., Stack], store: RedisStore,
+                                                         redis_server: EmbeddedRedis) -> None:  # fmt: skip
+    make_stack(engine=False, matchmaker_args=("--sweep-every", "0.5", "--tick", "0.02", "--redispatch-after", "3"))
+    agents = builtin_ladder(store, "r", bots=("heuristic", "random") * 4, think_ms=2)
+    wait_until(lambda: store.client.xlen(store.keys.log("r")) >= 20, 30, "20 logged matches")
+    before = logged_ids(store, "r")
+    rated_before = store.client.get(store.keys.rated("r"))
+    redis_server.restart()  # SIGTERM: redis-server writes its AOF out and stops; then the same dir again
+    after_restart = logged_ids(store, "r")
+    assert after_restart[: len(before)] == before  # every finished match is still logged
+    assert rated_before is None or store.client.get(store.keys.rated("r")) is not None
+    wait_until(lambda: store.client.xlen(store.keys.log("r")) >= len(after_restart) + 20, 45,
+               "the ladder to go on after the restart")  # fmt: skip
+    leave_all(store, "r", agents)
+    settle(store, ["r"], timeout=45)
+    ids = assert_rated_exactly_once(store, "r", 4)
+    created = int(store.client.get(store.keys.match_seq))
+    assert len(ids) == created  # no match lost or stuck: each one finished and logged once
