@@ -1,6 +1,6 @@
 """Engine speed: random play of whole hands (deal included), ours against OpenSpiel's C++ oh_hell.
 
-    python bench/engine.py [--hands 20000] [--games 200] [--rounds 3]
+    python bench/engine.py [--hands 5000] [--games 100] [--rounds 10]
 
 Both engines are driven from Python the same way, one hand of 4 players x 10 cards per game:
 chance resolved by sampling, then ``legal_actions()``, a uniform random choice, ``apply_action()``.
@@ -28,6 +28,7 @@ from ohell.state import Game
 
 PLAYERS = 4
 CARDS = 10
+GAME_ROUNDS = 3
 
 
 def ours_hands(hands: int, seed: int) -> float:
@@ -114,9 +115,9 @@ def games_seconds(bot: str, games: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hands", type=int, default=20_000, help="hands per round and engine")
-    parser.add_argument("--games", type=int, default=200, help="games per round and bot kind")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--hands", type=int, default=5_000, help="hands per round and engine")
+    parser.add_argument("--games", type=int, default=100, help="games per round (best of 3) and bot kind")
+    parser.add_argument("--rounds", type=int, default=10, help="alternating rounds; the best counts")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     for name in ("hands", "games", "rounds"):
@@ -133,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         theirs = max(theirs, args.hands / openspiel_hands(args.hands, args.seed + r))
         floor = max(floor, args.hands / driver_only_hands(args.hands, args.seed + r))
     for bot in ("random", "heuristic"):
-        rate = max(args.games / games_seconds(bot, args.games) for _ in range(args.rounds))
+        rate = max(args.games / games_seconds(bot, args.games) for _ in range(GAME_ROUNDS))
         print(f"games: classic 4 x {bot}: {rate:.1f} games/s")
     print(f"hands: {PLAYERS} players x {CARDS} cards, {args.hands} hands x {args.rounds} rounds, best round")
     print(
