@@ -73,21 +73,14 @@ class Session:
         return None
 
     def decide(self, request: match_pb2.DecisionRequest) -> match_pb2.Action:
-        rules = self.rules.get(request.match_id, Rules())
-        observation = observation_from_proto(request.observation, rules)
-        observation = _with_legal(observation, legal_actions_of(request))
+        rules = self.rules.get(request.match_id) or Rules()
+        observation = observation_from_proto(request.observation, rules, legal_actions_of(request))
         action = match_pb2.Action(match_id=request.match_id, seat=request.seat, decision_id=request.decision_id)
         if request.kind == match_pb2.DECISION_KIND_BID:
             action.bid = int(self.bot.bid(observation))
         else:
             action.card.CopyFrom(card_to_proto(int(self.bot.play(observation))))
         return action
-
-
-def _with_legal(observation: Observation, legal: tuple[int, ...]) -> Observation:
-    from dataclasses import replace
-
-    return replace(observation, legal_actions=legal)
 
 
 async def connect_async(

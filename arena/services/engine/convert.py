@@ -101,21 +101,31 @@ def trick_to_proto(trick: Trick) -> match_pb2.Trick:
 
 
 _PHASES = {phase: int(phase) + 1 for phase in Phase}  # engine CUT=0 .. GAME_OVER=4 -> proto 1..5
+_ENGINE_PHASES = {0: Phase.BID, **{number: phase for phase, number in _PHASES.items()}}
 
 
 def phase_to_proto(phase: Phase) -> int:
     return _PHASES[phase]
 
 
-def observation_to_proto(obs: Observation, time_bank_ms: int = 0) -> match_pb2.Observation:
-    message = match_pb2.Observation(
-        seat=obs.seat, num_players=obs.num_players, phase=_PHASES[obs.phase], hand_number=obs.hand_number,
-        hands_scheduled=obs.hands_scheduled, hand_size=obs.hand_size, dealer=max(obs.dealer, 0),
-        participants=obs.participants, to_act=max(obs.to_act, 0), hand=[_CARDS[c] for c in obs.hand],
-        bids=obs.bids, tricks_won=obs.tricks_won, tricks=[trick_to_proto(t) for t in obs.tricks],
-        scores=obs.scores, forbidden_bid=-1 if obs.forbidden_bid is None else obs.forbidden_bid,
-        sudden_death=obs.sudden_death, time_bank_ms=time_bank_ms,
-    )  # fmt: skip
+def observation_to_proto(
+    obs: Observation, time_bank_ms: int = 0, out: match_pb2.Observation | None = None
+) -> match_pb2.Observation:
+    """The wire form of ``obs``, written into ``out`` when given (saves a copy)."""
+    message = match_pb2.Observation() if out is None else out
+    message.seat, message.num_players, message.phase = obs.seat, obs.num_players, _PHASES[obs.phase]
+    message.hand_number, message.hands_scheduled, message.hand_size = (
+        obs.hand_number, obs.hands_scheduled, obs.hand_size)
+    message.dealer, message.to_act = max(obs.dealer, 0), max(obs.to_act, 0)
+    message.participants.extend(obs.participants)
+    message.hand.extend([_CARDS[c] for c in obs.hand])
+    message.bids.extend(obs.bids)
+    message.tricks_won.extend(obs.tricks_won)
+    if obs.tricks:
+        message.tricks.extend([trick_to_proto(t) for t in obs.tricks])
+    message.scores.extend(obs.scores)
+    message.forbidden_bid = -1 if obs.forbidden_bid is None else obs.forbidden_bid
+    message.sudden_death, message.time_bank_ms = obs.sudden_death, time_bank_ms
     if obs.trump_card != NO_CARD:
         message.trump_card.CopyFrom(_CARDS[obs.trump_card])
     if obs.current_trick:
@@ -124,24 +134,30 @@ def observation_to_proto(obs: Observation, time_bank_ms: int = 0) -> match_pb2.O
     return message
 
 
-def observation_from_proto(message: match_pb2.Observation, rules: Rules) -> Observation:
+def _indexes(cards: Any) -> tuple[int, ...]:
+    """Card messages from the platform (trusted, so unchecked) as engine indexes."""
+    return tuple([c.suit * 13 + c.rank - 15 for c in cards])  # (suit - 1) * 13 + (rank - 2)
+
+
+def observation_from_proto(
+    message: match_pb2.Observation, rules: Rules, legal_actions: tuple[int, ...] = ()
+) -> Observation:
     """The engine's Observation (what built-in bots read) from the wire, for SDK bots."""
+    has_trump = message.HasField("trump_card")
+    trump = message.trump_card
     current = message.current_trick if message.HasField("current_trick") else None
-    phase = Phase(message.phase - 1) if message.phase else Phase.BID
     return Observation(
-        seat=message.seat, num_players=message.num_players, rules=rules, phase=phase,
-        hand_number=message.hand_number, hands_scheduled=message.hands_scheduled, hand_size=message.hand_size,
-        dealer=message.dealer, participants=tuple(message.participants), to_act=message.to_act,
-        hand=tuple(card_from_proto(c) for c in message.hand),
-        trump_card=card_from_proto(message.trump_card) if message.HasField("trump_card") else NO_CARD,
-        trump_suit=message.trump_card.suit - 1 if message.HasField("trump_card") else -1,
+        seat=message.seat, num_players=message.num_players, rules=rules,
+        phase=_ENGINE_PHASES[message.phase], hand_number=message.hand_number,
+        hands_scheduled=message.hands_scheduled, hand_size=message.hand_size, dealer=message.dealer,
+        participants=tuple(message.participants), to_act=message.to_act, hand=_indexes(message.hand),
+        trump_card=trump.suit * 13 + trump.rank - 15 if has_trump else NO_CARD,
+        trump_suit=trump.suit - 1 if has_trump else -1,
         bids=tuple(message.bids), tricks_won=tuple(message.tricks_won),
         trick_leader=current.leader if current is not None else -1,
-        current_trick=tuple(card_from_proto(c) for c in current.cards) if current is not None else (),
-        tricks=tuple(
-            Trick(t.leader, tuple(card_from_proto(c) for c in t.cards), t.winner) for t in message.tricks
-        ),
-        scores=tuple(message.scores), legal_actions=(),
+        current_trick=_indexes(current.cards) if current is not None else (),
+        tricks=tuple([Trick(t.leader, _indexes(t.cards), t.winner) for t in message.tricks]),
+        scores=tuple(message.scores), legal_actions=legal_actions,
         forbidden_bid=None if message.forbidden_bid < 0 else message.forbidden_bid,
         sudden_death=message.sudden_death,
     )  # fmt: skip
@@ -149,8 +165,8 @@ def observation_from_proto(message: match_pb2.Observation, rules: Rules) -> Obse
 
 def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:
     if request.kind == match_pb2.DECISION_KIND_BID:
-        return tuple(BID_BASE + b for b in request.legal_bids)
-    return tuple(card_from_proto(c) for c in request.legal_cards)
+        return tuple([BID_BASE + b for b in request.legal_bids])
+    return _indexes(request.legal_cards)
 
 
 def action_number(action: match_pb2.Action, kind: int) -> int:

@@ -100,7 +100,8 @@ class _Match:
                 else:
                     seat = state.current
                     state.apply_action(await self.decide(seat))
-                await self.publish(self.feed.step(state))
+                if self.log is not None:
+                    await self.publish(self.feed.step(state))
                 while hands_told < len(state.results):
                     await self.tell_hand(hands_told)
                     hands_told += 1
@@ -133,30 +134,31 @@ class _Match:
             return state.default_action()
         if spec.kind == "builtin":
             return self.builtin_action(seat)
+        began = time.perf_counter()  # the round trip: building the request to checking the answer
         legal = state.legal_actions()
         bidding = state.phase == Phase.BID
         self.decisions += 1
-        request = match_pb2.DecisionRequest(
-            match_id=self.match_id, seat=seat, decision_id=self.decisions,
-            kind=match_pb2.DECISION_KIND_BID if bidding else match_pb2.DECISION_KIND_PLAY,
-            observation=observation_to_proto(observe(state, seat), int(self.bank_ms[seat])),
-            deadline_ms=self.tc.decision_ms,
-        )  # fmt: skip
+        event = match_pb2.AgentEvent()
+        request = event.decision
+        request.match_id, request.seat, request.decision_id = self.match_id, seat, self.decisions
+        request.kind = match_pb2.DECISION_KIND_BID if bidding else match_pb2.DECISION_KIND_PLAY
+        observation_to_proto(observe(state, seat), int(self.bank_ms[seat]), out=request.observation)
+        request.deadline_ms = self.tc.decision_ms
         if bidding:
-            request.legal_bids.extend(a - BID_BASE for a in legal)
+            request.legal_bids.extend([a - BID_BASE for a in legal])
         else:
-            request.legal_cards.extend(card_to_proto(a) for a in legal)
+            request.legal_cards.extend([card_to_proto(a) for a in legal])
         allowed_s = (self.tc.decision_ms + self.bank_ms[seat]) / 1000
-        began = time.perf_counter()
+        asked = time.perf_counter()
         try:
-            reply = await self.players[seat].decide(request, allowed_s)
+            reply = await self.players[seat].decide(event, allowed_s)
         except Exception as error:  # a transport failure we did not foresee is still a disconnect
             reply = Reply(undeliverable=f"{spec.kind} seat failed: {error!r}")
-        elapsed_ms = (time.perf_counter() - began) * 1000
-        metrics.observe_decision(spec.kind, elapsed_ms / 1000)
+        elapsed_ms = (time.perf_counter() - asked) * 1000
         if elapsed_ms > self.tc.decision_ms:
             self.bank_ms[seat] = max(0.0, self.bank_ms[seat] - (elapsed_ms - self.tc.decision_ms))
         action, kind, detail = self.judge(seat, request, reply, legal, allowed_s)
+        metrics.observe_decision(spec.kind, time.perf_counter() - began)
         if kind is None:
             return action
         return self.fault(seat, kind, detail)

@@ -1,4 +1,5 @@
-"""Remote seats as the match host sees them: ask for a decision, wait at most ``timeout``.
+"""Remote seats as the match host sees them: ask for a decision (an AgentEvent carrying a
+DecisionRequest), wait at most ``timeout``.
 
 A ``Reply`` carries the agent's Action, or ``undeliverable`` when the agent is not reachable
 (a DISCONNECTED fault); ``None`` from ``decide`` means the deadline passed (TIMEOUT).
@@ -32,19 +33,19 @@ class ConnectedPlayer:
         self.started = match_pb2.AgentEvent(match_started=started)
         self.resend_start = await self.link.send(self.agent_id, self.started) is not None
 
-    async def decide(self, request: match_pb2.DecisionRequest, timeout: float) -> Reply | None:
+    async def decide(self, event: match_pb2.AgentEvent, timeout: float) -> Reply | None:
         if self.resend_start and self.started is not None:  # it missed the start: it may be back
             self.resend_start = await self.link.send(self.agent_id, self.started) is not None
-        future = self.link.expect(self.agent_id, request.decision_id)
-        problem = await self.link.send(self.agent_id, match_pb2.AgentEvent(decision=request))
+        decision_id = event.decision.decision_id
+        future = self.link.expect(self.agent_id, decision_id)
+        problem = await self.link.send(self.agent_id, event)
         if problem is not None:
-            self.link.forget(self.agent_id, request.decision_id)
+            self.link.forget(self.agent_id, decision_id)
             self.resend_start = True
             return Reply(undeliverable=problem)
-        try:
-            reply = await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            self.link.forget(self.agent_id, request.decision_id)
+        reply = await wait_reply(future, timeout)
+        if reply is None:
+            self.link.forget(self.agent_id, decision_id)
             return None
         if reply.undeliverable:
             self.resend_start = True
@@ -69,7 +70,7 @@ class EndpointPlayer:
         self.channel: grpc.aio.Channel | None = None
         self.call: grpc.aio.StreamStreamCall | None = None
         self.reader: asyncio.Task[None] | None = None
-        self.waiting: dict[int, asyncio.Future[Reply]] = {}
+        self.waiting: dict[int, asyncio.Future[Reply | None]] = {}
         self.started: match_pb2.MatchStarted | None = None
         self.broken = ""
 
@@ -115,19 +116,19 @@ class EndpointPlayer:
                 future.set_result(Reply(undeliverable=why))
         self.waiting.clear()
 
-    async def decide(self, request: match_pb2.DecisionRequest, timeout: float) -> Reply | None:
+    async def decide(self, event: match_pb2.AgentEvent, timeout: float) -> Reply | None:
         if self.broken:
             await self._dial()
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        self.waiting[request.decision_id] = future
-        if not await self._write(match_pb2.AgentEvent(decision=request)):
-            self.waiting.pop(request.decision_id, None)
+        decision_id = event.decision.decision_id
+        future: asyncio.Future[Reply | None] = asyncio.get_running_loop().create_future()
+        self.waiting[decision_id] = future
+        if not await self._write(event):
+            self.waiting.pop(decision_id, None)
             return Reply(undeliverable=self.broken or f"endpoint {self.address} is not reachable")
-        try:
-            return await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            self.waiting.pop(request.decision_id, None)
-            return None
+        reply = await wait_reply(future, timeout)
+        if reply is None:
+            self.waiting.pop(decision_id, None)
+        return reply
 
     async def notify(self, event: match_pb2.AgentEvent) -> None:
         await self._write(event)
@@ -148,6 +149,21 @@ class EndpointPlayer:
             with contextlib.suppress(Exception):
                 await self.call.done_writing()
         await self._hang_up()
+
+
+async def wait_reply(future: asyncio.Future[Reply | None], timeout: float) -> Reply | None:
+    """The reply, or None after ``timeout`` seconds (cheaper than asyncio.wait_for: no extra
+    future or loop turn on the common path)."""
+    handle = asyncio.get_running_loop().call_later(timeout, _expire, future)
+    try:
+        return await future
+    finally:
+        handle.cancel()
+
+
+def _expire(future: asyncio.Future[Reply | None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _describe(error: BaseException) -> str:

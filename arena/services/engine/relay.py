@@ -25,7 +25,7 @@ ReplyTarget = Callable[[relay_pb2.RelayEnvelope], None] | str  # local callback 
 class LocalGateway(Protocol):
     def holds(self, agent_id: str) -> bool: ...
 
-    def deliver(self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget) -> str | None: ...
+    async def deliver(self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget) -> str | None: ...
 
 
 LOCAL_GATEWAYS: list[LocalGateway] = []  # gateways running in this process register here
@@ -48,7 +48,7 @@ class HostLink:
         self.redis = redis_client  # redis.asyncio.Redis or None (local gateways only)
         self.host_id = uuid.uuid4().hex
         self.channel = keyspace.host_channel(self.host_id)
-        self._waiting: dict[tuple[str, int], asyncio.Future[Reply]] = {}
+        self._waiting: dict[tuple[str, int], asyncio.Future[Reply | None]] = {}
         self._gateway_of: dict[str, str] = {}
         self._pubsub: Any = None
         self._reader: asyncio.Task[None] | None = None
@@ -69,8 +69,8 @@ class HostLink:
                 await self._pubsub.unsubscribe(self.channel)
                 await self._pubsub.aclose()
 
-    def expect(self, agent_id: str, decision_id: int) -> asyncio.Future[Reply]:
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+    def expect(self, agent_id: str, decision_id: int) -> asyncio.Future[Reply | None]:
+        future: asyncio.Future[Reply | None] = asyncio.get_running_loop().create_future()
         self._waiting[(agent_id, decision_id)] = future
         return future
 
@@ -81,7 +81,7 @@ class HostLink:
         """Deliver ``event``; None when handed on, else a sentence why it could not be."""
         for gateway in LOCAL_GATEWAYS:
             if gateway.holds(agent_id):
-                return gateway.deliver(agent_id, event, self.receive)
+                return await gateway.deliver(agent_id, event, self.receive)
         if self.redis is None:
             return f"agent {agent_id!r} is not connected to this engine service"
         gateway_id = self._gateway_of.get(agent_id)

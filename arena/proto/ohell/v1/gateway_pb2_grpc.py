@@ -52,8 +52,10 @@ class AgentGatewayServiceServicer:
         the old stream (which ends with ABORTED); decisions pending on it are re-sent on the new
         one. HTTP/2 keepalive pings notice dead connections.
         Status codes: UNAUTHENTICATED (no or unknown token), PERMISSION_DENIED (an action for a
-        seat or match the agent does not hold; ends the stream), INVALID_ARGUMENT (an action
-        without match_id), ABORTED (replaced by a newer stream), UNAVAILABLE (shutting down).
+        seat or match the agent does not hold; ends the stream), ABORTED (replaced by a newer
+        stream), UNAVAILABLE (shutting down). Problems that do not end the stream come back as an
+        AgentEvent.notice: INVALID_ARGUMENT (an action without match_id), FAILED_PRECONDITION (the
+        decision is not pending: answered, timed out or unknown).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

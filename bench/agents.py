@@ -1,0 +1,206 @@
+"""Agent decision round trips through the full path, against a raw grpc.aio bidi ping-pong.
+
+    python bench/agents.py [--rounds 8] [--pings 300] [--concurrent 4]
+
+Ours: the engine service (agent gateway) and the match host run in this process; a connected
+agent (the SDK with a first-legal-action bot) runs in a subprocess and holds its stream. Each
+classic game asks it 128 decisions (19 bids, 109 cards); the host times each decision from
+building the request to having the answer checked (metrics' observe_decision), so the figure
+covers observation building, protobuf encoding, the gateway hop, gRPC both ways, the SDK's decoding
+and the bot. Raw: this process serves a bare bidi stream with byte messages, a client subprocess
+echoes each message, and this side times each round trip. Rounds alternate between the two so
+both see the same load on this shared machine. decisions/s: ``--concurrent`` matches at once,
+each with its own agent stream (one agent subprocess), over their wall time.
+
+Last line: ``agents: ours_p50_ms=<..> raw_p50_ms=<..> ratio=<ours/raw> decisions_per_s=<..>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parents[1]
+RAW_METHOD = "/bench.Raw/PingPong"
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+# ---------------------------------------------------------------- subprocess roles
+class FirstLegal:
+    name = "first-legal"
+
+    def bid(self, observation):  # type: ignore[no-untyped-def]
+        return observation.legal_bids[0]
+
+    def play(self, observation):  # type: ignore[no-untyped-def]
+        return observation.legal_actions[0]
+
+
+async def agent_role(address: str, tokens: list[str]) -> None:
+    from arena.sdk import connect_async
+
+    await asyncio.gather(*(connect_async(FirstLegal(), address, token) for token in tokens))
+
+
+async def echo_role(address: str) -> None:
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.stream_stream(RAW_METHOD)()
+        async for message in call:
+            await call.write(message)
+
+
+# ---------------------------------------------------------------- ours
+class Ours:
+    """The engine service and match host here, one agent subprocess holding ``streams`` streams."""
+
+    def __init__(self, streams: int) -> None:
+        self.streams = streams
+        self.samples: list[float] = []
+
+    async def start(self) -> None:
+        from arena.services.engine import host as host_module
+        from arena.services.engine.service import start_engine
+
+        self.original = host_module.metrics.observe_decision
+
+        def timed(kind: str, seconds: float) -> None:  # the host times each decision here
+            if kind == "connected":
+                self.samples.append(seconds)
+            self.original(kind, seconds)
+
+        host_module.metrics.observe_decision = timed  # type: ignore[method-assign]
+        tokens = {f"token-{i}": f"bench-{i}" for i in range(self.streams)}
+        self.engine = await start_engine(tokens=tokens)
+        self.agent = subprocess.Popen(
+            [sys.executable, __file__, "--role", "agent", "--address", f"127.0.0.1:{self.engine.port}",
+             *sum((["--token", t] for t in tokens), [])], cwd=ROOT)  # fmt: skip
+        while len(self.engine.gateway.connections) < self.streams:
+            await asyncio.sleep(0.02)
+        await self.play(1, seed=0)  # warm up
+        self.samples.clear()
+
+    async def play(self, matches: int, seed: int) -> float:
+        """Play ``matches`` classic games at once; returns their wall time."""
+        from arena.services.engine.host import host_match
+        from arena.services.engine.specs import SeatSpec, TimeControl
+        from ohell.presets import preset
+
+        def seats(i: int) -> list[SeatSpec]:
+            return [SeatSpec.connected(f"bench-{i}"), *[SeatSpec.builtin("random")] * 3]
+
+        began = time.perf_counter()
+        records = await asyncio.gather(*(
+            host_match(f"bench-{seed}-{i}", preset("classic"), seats(i), seed + i,
+                       time_control=TimeControl(decision_ms=5000), spectate=False)
+            for i in range(matches)))  # fmt: skip
+        assert all(not record["faults"] for record in records), "the bench agent must not fault"
+        return time.perf_counter() - began
+
+    async def stop(self) -> None:
+        from arena.services.engine import host as host_module
+
+        self.agent.terminate()
+        self.agent.wait()
+        host_module.metrics.observe_decision = self.original  # type: ignore[method-assign]
+        await self.engine.stop(0)
+
+
+# ---------------------------------------------------------------- raw
+class Raw:
+    """A bare bidi stream of 64-byte messages: this side writes and times, a subprocess echoes."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self.requests: asyncio.Queue[int] = asyncio.Queue()
+        self.finished: asyncio.Queue[None] = asyncio.Queue()
+
+    async def start(self) -> None:
+        async def ping_pong(request_iterator, context):  # type: ignore[no-untyped-def]
+            payload = b"x" * 64
+            while True:
+                count = await self.requests.get()
+                for _ in range(count):
+                    began = time.perf_counter()
+                    await context.write(payload)
+                    await context.read()
+                    self.samples.append(time.perf_counter() - began)
+                self.finished.put_nowait(None)
+
+        handler = grpc.method_handlers_generic_handler(
+            "bench.Raw", {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)})
+        self.server = grpc.aio.server()
+        self.server.add_generic_rpc_handlers((handler,))
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        await self.server.start()
+        self.echo = subprocess.Popen(
+            [sys.executable, __file__, "--role", "echo", "--address", f"127.0.0.1:{port}"], cwd=ROOT)
+        await self.ping(200)  # warm up
+        self.samples.clear()
+
+    async def ping(self, count: int) -> None:
+        self.requests.put_nowait(count)
+        await asyncio.wait_for(self.finished.get(), 120)
+
+    async def stop(self) -> None:
+        self.echo.terminate()
+        self.echo.wait()
+        await self.server.stop(0)
+
+
+async def measure(rounds: int, pings: int, concurrent: int) -> tuple[list[float], list[float], float]:
+    """Rounds alternate raw ping-pong and one match at a time, so both see the same machine load."""
+    raw, ours = Raw(), Ours(concurrent)
+    await raw.start()
+    await ours.start()
+    try:
+        for number in range(rounds):
+            await raw.ping(pings)
+            await ours.play(1, seed=1000 + number)
+        latencies = list(ours.samples)
+        ours.samples.clear()
+        wall = await ours.play(concurrent, seed=5000)
+        return raw.samples, latencies, len(ours.samples) / wall
+    finally:
+        await ours.stop()
+        await raw.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=8, help="alternating rounds: raw pings, then one match")
+    parser.add_argument("--pings", type=int, default=300, help="raw round trips per round")
+    parser.add_argument("--concurrent", type=int, default=4)
+    parser.add_argument("--role", choices=["bench", "agent", "echo"], default="bench", help=argparse.SUPPRESS)
+    parser.add_argument("--address", help=argparse.SUPPRESS)
+    parser.add_argument("--token", action="append", default=[], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.role == "agent":
+        asyncio.run(agent_role(args.address, args.token))
+        return 0
+    if args.role == "echo":
+        asyncio.run(echo_role(args.address))
+        return 0
+    raw, ours, per_second = asyncio.run(measure(args.rounds, args.pings, args.concurrent))
+    raw_p50, ours_p50 = statistics.median(raw) * 1000, statistics.median(ours) * 1000
+    print(f"raw grpc.aio bidi ping-pong: {len(raw)} round trips, p50 {raw_p50:.3f} ms, "
+          f"p99 {percentile(raw, 0.99) * 1000:.3f} ms")
+    print(f"ours (host -> gateway -> agent -> gateway -> host): {len(ours)} decisions, p50 {ours_p50:.3f} ms, "
+          f"p99 {percentile(ours, 0.99) * 1000:.3f} ms; {args.concurrent} matches at once: {per_second:.0f} decisions/s")
+    print(f"agents: ours_p50_ms={ours_p50:.3f} raw_p50_ms={raw_p50:.3f} ratio={ours_p50 / raw_p50:.2f} "
+          f"decisions_per_s={per_second:.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
