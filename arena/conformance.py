@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
@@ -66,6 +66,7 @@ class OpenSpielTable:
 
     pyspiel: ModuleType
     num_players: int
+    rules: Rules = field(default_factory=Rules)  # ours; its hand sizes are replaced per hand
     game: Any = None
     max_tricks: int = 0
     to_ours: dict[int, int] = field(default_factory=dict)  # OpenSpiel action -> our action
@@ -94,7 +95,7 @@ class OpenSpielTable:
 
     def ours(self, hand_size: int) -> Game:
         if hand_size not in self._ours:
-            self._ours[hand_size] = Game(Rules(hand_sizes=(hand_size,)), self.num_players)
+            self._ours[hand_size] = Game(replace(self.rules, hand_sizes=(hand_size,)), self.num_players)
         return self._ours[hand_size]
 
 

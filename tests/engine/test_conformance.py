@@ -58,8 +58,7 @@ def test_cut_makes_any_seat_the_first_dealer(n: int) -> None:
 
 
 def test_openspiel_applies_the_hook_so_an_engine_without_it_disagrees(pyspiel) -> None:
-    table = OpenSpielTable(pyspiel, 4)
-    table._ours[3] = Game(Rules(hand_sizes=(3,), hook=False), 4)
+    table = OpenSpielTable(pyspiel, 4, rules=Rules(hook=False))
     rng = random.Random(7)
     problems = [p for _ in range(100) for p in play_hand(table, 3, rng.randrange(4), rng)]
     assert problems, "the comparison failed to notice a missing hook"
