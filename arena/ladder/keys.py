@@ -22,7 +22,8 @@
     {p}rated:{l}               string stream id of the last log entry applied to the ratings
     {p}rating-pending:{l}      string set while a rating update is queued (coalesces requests)
     {p}ratings:{l}             hash   agent id -> JSON [mu, sigma]
-    {p}stats:{l}               hash   "{agent}:{field}" -> count (games, hands, exact, faults, ...)
+    {p}stats:{l}               hash   agent id -> JSON counts [games, hands, exact, faults, forfeits,
+                                      win shares (x420), points] (arena.ladder.ratings.STAT_FIELDS)
     {p}board:{l}               zset   agent id -> ordinal (mu - 3 sigma)
 """
 

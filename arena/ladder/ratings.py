@@ -22,7 +22,7 @@ from arena.ladder.matchlog import _text
 # tau keeps sigma from collapsing on a long ladder, so ratings still follow an agent that improves.
 # It must be given to the model: rate(..., tau=0) is silently ignored by openskill.
 MODEL = PlackettLuce(tau=25.0 / 300.0)
-STAT_FIELDS = ("games", "hands", "exact", "faults", "forfeits", "win_shares", "points")
+STAT_FIELDS = ("games", "hands", "exact", "faults", "forfeits", "win_shares", "points")  # stats:{l} agent -> JSON list
 WIN_SHARE = 420  # a win shared by k seats (k <= 7) counts 420 / k: statistics stay integers
 
 Rating = tuple[float, float]  # (mu, sigma)
@@ -39,36 +39,35 @@ def ranks(totals: Sequence[int], forfeited: Iterable[int] = ()) -> list[int]:
     ]
 
 
-def rate_match(ratings: dict[str, Rating], summary: dict[str, Any]) -> None:
-    """Update ``ratings`` in place with one match (agents missing from it start at the default)."""
+def rate_match(ratings: dict[str, Any], summary: dict[str, Any]) -> None:
+    """Update ``ratings`` (agent -> openskill rating) in place with one match; agents missing
+    from it start at the model's default."""
     agents = summary["agents"]
-    teams = []
-    for agent in agents:
-        mu, sigma = ratings.get(agent) or (MODEL.mu, MODEL.sigma)
-        teams.append([MODEL.rating(mu=mu, sigma=sigma)])
+    teams = [[ratings.get(agent) or MODEL.rating()] for agent in agents]
     new = MODEL.rate(teams, ranks=ranks(summary["totals"], summary["forfeited"]))
     for agent, (rating,) in zip(agents, new, strict=True):
-        ratings[agent] = (rating.mu, rating.sigma)
+        ratings[agent] = rating
 
 
-def stat_increments(summary: dict[str, Any]) -> dict[str, int]:
-    """``{"agent:field": increment}`` for the statistics of one match."""
-    winners = summary["winners"]
-    forfeited = set(summary["forfeited"])
-    inc: dict[str, int] = {}
+def add_stats(stats: dict[str, list[int]], summary: dict[str, Any]) -> None:
+    """Add one match to ``stats`` (agent -> counts in STAT_FIELDS order)."""
+    winners, forfeited, totals = summary["winners"], summary["forfeited"], summary["totals"]
+    hands, exact, faults = summary["hands"], summary["exact"], summary["faults"]
+    share = WIN_SHARE // len(winners) if winners else 0
     for seat, agent in enumerate(summary["agents"]):
-        values = {
-            "games": 1, "hands": summary["hands"][seat], "exact": summary["exact"][seat],
-            "faults": summary["faults"][seat], "forfeits": int(seat in forfeited),
-            "win_shares": WIN_SHARE // len(winners) if seat in winners else 0, "points": summary["totals"][seat],
-        }  # fmt: skip
-        for name, value in values.items():
-            key = f"{agent}:{name}"
-            inc[key] = inc.get(key, 0) + value
-    return inc
+        counts = stats.get(agent)
+        if counts is None:
+            counts = stats[agent] = [0] * len(STAT_FIELDS)
+        counts[0] += 1
+        counts[1] += hands[seat]
+        counts[2] += exact[seat]
+        counts[3] += faults[seat]
+        counts[4] += seat in forfeited
+        counts[5] += share if seat in winners else 0
+        counts[6] += totals[seat]
 
 
-def catch_up(client: redis.Redis, keys: Keys, ladder: str, batch: int = 500) -> int:
+def catch_up(client: redis.Redis, keys: Keys, ladder: str, batch: int = 1000) -> int:
     """Apply the log entries not rated yet; returns how many this call applied."""
     applied = 0
     while True:
@@ -91,19 +90,14 @@ def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> in
             summaries = [json.loads(fields[b"summary"]) for _, fields in entries]
             agents = sorted({agent for summary in summaries for agent in summary["agents"]})
             stored = pipe.hmget(keys.ratings(ladder), agents)
-            ratings: dict[str, Rating] = {
-                agent: tuple(json.loads(raw)) for agent, raw in zip(agents, stored, strict=True) if raw
-            }
-            increments: dict[str, int] = {}
+            ratings = {agent: _rating(raw) for agent, raw in zip(agents, stored, strict=True) if raw}
+            counted = pipe.hmget(keys.stats(ladder), agents)
+            stats = {agent: json.loads(raw) for agent, raw in zip(agents, counted, strict=True) if raw}
             for summary in summaries:
                 rate_match(ratings, summary)
-                for key, value in stat_increments(summary).items():
-                    increments[key] = increments.get(key, 0) + value
+                add_stats(stats, summary)
             pipe.multi()
-            _write(pipe, keys, ladder, ratings, agents)
-            for key, value in increments.items():
-                if value:
-                    pipe.hincrby(keys.stats(ladder), key, value)
+            _write(pipe, keys, ladder, ratings, stats)
             pipe.set(keys.rated(ladder), _text(entries[-1][0]))
             pipe.execute()
             return len(entries)
@@ -111,22 +105,28 @@ def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> in
             return None
 
 
-def _write(pipe: Any, keys: Keys, ladder: str, ratings: dict[str, Rating], agents: Iterable[str]) -> None:
-    encoded = {agent: json.dumps(list(ratings[agent])) for agent in agents}
-    if encoded:
-        pipe.hset(keys.ratings(ladder), mapping=encoded)
-        pipe.zadd(keys.board(ladder), {agent: ratings[agent][0] - 3 * ratings[agent][1] for agent in encoded})
+def _rating(raw: bytes) -> Any:
+    mu, sigma = json.loads(raw)
+    return MODEL.rating(mu=mu, sigma=sigma)
 
 
-def replay(summaries: Iterable[dict[str, Any]]) -> tuple[dict[str, Rating], dict[str, int]]:
-    """Ratings and statistics from scratch, from summaries in log order (pure)."""
-    ratings: dict[str, Rating] = {}
-    stats: dict[str, int] = {}
+def _write(pipe: Any, keys: Keys, ladder: str, ratings: dict[str, Any], stats: dict[str, list[int]]) -> None:
+    if ratings:  # "[mu, sigma]" exactly as json.dumps writes floats (repr), without its overhead
+        pipe.hset(keys.ratings(ladder), mapping={a: f"[{r.mu!r}, {r.sigma!r}]" for a, r in ratings.items()})
+        pipe.zadd(keys.board(ladder), {agent: r.mu - 3 * r.sigma for agent, r in ratings.items()})
+    if stats:
+        pipe.hset(keys.stats(ladder), mapping={agent: json.dumps(counts) for agent, counts in stats.items()})
+
+
+def replay(summaries: Iterable[dict[str, Any]]) -> tuple[dict[str, Rating], dict[str, list[int]]]:
+    """Ratings (agent -> (mu, sigma)) and statistics (agent -> counts in STAT_FIELDS order)
+    from scratch, from summaries in log order (pure)."""
+    ratings: dict[str, Any] = {}
+    stats: dict[str, list[int]] = {}
     for summary in summaries:
         rate_match(ratings, summary)
-        for key, value in stat_increments(summary).items():
-            stats[key] = stats.get(key, 0) + value
-    return ratings, stats
+        add_stats(stats, summary)
+    return {agent: (r.mu, r.sigma) for agent, r in ratings.items()}, stats
 
 
 def rebuild(client: redis.Redis, keys: Keys, ladder: str) -> int:
@@ -138,13 +138,14 @@ def rebuild(client: redis.Redis, keys: Keys, ladder: str) -> int:
             try:
                 pipe.watch(keys.rated(ladder))
                 entries = list(read_log(pipe, keys, ladder))
-                ratings, stats = replay(summary for _, summary in entries)
+                ratings: dict[str, Any] = {}
+                stats: dict[str, list[int]] = {}
+                for _, summary in entries:
+                    rate_match(ratings, summary)
+                    add_stats(stats, summary)
                 pipe.multi()
                 pipe.delete(keys.ratings(ladder), keys.stats(ladder), keys.board(ladder), keys.rated(ladder))
-                _write(pipe, keys, ladder, ratings, ratings)
-                for key, value in stats.items():
-                    if value:
-                        pipe.hincrby(keys.stats(ladder), key, value)
+                _write(pipe, keys, ladder, ratings, stats)
                 if entries:
                     pipe.set(keys.rated(ladder), entries[-1][0])
                 pipe.execute()

@@ -21,10 +21,11 @@ def test_ranks_share_ties_and_put_forfeits_last() -> None:
 
 
 def test_a_tie_moves_tied_agents_alike() -> None:
-    ratings = {}
-    from arena.ladder.ratings import rate_match
-
-    rate_match(ratings, {"agents": ["a", "b", "c"], "totals": [10, 10, 0], "forfeited": []})
+    summary = {"agents": ["a", "b", "c"], "totals": [10, 10, 0], "forfeited": [], "winners": [0, 1],
+               "hands": [2, 2, 2], "exact": [1, 2, 0], "faults": [0, 0, 0]}
+    ratings, stats = replay([summary])
+    # games, hands, exact, faults, forfeits, win shares (x420), points
+    assert stats == {"a": [1, 2, 1, 0, 0, 210, 10], "b": [1, 2, 2, 0, 0, 210, 10], "c": [1, 2, 0, 0, 0, 0, 0]}
     assert ratings["a"] == ratings["b"] and ratings["a"][0] > MODEL.mu > ratings["c"][0]
 
 
@@ -66,7 +67,7 @@ def test_concurrent_updates_for_one_agent_lose_nothing(store: RedisStore, redis_
     entries = list(read_log(store.client, store.keys, "l"))
     expected, stats = replay(summary for _, summary in entries)
     assert stored_ratings(store.client, store.keys, "l") == expected  # same as one sequential pass
-    assert store.standing("l", players[0]).games == 90 == stats[f"{players[0]}:games"]
+    assert store.standing("l", players[0]).games == 90 == stats[players[0]][0]
     assert store.standing("l", players[0]).hands == 90 and store.standing("l", players[0]).exact == 90
     assert catch_up(store.client, store.keys, "l") == 0  # nothing left: exactly once
 

@@ -80,7 +80,8 @@ class QueueOps:
         for i in range(0, len(flat), 4):
             rating = json.loads(flat[i + 2]) if flat[i + 2] else (MODEL.mu, MODEL.sigma)
             waited = max(0.0, (now_ms - float(flat[i + 1])) / 1000)
-            tickets.append(Ticket(text(flat[i]), float(rating[0]), int(flat[i + 3] or 0), waited))
+            games = json.loads(flat[i + 3])[0] if flat[i + 3] else 0
+            tickets.append(Ticket(text(flat[i]), float(rating[0]), games, waited))
         return tickets
 
     def claim(self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int) -> list[str | None]:
@@ -88,15 +89,12 @@ class QueueOps:
         agents and house bots). Returns the new match id, or None, per table."""
         if not tables:
             return []
-        specs: dict[str, dict[str, Any]] = {}
+        agents = self.get_agents(agent for table in tables for agent in table)  # type: ignore[attr-defined]
+        specs = {agent_id: agent.seat_spec() | ({"house": True} if agent.house else {})
+                 for agent_id, agent in agents.items()}  # fmt: skip
         payload = []
         for table in tables:
-            seats = []
-            for agent_id in table:
-                if agent_id not in specs:
-                    agent = self.get_agent(agent_id)  # type: ignore[attr-defined]
-                    specs[agent_id] = agent.seat_spec() | ({"house": True} if agent.house else {})
-                seats.append(specs[agent_id])
+            seats = [specs[agent_id] for agent_id in table]
             queued = [seat["agent_id"] for seat in seats if not seat.get("house")]
             payload.append({"agents": queued, "seats": seats, "queue": queue_for(seats)})
         by_queue: dict[str, list[int]] = {}

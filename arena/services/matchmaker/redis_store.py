@@ -7,12 +7,13 @@ import json
 import re
 import secrets
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import redis
 
 from arena.ladder.keys import Keys
-from arena.ladder.ratings import MODEL, WIN_SHARE
+from arena.ladder.ratings import MODEL, STAT_FIELDS, WIN_SHARE
 from arena.services.matchmaker.forming import HouseBot
 from arena.services.matchmaker.model import AGENT_KINDS, Agent, Ladder, Standing
 from arena.services.matchmaker.redis_queue import QueueOps, text
@@ -78,14 +79,21 @@ class RedisStore(QueueOps):
         return self.get_agent(text(agent_id)) if agent_id else None
 
     def get_agent(self, agent_id: str) -> Agent:
-        raw = self.client.hgetall(self.keys.agent(agent_id))
-        if not raw:
-            raise NotFound(f"no agent {agent_id!r}", "agent_id")
-        data = {text(k): text(v) for k, v in raw.items()}
-        return Agent(
-            data["agent_id"], data["name"], data["kind"], data.get("version", ""), data.get("bot", ""),
-            data.get("endpoint", ""), data.get("house") == "1", int(data.get("created_ms", 0)),
-        )  # fmt: skip
+        return self.get_agents([agent_id])[agent_id]
+
+    def get_agents(self, agent_ids: Iterable[str]) -> dict[str, Agent]:
+        """Several agents in one round trip."""
+        ids = list(dict.fromkeys(agent_ids))
+        with self.client.pipeline(transaction=False) as pipe:
+            for agent_id in ids:
+                pipe.hgetall(self.keys.agent(agent_id))
+            found = pipe.execute()
+        agents = {}
+        for agent_id, raw in zip(ids, found, strict=True):
+            if not raw:
+                raise NotFound(f"no agent {agent_id!r}", "agent_id")
+            agents[agent_id] = _agent(raw)
+        return agents
 
     def agent_by_name(self, name: str) -> Agent:
         agent_id = self.client.hget(self.keys.agent_names, name)
@@ -158,11 +166,18 @@ class RedisStore(QueueOps):
         agent = self.get_agent(agent_id)
         raw = self.client.hget(self.keys.ratings(ladder), agent_id)
         mu, sigma = json.loads(raw) if raw else (MODEL.mu, MODEL.sigma)
-        fields = ("games", "hands", "exact", "faults", "forfeits", "win_shares", "points")
-        values = self.client.hmget(self.keys.stats(ladder), [f"{agent_id}:{f}" for f in fields])
-        counts: dict[str, Any] = {f: int(v or 0) for f, v in zip(fields, values, strict=True)}
+        counted = self.client.hget(self.keys.stats(ladder), agent_id)
+        counts: dict[str, Any] = dict(zip(STAT_FIELDS, json.loads(counted) if counted else [0] * 7, strict=True))
         if not rank and raw:
             position = self.client.zrevrank(self.keys.board(ladder), agent_id)
             rank = position + 1 if position is not None else 0
         wins = counts.pop("win_shares") / WIN_SHARE
         return Standing(agent_id, agent.name, mu, sigma, wins=wins, rank=rank, **counts)
+
+
+def _agent(raw: dict[bytes, bytes]) -> Agent:
+    data = {text(k): text(v) for k, v in raw.items()}
+    return Agent(
+        data["agent_id"], data["name"], data["kind"], data.get("version", ""), data.get("bot", ""),
+        data.get("endpoint", ""), data.get("house") == "1", int(data.get("created_ms", 0)),
+    )  # fmt: skip

@@ -3,7 +3,7 @@ the prefix given as ARGV[1] (one Redis instance, not a cluster: see docs/operati
 
 from __future__ import annotations
 
-# Tickets of one ladder that can be seated now: [agent, enqueued_ms, rating JSON|false, games|false]*.
+# Tickets of one ladder that can be seated now: [agent, enqueued_ms, rating JSON|false, stats JSON|false]*.
 # ARGV = prefix, ladder, now_ms, grace_ms. Tickets whose lease expired are dropped here. A
 # connected agent's ticket (value "g:<joined ms>") needs the agent's gateway presence key: without
 # it the agent is not seated, and after grace_ms its ticket is dropped (its connection died).
@@ -29,7 +29,7 @@ for i = 1, #members, 2 do
     out[#out + 1] = agent
     out[#out + 1] = members[i + 1]
     out[#out + 1] = redis.call('HGET', p .. 'ratings:' .. l, agent)
-    out[#out + 1] = redis.call('HGET', p .. 'stats:' .. l, agent .. ':games')
+    out[#out + 1] = redis.call('HGET', p .. 'stats:' .. l, agent)
   end
 end
 return out
