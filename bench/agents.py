@@ -9,7 +9,8 @@ building the request to having the answer checked (metrics' observe_decision), s
 covers observation building, protobuf encoding, the gateway hop, gRPC both ways, the SDK's decoding
 and the bot. Raw: this process serves a bare bidi stream with byte messages, a client subprocess
 echoes each message, and this side times each round trip. Rounds alternate between the two so
-both see the same load on this shared machine. decisions/s: ``--concurrent`` matches at once,
+both see the same load on this shared machine, and in both this process is pinned to CPU 0 and the
+subprocess to CPU 1 (placement alone moves a ping-pong by ~1.5x here). decisions/s: ``--concurrent`` matches at once,
 each with its own agent stream (one agent subprocess), over their wall time.
 
 Last line: ``agents: ours_p50_ms=<..> raw_p50_ms=<..> ratio=<ours/raw> decisions_per_s=<..>``.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -29,6 +31,17 @@ import grpc
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW_METHOD = "/bench.Raw/PingPong"
+
+
+def pin(cpu: int | None) -> None:
+    """Keep this process (and the threads it starts later) on one CPU: on this 2-core machine
+    a ping-pong is ~1.5x slower when both ends share a core, so each end gets its own."""
+    if cpu is not None and hasattr(os, "sched_setaffinity") and cpu < (os.cpu_count() or 1):
+        os.sched_setaffinity(0, {cpu})
+
+
+def child_cpu() -> list[str]:
+    return ["--cpu", "1"] if (os.cpu_count() or 1) >= 2 else []
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -84,7 +97,7 @@ class Ours:
         self.engine = await start_engine(tokens=tokens)
         self.agent = subprocess.Popen(
             [sys.executable, __file__, "--role", "agent", "--address", f"127.0.0.1:{self.engine.port}",
-             *sum((["--token", t] for t in tokens), [])], cwd=ROOT)  # fmt: skip
+             *sum((["--token", t] for t in tokens), []), *child_cpu()], cwd=ROOT)  # fmt: skip
         while len(self.engine.gateway.connections) < self.streams:
             await asyncio.sleep(0.02)
         await self.play(1, seed=0)  # warm up
@@ -144,7 +157,7 @@ class Raw:
         port = self.server.add_insecure_port("127.0.0.1:0")
         await self.server.start()
         self.echo = subprocess.Popen(
-            [sys.executable, __file__, "--role", "echo", "--address", f"127.0.0.1:{port}"], cwd=ROOT)
+            [sys.executable, __file__, "--role", "echo", "--address", f"127.0.0.1:{port}", *child_cpu()], cwd=ROOT)
         await self.ping(200)  # warm up
         self.samples.clear()
 
@@ -184,7 +197,9 @@ def main() -> int:
     parser.add_argument("--role", choices=["bench", "agent", "echo"], default="bench", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--token", action="append", default=[], help=argparse.SUPPRESS)
+    parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    pin(args.cpu if args.role != "bench" else 0)
     if args.role == "agent":
         asyncio.run(agent_role(args.address, args.token))
         return 0
@@ -196,7 +211,8 @@ def main() -> int:
     print(f"raw grpc.aio bidi ping-pong: {len(raw)} round trips, p50 {raw_p50:.3f} ms, "
           f"p99 {percentile(raw, 0.99) * 1000:.3f} ms")
     print(f"ours (host -> gateway -> agent -> gateway -> host): {len(ours)} decisions, p50 {ours_p50:.3f} ms, "
-          f"p99 {percentile(ours, 0.99) * 1000:.3f} ms; {args.concurrent} matches at once: {per_second:.0f} decisions/s")
+          f"p99 {percentile(ours, 0.99) * 1000:.3f} ms; {args.concurrent} matches at once: "
+          f"{per_second:.0f} decisions/s")
     print(f"agents: ours_p50_ms={ours_p50:.3f} raw_p50_ms={raw_p50:.3f} ratio={ours_p50 / raw_p50:.2f} "
           f"decisions_per_s={per_second:.0f}")
     return 0

@@ -5,6 +5,8 @@ Names follow Prometheus conventions: ``_total`` counters, ``_seconds`` histogram
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import Counter, Histogram
 
 DECISIONS = Counter("ohell_agent_decisions_total", "Decisions asked of seats", ["agent_kind"])
@@ -21,9 +23,15 @@ AGENTS_CONNECTED = Counter(
 )
 
 
+_children: dict[str, tuple[Any, Any]] = {}  # labelled series per agent kind, looked up once
+
+
 def observe_decision(kind: str, seconds: float) -> None:
-    DECISIONS.labels(kind).inc()
-    DECISION_SECONDS.labels(kind).observe(seconds)
+    series = _children.get(kind)
+    if series is None:
+        series = _children[kind] = (DECISIONS.labels(kind), DECISION_SECONDS.labels(kind))
+    series[0].inc()
+    series[1].observe(seconds)
 
 
 def observe_fault(kind: str, fault: str) -> None:
