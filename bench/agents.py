@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -77,8 +78,9 @@ async def echo_role(address: str) -> None:
 class Ours:
     """The engine service and match host here, one agent subprocess holding ``streams`` streams."""
 
-    def __init__(self, streams: int) -> None:
+    def __init__(self, streams: int, redis_url: str | None = None) -> None:
         self.streams = streams
+        self.redis_url = redis_url
         self.samples: list[float] = []
 
     async def start(self) -> None:
@@ -94,7 +96,7 @@ class Ours:
 
         host_module.metrics.observe_decision = timed  # type: ignore[method-assign]
         tokens = {f"token-{i}": f"bench-{i}" for i in range(self.streams)}
-        self.engine = await start_engine(tokens=tokens)
+        self.engine = await start_engine(tokens=tokens, redis_url=self.redis_url)
         self.agent = subprocess.Popen(
             [sys.executable, __file__, "--role", "agent", "--address", f"127.0.0.1:{self.engine.port}",
              *sum((["--token", t] for t in tokens), []), *child_cpu()], cwd=ROOT)  # fmt: skip
@@ -103,22 +105,30 @@ class Ours:
         await self.play(1, seed=0)  # warm up
         self.samples.clear()
 
-    async def play(self, matches: int, seed: int) -> float:
-        """Play ``matches`` classic games at once; returns their wall time."""
+    async def play(self, matches: int, seed: int, relay: bool = False) -> float:
+        """Play ``matches`` classic games at once; returns their wall time. ``relay``: reach the
+        agent through Redis, as a match host in another process (a Celery worker) does."""
         from arena.services.engine.host import host_match
+        from arena.services.engine.relay import LOCAL_GATEWAYS
         from arena.services.engine.specs import SeatSpec, TimeControl
         from ohell.presets import preset
 
         def seats(i: int) -> list[SeatSpec]:
             return [SeatSpec.connected(f"bench-{i}"), *[SeatSpec.builtin("random")] * 3]
 
-        began = time.perf_counter()
-        records = await asyncio.gather(*(
-            host_match(f"bench-{seed}-{i}", preset("classic"), seats(i), seed + i,
-                       time_control=TimeControl(decision_ms=5000), spectate=False)
-            for i in range(matches)))  # fmt: skip
-        assert all(not record["faults"] for record in records), "the bench agent must not fault"
-        return time.perf_counter() - began
+        if relay:
+            LOCAL_GATEWAYS.remove(self.engine.gateway)
+        try:
+            began = time.perf_counter()
+            records = await asyncio.gather(*(
+                host_match(f"bench-{seed}-{i}", preset("classic"), seats(i), seed + i, spectate=False,
+                           time_control=TimeControl(decision_ms=5000), redis_url=self.redis_url if relay else None)
+                for i in range(matches)))  # fmt: skip
+            assert all(not record["faults"] for record in records), "the bench agent must not fault"
+            return time.perf_counter() - began
+        finally:
+            if relay:
+                LOCAL_GATEWAYS.append(self.engine.gateway)
 
     async def stop(self) -> None:
         from arena.services.engine import host as host_module
@@ -171,19 +181,25 @@ class Raw:
         await self.server.stop(0)
 
 
-async def measure(rounds: int, pings: int, concurrent: int) -> tuple[list[float], list[float], float]:
+async def measure(rounds: int, pings: int, concurrent: int, redis_url: str | None) -> dict[str, Any]:
     """Rounds alternate raw ping-pong and one match at a time, so both see the same machine load."""
-    raw, ours = Raw(), Ours(concurrent)
+    raw, ours = Raw(), Ours(concurrent, redis_url)
     await raw.start()
     await ours.start()
     try:
         for number in range(rounds):
             await raw.ping(pings)
             await ours.play(1, seed=1000 + number)
-        latencies = list(ours.samples)
+        result: dict[str, Any] = {"raw": raw.samples, "ours": list(ours.samples)}
         ours.samples.clear()
         wall = await ours.play(concurrent, seed=5000)
-        return raw.samples, latencies, len(ours.samples) / wall
+        result["per_second"] = len(ours.samples) / wall
+        if redis_url:
+            ours.samples.clear()
+            for number in range(max(1, rounds // 4)):
+                await ours.play(1, seed=9000 + number, relay=True)
+            result["relayed"] = list(ours.samples)
+        return result
     finally:
         await ours.stop()
         await raw.stop()
@@ -194,6 +210,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=8, help="alternating rounds: raw pings, then one match")
     parser.add_argument("--pings", type=int, default=300, help="raw round trips per round")
     parser.add_argument("--concurrent", type=int, default=4)
+    parser.add_argument("--no-relay", action="store_true", help="skip the Redis relay figure (info only)")
     parser.add_argument("--role", choices=["bench", "agent", "echo"], default="bench", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--token", action="append", default=[], help=argparse.SUPPRESS)
@@ -206,10 +223,24 @@ def main() -> int:
     if args.role == "echo":
         asyncio.run(echo_role(args.address))
         return 0
-    raw, ours, per_second = asyncio.run(measure(args.rounds, args.pings, args.concurrent))
+    redis = None
+    if not args.no_relay:
+        from arena.embedded_redis import EmbeddedRedis
+
+        redis = EmbeddedRedis(appendonly=False).start()
+    try:
+        result = asyncio.run(measure(args.rounds, args.pings, args.concurrent, redis.url if redis else None))
+    finally:
+        if redis is not None:
+            redis.cleanup()
+    raw, ours, per_second = result["raw"], result["ours"], result["per_second"]
     raw_p50, ours_p50 = statistics.median(raw) * 1000, statistics.median(ours) * 1000
     print(f"raw grpc.aio bidi ping-pong: {len(raw)} round trips, p50 {raw_p50:.3f} ms, "
           f"p99 {percentile(raw, 0.99) * 1000:.3f} ms")
+    if "relayed" in result:
+        relayed = result["relayed"]
+        print(f"info: host in another process than the gateway (Redis pub/sub relay): {len(relayed)} decisions, "
+              f"p50 {statistics.median(relayed) * 1000:.3f} ms, p99 {percentile(relayed, 0.99) * 1000:.3f} ms")
     print(f"ours (host -> gateway -> agent -> gateway -> host): {len(ours)} decisions, p50 {ours_p50:.3f} ms, "
           f"p99 {percentile(ours, 0.99) * 1000:.3f} ms; {args.concurrent} matches at once: "
           f"{per_second:.0f} decisions/s")
