@@ -143,7 +143,7 @@ def test_agent_reconnecting_plays_on(engine_process, make_agent, shared_redis_se
             return first_legal(request)
 
         async def slow(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
-            await asyncio.sleep(0.05)  # keeps the match going while the flaky agent comes back
+            await asyncio.sleep(0.15)  # keeps the match going while the flaky agent comes back
             return first_legal(request)
 
         first = await ScriptedAgent(engine_process.address, token, drop_once).start()

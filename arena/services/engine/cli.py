@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from ohell.errors import OhHellError
 
@@ -45,7 +46,7 @@ def cmd_engine(args: argparse.Namespace) -> int:
     return 0
 
 
-def _seat(text: str) -> object:
+def _seat(text: str) -> Any:
     from arena.proto.ohell.v1 import challenge_pb2
 
     kind, sep, value = text.partition(":")

@@ -19,7 +19,7 @@ class ConversionError(OhHellError):
 
 
 # Prebuilt Card messages: building the observation is on every decision's path.
-_CARDS = tuple(cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2) for c in range(52))
+_CARDS = tuple(cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2) for c in range(52))  # type: ignore[arg-type]
 
 _ENUMS: dict[str, tuple[type, str]] = {
     "direction": (Direction, "DIRECTION_"),
@@ -28,7 +28,7 @@ _ENUMS: dict[str, tuple[type, str]] = {
     "scoring": (Scoring, "SCORING_"),
     "tie_break": (TieBreak, "TIE_BREAK_"),
 }
-_ENUM_TYPES = {
+_ENUM_TYPES: dict[str, Any] = {
     "direction": rules_pb2.Direction, "max_cards_auto": rules_pb2.MaxCardsAuto, "bidding": rules_pb2.Bidding,
     "scoring": rules_pb2.Scoring, "tie_break": rules_pb2.TieBreak,
 }  # fmt: skip
@@ -91,7 +91,7 @@ def rules_from_proto(message: rules_pb2.Rules, field: str = "rules") -> Rules:
     if message.hand_sizes:
         overrides["hand_sizes"] = tuple(message.hand_sizes)
     try:
-        return replace(base, **overrides) if overrides else base
+        return replace(base, **overrides) if overrides else base  # type: ignore[arg-type]
     except RulesError as error:
         raise ConversionError(f"{field}: {error}") from None
 
@@ -104,7 +104,7 @@ _PHASES = {phase: int(phase) + 1 for phase in Phase}  # engine CUT=0 .. GAME_OVE
 _ENGINE_PHASES = {0: Phase.BID, **{number: phase for phase, number in _PHASES.items()}}
 
 
-def phase_to_proto(phase: Phase) -> int:
+def phase_to_proto(phase: Phase) -> Any:
     return _PHASES[phase]
 
 
@@ -113,7 +113,8 @@ def observation_to_proto(
 ) -> match_pb2.Observation:
     """The wire form of ``obs``, written into ``out`` when given (saves a copy)."""
     message = match_pb2.Observation() if out is None else out
-    message.seat, message.num_players, message.phase = obs.seat, obs.num_players, _PHASES[obs.phase]
+    message.seat, message.num_players = obs.seat, obs.num_players
+    message.phase = _PHASES[obs.phase]  # type: ignore[assignment]
     message.hand_number, message.hands_scheduled, message.hand_size = (
         obs.hand_number, obs.hands_scheduled, obs.hand_size)
     message.dealer, message.to_act = max(obs.dealer, 0), max(obs.to_act, 0)

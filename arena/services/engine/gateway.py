@@ -144,6 +144,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                     decision_id=envelope.to_agent.decision.decision_id))
 
     async def _refresh_presence(self) -> None:
+        assert self.redis is not None
         while True:
             await asyncio.sleep(keyspace.PRESENCE_REFRESH_S)
             async with self.redis.pipeline(transaction=False) as pipe:

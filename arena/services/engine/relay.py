@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from arena.proto.ohell.v1 import match_pb2, relay_pb2
@@ -126,7 +126,7 @@ async def publish_reply(redis_client: Any, channel: str, envelope: relay_pb2.Rel
 
 
 def reply_to(target: ReplyTarget, envelope: relay_pb2.RelayEnvelope,
-             publish: Callable[[str, relay_pb2.RelayEnvelope], Awaitable[None]] | None) -> None:
+             publish: Callable[[str, relay_pb2.RelayEnvelope], Coroutine[Any, Any, None]] | None) -> None:
     """Send ``envelope`` to a host: call a local host directly or publish to its channel."""
     if callable(target):
         target(envelope)

@@ -20,7 +20,7 @@ from arena.proto.ohell.v1 import (
     spectate_pb2_grpc,
 )
 from arena.services.common.auth import RedisTokens, StaticTokens, TokenStore
-from arena.services.common.server import Limits, Served, Service, create_server, stop_server
+from arena.services.common.server import DEFAULT_LIMITS, Limits, Served, Service, create_server, stop_server
 from arena.services.engine.challenge import ChallengeApi
 from arena.services.engine.events import EventLog, RedisEventLog
 from arena.services.engine.gateway import Gateway
@@ -84,5 +84,5 @@ async def start_engine(
         Service(_name(spectate_pb2, "SpectateService"),
                 lambda s: spectate_pb2_grpc.add_SpectateServiceServicer_to_server(spectate, s)),
     ]  # fmt: skip
-    served = await create_server(address, services, **({"limits": limits} if limits else {}))
+    served = await create_server(address, services, limits or DEFAULT_LIMITS)
     return Engine(served, gateway, redis_client)
