@@ -111,12 +111,15 @@ def test_challenge_plays_connected_endpoint_and_builtin_seats(engine_process, ma
         return response
 
     response = asyncio.run(run())
-    record = json.loads(response.record_json)
+    record = json.loads(response.record.json)
     assert response.match_id == "challenge-ok" and record["complete"] and len(record["hands"]) == 2
+    assert response.record.hands_played == 2 and response.record.complete
+    assert [s.kind for s in response.record.seats] == ["connected", "endpoint", "builtin"]
     # the endpoint wants a token the challenge did not give: its seat is DISCONNECTED, not the match
     assert {f["seat"] for f in record["faults"]} == {1}
     assert "UNAUTHENTICATED" in record["faults"][0]["detail"] and record["faults"][0]["kind"] == "DISCONNECTED"
-    assert list(response.totals) == record["totals"]
+    assert list(response.record.totals) == record["totals"] and len(response.record.faults) == len(record["faults"])
+    assert response.record.faults[0].kind == match_pb2.FAULT_KIND_DISCONNECTED
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 import uuid
 from typing import Any
@@ -12,8 +11,8 @@ import grpc
 from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc
 from arena.services.common import keyspace
 from arena.services.common.auth import TokenStore, authenticate
-from arena.services.engine.convert import ConversionError, rules_from_proto
-from arena.services.engine.host import LOCAL_EVENTS, check_seats, fault_to_proto, host_match
+from arena.services.engine.convert import ConversionError, record_to_proto, rules_from_proto
+from arena.services.engine.host import LOCAL_EVENTS, check_seats, host_match
 from arena.services.engine.relay import LOCAL_GATEWAYS
 from arena.services.engine.specs import SeatSpec, SeatSpecError, TimeControl
 
@@ -73,6 +72,4 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         self.match_ids.add(match_id)
         seed = request.seed or secrets.randbits(63)
         record = await host_match(match_id, rules, seats, seed, time_control=time_control, redis_client=self.redis)
-        return challenge_pb2.ChallengeResponse(
-            match_id=match_id, record_json=json.dumps(record), totals=record["totals"], winners=record["winners"],
-            faults=[fault_to_proto(fault) for fault in record["faults"]])
+        return challenge_pb2.ChallengeResponse(match_id=match_id, record=record_to_proto(record, rules))

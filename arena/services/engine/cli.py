@@ -73,10 +73,11 @@ def cmd_challenge(args: argparse.Namespace) -> int:
         except grpc.RpcError as error:
             print(f"challenge refused: {error.code().name}: {error.details()}")
             return 2
-    print(f"match {response.match_id}: totals {list(response.totals)}, winners {list(response.winners)}, "
-          f"{len(response.faults)} fault(s)")
+    record = response.record
+    print(f"match {response.match_id}: totals {list(record.totals)}, winners {list(record.winners)}, "
+          f"{len(record.faults)} fault(s)")
     if args.out:
-        Path(args.out).write_text(json.dumps(json.loads(response.record_json), indent=1))
+        Path(args.out).write_text(json.dumps(json.loads(record.json), indent=1))
         print(f"record written to {args.out}")
     return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields, replace
 from typing import Any
 
@@ -180,6 +181,27 @@ def action_number(action: match_pb2.Action, kind: int) -> int:
             raise ConversionError(f"action.bid={action.bid} is more than any hand holds")
         return BID_BASE + action.bid
     return card_from_proto(action.card, "action.card")
+
+
+_FAULT_KINDS = {"TIMEOUT": match_pb2.FAULT_KIND_TIMEOUT, "ILLEGAL": match_pb2.FAULT_KIND_ILLEGAL,
+                "GARBAGE": match_pb2.FAULT_KIND_GARBAGE, "DISCONNECTED": match_pb2.FAULT_KIND_DISCONNECTED}
+
+
+def fault_to_proto(fault: dict[str, Any]) -> match_pb2.Fault:
+    """A fault of a match record (seat, hand, kind, detail) as a message."""
+    return match_pb2.Fault(seat=fault["seat"], hand=fault["hand"], kind=_FAULT_KINDS[fault["kind"]],
+                           detail=fault["detail"])
+
+
+def record_to_proto(record: dict[str, Any], rules: Rules) -> match_pb2.MatchRecord:
+    """The summary of a JSON match record, with the whole record as ``json``."""
+    seats = [match_pb2.SeatInfo(seat=i, name=s["name"], kind=s.get("kind", "")) for i, s in enumerate(record["seats"])]
+    return match_pb2.MatchRecord(
+        match_id=record["match_id"] or "", rules=rules_to_proto(rules), seed=record["seed"] or 0, seats=seats,
+        complete=record["complete"], totals=record["totals"], winners=record["winners"],
+        forfeited=record["forfeited"], faults=[fault_to_proto(f) for f in record["faults"]],
+        hands_played=len(record["hands"]), json=json.dumps(record),
+    )  # fmt: skip
 
 
 def engine_rule_names() -> list[str]:

@@ -26,6 +26,7 @@ from arena.services.engine.convert import (
     ConversionError,
     action_number,
     card_to_proto,
+    fault_to_proto,
     observation_to_proto,
     rules_to_proto,
 )
@@ -42,8 +43,6 @@ from ohell.state import BID_BASE, Game, Phase, State, describe_action
 
 LOCAL_EVENTS = LocalEventLog()  # spectate log of matches hosted in this process without Redis
 
-_FAULT_KINDS = {"TIMEOUT": match_pb2.FAULT_KIND_TIMEOUT, "ILLEGAL": match_pb2.FAULT_KIND_ILLEGAL,
-                "GARBAGE": match_pb2.FAULT_KIND_GARBAGE, "DISCONNECTED": match_pb2.FAULT_KIND_DISCONNECTED}
 
 
 class _Match:
@@ -212,11 +211,6 @@ class _Match:
         if action not in state.legal_actions():
             return self.fault(seat, "ILLEGAL", f"built-in bot chose {describe_action(action)}")
         return action
-
-
-def fault_to_proto(fault: dict[str, Any]) -> match_pb2.Fault:
-    return match_pb2.Fault(seat=fault["seat"], hand=fault["hand"], kind=_FAULT_KINDS[fault["kind"]],
-                           detail=fault["detail"])
 
 
 def check_seats(seats: Sequence[SeatSpec]) -> None:

@@ -26,7 +26,7 @@ from arena.proto.ohell.v1 import match_pb2 as ohell_dot_v1_dot_match__pb2
 from arena.proto.ohell.v1 import rules_pb2 as ohell_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18ohell/v1/challenge.proto\x12\x08ohell.v1\x1a\x14ohell/v1/match.proto\x1a\x14ohell/v1/rules.proto\"b\n\rChallengeSeat\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\x07\x62uiltin\x18\x02 \x01(\tH\x00\x12\x12\n\x08\x61gent_id\x18\x03 \x01(\tH\x00\x12\x12\n\x08\x65ndpoint\x18\x04 \x01(\tH\x00\x42\x08\n\x06player\"\xa7\x01\n\x10\x43hallengeRequest\x12\x1e\n\x05rules\x18\x01 \x01(\x0b\x32\x0f.ohell.v1.Rules\x12&\n\x05seats\x18\x02 \x03(\x0b\x32\x17.ohell.v1.ChallengeSeat\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12+\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x15.ohell.v1.TimeControl\x12\x10\n\x08match_id\x18\x05 \x01(\t\"|\n\x11\x43hallengeResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0brecord_json\x18\x02 \x01(\t\x12\x0e\n\x06totals\x18\x03 \x03(\x05\x12\x0f\n\x07winners\x18\x04 \x03(\r\x12\x1f\n\x06\x66\x61ults\x18\x05 \x03(\x0b\x32\x0f.ohell.v1.Fault2X\n\x10\x43hallengeService\x12\x44\n\tChallenge\x12\x1a.ohell.v1.ChallengeRequest\x1a\x1b.ohell.v1.ChallengeResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18ohell/v1/challenge.proto\x12\x08ohell.v1\x1a\x14ohell/v1/match.proto\x1a\x14ohell/v1/rules.proto\"b\n\rChallengeSeat\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\x07\x62uiltin\x18\x02 \x01(\tH\x00\x12\x12\n\x08\x61gent_id\x18\x03 \x01(\tH\x00\x12\x12\n\x08\x65ndpoint\x18\x04 \x01(\tH\x00\x42\x08\n\x06player\"\xa7\x01\n\x10\x43hallengeRequest\x12\x1e\n\x05rules\x18\x01 \x01(\x0b\x32\x0f.ohell.v1.Rules\x12&\n\x05seats\x18\x02 \x03(\x0b\x32\x17.ohell.v1.ChallengeSeat\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12+\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x15.ohell.v1.TimeControl\x12\x10\n\x08match_id\x18\x05 \x01(\t\"L\n\x11\x43hallengeResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12%\n\x06record\x18\x02 \x01(\x0b\x32\x15.ohell.v1.MatchRecord2X\n\x10\x43hallengeService\x12\x44\n\tChallenge\x12\x1a.ohell.v1.ChallengeRequest\x1a\x1b.ohell.v1.ChallengeResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,7 +38,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CHALLENGEREQUEST']._serialized_start=183
   _globals['_CHALLENGEREQUEST']._serialized_end=350
   _globals['_CHALLENGERESPONSE']._serialized_start=352
-  _globals['_CHALLENGERESPONSE']._serialized_end=476
-  _globals['_CHALLENGESERVICE']._serialized_start=478
-  _globals['_CHALLENGESERVICE']._serialized_end=566
+  _globals['_CHALLENGERESPONSE']._serialized_end=428
+  _globals['_CHALLENGESERVICE']._serialized_start=430
+  _globals['_CHALLENGESERVICE']._serialized_end=518
 # @@protoc_insertion_point(module_scope)

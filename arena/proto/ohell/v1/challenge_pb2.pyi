@@ -35,15 +35,9 @@ class ChallengeRequest(_message.Message):
     def __init__(self, rules: _Optional[_Union[_rules_pb2.Rules, _Mapping]] = ..., seats: _Optional[_Iterable[_Union[ChallengeSeat, _Mapping]]] = ..., seed: _Optional[int] = ..., time_control: _Optional[_Union[_match_pb2.TimeControl, _Mapping]] = ..., match_id: _Optional[str] = ...) -> None: ...
 
 class ChallengeResponse(_message.Message):
-    __slots__ = ("match_id", "record_json", "totals", "winners", "faults")
+    __slots__ = ("match_id", "record")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
-    RECORD_JSON_FIELD_NUMBER: _ClassVar[int]
-    TOTALS_FIELD_NUMBER: _ClassVar[int]
-    WINNERS_FIELD_NUMBER: _ClassVar[int]
-    FAULTS_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
     match_id: str
-    record_json: str
-    totals: _containers.RepeatedScalarFieldContainer[int]
-    winners: _containers.RepeatedScalarFieldContainer[int]
-    faults: _containers.RepeatedCompositeFieldContainer[_match_pb2.Fault]
-    def __init__(self, match_id: _Optional[str] = ..., record_json: _Optional[str] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., faults: _Optional[_Iterable[_Union[_match_pb2.Fault, _Mapping]]] = ...) -> None: ...
+    record: _match_pb2.MatchRecord
+    def __init__(self, match_id: _Optional[str] = ..., record: _Optional[_Union[_match_pb2.MatchRecord, _Mapping]] = ...) -> None: ...

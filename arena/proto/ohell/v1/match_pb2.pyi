@@ -208,6 +208,32 @@ class MatchEnded(_message.Message):
     faults: _containers.RepeatedCompositeFieldContainer[Fault]
     def __init__(self, match_id: _Optional[str] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., forfeited: _Optional[_Iterable[int]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ...) -> None: ...
 
+class MatchRecord(_message.Message):
+    __slots__ = ("match_id", "seats", "rules", "seed", "complete", "totals", "winners", "forfeited", "faults", "hands_played", "json")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    TOTALS_FIELD_NUMBER: _ClassVar[int]
+    WINNERS_FIELD_NUMBER: _ClassVar[int]
+    FORFEITED_FIELD_NUMBER: _ClassVar[int]
+    FAULTS_FIELD_NUMBER: _ClassVar[int]
+    HANDS_PLAYED_FIELD_NUMBER: _ClassVar[int]
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    seats: _containers.RepeatedCompositeFieldContainer[SeatInfo]
+    rules: _rules_pb2.Rules
+    seed: int
+    complete: bool
+    totals: _containers.RepeatedScalarFieldContainer[int]
+    winners: _containers.RepeatedScalarFieldContainer[int]
+    forfeited: _containers.RepeatedScalarFieldContainer[int]
+    faults: _containers.RepeatedCompositeFieldContainer[Fault]
+    hands_played: int
+    json: str
+    def __init__(self, match_id: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., rules: _Optional[_Union[_rules_pb2.Rules, _Mapping]] = ..., seed: _Optional[int] = ..., complete: _Optional[bool] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., forfeited: _Optional[_Iterable[int]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ..., hands_played: _Optional[int] = ..., json: _Optional[str] = ...) -> None: ...
+
 class Notice(_message.Message):
     __slots__ = ("code", "message")
     CODE_FIELD_NUMBER: _ClassVar[int]
