@@ -9,10 +9,12 @@ import time
 from typing import Any
 
 import grpc
+import redis
 from svc_helpers import DROP, ScriptedAgent, card, first_legal, legal_policy
 
 from arena.embedded_redis import free_port
-from arena.proto.ohell.v1 import match_pb2
+from arena.proto.ohell.v1 import match_pb2, spectate_pb2
+from arena.services.common import keyspace
 from arena.services.engine.host import host_match
 from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.referee import referee
@@ -102,6 +104,17 @@ def test_illegal_and_garbage_actions_are_faults(engine_process, make_agent, shar
     assert "bid 9" in faults[4]["detail"]
     # the default action was played for it: bid 0 in hand 1 (the first bid was garbage)
     assert record["hands"][0]["bids"][1] == 0
+    # spectators got each fault, in order, just before the default action it caused
+    client = redis.Redis.from_url(shared_redis_server.url)
+    entries = client.xrange(keyspace.match_events("cheat-1"))
+    client.close()
+    events = [spectate_pb2.MatchEvent.FromString(fields[b"e"]) for _, fields in entries]
+    assert [e.sequence for e in events] == list(range(len(events)))
+    kinds = [e.WhichOneof("event") for e in events]
+    assert kinds.count("fault") == 5
+    first = kinds.index("fault")
+    assert kinds[first + 1] == "bid_made" and events[first + 1].bid_made.seat == 1
+    assert events[first + 1].bid_made.bid == 0
 
 
 def test_agent_disconnecting_mid_hand_is_disconnected_then_forfeits(

@@ -63,6 +63,7 @@ class _Match:
         self.faults: list[dict[str, Any]] = []
         self.forfeited: set[int] = set()
         self.decisions = 0
+        self.fault_events: list[Any] = []
         self.players: list[Any] = []
         for seat, spec in enumerate(seats):
             if spec.kind == "builtin":
@@ -100,7 +101,8 @@ class _Match:
                     seat = state.current
                     state.apply_action(await self.decide(seat))
                 if self.log is not None:
-                    await self.publish(self.feed.step(state))
+                    await self.publish([*self.fault_events, *self.feed.step(state)])
+                    self.fault_events.clear()
                 while hands_told < len(state.results):
                     await self.tell_hand(hands_told)
                     hands_told += 1
@@ -193,9 +195,8 @@ class _Match:
         metrics.observe_fault(self.specs[seat].kind, kind)
         if self.fault_count[seat] >= self.tc.max_faults:
             self.forfeited.add(seat)
-        if self.log is not None:
-            asyncio.get_running_loop().create_task(
-                self.log.append(self.match_id, self.feed.fault(fault_to_proto(self.faults[-1]))))
+        if self.log is not None:  # published with the step's events, before the default action
+            self.fault_events.append(self.feed.fault(fault_to_proto(self.faults[-1])))
         return state.default_action()
 
     def builtin_action(self, seat: int) -> int:
