@@ -19,7 +19,7 @@ from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay
 from arena.services.common import keyspace
 from arena.services.common.auth import TokenStore, authenticate
 from arena.services.engine import metrics
-from arena.services.engine.relay import LOCAL_GATEWAYS, ReplyTarget, publish_reply, reply_to
+from arena.services.engine.relay import LOCAL_GATEWAYS, ReplyTarget, listen, publish_reply, reply_to
 
 _MATCHES_REMEMBERED = 256
 
@@ -85,9 +85,8 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self.loop = asyncio.get_running_loop()
         LOCAL_GATEWAYS.append(self)
         if self.redis is not None:
-            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-            await pubsub.subscribe(keyspace.gateway_channel(self.gateway_id))
-            self._tasks.append(asyncio.create_task(self._listen(pubsub)))
+            channel = keyspace.gateway_channel(self.gateway_id)
+            self._tasks.append(await listen(self.redis, channel, self._relayed, self._mark_present))
             self._tasks.append(asyncio.create_task(self._refresh_presence()))
 
     async def stop(self) -> None:
@@ -127,16 +126,9 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             connection.pending.pop(key, None)
         return problem
 
-    async def _listen(self, pubsub: Any) -> None:
-        async for message in pubsub.listen():
-            if message.get("type") != "message":
-                continue
-            try:
-                envelope = relay_pb2.RelayEnvelope.FromString(message["data"])
-            except Exception:
-                continue
-            if envelope.WhichOneof("body") != "to_agent":
-                continue
+    async def _relayed(self, data: bytes) -> None:
+        envelope = relay_pb2.RelayEnvelope.FromString(data)
+        if envelope.WhichOneof("body") == "to_agent":
             problem = await self.deliver(envelope.agent_id, envelope.to_agent, envelope.reply_channel)
             if problem is not None and envelope.to_agent.WhichOneof("event") == "decision":
                 await publish_reply(self.redis, envelope.reply_channel, relay_pb2.RelayEnvelope(
@@ -144,9 +136,14 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                     decision_id=envelope.to_agent.decision.decision_id))
 
     async def _refresh_presence(self) -> None:
-        assert self.redis is not None
         while True:
             await asyncio.sleep(keyspace.PRESENCE_REFRESH_S)
+            await self._mark_present()
+
+    async def _mark_present(self) -> None:
+        """(Re)write the presence key of every agent held here; Redis away: next time."""
+        assert self.redis is not None
+        with contextlib.suppress(Exception):
             async with self.redis.pipeline(transaction=False) as pipe:
                 for agent_id in self.connections:
                     pipe.set(keyspace.agent_presence(agent_id), self.gateway_id, ex=keyspace.PRESENCE_TTL_S)
@@ -172,7 +169,8 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         reader: asyncio.Task[None] | None = None
         try:
             if self.redis is not None:
-                await self.redis.set(keyspace.agent_presence(agent_id), self.gateway_id, ex=keyspace.PRESENCE_TTL_S)
+                with contextlib.suppress(Exception):  # Redis away: local hosts still reach the agent
+                    await self.redis.set(keyspace.agent_presence(agent_id), self.gateway_id, ex=keyspace.PRESENCE_TTL_S)
             await context.send_initial_metadata((("ohell-agent-id", agent_id),))  # the agent knows it is live
             for event in resend:
                 await connection.send(event)

@@ -50,24 +50,17 @@ class HostLink:
         self.channel = keyspace.host_channel(self.host_id)
         self._waiting: dict[tuple[str, int], asyncio.Future[Reply | None]] = {}
         self._gateway_of: dict[str, str] = {}
-        self._pubsub: Any = None
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         if self.redis is not None:
-            self._pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-            await self._pubsub.subscribe(self.channel)
-            self._reader = asyncio.create_task(self._read())
+            self._reader = await listen(self.redis, self.channel, self._on_message)
 
     async def close(self) -> None:
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._reader
-        if self._pubsub is not None:
-            with contextlib.suppress(Exception):
-                await self._pubsub.unsubscribe(self.channel)
-                await self._pubsub.aclose()
 
     def expect(self, agent_id: str, decision_id: int) -> asyncio.Future[Reply | None]:
         future: asyncio.Future[Reply | None] = asyncio.get_running_loop().create_future()
@@ -114,15 +107,52 @@ class HostLink:
         if future is not None and not future.done():
             future.set_result(reply)
 
-    async def _read(self) -> None:
-        async for message in self._pubsub.listen():
-            if message.get("type") == "message":
+    async def _on_message(self, data: bytes) -> None:
+        self.receive(relay_pb2.RelayEnvelope.FromString(data))
+
+
+async def listen(
+    client: Any, channel: str, handle: Callable[[bytes], Coroutine[Any, Any, None]],
+    on_resubscribe: Callable[[], Coroutine[Any, Any, None]] | None = None,
+) -> asyncio.Task[None]:
+    """Subscribe to ``channel`` (subscribed when this returns) and pass each message to
+    ``handle``; when the connection to Redis drops, subscribe again and call ``on_resubscribe``.
+    Messages sent meanwhile are lost (pub/sub keeps nothing): the decisions they carried become
+    faults when their deadline passes."""
+    first = client.pubsub(ignore_subscribe_messages=True)
+    await first.subscribe(channel)
+
+    async def run() -> None:
+        pubsub: Any = first
+        while True:
+            try:
+                if pubsub is None:
+                    pubsub = client.pubsub(ignore_subscribe_messages=True)
+                    await pubsub.subscribe(channel)
+                    if on_resubscribe is not None:
+                        await on_resubscribe()
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        with contextlib.suppress(Exception):  # one bad envelope must not stop the rest
+                            await handle(message["data"])
+            except asyncio.CancelledError:
                 with contextlib.suppress(Exception):
-                    self.receive(relay_pb2.RelayEnvelope.FromString(message["data"]))
+                    await pubsub.aclose()
+                raise
+            except Exception:
+                pass
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+            pubsub = None
+            await asyncio.sleep(0.1)
+
+    return asyncio.create_task(run())
 
 
 async def publish_reply(redis_client: Any, channel: str, envelope: relay_pb2.RelayEnvelope) -> None:
-    await redis_client.publish(channel, envelope.SerializeToString())
+    """Best effort: with Redis away the host's deadline turns the lost reply into a fault."""
+    with contextlib.suppress(Exception):
+        await redis_client.publish(channel, envelope.SerializeToString())
 
 
 def reply_to(target: ReplyTarget, envelope: relay_pb2.RelayEnvelope,
