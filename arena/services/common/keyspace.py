@@ -13,8 +13,8 @@ PREFIX = "ohell:"
 # hash: sha256(token) hex -> agent id. The matchmaker writes it when it registers an agent.
 AGENT_TOKENS = PREFIX + "agent_tokens"
 
-PRESENCE_TTL_S = 30  # an agent's presence key lives this long without a refresh
-PRESENCE_REFRESH_S = 10
+PRESENCE_TTL_S = 10  # an agent's presence key lives this long without a refresh
+PRESENCE_REFRESH_S = 2  # also how soon presence is back after a Redis restart
 
 
 def token_hash(token: str) -> str:
