@@ -94,8 +94,17 @@ class EndpointPlayer:
             await self.call.write(agent_pb2.PlayRequest(event=event))
             return True
         except Exception as error:  # AioRpcError, UsageError, InvalidStateError: the stream is gone
-            self._fail(f"endpoint {self.address}: {_describe(error)}")
+            self._fail(f"endpoint {self.address}: {await self._final_status(error)}")
             return False
+
+    async def _final_status(self, error: BaseException) -> str:
+        """The status the endpoint ended the call with (a failed write may only say INTERNAL)."""
+        if self.call is not None:
+            with contextlib.suppress(Exception):
+                code = await asyncio.wait_for(self.call.code(), 1.0)
+                if code is not None and code != grpc.StatusCode.OK:
+                    return f"{code.name}: {await self.call.details()}"
+        return _describe(error)
 
     async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
         try:
