@@ -77,9 +77,14 @@ class _Match:
         return [(seat, p) for seat, p in enumerate(self.players) if self.specs[seat].kind != "builtin"]
 
     async def publish(self, events: Sequence[Any]) -> None:
+        """Best effort: a spectator feed that cannot be written (Redis away) never stops the
+        match; spectators see the gap in ``sequence``."""
         if self.log is not None:
             for event in events:
-                await self.log.append(self.match_id, event)
+                try:
+                    await self.log.append(self.match_id, event)
+                except Exception:
+                    metrics.SPECTATE_EVENTS_LOST.inc()
 
     async def run(self) -> dict[str, Any]:
         seat_infos = [match_pb2.SeatInfo(seat=s, name=spec.name, kind=spec.kind) for s, spec in enumerate(self.specs)]
@@ -245,7 +250,8 @@ async def host_match(
     log: EventLog | None = None
     if spectate:
         log = RedisEventLog(client) if client is not None else LOCAL_EVENTS
-    await link.start()
+    if any(seat.kind == "connected" for seat in seats):
+        await link.start()  # replies from gateways elsewhere come to this host's channel
     metrics.MATCHES_HOSTED.inc()
     try:
         return await _Match(match_id, rules, seats, seed, time_control or TimeControl(), link, log).run()

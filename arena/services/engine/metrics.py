@@ -18,6 +18,9 @@ TIMEOUTS = Counter("ohell_agent_timeouts_total", "Decisions that timed out", ["a
 ILLEGAL_ACTIONS = Counter("ohell_agent_illegal_actions_total", "Illegal or garbage actions", ["agent_kind"])
 FAULTS = Counter("ohell_agent_faults_total", "Faults recorded, by kind", ["agent_kind", "fault"])
 MATCHES_HOSTED = Counter("ohell_engine_matches_hosted_total", "Matches started by a match host")
+SPECTATE_EVENTS_LOST = Counter(
+    "ohell_engine_spectate_events_lost_total", "Public match events that could not be stored (Redis away)"
+)
 AGENTS_CONNECTED = Counter(
     "ohell_gateway_connections_total", "Agent streams opened at the gateway", ["outcome"]
 )
