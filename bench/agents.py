@@ -10,7 +10,9 @@ covers observation building, protobuf encoding, the gateway hop, gRPC both ways,
 and the bot. Raw: this process serves a bare bidi stream with byte messages, a client subprocess
 echoes each message, and this side times each round trip. Rounds alternate between the two so
 both see the same load on this shared machine, and in both this process is pinned to CPU 0 and the
-subprocess to CPU 1 (placement alone moves a ping-pong by ~1.5x here). decisions/s: ``--concurrent`` matches at once,
+subprocess to CPU 1 (placement alone moves a ping-pong by ~1.5x here). An info line gives the same
+ping-pong with our messages (a mid-hand DecisionRequest out, an Action back, protobuf both ways,
+no platform logic): the floor for this contract in Python. decisions/s: ``--concurrent`` matches at once,
 each with its own agent stream (one agent subprocess), over their wall time.
 
 Last line: ``agents: ours_p50_ms=<..> raw_p50_ms=<..> ratio=<ours/raw> decisions_per_s=<..>``.
@@ -72,6 +74,43 @@ async def echo_role(address: str) -> None:
         call = channel.stream_stream(RAW_METHOD)()
         async for message in call:
             await call.write(message)
+
+
+async def proto_echo_role(address: str) -> None:
+    """Answers each decision with its first legal card: our messages, no SDK, no checks."""
+    from arena.proto.ohell.v1 import gateway_pb2, match_pb2
+
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.stream_stream(
+            RAW_METHOD, request_serializer=gateway_pb2.ConnectRequest.SerializeToString,
+            response_deserializer=gateway_pb2.ConnectResponse.FromString)()  # fmt: skip
+        async for response in call:
+            decision = response.event.decision
+            action = match_pb2.Action(match_id=decision.match_id, seat=decision.seat,
+                                      decision_id=decision.decision_id, card=decision.legal_cards[0])
+            await call.write(gateway_pb2.ConnectRequest(action=action))
+
+
+def sample_decision() -> Any:
+    """A mid-hand classic decision as the platform sends it (for the protobuf reference)."""
+    import random
+
+    from arena.proto.ohell.v1 import gateway_pb2, match_pb2
+    from arena.services.engine.convert import card_to_proto, observation_to_proto
+    from ohell.observation import observe
+    from ohell.presets import preset
+    from ohell.state import Game, Phase
+
+    state, rng = Game(preset("classic"), 4).new_state(), random.Random(3)
+    while state.phase != Phase.PLAY or len(state.tricks) < 2:
+        state.chance_random(rng) if state.is_chance() else state.apply_action(state.legal_actions()[0])
+    response = gateway_pb2.ConnectResponse()
+    request = response.event.decision
+    request.match_id, request.seat, request.decision_id = "bench", state.current, 1
+    request.kind = match_pb2.DECISION_KIND_PLAY
+    observation_to_proto(observe(state, state.current), 1000, out=request.observation)
+    request.legal_cards.extend([card_to_proto(a) for a in state.legal_actions()])
+    return response
 
 
 # ---------------------------------------------------------------- ours
@@ -141,16 +180,19 @@ class Ours:
 
 # ---------------------------------------------------------------- raw
 class Raw:
-    """A bare bidi stream of 64-byte messages: this side writes and times, a subprocess echoes."""
+    """A bare bidi stream of 64-byte messages: this side writes and times, a subprocess echoes.
+    With ``proto``: our messages instead (a mid-hand DecisionRequest out, an Action back),
+    serialized by protobuf, with no platform logic on either side."""
 
-    def __init__(self) -> None:
+    def __init__(self, proto: bool = False) -> None:
+        self.proto = proto
         self.samples: list[float] = []
         self.requests: asyncio.Queue[int] = asyncio.Queue()
         self.finished: asyncio.Queue[None] = asyncio.Queue()
 
     async def start(self) -> None:
         async def ping_pong(request_iterator, context):  # type: ignore[no-untyped-def]
-            payload = b"x" * 64
+            payload = sample_decision() if self.proto else b"x" * 64
             while True:
                 count = await self.requests.get()
                 for _ in range(count):
@@ -160,14 +202,21 @@ class Raw:
                     self.samples.append(time.perf_counter() - began)
                 self.finished.put_nowait(None)
 
+        serializers = {}
+        if self.proto:
+            from arena.proto.ohell.v1 import gateway_pb2
+
+            serializers = {"request_deserializer": gateway_pb2.ConnectRequest.FromString,
+                           "response_serializer": gateway_pb2.ConnectResponse.SerializeToString}
         handler = grpc.method_handlers_generic_handler(
-            "bench.Raw", {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)})
+            "bench.Raw", {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong, **serializers)})
         self.server = grpc.aio.server()
         self.server.add_generic_rpc_handlers((handler,))
         port = self.server.add_insecure_port("127.0.0.1:0")
         await self.server.start()
         self.echo = subprocess.Popen(
-            [sys.executable, __file__, "--role", "echo", "--address", f"127.0.0.1:{port}", *child_cpu()], cwd=ROOT)
+            [sys.executable, __file__, "--role", "proto-echo" if self.proto else "echo", "--address",
+             f"127.0.0.1:{port}", *child_cpu()], cwd=ROOT)  # fmt: skip
         await self.ping(200)  # warm up
         self.samples.clear()
 
@@ -183,14 +232,16 @@ class Raw:
 
 async def measure(rounds: int, pings: int, concurrent: int, redis_url: str | None) -> dict[str, Any]:
     """Rounds alternate raw ping-pong and one match at a time, so both see the same machine load."""
-    raw, ours = Raw(), Ours(concurrent, redis_url)
+    raw, proto, ours = Raw(), Raw(proto=True), Ours(concurrent, redis_url)
     await raw.start()
+    await proto.start()
     await ours.start()
     try:
         for number in range(rounds):
             await raw.ping(pings)
+            await proto.ping(pings)
             await ours.play(1, seed=1000 + number)
-        result: dict[str, Any] = {"raw": raw.samples, "ours": list(ours.samples)}
+        result: dict[str, Any] = {"raw": raw.samples, "proto": proto.samples, "ours": list(ours.samples)}
         ours.samples.clear()
         wall = await ours.play(concurrent, seed=5000)
         result["per_second"] = len(ours.samples) / wall
@@ -202,6 +253,7 @@ async def measure(rounds: int, pings: int, concurrent: int, redis_url: str | Non
         return result
     finally:
         await ours.stop()
+        await proto.stop()
         await raw.stop()
 
 
@@ -211,7 +263,8 @@ def main() -> int:
     parser.add_argument("--pings", type=int, default=300, help="raw round trips per round")
     parser.add_argument("--concurrent", type=int, default=4)
     parser.add_argument("--no-relay", action="store_true", help="skip the Redis relay figure (info only)")
-    parser.add_argument("--role", choices=["bench", "agent", "echo"], default="bench", help=argparse.SUPPRESS)
+    parser.add_argument("--role", choices=["bench", "agent", "echo", "proto-echo"], default="bench",
+                        help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--token", action="append", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
@@ -222,6 +275,9 @@ def main() -> int:
         return 0
     if args.role == "echo":
         asyncio.run(echo_role(args.address))
+        return 0
+    if args.role == "proto-echo":
+        asyncio.run(proto_echo_role(args.address))
         return 0
     redis = None
     if not args.no_relay:
@@ -237,6 +293,9 @@ def main() -> int:
     raw_p50, ours_p50 = statistics.median(raw) * 1000, statistics.median(ours) * 1000
     print(f"raw grpc.aio bidi ping-pong: {len(raw)} round trips, p50 {raw_p50:.3f} ms, "
           f"p99 {percentile(raw, 0.99) * 1000:.3f} ms")
+    proto_samples = result["proto"]
+    print(f"info: the same ping-pong with our messages (DecisionRequest out, Action back, no platform logic): "
+          f"p50 {statistics.median(proto_samples) * 1000:.3f} ms, p99 {percentile(proto_samples, 0.99) * 1000:.3f} ms")
     if "relayed" in result:
         relayed = result["relayed"]
         print(f"info: host in another process than the gateway (Redis pub/sub relay): {len(relayed)} decisions, "
