@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields, replace
+from functools import lru_cache
 from typing import Any
 
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
@@ -97,6 +98,7 @@ def rules_from_proto(message: rules_pb2.Rules, field: str = "rules") -> Rules:
         raise ConversionError(f"{field}: {error}") from None
 
 
+@lru_cache(maxsize=4096)  # a finished trick is sent in every observation until the hand ends
 def trick_to_proto(trick: Trick) -> match_pb2.Trick:
     return match_pb2.Trick(leader=trick.leader, cards=[_CARDS[c] for c in trick.cards], winner=trick.winner)
 
