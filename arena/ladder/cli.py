@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import tempfile
 import time
 
 from ohell.errors import OhHellError
@@ -16,6 +17,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     config = StackConfig(
         redis_url=args.redis_url or os.environ.get("REDIS_URL"), builtin_workers=args.workers,
         concurrency=args.concurrency, remote_concurrency=args.remote_concurrency, metrics=args.metrics,
+        log_dir=args.log_dir or tempfile.mkdtemp(prefix="ohell-up-"),
     )  # fmt: skip
     stack = Stack(config)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -28,9 +30,10 @@ def cmd_up(args: argparse.Namespace) -> int:
         for name, port in sorted(stack.metrics_ports.items()):
             print(f"metrics     {name}: http://127.0.0.1:{port}/metrics")
         print(f"logs        {stack.log_dir}\nCtrl-C stops everything.", flush=True)
-        while all(proc.popen.poll() is None for proc in stack.procs):
+        services = [proc for proc in stack.procs if proc not in stack.workers]  # workers are restarted
+        while all(proc.popen.poll() is None for proc in services):
             time.sleep(0.5)
-        dead = [proc.name for proc in stack.procs if proc.popen.poll() is not None]
+        dead = [proc.name for proc in services if proc.popen.poll() is not None]
         print(f"stopping: {', '.join(dead)} exited (logs in {stack.log_dir})")
         return 1
     except KeyboardInterrupt:
@@ -67,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     up.add_argument("--concurrency", type=int, default=os.cpu_count() or 2, help="pool size of each worker")
     up.add_argument("--remote-concurrency", type=int, default=16, help="threads for matches with remote agents")
     up.add_argument("--metrics", action="store_true", help="serve /metrics from every process")
+    up.add_argument("--log-dir", help="process logs (and the embedded Redis's data) go here")
     up.set_defaults(handler=cmd_up)
 
     demo = sub.add_parser("demo", help="the README's main job: a ladder of built-in bots on the local stack")

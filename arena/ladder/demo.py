@@ -54,7 +54,7 @@ def run_demo(args: argparse.Namespace) -> int:
     if not 3 <= args.seats <= 7:
         raise OhHellError(f"--seats must be from 3 to 7, got {args.seats}")
     rules = demo_rules(args.rules, args.option)
-    stack = Stack(StackConfig(engine=False, concurrency=2, remote_concurrency=1))
+    stack = Stack(StackConfig(engine=False, concurrency=2, remote_worker=False))
     try:
         with console.status("starting the stack: redis, matchmaker, Celery workers"):
             stack.start()

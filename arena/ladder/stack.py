@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,7 @@ class StackConfig:
     builtin_workers: int = 1  # worker processes for built-in matches and ratings ...
     concurrency: int = 2  # ... each with this many prefork children
     remote_concurrency: int = 8  # threads of the one worker for matches with remote seats
+    remote_worker: bool = True
     engine: bool = True
     metrics: bool = False  # serve /metrics from every process (ports in Stack.metrics_ports)
     env: dict[str, str] = field(default_factory=dict)  # extra environment (lease, visibility timeout)
@@ -40,9 +43,17 @@ class Proc:
     def __init__(self, name: str, command: list[str], env: dict[str, str], log_path: Path) -> None:
         self.name = name
         self.log_path = log_path
+        self.command, self.env = command, env
         self._log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
-        self.popen = subprocess.Popen(command, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        self.popen = self._spawn()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(self.command, env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+
+    def respawn(self) -> None:
+        """Start the same command again (its log goes on in the same file)."""
+        self.popen = self._spawn()
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -81,6 +92,11 @@ class Stack:
         self.engine_port = 0
         self.matchmaker_port = 0
         self.metrics_ports: dict[str, int] = {}
+        self.workers: list[Proc] = []
+        self.worker_restarts = 0
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
+        self._own_log_dir = self.config.log_dir is None
         self.log_dir = Path(self.config.log_dir or tempfile.mkdtemp(prefix="ohell-stack-"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
 
@@ -117,7 +133,8 @@ class Stack:
                 python, "-m", "arena.services.matchmaker", "--address", "127.0.0.1:0", "--redis-url", self.redis_url,
                 *self._metrics_args("matchmaker"), *self.config.matchmaker_args])  # fmt: skip
             workers = [self.start_worker(f"builtin{i}") for i in range(self.config.builtin_workers)]
-            workers.append(self.start_worker("remote", remote=True))
+            if self.config.remote_worker:
+                workers.append(self.start_worker("remote", remote=True))
             if self.config.engine:
                 self.engine_port = int(engine.wait_for(PORT_LINE, timeout).group(1))
             self.matchmaker_port = int(matchmaker.wait_for(PORT_LINE, timeout).group(1))
@@ -126,7 +143,18 @@ class Stack:
         except BaseException:
             self.stop()
             raise
+        self._supervisor = threading.Thread(target=self._supervise, daemon=True, name="stack-supervisor")
+        self._supervisor.start()
         return self
+
+    def _supervise(self, every_s: float = 0.5) -> None:
+        """Start a worker again when it exits on its own, as compose's ``restart: unless-stopped``
+        or a Kubernetes Deployment would (a Celery worker can exit on a lost broker connection)."""
+        while not self._stopping.wait(every_s):
+            for worker in list(self.workers):
+                if worker.popen.poll() is not None and not self._stopping.is_set():
+                    worker.respawn()
+                    self.worker_restarts += 1
 
     def start_worker(self, name: str, remote: bool = False, concurrency: int | None = None) -> Proc:
         """A Celery worker process (call ``wait_for(r"ready\\.")`` on the result before relying on it)."""
@@ -143,6 +171,7 @@ class Stack:
                    "--without-heartbeat"]  # fmt: skip
         proc = Proc(f"worker {name}", command, env, self.log_dir / f"worker-{name}.log")
         self.procs.append(proc)
+        self.workers.append(proc)
         return proc
 
     def _spawn(self, name: str, command: list[str]) -> Proc:
@@ -151,9 +180,13 @@ class Stack:
         return proc
 
     def stop(self) -> None:
+        self._stopping.set()
+        if self._supervisor is not None:
+            self._supervisor.join()
         for proc in reversed(self.procs):
             proc.stop()
         self.procs.clear()
+        self.workers.clear()
         if self.redis is not None:
             self.redis.stop()
 
@@ -162,6 +195,8 @@ class Stack:
         if self.redis is not None:
             self.redis.cleanup()
             self.redis = None
+        if self._own_log_dir:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
 
     def __enter__(self) -> Stack:
         return self.start()

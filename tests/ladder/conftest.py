@@ -36,7 +36,7 @@ def make_stack(redis_server: EmbeddedRedis) -> Iterator[Callable[..., Stack]]:
 
     yield start
     for stack in stacks:
-        stack.stop()
+        stack.cleanup()
 
 
 def builtin_ladder(store: RedisStore, name: str = "t", bots: tuple[str, ...] = ("heuristic", "random") * 4,

@@ -23,6 +23,7 @@ def policy_for(ladder: Ladder) -> FormingPolicy:
     return FormingPolicy(
         seats=ladder.seats, base_window=ladder.base_window, widen_per_s=ladder.widen_per_s,
         house_fill=ladder.house_fill, fill_after_s=ladder.fill_after_s,
+        max_window=max(FormingPolicy.max_window, ladder.base_window),
     )  # fmt: skip
 
 
