@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 
 from ohell.bots.heuristic import trick_estimate
-from ohell.cards import FULL_DECK, NO_CARD, NUM_CARDS, SUIT_MASKS, cards_of
+from ohell.cards import FULL_DECK, NO_CARD, NUM_CARDS, SUIT_CARDS, SUIT_MASKS, cards_of
 from ohell.observation import Observation
 from ohell.rules import Bidding
 from ohell.schedule import no_trump_hand
@@ -117,30 +117,46 @@ class HiddenDeal:
         return hands
 
     def _deal_with_voids(self, cards: list[int], rng: random.Random) -> list[int] | None:
-        """Most constrained cards first, each to a seat that may hold it, chosen in proportion
-        to the room it has left; the rest stay in the pack. None when stuck."""
+        """Cards of suits someone is void in first, most constrained suit first, each to a
+        seat that may hold it (or the pack) in proportion to the room left; then the other
+        cards in their shuffled order. None when stuck."""
         k = len(self.counts)
         room = list(self.counts)
         pack_room = len(cards) - sum(room)
         hands = [0] * k
-        eligible = {
-            suit: [pos for pos in range(k) if room[pos] and self.allowed[pos] & SUIT_MASKS[suit]]
-            for suit in range(4)
-        }
-        for card in sorted(cards, key=lambda c: len(eligible[c // 13])):
-            seats = [pos for pos in eligible[card // 13] if room[pos]]
-            total = sum(room[pos] for pos in seats) + pack_room
-            if total == 0:
-                return None
-            pick = rng.randrange(total)
-            for pos in seats:
-                pick -= room[pos]
-                if pick < 0:
-                    hands[pos] |= 1 << card
-                    room[pos] -= 1
-                    break
-            else:
-                pack_room -= 1
+        eligible = [
+            [pos for pos in range(k) if room[pos] and self.allowed[pos] & SUIT_MASKS[suit]] for suit in range(4)
+        ]
+        open_count = sum(1 for n in room if n)
+        constrained = sorted((s for s in range(4) if len(eligible[s]) < open_count), key=lambda s: len(eligible[s]))
+        free: list[int] = []
+        if constrained:
+            rank = {suit: index for index, suit in enumerate(constrained)}
+            first = sorted((c for c in cards if c // 13 in rank), key=lambda c: rank[c // 13])
+            free = [c for c in cards if c // 13 not in rank]
+            for card in first:
+                seats = eligible[card // 13]
+                total = pack_room
+                for pos in seats:
+                    total += room[pos]
+                if total == 0:
+                    return None
+                pick = rng.randrange(total)
+                for pos in seats:
+                    pick -= room[pos]
+                    if pick < 0:
+                        hands[pos] |= 1 << card
+                        room[pos] -= 1
+                        break
+                else:
+                    pack_room -= 1
+        else:
+            free = cards
+        start = 0
+        for pos in range(k):
+            for card in free[start : start + room[pos]]:
+                hands[pos] |= 1 << card
+            start += room[pos]
         return hands
 
 
@@ -156,7 +172,40 @@ def trump_is_turned(obs: Observation) -> bool:
     return obs.hand_size * len(obs.participants) < NUM_CARDS
 
 
+_suit_values: dict[tuple[int, bool, int], float] = {}
+
+
+def _suit_value(pattern: int, is_trump: bool, num_players: int) -> float:
+    """The heuristic's tricks for one suit's 13-bit pattern, without its short-suit bonus."""
+    key = (pattern, is_trump, num_players)
+    value = _suit_values.get(key)
+    if value is None:
+        cards = SUIT_CARDS[0][pattern]
+        value = trick_estimate(cards, 0 if is_trump else -1, num_players)
+        if is_trump:  # alone in a hand, a trump suit has three short side suits: take the bonus off
+            value -= 0.3 * min(3, max(0, len(cards) - 1))
+        _suit_values[key] = value
+    return value
+
+
+def estimate_tricks(hand: int, trump_suit: int, num_players: int) -> float:
+    """``ohell.bots.heuristic.trick_estimate`` of a hand mask, memoised by suit pattern."""
+    total = 0.0
+    trumps = short = 0
+    for suit in range(4):
+        pattern = (hand >> (13 * suit)) & 0x1FFF
+        if suit == trump_suit:
+            trumps = pattern.bit_count()
+        elif pattern & (pattern - 1) == 0:
+            short += 1
+        if pattern:
+            total += _suit_value(pattern, suit == trump_suit, num_players)
+    if trump_suit >= 0:
+        total += 0.3 * min(short, max(0, trumps - 1))
+    return total
+
+
 def bid_weight(dealt: int, trump_suit: int, bid: int, num_players: int) -> float:
     """Likelihood (unnormalised) that a player dealt ``dealt`` bids ``bid``."""
-    estimate = trick_estimate(tuple(cards_of(dealt)), trump_suit, num_players)
+    estimate = estimate_tricks(dealt, trump_suit, num_players)
     return math.exp(-((estimate - bid) ** 2) / (2 * BID_SPREAD * BID_SPREAD))

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ohell.bots.heuristic import choose_bid, trick_estimate
-from ohell.bots.playout import play_out
-from ohell.bots.sampling import HiddenDeal, bid_weight, is_blind
-from ohell.cards import NO_CARD, cards_of
+from ohell.bots.playout import follow_card, lead_card, play_out
+from ohell.bots.sampling import HiddenDeal, bid_weight, estimate_tricks, is_blind
+from ohell.cards import NO_CARD, SUIT_MASKS, winning_card
 from ohell.observation import Observation
 from ohell.rules import Bidding, Scoring
 from ohell.scoring import hand_score
@@ -84,7 +84,7 @@ class StrongBot:
                 elif blind:
                     guesses[pos] = obs.hand_size / k
                 else:
-                    guesses[pos] = trick_estimate(tuple(cards_of(hands[pos])), trump_suit, obs.num_players)
+                    guesses[pos] = estimate_tricks(hands[pos], trump_suit, obs.num_players)
             for index, candidate in enumerate(candidates):
                 bids = self._table_bids(known_bids, guesses, me, candidate, obs.hand_size, hook)
                 won = [0] * k
@@ -93,7 +93,7 @@ class StrongBot:
             self.last_samples += 1
             if time.perf_counter() > deadline:
                 break
-        return candidates[max(range(len(candidates)), key=totals.__getitem__)]
+        return _best(candidates, totals, lambda bid: -abs(bid - centre))
 
     @staticmethod
     def _table_bids(
@@ -148,7 +148,8 @@ class StrongBot:
             self.last_samples += 1
             if time.perf_counter() > deadline:
                 break
-        return candidates[max(range(len(candidates)), key=totals.__getitem__)]
+        favourite = favourite_of(candidates, policy_card(obs))
+        return _best(candidates, totals, lambda card: card == favourite)
 
     # ----------------------------------------------------------------- shared
     def _plan(self, work: int, cost_per_sample: int) -> int:
@@ -170,6 +171,34 @@ class StrongBot:
             return 1.0 if exact[0] == me else -1.0
         rules = obs.rules
         return hand_score(rules.scoring, bids[me], won[me], obs.hand_size, obs.hand_number, rules.vienna)
+
+
+def _best(candidates: Sequence[int], totals: Sequence[float], preference: Callable[[int], float]) -> int:
+    """The candidate with the best total; exact ties (common with few samples and decided
+    outcomes) go to the preferred one."""
+    return max(zip(totals, map(preference, candidates), candidates, strict=True))[2]
+
+
+def policy_card(obs: Observation) -> int:
+    """The card the playout policy would play now."""
+    hand = 0
+    for card in obs.hand:
+        hand |= 1 << card
+    trump_mask = SUIT_MASKS[obs.trump_suit] if obs.trump_suit >= 0 else 0
+    seat = obs.seat
+    have, bid = obs.tricks_won[seat], obs.bids[seat]
+    want = have < bid or (obs.rules.scoring is Scoring.POSITIVE and have > bid)
+    trick = obs.current_trick
+    if not trick:
+        return lead_card(hand, want, trump_mask)
+    legal = hand & SUIT_MASKS[trick[0] // 13] or hand
+    last = len(trick) == len(obs.participants) - 1
+    return follow_card(legal, want, winning_card(trick, obs.trump_suit), last, trump_mask)
+
+
+def favourite_of(candidates: Sequence[int], card: int) -> int:
+    """The candidate standing for ``card``: the lowest card of its run of equivalents."""
+    return max((c for c in candidates if c // 13 == card // 13 and c <= card), default=card)
 
 
 def distinct_cards(legal: Sequence[int], unknown: int) -> list[int]:
