@@ -11,6 +11,10 @@ import time
 from ohell.errors import OhHellError
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     from arena.ladder.stack import Stack, StackConfig
 
@@ -20,7 +24,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         log_dir=args.log_dir or tempfile.mkdtemp(prefix="ohell-up-"),
     )  # fmt: skip
     stack = Stack(config)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, _interrupt)  # stop like on Ctrl-C
     try:
         stack.start()
         print(f"redis       {stack.redis_url}{'  (embedded, AOF on)' if stack.redis else ''}")

@@ -1,0 +1,67 @@
+"""``ohell demo`` and ``ohell up`` as a user runs them: real processes, cleaned up, also on Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.ladder.conftest import wait_until
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (children and their children)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    live = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            live.add(pid)
+    return live
+
+
+def test_demo_plays_a_ladder_and_prints_the_leaderboard() -> None:
+    result = subprocess.run([sys.executable, "-m", "arena.cli", "demo", "--games", "6"], capture_output=True,
+                            text=True, timeout=120, env=os.environ | {"COLUMNS": "120"})  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "leaderboard of 'demo'" in result.stdout
+    for name in ("random-1", "heuristic-1"):
+        assert name in result.stdout
+
+
+def test_ctrl_c_stops_every_process_of_the_stack() -> None:
+    up = subprocess.Popen([sys.executable, "-m", "arena.cli", "up", "--concurrency", "2"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        lines: list[str] = []
+        while not any("Ctrl-C stops everything" in line for line in lines):
+            line = up.stdout.readline()  # type: ignore[union-attr]
+            assert line, "".join(lines)
+            lines.append(line)
+        assert any(line.startswith("matchmaker") for line in lines)
+        wait_until(lambda: len(descendants(up.pid)) >= 5, 10, "redis, engine, matchmaker and workers")
+        started = descendants(up.pid)
+        up.send_signal(signal.SIGINT)
+        assert up.wait(30) == 0
+        wait_until(lambda: not alive(started), 10, "every process to exit")
+    finally:
+        if up.poll() is None:
+            up.kill()
