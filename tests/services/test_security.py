@@ -117,7 +117,9 @@ def test_challenge_plays_connected_endpoint_and_builtin_seats(engine_process, ma
     assert [s.kind for s in response.record.seats] == ["connected", "endpoint", "builtin"]
     # the endpoint wants a token the challenge did not give: its seat is DISCONNECTED, not the match
     assert {f["seat"] for f in record["faults"]} == {1}
-    assert "UNAUTHENTICATED" in record["faults"][0]["detail"] and record["faults"][0]["kind"] == "DISCONNECTED"
+    assert {f["kind"] for f in record["faults"]} == {"DISCONNECTED"} and len(record["faults"]) == 6  # 2 bids, 4 cards
+    # each decision redials; grpc.aio reports about 1 refusal in 4 as INTERNAL (a write racing the abort)
+    assert any("UNAUTHENTICATED" in f["detail"] for f in record["faults"])
     assert list(response.record.totals) == record["totals"] and len(response.record.faults) == len(record["faults"])
     assert response.record.faults[0].kind == match_pb2.FAULT_KIND_DISCONNECTED
 

@@ -83,9 +83,11 @@ class EndpointPlayer:
         self.broken = ""
         self.channel = grpc.aio.insecure_channel(self.address, options=channel_options())
         self.call = agent_pb2_grpc.AgentServiceStub(self.channel).Play(metadata=self.metadata)
-        self.reader = asyncio.create_task(self._read(self.call))
         if self.started is not None:
             await self._write(match_pb2.AgentEvent(match_started=self.started))
+        # reading starts after the first write: a receive pending while the endpoint refuses the
+        # call (UNAUTHENTICATED) can surface as INTERNAL in grpc.aio, hiding the endpoint's reason
+        self.reader = asyncio.create_task(self._read(self.call))
 
     async def _write(self, event: match_pb2.AgentEvent) -> bool:
         if self.call is None or self.broken:
