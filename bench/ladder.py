@@ -5,7 +5,12 @@ shared machine drifts). Last line:
 
     ladder: stack=<matches/s> inprocess=<matches/s> ratio=<stack/inprocess>
 
-Usage: python bench/ladder.py [--matches 200] [--concurrency 2] [--rules classic]
+Usage: python bench/ladder.py [--mix demo|light] [--matches N] [--concurrency 2]
+
+--mix demo (default): the demo ladder's bots (random, heuristic, strong) and rules (classic with
+hands of 5, 4, 3, 2, 1 cards); --mix light: heuristic and random bots on full classic games,
+which cost ~7 ms each, so the stack's fixed cost per match (~7 ms of CPU over Celery, Redis and
+the matchmaker) weighs most there.
 """
 
 from __future__ import annotations
@@ -17,10 +22,13 @@ from typing import Any
 
 import redis
 
+from arena.ladder.demo import DEMO_OPTIONS, demo_agents
 from arena.ladder.hosting import play_builtin
 from arena.ladder.stack import Stack, StackConfig
 from arena.services.matchmaker.model import Ladder
 from arena.services.matchmaker.redis_store import RedisStore
+from ohell.presets import preset
+from ohell.rules import Rules, parse_option
 
 
 def stream_id(value: bytes | str | None) -> tuple[int, int]:
@@ -66,42 +74,51 @@ def measure_inprocess(jobs: list[tuple[str, Any, list[dict[str, Any]]]], process
         return len(jobs) / (time.perf_counter() - started)
 
 
-def measure_warmup_jobs(args: argparse.Namespace) -> list[tuple[str, Any, list[dict[str, Any]]]]:
-    """Games like the ladder's (same rules, heuristic and random seats) for the first reference run."""
-    from ohell.presets import preset
+def mix(name: str) -> tuple[Rules, list[str]]:
+    """(rules, bots of the ladder's agents) of a benchmark mix."""
+    if name == "light":
+        return preset("classic"), ["heuristic", "random"] * 12
+    rules = Rules.from_dict(dict(parse_option(text) for text in DEMO_OPTIONS), base=preset("classic"))
+    return rules, [bot for _, bot in demo_agents()] * 3
 
-    seats = [{"name": bot, "kind": "builtin", "bot": bot} for bot in ("heuristic", "random", "heuristic", "random")]
-    return [(f"warm-{index}", preset(args.rules), seats) for index in range(args.matches)]
+
+def warmup_jobs(rules: Rules, bots: list[str], count: int) -> list[tuple[str, Any, list[dict[str, Any]]]]:
+    """Games like the ladder's (same rules, tables of its bots) for the first reference run."""
+    jobs = []
+    for index in range(count):
+        seated = [bots[(index * 4 + seat) % len(bots)] for seat in range(4)]
+        jobs.append((f"warm-{index}", rules, [{"name": bot, "kind": "builtin", "bot": bot} for bot in seated]))
+    return jobs
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--matches", type=int, default=200)
-    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--mix", choices=("demo", "light"), default="demo")
+    parser.add_argument("--matches", type=int, help="measured matches (default: demo 120, light 300)")
+    parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=2)
-    parser.add_argument("--agents", type=int, default=16)
-    parser.add_argument("--rules", default="classic")
     args = parser.parse_args()
-    warm = measure_warmup_jobs(args)
-    before = measure_inprocess(warm, args.concurrency)
+    matches = args.matches or (120 if args.mix == "demo" else 300)
+    rules, bots = mix(args.mix)
+    before = measure_inprocess(warmup_jobs(rules, bots, matches), args.concurrency)
     stack = Stack(StackConfig(engine=False, concurrency=args.concurrency, remote_worker=False))
     try:
         stack.start()
         store = RedisStore(redis.Redis.from_url(stack.redis_url))
-        ladder = store.create_ladder(Ladder("bench", preset=args.rules, base_window=100.0))
-        for index in range(args.agents):
-            bot = ("heuristic", "random")[index % 2]
+        overrides = {k: v for k, v in rules.to_dict().items() if preset("classic").to_dict()[k] != v}
+        store.create_ladder(Ladder("bench", preset="classic", overrides=overrides, base_window=100.0))
+        for index, bot in enumerate(bots):
             agent, _ = store.register_agent(f"{bot}-{index}", "builtin", bot=bot)
             store.join("bench", agent.agent_id, None, enroll=True)
-        rate, window = measure_stack(store, "bench", args.warmup, args.matches)
-        jobs = [(match_id, ladder.rules(), store.get_match(match_id).seats) for match_id in window]
+        rate, window = measure_stack(store, "bench", args.warmup, matches)
+        jobs = [(match_id, rules, store.get_match(match_id).seats) for match_id in window]
         for agent in store.client.smembers(store.keys.enrolled("bench")):
             store.leave("bench", agent.decode())
     finally:
         stack.cleanup()
     after = measure_inprocess(jobs, args.concurrency)
     reference = (before + after) / 2  # around the stack run: the machine's load drifts
-    print(f"{args.matches} matches of {args.rules}, {args.agents} built-in agents, {args.concurrency} processes; "
+    print(f"mix {args.mix}: {matches} matches, {len(bots)} built-in agents, {args.concurrency} processes; "
           f"in-process before {before:.1f}/s, after {after:.1f}/s")
     print(f"ladder: stack={rate:.1f} inprocess={reference:.1f} ratio={rate / reference:.2f}")
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from arena.ladder import metrics
 from arena.ladder.hosting import play_match
 from arena.ladder.ratings import catch_up
+from arena.services.matchmaker.model import Ladder
 from arena.services.matchmaker.redis_store import RedisStore
 
 DEFAULT_LEASE_S = 10.0
@@ -53,6 +54,17 @@ class LeaseKeeper:
         self._thread.join()
 
 
+_LADDERS: dict[tuple[int, str], Ladder] = {}
+
+
+def _ladder(store: RedisStore, name: str) -> Ladder:
+    """Ladder definitions never change once created: read each once per process."""
+    key = (id(store), name)
+    if key not in _LADDERS:
+        _LADDERS[key] = store.get_ladder(name)
+    return _LADDERS[key]
+
+
 def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lease_s: float | None = None) -> str:
     """Play ``match_id`` unless it is finished or held by a live runner; returns what happened:
     'finished', 'duplicate' (someone finished it first), 'busy', 'failed' or 'missing'."""
@@ -65,12 +77,12 @@ def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lea
             rate(store.get_match(match_id).ladder)
         return status
     info = store.get_match(match_id)
-    ladder = store.get_ladder(info.ladder)
+    ladder = _ladder(store, info.ladder)
     metrics.MATCHES_STARTED.labels(info.ladder).inc()
     started = time.perf_counter()
     with metrics.MATCHES_RUNNING.labels(info.ladder).track_inprogress(), LeaseKeeper(store, match_id, runner, lease):
         record = play_match(match_id, ladder.rules(), info.seats, ladder.think_ms)
-    first, _ = store.finish_match(match_id, record)
+    first, _ = store.finish_match(match_id, record, info)
     if first:
         metrics.MATCHES_FINISHED.labels(info.ladder).inc()
         metrics.MATCH_DURATION.labels(info.ladder).observe(time.perf_counter() - started)

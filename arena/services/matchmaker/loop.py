@@ -36,21 +36,21 @@ def form_once(store: RedisStore, ladder: Ladder, dispatch: Dispatch | None) -> l
         return []
     house = store.house_bots(ladder.name) if ladder.house_fill else []
     tables = form_tables(tickets, policy_for(ladder), house)
-    ids = store.claim(ladder.name, [table.seated for table in tables], now)
+    claims = store.claim_queued(ladder.name, [table.seated for table in tables], now)
     waited = {ticket.agent_id: ticket.waited_s for ticket in tickets}
     created = []
-    for table, match_id in zip(tables, ids, strict=True):
-        if match_id is None:
+    for table, claimed in zip(tables, claims, strict=True):
+        if claimed is None:
             metrics.CLAIMS_REJECTED.labels(ladder.name).inc()
             continue
-        created.append(match_id)
+        created.append(claimed)
         metrics.TABLES_FORMED.labels(ladder.name).inc()
         for agent in table.agents:
             metrics.QUEUE_WAIT.labels(ladder.name).observe(waited[agent])
     if dispatch is not None:
-        for match_id in created:
-            dispatch(match_id, store.get_match(match_id).queue)
-    return created
+        for match_id, queue in created:
+            dispatch(match_id, queue)
+    return [match_id for match_id, _ in created]
 
 
 @dataclass

@@ -87,6 +87,12 @@ class QueueOps:
     def claim(self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int) -> list[str | None]:
         """Form the tables whose agents are all still free; ``tables[i]`` lists agent ids (queued
         agents and house bots). Returns the new match id, or None, per table."""
+        return [claimed[0] if claimed else None for claimed in self.claim_queued(ladder, tables, now_ms)]
+
+    def claim_queued(
+        self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int
+    ) -> list[tuple[str, str] | None]:
+        """``claim``, giving (match id, Celery queue) for each table formed."""
         if not tables:
             return []
         agents = self.get_agents(agent for table in tables for agent in table)  # type: ignore[attr-defined]
@@ -100,12 +106,12 @@ class QueueOps:
         by_queue: dict[str, list[int]] = {}
         for index, table in enumerate(payload):
             by_queue.setdefault(table["queue"], []).append(index)
-        result: list[str | None] = [None] * len(payload)
+        result: list[tuple[str, str] | None] = [None] * len(payload)
         for celery_queue, indices in by_queue.items():
             chunk = json.dumps([payload[i] for i in indices])
             ids = self._claim(args=[self.keys.prefix, ladder, now_ms, celery_queue, chunk])
             for index, match_id in zip(indices, ids, strict=True):
-                result[index] = text(match_id) if match_id else None
+                result[index] = (text(match_id), celery_queue) if match_id else None
         return result
 
     # matches --------------------------------------------------------------------------------
@@ -119,9 +125,9 @@ class QueueOps:
         keys = [self.keys.match_lease(match_id)]
         return bool(self._renew(keys=keys, args=[runner, int(lease_s * 1000)]))
 
-    def finish_match(self, match_id: str, record: dict[str, Any]) -> tuple[bool, str]:
+    def finish_match(self, match_id: str, record: dict[str, Any], info: MatchInfo | None = None) -> tuple[bool, str]:
         """Store the record and log the match once; returns (this call was the first, log id)."""
-        info = self.get_match(match_id)
+        info = info or self.get_match(match_id)
         summary = summarize(record, info.ladder, [seat["agent_id"] for seat in info.seats])
         args = [self.keys.prefix, match_id, json.dumps(record), encode(summary), _now_ms()]
         outcome, log_id = self._finish(args=args)
