@@ -5,6 +5,8 @@ The match host runs here; the agents' streams are held by the engine service pro
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -17,6 +19,7 @@ from arena.proto.ohell.v1 import match_pb2, spectate_pb2
 from arena.services.common import keyspace
 from arena.services.engine.host import host_match
 from arena.services.engine.specs import SeatSpec, TimeControl
+from ohell.presets import preset
 from ohell.referee import referee
 from ohell.rules import Rules
 
@@ -240,3 +243,36 @@ def test_duplicate_answer_gets_a_notice(engine_process, make_agent, shared_redis
     agent = asyncio.run(run())
     assert agent.notices and all(n.code == "FAILED_PRECONDITION" for n in agent.notices)
     assert "is not pending" in agent.notices[0].message and "decision_id=" in agent.notices[0].message
+
+
+def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_agent, shared_redis_server) -> None:
+    """``ohell agent`` (a built-in bot over the SDK) is SIGKILLed while the match runs."""
+    agent_id, token = make_agent("killed")
+    process = subprocess.Popen([sys.executable, "-m", "arena.cli", "agent", "--bot", "random", "--address",
+                                engine_process.address, "--token", token], stdout=subprocess.DEVNULL)
+    client = redis.Redis.from_url(shared_redis_server.url)
+    try:
+        deadline = time.monotonic() + 20
+        while client.get(keyspace.agent_presence(agent_id)) is None:
+            assert time.monotonic() < deadline and process.poll() is None, "the agent never connected"
+            time.sleep(0.05)
+
+        async def run() -> dict:
+            seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("heuristic"), SeatSpec.builtin("random")]
+            hosting = asyncio.create_task(host_match("killed-1", preset("classic"), seats, 4,
+                                                     time_control=TimeControl(decision_ms=5000, max_faults=200),
+                                                     redis_url=shared_redis_server.url))
+            await asyncio.sleep(0.15)
+            process.kill()
+            return await asyncio.wait_for(hosting, 30)
+
+        began = time.monotonic()
+        record = asyncio.run(run())
+        elapsed = time.monotonic() - began
+    finally:
+        process.kill()
+        process.wait()
+        client.close()
+    kinds = kinds_of(record, 0)
+    assert kinds and set(kinds) == {"DISCONNECTED"} and record["complete"] and referee(record).valid
+    assert elapsed < 10, f"took {elapsed:.1f} s: a 5 s deadline was waited out"
