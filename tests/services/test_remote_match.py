@@ -65,3 +65,7 @@ def test_classic_game_mixed_seats_across_processes(engine_process, make_agent, s
     assert kinds.count("hand_ended") == 19 and kinds.count("card_played") == 4 * cards_per_seat
     assert [e.sequence for e in spectated] == list(range(len(spectated)))
     assert list(spectated[-1].match_ended.totals) == record["totals"]
+    hand_results = [e.hand_ended for e in spectated if e.WhichOneof("event") == "hand_ended"]
+    assert [list(h.totals) for h in hand_results] == [hand["totals"] for hand in record["hands"]]
+    told = [e.hand_ended for e in raw.events if e.WhichOneof("event") == "hand_ended"]
+    assert [list(h.points) for h in told] == [hand["points"] for hand in record["hands"]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -204,7 +204,3 @@ def record_to_proto(record: dict[str, Any], rules: Rules) -> match_pb2.MatchReco
         forfeited=record["forfeited"], faults=[fault_to_proto(f) for f in record["faults"]],
         hands_played=len(record["hands"]), json=json.dumps(record),
     )  # fmt: skip
-
-
-def engine_rule_names() -> list[str]:
-    return [f.name for f in fields(Rules)]

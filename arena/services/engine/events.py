@@ -137,8 +137,7 @@ class PublicFeed:
             result = state.results[self.hands_done]
             self._hand_events(out, result.number, result.dealer, result.size, result.participants,
                               result.trump_card, list(result.events), list(result.tricks), sealed=False)
-            totals = [sum(r.points[s] for r in state.results[: self.hands_done + 1]) for s in range(len(result.bids))]
-            out.append(self._event(hand_ended=hand_ended(self.match_id, result, totals)))
+            out.append(self._event(hand_ended=hand_ended(self.match_id, state, self.hands_done)))
             self.hands_done += 1
             self.events_sent = self.tricks_sent = 0
             self.hand_announced = False
@@ -177,7 +176,10 @@ class PublicFeed:
         self.events_sent = len(events)
 
 
-def hand_ended(match_id: str, result: HandResult, totals: list[int]) -> match_pb2.HandEnded:
+def hand_ended(match_id: str, state: State, index: int) -> match_pb2.HandEnded:
+    """The result of the ``index``-th finished hand, with the running totals after it."""
+    result: HandResult = state.results[index]
+    totals = [sum(r.points[seat] for r in state.results[: index + 1]) for seat in range(len(result.points))]
     return match_pb2.HandEnded(
         match_id=match_id, hand_number=result.number, bids=result.bids, tricks_won=result.tricks_won,
         points=result.points, totals=totals,

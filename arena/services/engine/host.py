@@ -30,7 +30,7 @@ from arena.services.engine.convert import (
     observation_to_proto,
     rules_to_proto,
 )
-from arena.services.engine.events import EventLog, LocalEventLog, PublicFeed, RedisEventLog
+from arena.services.engine.events import EventLog, LocalEventLog, PublicFeed, RedisEventLog, hand_ended
 from arena.services.engine.players import ConnectedPlayer, EndpointPlayer
 from arena.services.engine.relay import HostLink, Reply
 from arena.services.engine.specs import SeatSpec, SeatSpecError, TimeControl
@@ -116,11 +116,7 @@ class _Match:
             await asyncio.gather(*(player.close() for _, player in self.remote()), return_exceptions=True)
 
     async def tell_hand(self, index: int) -> None:
-        result = self.state.results[index]
-        totals = [sum(r.points[s] for r in self.state.results[: index + 1]) for s in range(len(self.specs))]
-        event = match_pb2.AgentEvent(hand_ended=match_pb2.HandEnded(
-            match_id=self.match_id, hand_number=result.number, bids=result.bids, tricks_won=result.tricks_won,
-            points=result.points, totals=totals))
+        event = match_pb2.AgentEvent(hand_ended=hand_ended(self.match_id, self.state, index))
         await asyncio.gather(*(player.notify(event) for _, player in self.remote()))
 
     async def finish(self, seat_infos: list[match_pb2.SeatInfo]) -> dict[str, Any]:
