@@ -33,7 +33,8 @@ PLAY_WORK = 9000  # card plays simulated per decision (samples x candidates x ca
 BID_WORK = 12000
 MIN_SAMPLES = 8
 MAX_SAMPLES = 200
-BID_SPAN = 3  # bids further than this from the heuristic estimate are not simulated
+BID_SPAN = 3
+RIVAL_WEIGHT = 0.15  # bids further than this from the heuristic estimate are not simulated
 
 
 class StrongBot:
@@ -170,7 +171,15 @@ class StrongBot:
                 return 0.0
             return 1.0 if exact[0] == me else -1.0
         rules = obs.rules
-        return hand_score(rules.scoring, bids[me], won[me], obs.hand_size, obs.hand_number, rules.vienna)
+        mine = hand_score(rules.scoring, bids[me], won[me], obs.hand_size, obs.hand_number, rules.vienna)
+        if not RIVAL_WEIGHT:
+            return mine
+        theirs = sum(
+            hand_score(rules.scoring, bids[pos], won[pos], obs.hand_size, obs.hand_number, rules.vienna)
+            for pos in range(len(bids))
+            if pos != me
+        )
+        return mine - RIVAL_WEIGHT * theirs / (len(bids) - 1)
 
 
 def _best(candidates: Sequence[int], totals: Sequence[float], preference: Callable[[int], float]) -> int:
