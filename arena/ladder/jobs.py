@@ -7,7 +7,8 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from arena.ladder import metrics
 from arena.ladder.hosting import play_match
@@ -27,31 +28,48 @@ def runner_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-class LeaseKeeper:
-    """Renews the match lease in the background while the match is played."""
+class LeaseRenewer:
+    """One background thread per process renews the leases of the matches it is playing (a
+    thread per match would cost more than a short match: starting one waits for the GIL)."""
 
-    def __init__(self, store: RedisStore, match_id: str, runner: str, lease_s: float) -> None:
-        self._args = (match_id, runner, lease_s)
-        self._store = store
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name=f"lease-{match_id}")
-        self.lost = False
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[RedisStore, str, float]] = {}
+        self._lock = threading.Lock()
+        self._pid = 0
+        self._wake = threading.Event()
+
+    def _ensure_thread(self) -> None:
+        if self._pid != os.getpid():  # first use, or first use after a fork (threads do not survive it)
+            self._pid = os.getpid()
+            threading.Thread(target=self._run, daemon=True, name="lease-renewer").start()
 
     def _run(self) -> None:
-        while not self._stop.wait(self._args[2] / 3):
-            try:
-                if not self._store.renew_match(*self._args):
-                    self.lost = True
-            except Exception:  # Redis briefly away: the lease may lapse, finish stays idempotent
-                pass
+        while True:
+            with self._lock:
+                held = list(self._held.items())
+            period = min((lease for _, (_, _, lease) in held), default=1.0) / 3
+            self._wake.wait(period)
+            self._wake.clear()
+            for match_id, (store, runner, lease) in held:
+                try:
+                    store.renew_match(match_id, runner, lease)
+                except Exception:  # Redis briefly away: the lease may lapse; finish stays idempotent
+                    pass
 
-    def __enter__(self) -> LeaseKeeper:
-        self._thread.start()
-        return self
+    @contextmanager
+    def holding(self, store: RedisStore, match_id: str, runner: str, lease_s: float) -> Iterator[None]:
+        with self._lock:
+            self._ensure_thread()
+            self._held[match_id] = (store, runner, lease_s)
+        self._wake.set()  # renew on the new lease's schedule
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held.pop(match_id, None)
 
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+
+RENEWER = LeaseRenewer()
 
 
 _LADDERS: dict[tuple[int, str], Ladder] = {}
@@ -80,7 +98,8 @@ def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lea
     ladder = _ladder(store, info.ladder)
     metrics.MATCHES_STARTED.labels(info.ladder).inc()
     started = time.perf_counter()
-    with metrics.MATCHES_RUNNING.labels(info.ladder).track_inprogress(), LeaseKeeper(store, match_id, runner, lease):
+    running = metrics.MATCHES_RUNNING.labels(info.ladder)
+    with running.track_inprogress(), RENEWER.holding(store, match_id, runner, lease):
         record = play_match(match_id, ladder.rules(), info.seats, ladder.think_ms)
     first, _ = store.finish_match(match_id, record, info)
     if first:

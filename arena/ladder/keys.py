@@ -20,7 +20,6 @@
     {p}record:{m}              string the JSON match record of a finished match
     {p}log:{l}                 stream the durable match log: one entry per finished match
     {p}rated:{l}               string stream id of the last log entry applied to the ratings
-    {p}rating-pending:{l}      string set while a rating update is queued (coalesces requests)
     {p}ratings:{l}             hash   agent id -> JSON [mu, sigma]
     {p}stats:{l}               hash   agent id -> JSON counts [games, hands, exact, faults, forfeits,
                                       win shares (x420), points] (arena.ladder.ratings.STAT_FIELDS)
@@ -100,9 +99,6 @@ class Keys:
 
     def rated(self, ladder: str) -> str:
         return f"{self.prefix}rated:{ladder}"
-
-    def rating_pending(self, ladder: str) -> str:
-        return f"{self.prefix}rating-pending:{ladder}"
 
     def ratings(self, ladder: str) -> str:
         return f"{self.prefix}ratings:{ladder}"

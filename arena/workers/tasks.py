@@ -14,7 +14,7 @@ from arena.ladder import jobs, metrics
 from arena.ladder.keys import Keys
 from arena.services.matchmaker.redis_store import RedisStore
 from arena.workers.app import REDIS_URL, app
-from arena.workers.routing import QUEUE_RATINGS, RUN_MATCH, UPDATE_RATINGS
+from arena.workers.routing import RUN_MATCH, UPDATE_RATINGS
 
 REDIS_ERRORS = (redis.ConnectionError, redis.TimeoutError)
 
@@ -30,22 +30,22 @@ def store() -> RedisStore:
     return RedisStore(client, Keys(os.environ.get("OHELL_REDIS_PREFIX", Keys.prefix)))
 
 
-def request_ratings(ladder: str) -> None:
-    """Queue a rating catch-up unless one is queued already (it will see this match too: the
-    match is logged before the flag is checked, and the task clears the flag before reading)."""
-    if store().client.set(store().keys.rating_pending(ladder), "1", nx=True, ex=30):
-        update_ratings.apply_async((ladder,), queue=QUEUE_RATINGS)
+def rate_now(ladder: str) -> None:
+    """Apply the ladder's new log entries here, right after the match (no extra task per match;
+    the cursor makes it exactly once even when workers race, and the matchmaker's sweep sends
+    ``update_ratings`` for anything left behind)."""
+    jobs.update_ratings(store(), ladder)
 
 
 @app.task(name=RUN_MATCH, bind=True, max_retries=5)
 def run_match(self: Any, match_id: str) -> str:
+    ladder = match_id.rpartition("-")[0]  # match ids are "<ladder>-<n>"
     try:
-        outcome = jobs.run_match(store(), match_id, request_ratings)
+        outcome = jobs.run_match(store(), match_id, rate_now)
     except REDIS_ERRORS as error:
-        metrics.MATCHES_FAILED.labels("unknown", "redis").inc()
+        metrics.MATCHES_FAILED.labels(ladder, "redis").inc()
         raise self.retry(exc=error, countdown=1.0) from None
     except Exception as error:
-        ladder = match_id.rpartition("-")[0]
         metrics.MATCHES_FAILED.labels(ladder, type(error).__name__).inc()
         if self.request.retries >= self.max_retries:
             store().fail_match(match_id, f"{type(error).__name__}: {error}")
@@ -59,7 +59,6 @@ def run_match(self: Any, match_id: str) -> str:
 @app.task(name=UPDATE_RATINGS, bind=True, max_retries=None)
 def update_ratings(self: Any, ladder: str) -> int:
     try:
-        store().client.delete(store().keys.rating_pending(ladder))
         return jobs.update_ratings(store(), ladder)
     except REDIS_ERRORS as error:
         raise self.retry(exc=error, countdown=1.0) from None

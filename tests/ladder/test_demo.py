@@ -57,11 +57,11 @@ def test_ctrl_c_stops_every_process_of_the_stack() -> None:
             assert line, "".join(lines)
             lines.append(line)
         assert any(line.startswith("matchmaker") for line in lines)
-        wait_until(lambda: len(descendants(up.pid)) >= 5, 10, "redis, engine, matchmaker and workers")
+        wait_until(lambda: len(descendants(up.pid)) >= 5, 30, "redis, engine, matchmaker and workers")
         started = descendants(up.pid)
         up.send_signal(signal.SIGINT)
         assert up.wait(30) == 0
-        wait_until(lambda: not alive(started), 10, "every process to exit")
+        wait_until(lambda: not alive(started), 30, "every process to exit")
     finally:
         if up.poll() is None:
             up.kill()

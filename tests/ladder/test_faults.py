@@ -48,7 +48,6 @@ def test_worker_killed_mid_match_and_duplicated_tasks(make_stack: Callable[..., 
     # the same match sent three times at once, and once more after it finished
     for agent in agents:
         store.join("slow", agent, None)
-    store.client.set(store.keys.rating_pending("slow"), "1")  # nothing else asks for ratings now
     (match_id,) = store.claim("slow", [agents], now_ms())
     sender = Celery(broker=redis_server.url)
     threads = [threading.Thread(target=sender.send_task, args=(RUN_MATCH,), kwargs={"args": [match_id],
@@ -59,7 +58,6 @@ def test_worker_killed_mid_match_and_duplicated_tasks(make_stack: Callable[..., 
         thread.join()
     wait_until(lambda: store.get_match(match_id).state == "finished", 30, "the duplicated match to finish")
     sender.send_task(RUN_MATCH, args=[match_id], queue=QUEUE_BUILTIN)
-    store.client.delete(store.keys.rating_pending("slow"))
     settle(store, ["slow"])
     assert store.get_match(match_id).attempts == 1  # the duplicates found it held or finished
     ids = assert_rated_exactly_once(store, "slow", 4)

@@ -26,6 +26,8 @@ _END = "match_ended"
 class EventLog(Protocol):
     async def append(self, match_id: str, event: spectate_pb2.MatchEvent) -> None: ...
 
+    async def append_many(self, match_id: str, events: list[spectate_pb2.MatchEvent]) -> None: ...
+
     def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]: ...
 
 
@@ -49,6 +51,10 @@ class LocalEventLog:
         signal = self._signal(match_id)
         signal.set()
         self.changed[match_id] = asyncio.Event()
+
+    async def append_many(self, match_id: str, events: list[spectate_pb2.MatchEvent]) -> None:
+        for event in events:
+            await self.append(match_id, event)
 
     async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
         index = 0
@@ -75,12 +81,58 @@ class RedisEventLog:
         self.client = client  # redis.asyncio.Redis
 
     async def append(self, match_id: str, event: spectate_pb2.MatchEvent) -> None:
+        await self.append_many(match_id, [event])
+
+    async def append_many(self, match_id: str, events: list[spectate_pb2.MatchEvent]) -> None:
+        """One round trip for the lot (in order)."""
         key = keyspace.match_events(match_id)
         async with self.client.pipeline(transaction=False) as pipe:
-            pipe.xadd(key, {"e": event.SerializeToString()}, maxlen=keyspace.MATCH_EVENTS_MAXLEN)
-            if event.sequence == 0 or event.WhichOneof("event") == _END:
+            for event in events:
+                pipe.xadd(key, {"e": event.SerializeToString()}, maxlen=keyspace.MATCH_EVENTS_MAXLEN)
+            if any(e.sequence == 0 or e.WhichOneof("event") == _END for e in events):
                 pipe.expire(key, keyspace.MATCH_EVENTS_TTL_S)
             await pipe.execute()
+
+
+class FeedWriter:
+    """Writes one match's public events in order and in batches, off the decision path: the
+    host hands events over and goes on; a writer task stores whatever has piled up. Best
+    effort: a batch that cannot be stored (Redis away) is counted and dropped, and spectators
+    see the gap in ``sequence``."""
+
+    def __init__(self, log: EventLog, match_id: str) -> None:
+        self.log = log
+        self.match_id = match_id
+        self.pending: list[spectate_pb2.MatchEvent] = []
+        self.wake = asyncio.Event()
+        self.closing = False
+        self.lost = 0
+        self.task = asyncio.create_task(self._run())
+
+    def put(self, events: list[spectate_pb2.MatchEvent]) -> None:
+        if events:
+            self.pending.extend(events)
+            self.wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            batch, self.pending = self.pending, []
+            if batch:
+                try:
+                    await self.log.append_many(self.match_id, batch)
+                except Exception:
+                    self.lost += len(batch)
+            if self.closing and not self.pending:
+                return
+
+    async def close(self) -> int:
+        """Store what is left; returns how many events were lost."""
+        self.closing = True
+        self.wake.set()
+        await self.task
+        return self.lost
 
     async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
         key = keyspace.match_events(match_id)

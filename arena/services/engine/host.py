@@ -30,7 +30,7 @@ from arena.services.engine.convert import (
     observation_to_proto,
     rules_to_proto,
 )
-from arena.services.engine.events import EventLog, LocalEventLog, PublicFeed, RedisEventLog, hand_ended
+from arena.services.engine.events import EventLog, FeedWriter, LocalEventLog, PublicFeed, RedisEventLog, hand_ended
 from arena.services.engine.players import ConnectedPlayer, EndpointPlayer
 from arena.services.engine.relay import HostLink, Reply
 from arena.services.engine.specs import SeatSpec, SeatSpecError, TimeControl
@@ -53,7 +53,6 @@ class _Match:
         self.seed = seed
         self.tc = time_control
         self.link = link
-        self.log = log
         self.state: State = Game(rules, len(seats)).new_state()
         self.rules_message = rules_to_proto(rules)
         self.feed = PublicFeed(match_id)
@@ -64,6 +63,7 @@ class _Match:
         self.forfeited: set[int] = set()
         self.decisions = 0
         self.fault_events: list[Any] = []
+        self.writer = FeedWriter(log, match_id) if log is not None else None
         self.players: list[Any] = []
         for seat, spec in enumerate(seats):
             if spec.kind == "builtin":
@@ -76,20 +76,14 @@ class _Match:
     def remote(self) -> list[tuple[int, Any]]:
         return [(seat, p) for seat, p in enumerate(self.players) if self.specs[seat].kind != "builtin"]
 
-    async def publish(self, events: Sequence[Any]) -> None:
-        """Best effort: a spectator feed that cannot be written (Redis away) never stops the
-        match; spectators see the gap in ``sequence``."""
-        if self.log is not None:
-            for event in events:
-                try:
-                    await self.log.append(self.match_id, event)
-                except Exception:
-                    metrics.SPECTATE_EVENTS_LOST.inc()
+    def publish(self, events: list[Any]) -> None:
+        if self.writer is not None:
+            self.writer.put(events)
 
     async def run(self) -> dict[str, Any]:
         seat_infos = [match_pb2.SeatInfo(seat=s, name=spec.name, kind=spec.kind) for s, spec in enumerate(self.specs)]
         tc = self.tc.to_proto()
-        await self.publish([self.feed.started(seat_infos, self.rules_message, tc)])
+        self.publish([self.feed.started(seat_infos, self.rules_message, tc)])
         await asyncio.gather(*(
             player.open(match_pb2.MatchStarted(match_id=self.match_id, seat=seat, seats=seat_infos,
                                                rules=self.rules_message, time_control=tc))
@@ -105,8 +99,8 @@ class _Match:
                 else:
                     seat = state.current
                     state.apply_action(await self.decide(seat))
-                if self.log is not None:
-                    await self.publish([*self.fault_events, *self.feed.step(state)])
+                if self.writer is not None:
+                    self.publish([*self.fault_events, *self.feed.step(state)])
                     self.fault_events.clear()
                 while hands_told < len(state.results):
                     await self.tell_hand(hands_told)
@@ -114,6 +108,8 @@ class _Match:
             return await self.finish(seat_infos)
         finally:
             await asyncio.gather(*(player.close() for _, player in self.remote()), return_exceptions=True)
+            if self.writer is not None:
+                metrics.SPECTATE_EVENTS_LOST.inc(await self.writer.close())
 
     async def tell_hand(self, index: int) -> None:
         event = match_pb2.AgentEvent(hand_ended=hand_ended(self.match_id, self.state, index))
@@ -125,7 +121,7 @@ class _Match:
             match_id=self.match_id, totals=state.scores, winners=final_winners(state, sorted(self.forfeited)),
             forfeited=sorted(self.forfeited), faults=[fault_to_proto(f) for f in self.faults])
         await asyncio.gather(*(player.notify(match_pb2.AgentEvent(match_ended=ended)) for _, player in self.remote()))
-        await self.publish([self.feed.ended(ended)])
+        self.publish([self.feed.ended(ended)])
         return build_record(state, [spec.record_entry() for spec in self.specs], self.seed, self.match_id,
                             self.faults, sorted(self.forfeited))
 
@@ -196,7 +192,7 @@ class _Match:
         metrics.observe_fault(self.specs[seat].kind, kind)
         if self.fault_count[seat] >= self.tc.max_faults:
             self.forfeited.add(seat)
-        if self.log is not None:  # published with the step's events, before the default action
+        if self.writer is not None:  # published with the step's events, before the default action
             self.fault_events.append(self.feed.fault(fault_to_proto(self.faults[-1])))
         return state.default_action()
 
