@@ -35,3 +35,10 @@ def make_agent(shared_redis_server):  # type: ignore[no-untyped-def]
 
     yield make
     client.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A service test that hangs fails after 90 s instead of holding CI for the global 300 s."""
+    for item in items:
+        if "tests/services/" in str(item.path):
+            item.add_marker(pytest.mark.timeout(90))

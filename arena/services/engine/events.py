@@ -94,6 +94,28 @@ class RedisEventLog:
             await pipe.execute()
 
 
+    async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
+        key = keyspace.match_events(match_id)
+        last = "0-0"
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + wait_s
+        seen_any = False
+        while True:
+            block_ms = 1000 if seen_any else max(1, int((give_up - loop.time()) * 1000))
+            answer = await self.client.xread({key: last}, count=100, block=block_ms)
+            if not answer:
+                if not seen_any and loop.time() >= give_up:
+                    raise LookupError(f"no match {match_id!r}")
+                continue
+            for entry_id, fields in answer[0][1]:
+                seen_any = True
+                last = entry_id
+                event = spectate_pb2.MatchEvent.FromString(fields[b"e"])
+                yield event
+                if event.WhichOneof("event") == _END:
+                    return
+
+
 class FeedWriter:
     """Writes one match's public events in order and in batches, off the decision path: the
     host hands events over and goes on; a writer task stores whatever has piled up. Best
@@ -133,27 +155,6 @@ class FeedWriter:
         self.wake.set()
         await self.task
         return self.lost
-
-    async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
-        key = keyspace.match_events(match_id)
-        last = "0-0"
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + wait_s
-        seen_any = False
-        while True:
-            block_ms = 1000 if seen_any else max(1, int((give_up - loop.time()) * 1000))
-            answer = await self.client.xread({key: last}, count=100, block=block_ms)
-            if not answer:
-                if not seen_any and loop.time() >= give_up:
-                    raise LookupError(f"no match {match_id!r}")
-                continue
-            for entry_id, fields in answer[0][1]:
-                seen_any = True
-                last = entry_id
-                event = spectate_pb2.MatchEvent.FromString(fields[b"e"])
-                yield event
-                if event.WhichOneof("event") == _END:
-                    return
 
 
 class PublicFeed:
