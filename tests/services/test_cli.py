@@ -1,0 +1,40 @@
+"""The engine's commands: ``ohell challenge`` against a running ``ohell engine``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from svc_helpers import ROOT
+
+from ohell.referee import referee
+
+
+def ohell(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_challenge_command_plays_and_writes_the_record(engine_process, make_agent, tmp_path: Path) -> None:
+    _, token = make_agent("cli")
+    out = tmp_path / "record.json"
+    done = ohell("challenge", "--address", engine_process.address, "--token", token, "--rules", "online",
+                 "--seat", "builtin:heuristic", "--seat", "builtin:random", "--seat", "builtin:random",
+                 "--seed", "5", "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "fault(s)" in done.stdout and "winners" in done.stdout
+    record = json.loads(out.read_text())
+    assert record["preset"] == "online" and record["seed"] == 5 and referee(record).valid
+
+
+def test_challenge_command_reports_refusals(engine_process) -> None:
+    done = ohell("challenge", "--address", engine_process.address, "--token", "wrong",
+                 "--seat", "builtin:random", "--seat", "builtin:random", "--seat", "builtin:random")
+    assert done.returncode == 2
+    assert "UNAUTHENTICATED" in done.stdout
+    bad_seat = ohell("challenge", "--address", engine_process.address, "--token", "x", "--seat", "robot:1")
+    message = " ".join(bad_seat.stdout.split())  # rich wraps long lines
+    assert bad_seat.returncode == 2
+    assert "'robot:1' must be builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT" in message
