@@ -106,5 +106,5 @@ def check_history(store: RedisStore, stub: matchmaker_pb2_grpc.MatchmakerService
         reply = stub.GetMatch(pb.GetMatchRequest(match_id=matches.matches[0].match_id))
         record = json.loads(reply.record_json)
         assert referee(record).valid
-        kinds = {seat["kind"] for seat in record["seats"]}
-        assert "connected" in kinds and reply.match.state == "finished"
+        seat = next(seat for seat in record["seats"] if seat.get("agent_id") == agent)
+        assert seat["kind"] == "connected" and seat["version"] == "1" and reply.match.state == "finished"

@@ -152,3 +152,19 @@ def test_a_failed_match_frees_its_agents_and_is_not_logged(store: RedisStore) ->
     assert store.client.xlen(store.keys.log("l")) == 0
     assert not any(store.busy_match(a) for a in ids) and store.queued("l") == 0  # not enrolled
     assert store.finish_match(match_id, fake_record(match_id, 3))[0] is False
+
+
+def test_house_bots_fill_a_lone_agents_table(store: RedisStore) -> None:
+    from arena.services.matchmaker.loop import form_once
+
+    ladder = store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True, fill_after_s=0.0))
+    (lone,) = agents(store, 1, "connected")
+    store.join("h", lone, 30.0)
+    store.client.set(f"ohell:agent:{lone}:gateway", "gw1")
+    sent: list[tuple[str, str]] = []
+    (match_id,) = form_once(store, ladder, lambda match, queue: sent.append((match, queue)))
+    seats = store.get_match(match_id).seats
+    assert sent == [(match_id, "ohell.remote")] and seats[0]["agent_id"] == lone
+    assert [seat.get("house") for seat in seats] == [None, True, True]
+    assert store.busy_match(lone) == match_id
+    assert not any(store.busy_match(seat["agent_id"]) for seat in seats[1:])  # house bots sit anywhere
