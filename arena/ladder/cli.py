@@ -55,6 +55,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_rebuild(args: argparse.Namespace) -> int:
     from arena.ladder.ratings import rebuild
     from arena.services.matchmaker.server import make_store
+    from arena.services.matchmaker.store import StoreError
 
     url = args.redis_url or os.environ.get("REDIS_URL")
     if not url:
@@ -62,7 +63,10 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     store = make_store(url, args.prefix)
     ladders = [args.ladder] if args.ladder else [ladder.name for ladder in store.list_ladders()]
     for name in ladders:
-        store.get_ladder(name)
+        try:
+            store.get_ladder(name)
+        except StoreError as error:
+            raise OhHellError(str(error)) from None
         print(f"{name}: ratings rebuilt from {rebuild(store.client, store.keys, name)} logged matches")
     return 0
 

@@ -87,3 +87,18 @@ def test_rebuild_from_the_log_is_identical(store: RedisStore) -> None:
     assert store.client.hgetall(store.keys.stats("l")) == stats_before
     log_matches(store, "l", players, 3, seed=8)  # the cursor survived: new matches apply once
     assert catch_up(store.client, store.keys, "l") == 3
+
+
+def test_rebuild_command(store: RedisStore, redis_server: EmbeddedRedis, capsys) -> None:  # type: ignore[no-untyped-def]
+    from arena.cli import main
+
+    store.create_ladder(Ladder("l", seats=3))
+    players = [store.register_agent(f"p{i}", "builtin", bot="random")[0].agent_id for i in range(4)]
+    log_matches(store, "l", players, 12)
+    catch_up(store.client, store.keys, "l")
+    before = stored_ratings(store.client, store.keys, "l")
+    store.client.hset(store.keys.ratings("l"), players[0], "[1.0, 1.0]")  # a damaged rating
+    assert main(["ladder", "rebuild", "--redis-url", redis_server.url]) == 0
+    assert "l: ratings rebuilt from 12 logged matches" in capsys.readouterr().out
+    assert stored_ratings(store.client, store.keys, "l") == before
+    assert main(["ladder", "rebuild", "--redis-url", redis_server.url, "--ladder", "nope"]) == 2
