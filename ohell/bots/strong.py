@@ -4,9 +4,12 @@ For every decision it samples the hidden cards (``ohell.bots.sampling``: counts,
 the turned trump; deals are weighted by how well they explain the bids made), finishes the
 hand on each sample with the fast playout policy (``ohell.bots.playout``) once per candidate,
 and picks the candidate with the best weighted mean of the hand's real score under the rule
-set (``ohell.scoring.hand_score``). A bid is a candidate like a card: the playouts then play to
-that bid, so bidding maximises expected score over the predicted distribution of tricks. The
-hook needs no special case: the forbidden bid is not among the legal ones.
+set (``ohell.scoring.hand_score``), less a small share of the other seats' scores. In a
+sudden-death hand the value is +1 when it alone is exact, -1 when another seat alone is.
+
+A bid is a candidate like a card: the playouts then play to that bid, so bidding maximises
+expected score over the predicted distribution of tricks. The hook needs no special case: the
+forbidden bid is not among the legal ones.
 
 Determinism: the number of samples is a function of the observation only (a fixed amount of
 playout work per decision, split over the candidates), drawn from the bot's own seeded
@@ -33,8 +36,8 @@ PLAY_WORK = 9000  # card plays simulated per decision (samples x candidates x ca
 BID_WORK = 12000
 MIN_SAMPLES = 8
 MAX_SAMPLES = 200
-BID_SPAN = 3
-RIVAL_WEIGHT = 0.15  # bids further than this from the heuristic estimate are not simulated
+BID_SPAN = 3  # bids further than this from the heuristic estimate are not simulated
+RIVAL_WEIGHT = 0.15  # utility: own hand score minus this times the other seats' mean (wins games)
 
 
 class StrongBot:
