@@ -110,11 +110,8 @@ class StrongBot:
         k = len(bids)
         for pos in range(k):
             if bids[pos] < 0:
-                legal = range(size + 1)
-                if hook and pos == k - 1:
-                    others = sum(b for b in bids[:-1] if b >= 0)
-                    legal = [b for b in legal if b != size - others]
-                bids[pos] = choose_bid(guesses[pos], tuple(legal))
+                forbidden = size - sum(bids[:-1]) if hook and pos == k - 1 else -1
+                bids[pos] = choose_bid(guesses[pos], tuple(b for b in range(size + 1) if b != forbidden))
         return bids
 
     # ----------------------------------------------------------------- play
