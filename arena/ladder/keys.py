@@ -13,6 +13,7 @@
                                       (no TTL for built-in agents, which stay enrolled)
     {p}enrolled:{l}            set    built-in agents put back in the queue after each match
     {p}busy:{id}               string the match an agent sits at (so it never sits at two)
+    {p}seated:{id}             stream tables a connected or endpoint agent was seated at (match, seat)
     {p}match-seq               string last match number
     {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times
     {p}match-lease:{m}         string the runner holding the match; expires if it dies
@@ -76,6 +77,9 @@ class Keys:
 
     def busy(self, agent_id: str) -> str:
         return f"{self.prefix}busy:{agent_id}"
+
+    def seated(self, agent_id: str) -> str:
+        return f"{self.prefix}seated:{agent_id}"
 
     @property
     def match_seq(self) -> str:

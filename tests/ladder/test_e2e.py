@@ -18,7 +18,7 @@ from arena.ladder.stack import Stack
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.services.common.auth import auth_metadata
-from arena.services.matchmaker.redis_store import RedisStore
+from arena.services.matchmaker.redis_store import RedisStore, now_ms
 from ohell.referee import referee
 from tests.ladder.conftest import builtin_ladder, leave_all, scrape, settle, wait_until
 
@@ -43,6 +43,7 @@ class QueueHolder:
             pass
 
     def close(self) -> None:
+        self.closed_ms = now_ms()
         self.call.cancel()
         self.thread.join(5)
 
@@ -72,6 +73,10 @@ def test_ladder_end_to_end(make_stack: Callable[..., Stack], store: RedisStore) 
                 process.terminate()
                 process.wait(10)
         check_history(store, stub, [agent for agent, _ in holders])
+    for agent, holder in holders:  # every table the agent sat at was announced on its stream, once
+        played = {m.decode() for m in store.client.lrange(store.keys.agent_matches(agent), 0, -1)}
+        before_close = {m for m in played if store.get_match(m).created_ms < holder.closed_ms - 500}
+        assert before_close <= set(holder.seated) <= played and len(holder.seated) == len(set(holder.seated))
     entries = list(read_log(store.client, store.keys, "e2e"))
     logged = [summary["match_id"] for _, summary in entries]
     created = int(store.client.get(store.keys.match_seq))

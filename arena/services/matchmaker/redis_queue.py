@@ -71,6 +71,16 @@ class QueueOps:
         match_id = self.client.get(self.keys.busy(agent_id))
         return text(match_id) if match_id else ""
 
+    def last_seated_id(self, agent_id: str) -> str:
+        """Where to start reading ``seated_since``: the newest seating so far, or the beginning."""
+        newest = self.client.xrevrange(self.keys.seated(agent_id), count=1)
+        return text(newest[0][0]) if newest else "0-0"
+
+    def seated_since(self, agent_id: str, after: str) -> list[tuple[str, str, int]]:
+        """(stream id, match id, seat) of each table the agent was seated at after ``after``."""
+        entries = self.client.xrange(self.keys.seated(agent_id), min=f"({after}", count=100)
+        return [(text(entry_id), text(fields[b"match"]), int(fields[b"seat"])) for entry_id, fields in entries]
+
     def queued(self, ladder: str) -> int:
         return int(self.client.zcard(self.keys.queue(ladder)))
 

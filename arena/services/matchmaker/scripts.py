@@ -37,7 +37,8 @@ return out
 
 # Claim tables: ARGV = prefix, ladder, now_ms, celery queue, JSON [{agents, seats}, ...].
 # A table is formed only if each of its queued agents still holds a ticket and sits nowhere
-# else; then their tickets go, they are marked busy and the match is created. Returns one match
+# else; then their tickets go, they are marked busy, remote agents are told their seat and the
+# match is created. Returns one match
 # id (or false) per table.
 CLAIM = """
 local p, l, now, celery_queue = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -58,6 +59,12 @@ for i, table_ in ipairs(tables) do
       redis.call('ZREM', p .. 'queue:' .. l, agent)
       redis.call('DEL', p .. 'ticket:' .. l .. ':' .. agent)
       redis.call('SET', p .. 'busy:' .. agent, match_id)
+    end
+    for seat, spec in ipairs(table_.seats) do  -- tell remote agents where they sit (WatchQueue)
+      if spec.kind ~= 'builtin' then
+        redis.call('XADD', p .. 'seated:' .. spec.agent_id, 'MAXLEN', '~', 100, '*', 'match', match_id,
+          'seat', seat - 1)
+      end
     end
     redis.call('HSET', p .. 'match:' .. match_id, 'match_id', match_id, 'ladder', l, 'state', 'queued',
       'seats', cjson.encode(table_.seats), 'queue', celery_queue, 'created_ms', now,

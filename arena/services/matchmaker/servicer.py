@@ -151,18 +151,17 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         lease = max(DEFAULT_LEASE_S, 3 * self.renew_s)
         await self._call(context, self.store.join, request.ladder, agent.agent_id, lease, False)
         loop = asyncio.get_running_loop()
-        renewed, told = loop.time(), ""
+        renewed = loop.time()
+        after = await asyncio.to_thread(self.store.last_seated_id, agent.agent_id)
         try:
             while True:
-                match_id = await asyncio.to_thread(self.store.busy_match, agent.agent_id)
-                if match_id and match_id != told:
-                    told = match_id
-                    seats = (await asyncio.to_thread(self.store.get_match, match_id)).seats
-                    seat = next(i for i, s in enumerate(seats) if s["agent_id"] == agent.agent_id)
+                seatings = await asyncio.to_thread(self.store.seated_since, agent.agent_id, after)
+                for entry_id, match_id, seat in seatings:
                     yield pb.WatchQueueResponse(match_id=match_id, seat=seat)
-                if not match_id and (loop.time() - renewed > self.renew_s
-                                     or not await asyncio.to_thread(self.store.has_ticket, request.ladder,
-                                                                    agent.agent_id)):  # fmt: skip
+                    after = entry_id
+                free = not await asyncio.to_thread(self.store.busy_match, agent.agent_id)
+                if free and (loop.time() - renewed > self.renew_s or not await asyncio.to_thread(
+                        self.store.has_ticket, request.ladder, agent.agent_id)):  # fmt: skip
                     await asyncio.to_thread(self.store.join, request.ladder, agent.agent_id, lease, False)
                     renewed = loop.time()
                 await asyncio.sleep(self.poll_s)
