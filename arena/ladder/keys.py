@@ -34,6 +34,11 @@ from dataclasses import dataclass
 DEFAULT_PREFIX = "ohell:"
 
 
+def text(value: bytes | str) -> str:
+    """A Redis reply (bytes) as text."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
 @dataclass(frozen=True)
 class Keys:
     prefix: str = DEFAULT_PREFIX

@@ -12,7 +12,7 @@ from typing import Any
 
 import redis
 
-from arena.ladder.keys import Keys
+from arena.ladder.keys import Keys, text
 
 
 def summarize(record: dict[str, Any], ladder: str, agent_ids: Sequence[str]) -> dict[str, Any]:
@@ -57,9 +57,5 @@ def read_log(
         if not entries:
             return
         for entry_id, fields in entries:
-            yield _text(entry_id), json.loads(fields[b"summary"])
-        cursor = _text(entries[-1][0])
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+            yield text(entry_id), json.loads(fields[b"summary"])
+        cursor = text(entries[-1][0])

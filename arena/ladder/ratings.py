@@ -16,8 +16,7 @@ from typing import Any
 import redis
 from openskill.models import PlackettLuce
 
-from arena.ladder.keys import Keys
-from arena.ladder.matchlog import _text
+from arena.ladder.keys import Keys, text
 
 # tau keeps sigma from collapsing on a long ladder, so ratings still follow an agent that improves.
 # It must be given to the model: rate(..., tau=0) is silently ignored by openskill.
@@ -83,7 +82,7 @@ def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> in
     with client.pipeline() as pipe:
         try:
             pipe.watch(keys.rated(ladder))
-            cursor = _text(pipe.get(keys.rated(ladder)) or b"0-0")
+            cursor = text(pipe.get(keys.rated(ladder)) or b"0-0")
             entries = pipe.xrange(keys.log(ladder), min=f"({cursor}", count=batch)
             if not entries:
                 return 0
@@ -98,7 +97,7 @@ def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> in
                 add_stats(stats, summary)
             pipe.multi()
             _write(pipe, keys, ladder, ratings, stats)
-            pipe.set(keys.rated(ladder), _text(entries[-1][0]))
+            pipe.set(keys.rated(ladder), text(entries[-1][0]))
             pipe.execute()
             return len(entries)
         except redis.WatchError:
@@ -156,4 +155,4 @@ def rebuild(client: redis.Redis, keys: Keys, ladder: str) -> int:
 
 def stored_ratings(client: redis.Redis, keys: Keys, ladder: str) -> dict[str, Rating]:
     raw = client.hgetall(keys.ratings(ladder))
-    return {_text(agent): tuple(json.loads(value)) for agent, value in raw.items()}
+    return {text(agent): tuple(json.loads(value)) for agent, value in raw.items()}

@@ -9,7 +9,7 @@ from typing import Any
 
 import redis
 
-from arena.ladder.keys import Keys
+from arena.ladder.keys import Keys, text
 from arena.ladder.matchlog import encode, summarize
 from arena.ladder.ratings import MODEL
 from arena.services.matchmaker import scripts
@@ -19,10 +19,6 @@ from arena.services.matchmaker.store import NotFound, StoreError
 from arena.workers.routing import queue_for
 
 PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before its gateway stream is up
-
-
-def text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def _now_ms() -> int:

@@ -12,11 +12,11 @@ from typing import Any
 
 import redis
 
-from arena.ladder.keys import Keys
+from arena.ladder.keys import Keys, text
 from arena.ladder.ratings import MODEL, STAT_FIELDS, WIN_SHARE
 from arena.services.matchmaker.forming import HouseBot
 from arena.services.matchmaker.model import AGENT_KINDS, Agent, Ladder, Standing
-from arena.services.matchmaker.redis_queue import QueueOps, text
+from arena.services.matchmaker.redis_queue import QueueOps
 from arena.services.matchmaker.store import AlreadyExists, NotFound, StoreError, Unauthenticated
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
