@@ -23,6 +23,7 @@ from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.workers.routing import QUEUE_BUILTIN, QUEUE_RATINGS, QUEUE_REMOTE
 
 PORT_LINE = re.compile(r"service on port (\d+)")
+WORKER_READY = re.compile(r"ohell worker ready")
 
 
 @dataclass
@@ -37,6 +38,7 @@ class StackConfig:
     env: dict[str, str] = field(default_factory=dict)  # extra environment (lease, visibility timeout)
     matchmaker_args: tuple[str, ...] = ()
     log_dir: str | None = None
+    worker_log_level: str = "WARNING"  # INFO logs two lines per task
 
 
 class Proc:
@@ -139,7 +141,7 @@ class Stack:
                 self.engine_port = int(engine.wait_for(PORT_LINE, timeout).group(1))
             self.matchmaker_port = int(matchmaker.wait_for(PORT_LINE, timeout).group(1))
             for worker in workers:
-                worker.wait_for(r"ready\.", timeout)
+                worker.wait_for(WORKER_READY, timeout)
         except BaseException:
             self.stop()
             raise
@@ -157,7 +159,7 @@ class Stack:
                     self.worker_restarts += 1
 
     def start_worker(self, name: str, remote: bool = False, concurrency: int | None = None) -> Proc:
-        """A Celery worker process (call ``wait_for(r"ready\\.")`` on the result before relying on it)."""
+        """A Celery worker process (call ``wait_for(WORKER_READY)`` on the result before relying on it)."""
         env = self.env()
         if self.config.metrics:
             env["OHELL_METRICS_PORT"] = str(free_port())
@@ -167,7 +169,8 @@ class Stack:
         pool = ["-P", "threads", "-c", str(self.config.remote_concurrency)] if remote else [
             "-c", str(concurrency or self.config.concurrency)]  # fmt: skip
         command = [sys.executable, "-m", "celery", "-A", "arena.workers.app", "worker", "-Q", queues, *pool,
-                   "-n", f"{name}-{os.getpid()}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
+                   "-n", f"{name}-{os.getpid()}@%h", "--loglevel", self.config.worker_log_level, "--without-gossip",
+                   "--without-mingle",
                    "--without-heartbeat"]  # fmt: skip
         proc = Proc(f"worker {name}", command, env, self.log_dir / f"worker-{name}.log")
         self.procs.append(proc)

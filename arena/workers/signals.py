@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
-from celery.signals import worker_init, worker_process_shutdown
+from celery.signals import worker_init, worker_process_shutdown, worker_ready
 
 from arena.ladder import metrics
 
@@ -25,3 +26,9 @@ def _serve_metrics(**_: Any) -> None:
 @worker_process_shutdown.connect
 def _child_exit(pid: int | None = None, **_: Any) -> None:
     metrics.mark_dead(pid or os.getpid())
+
+
+@worker_ready.connect
+def _announce(**_: Any) -> None:
+    """One line on stderr whatever the log level: ``arena.ladder.stack`` waits for it."""
+    print(f"ohell worker ready (pid {os.getpid()})", file=sys.stderr, flush=True)
