@@ -15,7 +15,7 @@ from arena.ladder.ratings import replay, stored_ratings
 from arena.ladder.stack import Stack
 from arena.services.matchmaker.redis_store import RedisStore, now_ms
 from arena.workers.routing import QUEUE_BUILTIN, RUN_MATCH
-from tests.ladder.conftest import builtin_ladder, leave_all, settle, wait_until
+from tests.ladder.conftest import builtin_ladder, leave_all, scrape, settle, wait_until
 
 
 def logged_ids(store: RedisStore, ladder: str) -> list[str]:
@@ -82,3 +82,22 @@ def test_redis_restart_loses_no_finished_match_or_rating(make_stack: Callable[..
     ids = assert_rated_exactly_once(store, "r", 4)
     created = int(store.client.get(store.keys.match_seq))
     assert len(ids) == created  # no match lost or stuck: each one finished and logged once
+
+
+def test_whole_worker_killed_mid_match_is_recovered_by_the_sweep(make_stack: Callable[..., Stack],
+                                                                  store: RedisStore) -> None:  # fmt: skip
+    """SIGKILL to the worker's main process and its children: nothing requeues the task (the
+    broker would only after its visibility timeout); the matchmaker's sweep sends the match
+    again once its lease lapses, and the restarted worker plays it."""
+    stack = make_stack(engine=False, metrics=True)
+    agents = builtin_ladder(store, "w", bots=("heuristic", "random") * 2, think_ms=40)
+    wait_until(lambda: store.client.exists(store.keys.match_lease("w-1")), 20, "the first match to start")
+    worker = stack.workers[0].popen
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait()
+    wait_until(lambda: store.get_match("w-1").state == "finished", 40, "the match to be recovered")
+    assert store.get_match("w-1").attempts >= 2 and stack.worker_restarts >= 1
+    leave_all(store, "w", agents)
+    settle(store, ["w"])
+    assert assert_rated_exactly_once(store, "w", 4).count("w-1") == 1
+    assert scrape(stack.metrics_ports["matchmaker"], "ohell_matches_redispatched_total") >= 1
