@@ -31,6 +31,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+class PortTaken(RuntimeError):
+    """redis-server could not bind its port."""
+
+
 class EmbeddedRedis:
     """Start with ``start()``, stop with ``stop()``; ``url`` is valid in between.
 
@@ -40,6 +44,7 @@ class EmbeddedRedis:
 
     def __init__(self, data_dir: str | None = None, port: int | None = None, appendonly: bool = True) -> None:
         self._own_dir = data_dir is None
+        self._own_port = port is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="ohell-redis-")
         self.port = port or free_port()
         self.appendonly = appendonly
@@ -50,6 +55,18 @@ class EmbeddedRedis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> EmbeddedRedis:
+        """Start and wait until it answers. A port we picked ourselves may be taken by another
+        process between picking and binding: then we pick again (a few times)."""
+        for attempt in range(3):
+            try:
+                return self._start_once(timeout)
+            except PortTaken:
+                if not self._own_port or attempt == 2:
+                    raise
+                self.port = free_port()
+        raise AssertionError("unreachable")
+
+    def _start_once(self, timeout: float) -> EmbeddedRedis:
         command = [
             redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
             "--dir", self.data_dir, "--save", "", "--daemonize", "no",
@@ -57,18 +74,24 @@ class EmbeddedRedis:
             "--logfile", os.path.join(self.data_dir, "redis.log"),
         ]  # fmt: skip
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.2, socket_timeout=0.5)
         deadline = time.monotonic() + timeout
         while True:
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                log = Path(self.data_dir, "redis.log")
+                detail = log.read_text()[-500:] if log.exists() else "no log"
+                self.stop(kill=True)
+                error = PortTaken if "Address already in use" in detail else RuntimeError
+                raise error(f"redis-server did not start on port {self.port}: {detail}")
             try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    log = Path(self.data_dir, "redis.log")
-                    detail = log.read_text()[-500:] if log.exists() else "no log"
-                    raise RuntimeError(f"redis-server did not start on port {self.port}: {detail}") from None
+                server_pid = client.info("server")["process_id"]
+            except redis.RedisError:
                 time.sleep(0.02)
+                continue
+            if server_pid != self.process.pid:  # someone else's server answers on this port
+                self.stop(kill=True)
+                raise PortTaken(f"port {self.port} is served by another redis-server (pid {server_pid})")
+            break
         client.close()
         return self
 

@@ -1,15 +1,15 @@
 """What one seat may see: its own hand, public bids and plays, scores. Nothing more.
 
 Bots (built-in and remote) decide from an ``Observation`` only, so they cannot see hidden cards.
-Under blind bidding a seat sees neither its hand, the trump card nor other bids until all bids
-are made (the dealer's hook correction included).
+Under blind bidding a seat sees neither its hand nor other bids until all bids are made (the
+dealer's hook correction included); the turned trump card is public from the deal, as in 003.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ohell.cards import NO_CARD, cards_of
+from ohell.cards import cards_of
 from ohell.rules import Bidding, Rules
 from ohell.state import BID_BASE, Phase, State, Trick
 
@@ -27,7 +27,7 @@ class Observation:
     participants: tuple[int, ...]  # clockwise from the dealer's left; the dealer last
     to_act: int  # seat whose decision is pending, -1 if none
     hand: tuple[int, ...]  # own cards still held, ascending; () while blind bidding
-    trump_card: int  # NO_CARD when none was turned or it is not yet visible
+    trump_card: int  # NO_CARD when none was turned
     trump_suit: int
     bids: tuple[int, ...]  # -1 where not made or not visible
     tricks_won: tuple[int, ...]
@@ -82,8 +82,8 @@ def observe(state: State, seat: int) -> Observation:
         participants=state.order,
         to_act=to_act,
         hand=() if sealed else tuple(cards_of(state.hands[seat])),
-        trump_card=NO_CARD if sealed else state.trump_card,
-        trump_suit=-1 if sealed else state.trump_suit,
+        trump_card=state.trump_card,
+        trump_suit=state.trump_suit,
         bids=bids,
         tricks_won=tuple(state.tricks_won),
         trick_leader=leader,

@@ -35,7 +35,7 @@ PRESETS: dict[str, Rules] = {
     "river-no-trump-thirds": replace(RIVER, no_trump_every=3),
     "river-blind": replace(RIVER, bidding=Bidding.BLIND),
     "river-contract-whist": replace(RIVER, scoring=Scoring.CONTRACT_WHIST),
-    "river-consolation": replace(RIVER, scoring=Scoring.POSITIVE),
+    "river-consolation": replace(RIVER, scoring=Scoring.CONSOLATION),
     "river-sudden-death": replace(RIVER, tie_break=TieBreak.SUDDEN_DEATH),
     "online": ONLINE,
     "online-no-hook": replace(ONLINE, hook=False),
@@ -45,7 +45,7 @@ PRESETS: dict[str, Rules] = {
     "online-vienna": replace(ONLINE, vienna=True),
 }
 for _method in Scoring:
-    if _method not in (Scoring.CONTRACT_WHIST,):
+    if _method not in (Scoring.CONTRACT_WHIST, Scoring.CONSOLATION):
         PRESETS[f"online-{_method.value.replace('_', '-')}"] = replace(ONLINE, scoring=_method)
         if _method is not Scoring.ANDERSON:
             PRESETS[f"online-{_method.value.replace('_', '-')}-vienna"] = replace(

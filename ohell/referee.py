@@ -7,14 +7,16 @@ result that does not follow from the actions are all reported in the returned ve
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ohell.cards import CardError, parse_card
 from ohell.errors import OhHellError
-from ohell.record import RECORD_FORMAT, RECORD_VERSION, final_winners
+from ohell.record import RECORD_FORMAT, RECORD_VERSION, final_winners, hand_to_json
 from ohell.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from ohell.state import BID_BASE, Game, Phase, State
+
+RULE_FIELDS = tuple(f.name for f in fields(Rules))
 
 
 class RecordError(OhHellError):
@@ -129,8 +131,12 @@ def _replay(record: object) -> tuple[State, int]:
         raise RecordError(f"format must be {RECORD_FORMAT!r}, got {record.get('format')!r:.60}")
     if record.get("version") != RECORD_VERSION:
         raise RecordError(f"version {record.get('version')!r:.20} is not supported (expected {RECORD_VERSION})")
+    rules_data = _get(record, "rules", dict, "")
+    missing = [name for name in RULE_FIELDS if name not in rules_data]
+    if missing:
+        raise RecordError(f"rules.{missing[0]} is missing (a record states every rule option)")
     try:
-        rules = Rules.from_dict(_get(record, "rules", dict, ""))
+        rules = Rules.from_dict(rules_data)
     except OhHellError as error:
         raise RecordError(f"rules: {error}") from None
     num_players = _get(record, "num_players", int, "")
@@ -140,6 +146,9 @@ def _replay(record: object) -> tuple[State, int]:
         game = Game(rules, num_players)
     except OhHellError as error:
         raise RecordError(f"rules: {error}") from None
+    seats = _get(record, "seats", list, "")
+    if len(seats) != num_players:
+        raise RecordError(f"seats lists {len(seats)} seats for a {num_players}-player game")
     state = game.new_state()
     for index, cut in enumerate(_get(record, "cuts", list, "")):
         path = f"cuts[{index}]"
@@ -159,6 +168,7 @@ def _replay(record: object) -> tuple[State, int]:
     if not state.is_terminal():
         where = "the cut" if state.phase == Phase.CUT else f"hand {state.hand_number}"
         raise _Mismatch(f"the record ends before the game does (at {where})")
+    _expect(record.get("complete"), True, "complete")
     _expect(record.get("totals"), list(state.scores), "totals")
     forfeited = record.get("forfeited") or []
     _seat_list(forfeited, "forfeited")
@@ -217,9 +227,9 @@ def _replay_hand(state: State, hand: object, path: str, checked: int) -> int:
     if not state.results or state.results[-1].number != number:
         raise _Mismatch(f"{path}: the hand's events end before its last trick")
     result = state.results[-1]
-    _expect(hand.get("bids"), list(result.bids), f"{path}.bids")
-    _expect(hand.get("tricks_won"), list(result.tricks_won), f"{path}.tricks_won")
-    _expect(hand.get("points"), list(result.points), f"{path}.points")
+    expected = hand_to_json(result, state.scores)
+    for key in ("number", "sudden_death", "no_trump_hand", "tricks", "bids", "tricks_won", "points", "totals"):
+        _expect(hand.get(key), expected[key], f"{path}.{key}")
     return checked
 
 

@@ -38,7 +38,7 @@ class Bidding(StrEnum):
 
 class Scoring(StrEnum):
     EXACT = "exact"  # 10 + bid when exact, 0 otherwise: 000, 003 standard, 004 "Blackout"
-    POSITIVE = "positive"  # 10 + tricks when exact, tricks otherwise (004; 003's consolation)
+    POSITIVE = "positive"  # 10 + tricks when exact, tricks otherwise (004)
     NEGATIVE = "negative"  # 10 exact, -10 per trick off
     BALANCED = "balanced"  # 10 + bid exact, -2 per trick off
     HYBRID = "hybrid"  # 10 + bid exact, tricks if under, 0 if over
@@ -47,6 +47,7 @@ class Scoring(StrEnum):
     SQUARES = "squares"  # 10 + bid^2 exact, -(off^2)
     ANDERSON = "anderson"  # trick value v = 10 * hand number: v*bid exact, -v per trick off
     CONTRACT_WHIST = "contract_whist"  # +tricks exact, -1 per trick over, -2 per trick short
+    CONSOLATION = "consolation"  # 003: 10 + bid when exact, plus 1 per trick taken in any case
 
 
 class TieBreak(StrEnum):

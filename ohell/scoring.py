@@ -37,4 +37,6 @@ def hand_score(
         if off == 0:
             return tricks
         return -(tricks - bid) if tricks > bid else -2 * (bid - tricks)
+    if method is Scoring.CONSOLATION:
+        return (10 + bid if off == 0 else 0) + tricks
     raise AssertionError(f"unhandled scoring method {method!r}")

@@ -384,7 +384,9 @@ class State:
             )
 
     def bid(self, seat: int, tricks: int) -> None:
-        self.act(seat, BID_BASE + tricks if type(tricks) is int and tricks >= 0 else -1)
+        if type(tricks) is not int or tricks < 0:
+            raise IllegalActionError(seat, f"bid {tricks!r}", "a bid is a whole number of tricks, 0 or more")
+        self.act(seat, BID_BASE + tricks)
 
     def play(self, seat: int, card: int) -> None:
         self.act(seat, card)

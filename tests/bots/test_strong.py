@@ -88,7 +88,7 @@ def test_same_seed_same_game() -> None:
     game = Game(preset("online-anderson"), 5)
 
     def one_game() -> State:
-        return play_game(game, [StrongBot(s, effort=0.1) for s in range(5)], seed=9)
+        return play_game(game, [StrongBot(s, budget_ms=1e6, effort=0.1) for s in range(5)], seed=9)
 
     first, second = one_game(), one_game()
     assert first.results == second.results and first.scores == second.scores
@@ -109,12 +109,12 @@ def test_decisions_depend_on_the_observation_only() -> None:
     for state in (one, two):
         assert state.phase == Phase.BID and state.current == 0
     assert observe(one, 0) == observe(two, 0)
-    assert StrongBot(21).bid(observe(one, 0)) == StrongBot(21).bid(observe(two, 0))
+    assert StrongBot(21, budget_ms=1e6).bid(observe(one, 0)) == StrongBot(21, budget_ms=1e6).bid(observe(two, 0))
     for state in (one, two):
         for seat, tricks in enumerate((2, 1, 1, 0)):
             state.act(seat, BID_BASE + tricks)
     assert observe(one, 0) == observe(two, 0)
-    assert StrongBot(22).play(observe(one, 0)) == StrongBot(22).play(observe(two, 0))
+    assert StrongBot(22, budget_ms=1e6).play(observe(one, 0)) == StrongBot(22, budget_ms=1e6).play(observe(two, 0))
 
 
 @pytest.mark.parametrize(
@@ -185,7 +185,7 @@ def test_strong_beats_heuristic() -> None:
     for game_index in range(40):
         seat = game_index % 4
         bots: list[Bot] = [make_bot("heuristic", game_index * 4 + s) for s in range(4)]
-        bots[seat] = StrongBot(game_index, effort=0.3)
+        bots[seat] = StrongBot(game_index, budget_ms=1e6, effort=0.3)  # no clock: same games on any machine
         state = play_game(Game(rules, 4), bots, seed=500 + game_index)
         for result in state.results:
             others = [s for s in range(4) if s != seat]

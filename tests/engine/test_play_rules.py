@@ -67,15 +67,23 @@ def test_out_of_turn_unheld_and_out_of_range_actions_are_refused() -> None:
 
 
 def test_trump_wins_and_trumping_is_optional_when_void() -> None:
-    state = one_hand("classic", 1)
-    state.deal_hands([cards("AS"), cards("2H"), cards("3S"), cards("4D")], parse_card("2H") + 1)  # 3H trumps
-    assert state.trump_suit == 2
-    for seat in range(4):
-        state.bid(seat, 0 if seat != 3 else 0)
-    for seat, card in enumerate(("AS", "2H", "3S", "4D")):
-        assert state.current == seat
-        state.play(seat, parse_card(card))
-    assert state.results[0].tricks[0].winner == 1  # the lowest trump beats the ace led
+    state = one_hand("classic", 2)
+    state.deal_hands(
+        [cards("AS KD"), cards("2H 9C"), cards("3S 4S"), cards("4D 5D")], parse_card("3H")
+    )  # hearts are trumps; seat 1 is void in spades and holds a trump and a club
+    for seat in range(3):
+        state.bid(seat, 0)
+    state.bid(3, 1)
+    state.play(0, parse_card("AS"))
+    assert sorted(state.legal_actions()) == sorted(cards("2H 9C"))  # trumping is optional
+    discard = state.clone()
+    discard.play(1, parse_card("9C"))
+    state.play(1, parse_card("2H"))
+    for copy in (state, discard):
+        copy.play(2, parse_card("3S"))
+        copy.play(3, parse_card("4D"))
+    assert state.tricks[0].winner == 1  # the lowest trump beats the ace led
+    assert discard.tricks[0].winner == 0
 
 
 def test_no_trump_when_no_card_is_left_and_in_designated_hands() -> None:
@@ -138,11 +146,11 @@ def test_bid_changes_are_off_outside_the_classic_profile() -> None:
         state.change_bid(0, 2)
 
 
-def test_blind_bidding_hides_cards_and_bids_and_the_dealer_rebids_on_the_hook() -> None:
+def test_blind_bidding_hides_own_cards_and_other_bids_and_the_dealer_rebids_on_the_hook() -> None:
     state = one_hand("river-blind", 3)
     state.chance_random(random.Random(2))
     seen = observe(state, 0)
-    assert seen.hand == () and seen.trump_card == NO_CARD
+    assert seen.hand == () and seen.trump_card == state.trump_card != NO_CARD  # the turned card is public
     state.bid(0, 1)
     state.bid(1, 1)
     later = observe(state, 2)
@@ -230,6 +238,15 @@ def test_bad_deals_are_refused(deck: list[int], message: str) -> None:
     state = one_hand("classic", 1)
     with pytest.raises(ChanceError, match=message):
         state.deal(deck)
+
+
+def test_a_bid_that_is_not_a_whole_number_is_named() -> None:
+    state = one_hand("classic", 2)
+    state.chance_random(random.Random(1))
+    with pytest.raises(IllegalActionError, match=r"cannot bid -1: a bid is a whole number"):
+        state.bid(0, -1)
+    with pytest.raises(IllegalActionError, match=r"cannot bid 2.5"):
+        state.bid(0, 2.5)  # type: ignore[arg-type]
 
 
 def test_unknown_and_bad_options_name_the_option() -> None:

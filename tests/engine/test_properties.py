@@ -24,13 +24,17 @@ def play_random(name: str, players: int, seed: int):  # type: ignore[no-untyped-
         if state.is_chance():
             state.chance_random(rng)
             continue
-        if state.phase == Phase.PLAY:
-            seen = observe(state, state.current)
-            others = 0
-            for seat in range(players):
-                if seat != state.current:
-                    others |= state.hands[seat]
-            assert not any((others >> card) & 1 for card in seen.hand)
+        seat = state.current
+        seen = observe(state, seat)
+        shuffled = state.clone()
+        hidden = [s for s in range(players) if s != seat]
+        masks = [shuffled.hands[s] for s in hidden]
+        rng.shuffle(masks)  # other seats' hidden cards moved around: nothing this seat sees may change
+        for other, mask in zip(hidden, masks, strict=True):
+            shuffled.hands[other] = mask
+        assert observe(shuffled, seat) == seen
+        if state.rules.bidding is Bidding.BLIND and state.phase == Phase.BID and not state.rebid:
+            assert seen.hand == () and all(b == -1 for s, b in enumerate(seen.bids) if s != seat)
         state.apply_action(rng.choice(state.legal_actions()))
     return state
 
@@ -45,7 +49,8 @@ def test_random_games_keep_every_invariant_and_referee_clean(name: str, players:
     assert [r.size for r in scheduled] == list(state.game.schedule)
     for result in state.results:
         assert sum(result.tricks_won) == result.size
-        assert [t.winner for t in result.tricks].count(result.participants[0]) <= result.size
+        winners = [t.winner for t in result.tricks]
+        assert all(winners.count(s) == result.tricks_won[s] for s in range(players))
         dealt = 0
         for mask in result.dealt:
             assert dealt & mask == 0

@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 
 from arena.cli import main
 from ohell.bots import make_bot
+from ohell.cards import parse_card
 from ohell.match import play_game
 from ohell.presets import preset
 from ohell.record import build_record
 from ohell.referee import referee, referee_text, replay
+from ohell.rules import Rules
 from ohell.state import Game
 
 
@@ -33,34 +35,51 @@ def test_a_played_record_is_valid_and_replays_to_the_same_result(record: dict) -
     assert replay(record).scores == record["totals"]
 
 
-def test_the_first_illegal_action_is_named_with_its_index(record: dict) -> None:
-    bad = copy.deepcopy(record)
-    hand = bad["hands"][0]
-    first_play = next(i for i, e in enumerate(hand["events"]) if e[0] == "play")
-    leader = hand["events"][first_play][1]
-    follower_event = hand["events"][first_play + 1]
-    led_suit = hand["events"][first_play][2][1]
-    follower = follower_event[1]
-    off_suit = next((c for c in hand["deal"][follower] if c[1] != led_suit), None)
-    if off_suit is None or all(c[1] != led_suit for c in hand["deal"][follower]):
-        pytest.skip("deal does not allow a revoke at this point")
-    follower_event[2] = off_suit
+def test_the_first_illegal_action_is_named_with_its_index() -> None:
+    rules = Rules.from_dict({"hand_sizes": [2]}, base=preset("classic"))
+    state = Game(rules, 4).new_state()
+    state.cut([parse_card(c) for c in ("2C", "3C", "4C", "AC")])  # seat 3 deals, seat 0 leads
+    deal = ["AS KH", "2S 3H", "4C 5C", "6C 7C"]
+    state.deal_hands([[parse_card(c) for c in hand.split()] for hand in deal], parse_card("2D"))
+    for seat, bid in enumerate((0, 0, 0, 1)):
+        state.bid(seat, bid)
+    for seat, card in enumerate(("AS", "2S", "4C", "6C")):
+        state.play(seat, parse_card(card))
+    for seat, card in ((0, "KH"), (1, "3H"), (2, "5C"), (3, "7C")):
+        state.play(seat, parse_card(card))
+    good = build_record(state, [{"name": f"p{s}"} for s in range(4)])
+    assert referee(good).valid
+    bad = copy.deepcopy(good)
+    bad["hands"][0]["events"][5] = ["play", 1, "3H"]  # a revoke: seat 1 holds 2S
     verdict = referee(bad)
-    assert not verdict.valid
-    assert verdict.illegal_index == first_play + 1
-    assert verdict.illegal_hand == 1 and f"seat {follower}" in verdict.illegal_reason
-    assert "must follow" in verdict.illegal_reason or "does not hold" in verdict.illegal_reason
-    assert leader != follower
+    assert not verdict.valid and verdict.illegal_index == 5 and verdict.illegal_hand == 1
+    assert verdict.illegal_reason == "seat 1 cannot play 3H: must follow spades (holds 2S)"
 
 
-def test_a_forbidden_dealer_bid_is_reported(record: dict) -> None:
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("hands", 1, "totals"), [999, 0, 0, 0], "hands[1].totals"),
+        (("hands", 0, "number"), 7, "hands[0].number"),
+        (("hands", 0, "no_trump_hand"), True, "hands[0].no_trump_hand"),
+        (("hands", 0, "sudden_death"), True, "hands[0].sudden_death"),
+        (("complete",), False, "complete is recorded as False"),
+    ],
+)
+def test_every_recorded_result_is_checked(record: dict, path: tuple, value: object, message: str) -> None:
     bad = copy.deepcopy(record)
-    hand = bad["hands"][0]
-    bids = [e for e in hand["events"] if e[0] == "bid"]
-    others = sum(e[2] for e in bids[:-1])
-    bids[-1][2] = hand["size"] - others
-    verdict = referee(bad)
-    assert verdict.illegal_index == len(bids) - 1 and "hook" in verdict.illegal_reason
+    target = bad
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    assert message in (referee(bad).mismatch or ""), referee(bad).summary()
+
+
+def test_a_wrong_trick_winner_is_a_mismatch(record: dict) -> None:
+    bad = copy.deepcopy(record)
+    trick = bad["hands"][0]["tricks"][0]
+    trick["winner"] = (trick["winner"] + 1) % 4
+    assert "hands[0].tricks" in (referee(bad).mismatch or "")
 
 
 def test_wrong_recorded_results_are_mismatches(record: dict) -> None:
@@ -86,6 +105,8 @@ def test_wrong_recorded_results_are_mismatches(record: dict) -> None:
         (lambda r: r["hands"][0]["events"].__setitem__(0, ["bid", 0]), "events[0] must be [kind, seat, value]"),
         (lambda r: r["hands"][0]["events"].__setitem__(0, ["pass", 0, 0]), "kind 'pass'"),
         (lambda r: r["hands"][0].update(trump=5), "trump must be str/NoneType"),
+        (lambda r: r["rules"].pop("hook"), "rules.hook is missing"),
+        (lambda r: r.update(seats=[]), "seats lists 0 seats for a 4-player game"),
     ],
 )
 def test_malformed_records_name_the_field(record: dict, mutate, message: str) -> None:  # type: ignore[no-untyped-def]

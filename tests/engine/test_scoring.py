@@ -35,6 +35,9 @@ CASES = [
     (Scoring.CONTRACT_WHIST, 3, 3, 5, 1, False, 3),
     (Scoring.CONTRACT_WHIST, 1, 4, 5, 1, False, -3),
     (Scoring.CONTRACT_WHIST, 4, 1, 5, 1, False, -6),
+    (Scoring.CONSOLATION, 2, 2, 5, 1, False, 14),
+    (Scoring.CONSOLATION, 2, 3, 5, 1, False, 3),
+    (Scoring.CONSOLATION, 0, 0, 5, 1, False, 10),
     # Vienna: a made bid of 0 is worth cards dealt + 5; other results are unchanged
     (Scoring.EXACT, 0, 0, 7, 1, True, 12),
     (Scoring.NEGATIVE, 0, 0, 1, 1, True, 6),
