@@ -24,7 +24,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         log_dir=args.log_dir or tempfile.mkdtemp(prefix="ohell-up-"),
     )  # fmt: skip
     stack = Stack(config)
-    signal.signal(signal.SIGTERM, _interrupt)  # stop like on Ctrl-C
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # also when started where SIGINT is ignored (`cmd &`)
+        signal.signal(stop_signal, _interrupt)
     try:
         stack.start()
         print(f"redis       {stack.redis_url}{'  (embedded, AOF on)' if stack.redis else ''}")
