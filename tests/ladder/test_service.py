@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -24,7 +25,8 @@ Stub = matchmaker_pb2_grpc.MatchmakerServiceStub
 @pytest.fixture
 def stub(redis_server: EmbeddedRedis) -> Iterator[Stub]:
     """A matchmaker process that serves the API only (no forming loop), on port 0."""
-    log = Path(tempfile.mkdtemp(prefix="ohell-mm-")) / "matchmaker.log"
+    folder = Path(tempfile.mkdtemp(prefix="ohell-mm-"))
+    log = folder / "matchmaker.log"
     proc = Proc("matchmaker", [sys.executable, "-m", "arena.services.matchmaker", "--address", "127.0.0.1:0",
                                "--redis-url", redis_server.url, "--no-forming"], {}, log)  # fmt: skip
     try:
@@ -33,6 +35,7 @@ def stub(redis_server: EmbeddedRedis) -> Iterator[Stub]:
             yield Stub(channel)
     finally:
         proc.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def code_of(call, *args, **kwargs) -> tuple[grpc.StatusCode, str]:  # type: ignore[no-untyped-def]
