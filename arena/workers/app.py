@@ -14,6 +14,8 @@ import tempfile
 # Must happen before anything imports prometheus_client (the tasks do, via arena.ladder.metrics).
 if os.environ.get("OHELL_METRICS_PORT", "0") not in ("", "0") and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="ohell-worker-metrics-")
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # prometheus_client writes there and needs it to exist
+    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
 
 from celery import Celery  # noqa: E402
 from kombu import Exchange, Queue  # noqa: E402
