@@ -24,6 +24,7 @@ from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc, gateway_pb2, gateway
 from arena.services.common.auth import auth_metadata, bearer_token
 from arena.services.common.server import Served, Service, channel_options, create_server, serve_until_signal
 from arena.services.engine.convert import (
+    ConversionError,
     card_to_proto,
     legal_actions_of,
     observation_from_proto,
@@ -133,7 +134,10 @@ class _AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "wrong or missing 'authorization: Bearer <token>'")
         session = Session(self.bot)
         async for request in request_iterator:
-            action = session.handle(request.event)
+            try:
+                action = session.handle(request.event)
+            except ConversionError as error:  # e.g. an observation with PHASE_UNSPECIFIED
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
             if action is not None:
                 yield agent_pb2.PlayResponse(action=action)
 

@@ -136,5 +136,12 @@ class ScriptedAgent:
             await asyncio.wait({self.task}, timeout=5)
 
 
+async def until(condition: Callable[[], object], timeout_s: float = 10.0) -> None:
+    """Wait (polling every 10 ms) until ``condition()`` is true; TimeoutError after ``timeout_s``."""
+    async with asyncio.timeout(timeout_s):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
 def card(index: int) -> cards_pb2.Card:
     return cards_pb2.Card(suit=index // 13 + 1, rank=index % 13 + 2)

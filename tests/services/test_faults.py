@@ -50,9 +50,7 @@ def test_agent_sleeping_past_its_deadline_times_out(engine_process, make_agent, 
         await agent.stop()
         return record, agent
 
-    began = time.monotonic()
     record, agent = asyncio.run(run())
-    assert time.monotonic() - began < 10
     assert record["complete"] and referee(record).valid
     assert kinds_of(record, 0)[:2] == ["TIMEOUT", "TIMEOUT"]
     first = record["faults"][0]
@@ -81,7 +79,7 @@ def test_illegal_and_garbage_actions_are_faults(engine_process, make_agent, shar
             action.card.CopyFrom(card(missing))  # a card it does not hold: ILLEGAL
             return action
         if n == 3:
-            action.bid = 1  # a bid while a card is due: ILLEGAL
+            action.bid = 1  # a bid answering a play request: the wrong kind of answer, GARBAGE
             return action
         if n == 4:
             action.bid = 9  # 9 tricks in a 2-card hand: ILLEGAL
@@ -98,12 +96,12 @@ def test_illegal_and_garbage_actions_are_faults(engine_process, make_agent, shar
     record = asyncio.run(run())
     assert record["complete"] and referee(record).valid
     faults = [f for f in record["faults"] if f["seat"] == 1]
-    assert [f["kind"] for f in faults] == ["GARBAGE", "GARBAGE", "ILLEGAL", "ILLEGAL", "ILLEGAL"]
+    assert [f["kind"] for f in faults] == ["GARBAGE", "GARBAGE", "ILLEGAL", "GARBAGE", "ILLEGAL"]
     assert [f["hand"] for f in faults] == [1, 1, 1, 1, 2]
     assert "neither bid nor card" in faults[0]["detail"]
     assert "suit=0" in faults[1]["detail"]
     assert "does not hold" in faults[2]["detail"]
-    assert "play phase" in faults[3]["detail"]
+    assert "action.bid is set but the decision is a play" in faults[3]["detail"]
     assert "bid 9" in faults[4]["detail"]
     # the default action was played for it: bid 0 in hand 1 (the first bid was garbage)
     assert record["hands"][0]["bids"][1] == 0
@@ -131,16 +129,16 @@ def test_agent_disconnecting_mid_hand_is_disconnected_then_forfeits(
     async def run() -> dict:
         agent = await ScriptedAgent(engine_process.address, token, quit_after_one).start()
         seats = [SeatSpec.builtin("heuristic"), SeatSpec.builtin("random"), SeatSpec.connected(agent_id)]
-        record = await host(shared_redis_server.url, seats, "quit-1", decision_ms=3000, max_faults=3)
+        record = await host(shared_redis_server.url, seats, "quit-1", decision_ms=20_000, max_faults=3)
         await agent.stop()
         return record
 
     began = time.monotonic()
     record = asyncio.run(run())
-    assert time.monotonic() - began < 2.5  # DISCONNECTED at once: no 3 s deadline was waited out
     assert record["complete"] and referee(record).valid
     faults = [f for f in record["faults"] if f["seat"] == 2]
-    assert [f["kind"] for f in faults] == ["DISCONNECTED"] * 3  # then it forfeits: no more asking
+    assert [f["kind"] for f in faults] == ["DISCONNECTED"] * 3  # not TIMEOUT; then it forfeits: no more asking
+    assert time.monotonic() - began < 15  # generous: one 20 s deadline waited out would exceed it
     assert faults[0]["hand"] == 1
     assert record["forfeited"] == [2] and 2 not in record["winners"]
 
@@ -217,9 +215,9 @@ def test_unreachable_endpoint_is_disconnected_and_forfeits(shared_redis_server) 
     address = f"127.0.0.1:{free_port()}"  # nothing listens there
     seats = [SeatSpec.endpoint(address), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
     began = time.monotonic()
-    record = asyncio.run(host(shared_redis_server.url, seats, "nowhere-1", decision_ms=2000, max_faults=2))
-    assert time.monotonic() - began < 5
-    assert kinds_of(record, 0) == ["DISCONNECTED", "DISCONNECTED"]
+    record = asyncio.run(host(shared_redis_server.url, seats, "nowhere-1", decision_ms=20_000, max_faults=2))
+    assert kinds_of(record, 0) == ["DISCONNECTED", "DISCONNECTED"]  # refused at once, not TIMEOUT
+    assert time.monotonic() - began < 15  # generous: one 20 s deadline waited out would exceed it
     assert address in record["faults"][0]["detail"]
     assert record["forfeited"] == [0] and record["complete"]
 
@@ -260,7 +258,7 @@ def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_
         async def run() -> dict:
             seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("heuristic"), SeatSpec.builtin("random")]
             hosting = asyncio.create_task(host_match("killed-1", preset("classic"), seats, 4,
-                                                     time_control=TimeControl(decision_ms=5000, max_faults=200),
+                                                     time_control=TimeControl(decision_ms=20_000, max_faults=200),
                                                      redis_url=shared_redis_server.url))
             await asyncio.sleep(0.15)
             process.kill()
@@ -275,4 +273,4 @@ def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_
         client.close()
     kinds = kinds_of(record, 0)
     assert kinds and set(kinds) == {"DISCONNECTED"} and record["complete"] and referee(record).valid
-    assert elapsed < 10, f"took {elapsed:.1f} s: a 5 s deadline was waited out"
+    assert elapsed < 15, f"took {elapsed:.1f} s: a 20 s deadline was waited out"

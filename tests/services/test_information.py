@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from dataclasses import replace
 from typing import Any
 
 import grpc
 import pytest
 from google.protobuf.message import Message
-from svc_helpers import ScriptedAgent
+from svc_helpers import ScriptedAgent, first_legal, legal_policy
 
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, spectate_pb2, spectate_pb2_grpc
+from arena.services.engine.events import PublicFeed
 from arena.services.engine.host import host_match
 from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.cards import parse_card
+from ohell.observation import observe
 from ohell.presets import preset
+from ohell.state import BID_BASE, Game
 
 
 def cards_in(message: Message) -> list[int]:
@@ -37,8 +41,17 @@ def plays_of(hand: dict) -> list[tuple[int, int]]:
     return [(seat, parse_card(value)) for kind, seat, value in hand["events"] if kind == "play"]
 
 
+def first_round_bids(hand: dict) -> list[int]:
+    bids = [-1] * len(hand["deal"])
+    for kind, seat, value in hand["events"]:
+        if kind == "bid":
+            bids[seat] = value
+    return bids
+
+
 def check_agent(seat: int, agent: ScriptedAgent, record: dict, blind: bool) -> int:
     checked = 0
+    bids_asked: dict[int, int] = {}  # hand number -> bid decisions so far (the 2nd is the hook rebid)
     for event in agent.events:
         if event.WhichOneof("event") != "decision":
             assert cards_in(event) == [], f"{event.WhichOneof('event')} must carry no card"
@@ -55,8 +68,16 @@ def check_agent(seat: int, agent: ScriptedAgent, record: dict, blind: bool) -> i
         assert set(cards_in(request)) <= dealt | public, f"seat {seat} saw a hidden card"
         sealed = blind and request.kind == match_pb2.DECISION_KIND_BID
         if sealed:
-            assert not obs.hand and not obs.HasField("trump_card")
-            assert all(b == -1 for s, b in enumerate(obs.bids) if s != seat)
+            rebid = bids_asked.get(obs.hand_number, 0) == 1
+            bids_asked[obs.hand_number] = bids_asked.get(obs.hand_number, 0) + 1
+            assert not obs.hand, "own cards stay unseen while bidding blind, during the rebid too"
+            assert obs.HasField("trump_card") == (trump is not None), "the trump is face up before the bids"
+            if trump is not None:
+                assert (obs.trump_card.suit - 1) * 13 + obs.trump_card.rank - 2 == trump
+            if rebid:
+                assert seat == obs.dealer and list(obs.bids) == first_round_bids(hand), "the reveal shows every bid"
+            else:
+                assert all(b == -1 for s, b in enumerate(obs.bids) if s != seat), "another seat's sealed bid"
         else:
             mine_played = {card for who, card in played if who == seat}
             assert set(cards_in(obs)) >= dealt - mine_played
@@ -65,21 +86,42 @@ def check_agent(seat: int, agent: ScriptedAgent, record: dict, blind: bool) -> i
     return checked
 
 
-def check_spectator(events: list[spectate_pb2.MatchEvent], record: dict) -> None:
+def check_spectator(events: list[spectate_pb2.MatchEvent], record: dict, blind: bool) -> None:
     public: set[int] = set()
     hand_index = -1
+    bids_seen: list[tuple[str, int]] = []
+    plays = 0
     for event in events:
         kind = event.WhichOneof("event")
         if kind == "hand_started":
             hand_index += 1
             hand = record["hands"][hand_index]
             public = {parse_card(hand["trump"])} if hand["trump"] else set()
-            assert set(cards_in(event)) == public
+            assert set(cards_in(event)) == public, "the trump, and only it, is shown at the deal"
+            bids_seen, plays = [], 0
             continue
+        if kind == "bid_made":
+            bids_seen.append((event.bid_made.how, event.bid_made.seat))
         if kind == "card_played":
             public.add((event.card_played.card.suit - 1) * 13 + event.card_played.card.rank - 2)
+            plays += 1
+            if blind and plays == 1:  # the first card of a blind hand: the sealed bids came out together
+                participants = len(record["hands"][hand_index]["deal"])
+                assert [how for how, _ in bids_seen[:participants]] == ["bid"] * participants
+                assert {seat for _, seat in bids_seen[:participants]} == set(range(participants))
         assert set(cards_in(event)) <= public, f"spectator saw a card before it was public in {kind}"
     assert hand_index + 1 == len(record["hands"])
+
+
+async def hook_forcing(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+    """Blind bids that total the tricks (others 0, the dealer all), so the dealer must rebid."""
+    obs = request.observation
+    if request.kind != match_pb2.DECISION_KIND_BID:
+        return first_legal(request)
+    action = first_legal(request)
+    if obs.seat == obs.dealer and any(b == -1 for b in obs.bids):  # the sealed round, not the rebid
+        action.bid = obs.hand_size
+    return action
 
 
 @pytest.mark.parametrize("preset_name", ["classic", "classic-simultaneous"])
@@ -89,9 +131,11 @@ def test_no_hidden_card_reaches_an_agent_or_a_spectator(
     ids_tokens = [make_agent(f"watcher{seat}") for seat in range(4)]
     rules = replace(preset(preset_name), hand_sizes=(10, 4, 1))
     match_id = f"leak-{preset_name}"
+    blind = preset_name.endswith("simultaneous")
 
     async def run() -> tuple[dict, list[ScriptedAgent], list[spectate_pb2.MatchEvent]]:
-        agents = [await ScriptedAgent(engine_process.address, token).start() for _, token in ids_tokens]
+        policy = hook_forcing if blind else legal_policy
+        agents = [await ScriptedAgent(engine_process.address, token, policy).start() for _, token in ids_tokens]
         seen: list[spectate_pb2.MatchEvent] = []
 
         async def watch() -> None:
@@ -112,12 +156,38 @@ def test_no_hidden_card_reaches_an_agent_or_a_spectator(
 
     record, agents, seen = asyncio.run(run())
     assert record["faults"] == [] and record["complete"]
-    checked = sum(check_agent(seat, agent, record, preset_name.endswith("simultaneous"))
-                  for seat, agent in enumerate(agents))
-    assert checked == 4 * 3 + 4 * 15  # every bid and every play was checked
-    check_spectator(seen, record)
+    rebids = [event for hand in record["hands"] for event in hand["events"] if event[0] == "rebid"]
+    assert len(rebids) == (3 if blind else 0)  # blind: every hand reached the dealer's hook rebid
+    checked = sum(check_agent(seat, agent, record, blind) for seat, agent in enumerate(agents))
+    assert checked == 4 * 3 + len(rebids) + 4 * 15  # every bid, rebid and play was checked
+    check_spectator(seen, record, blind)
     kinds = [event.WhichOneof("event") for event in seen]
-    assert kinds.count("card_played") == 4 * 15 and kinds.count("bid_made") >= 12
+    assert kinds.count("card_played") == 4 * 15 and kinds.count("bid_made") == 12 + len(rebids)
+
+
+def test_public_feed_shows_the_trump_at_once_and_blind_bids_only_at_the_reveal() -> None:
+    state = Game(replace(preset("classic-simultaneous"), hand_sizes=(3,)), 4).new_state()
+    feed = PublicFeed("feed-1")
+    rng = random.Random(8)
+    while state.is_chance():
+        state.chance_random(rng)
+    events = feed.step(state)
+    assert [e.WhichOneof("event") for e in events] == ["hand_started"]
+    assert cards_in(events[0]) == [state.trump_card], "the trump is public from the deal"
+    for seat in state.order[:-1]:  # sealed bids: nothing public happens
+        state.act(seat, BID_BASE)
+        assert feed.step(state) == [], "a sealed bid went out before the reveal"
+    state.act(state.dealer, BID_BASE + 3)  # the bids total the tricks: the dealer must rebid
+    assert state.rebid
+    revealed = feed.step(state)
+    assert [(e.bid_made.seat, e.bid_made.bid) for e in revealed] == [(s, 3 if s == state.dealer else 0)
+                                                                    for s in state.order]
+    observed = observe(state, state.dealer)
+    assert observed.hand == (), "the dealer rebids without seeing its cards"
+    assert observed.bids == tuple(3 if s == state.dealer else 0 for s in range(4)), "the reveal shows every bid"
+    assert observed.trump_card == state.trump_card
+    state.act(state.dealer, BID_BASE + 1)
+    assert [e.bid_made.how for e in feed.step(state)] == ["rebid"]
 
 
 def test_checker_catches_a_leak() -> None:

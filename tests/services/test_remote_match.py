@@ -4,7 +4,6 @@ gateway holding the connected agent's stream in another (the engine service), re
 from __future__ import annotations
 
 import asyncio
-import time
 
 import grpc
 from svc_helpers import ScriptedAgent
@@ -49,10 +48,8 @@ def test_classic_game_mixed_seats_across_processes(engine_process, make_agent, s
         await endpoint.server.stop(0)
         return record, raw, spectated
 
-    began = time.monotonic()
     record, raw, spectated = asyncio.run(run())
-    assert time.monotonic() - began < 30
-    assert record["complete"] and record["faults"] == [] and record["forfeited"] == []
+    assert record["complete"] and record["faults"] == [] and record["forfeited"] == []  # no TIMEOUT: no deadline missed
     assert len(record["hands"]) == 19  # 10 down to 1 and back up to 10
     assert [s["kind"] for s in record["seats"]] == ["connected", "endpoint", "builtin", "connected"]
     assert record["seats"][0] == {"name": "sdk-heuristic", "kind": "connected", "agent_id": sdk_id}

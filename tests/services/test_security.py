@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from typing import Any
 
 import grpc
 import pytest
+import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from svc_helpers import ScriptedAgent, first_legal
+from svc_helpers import ScriptedAgent, first_legal, until
 
 from arena.proto.ohell.v1 import (
+    agent_pb2,
+    agent_pb2_grpc,
     challenge_pb2,
     challenge_pb2_grpc,
     match_pb2,
@@ -23,7 +27,9 @@ from arena.proto.ohell.v1 import (
     spectate_pb2_grpc,
 )
 from arena.sdk import serve_async
+from arena.services.common import keyspace
 from arena.services.common.auth import auth_metadata
+from arena.services.engine.challenge import RecentIds
 from arena.services.engine.host import host_match
 from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.bots import make_bot
@@ -75,7 +81,7 @@ def test_acting_in_a_match_without_a_seat_is_refused(engine_process, make_agent)
     async def run() -> ScriptedAgent:
         agent = await ScriptedAgent(engine_process.address, token).start()
         await agent.send(match_pb2.Action(match_id="", seat=0, decision_id=1, bid=0))
-        await asyncio.sleep(0.2)
+        await until(lambda: agent.notices)  # the first send was answered before the second goes
         await agent.send(match_pb2.Action(match_id="someone-elses", seat=0, decision_id=1, bid=0))
         await asyncio.wait_for(agent.task, 5)  # type: ignore[arg-type]
         return agent
@@ -135,7 +141,11 @@ def test_challenge_plays_connected_endpoint_and_builtin_seats(engine_process, ma
         (_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
          rules_pb2.Rules(preset="nonesuch"), "INVALID_ARGUMENT", "rules.preset='nonesuch'"),
         (_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
-         rules_pb2.Rules(min_cards=99), "INVALID_ARGUMENT", "min_cards=99"),
+         rules_pb2.Rules(min_cards=99), "INVALID_ARGUMENT", "rules.min_cards=99"),
+        (_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
+         rules_pb2.Rules(hand_sizes=[14]), "INVALID_ARGUMENT", "rules.hand_sizes has 14 cards"),
+        (_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
+         rules_pb2.Rules(min_cards=17), "INVALID_ARGUMENT", "rules.min_cards=17 exceeds"),
         (_seats(("agent_id", "ghost"), ("builtin", "random"), ("builtin", "random")), None,
          "FAILED_PRECONDITION", "seats[0].agent_id='ghost' is not connected"),
     ],
@@ -161,6 +171,30 @@ def test_challenge_needs_a_token_and_a_fresh_match_id(engine_process, make_agent
     with pytest.raises(grpc.RpcError) as again:
         _challenge(engine_process.address, request, token)
     assert again.value.code() == grpc.StatusCode.ALREADY_EXISTS and "match_id='once'" in again.value.details()
+
+
+def test_a_refused_challenge_does_not_use_up_its_match_id(engine_process, make_agent, shared_redis_server) -> None:
+    _, token = make_agent("retrier")
+    seats = _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random"))
+    match_id = f"retry-{uuid.uuid4().hex[:8]}"
+    bad = challenge_pb2.ChallengeRequest(seats=seats, rules=rules_pb2.Rules(hand_sizes=[14]), match_id=match_id)
+    with pytest.raises(grpc.RpcError) as refused:
+        _challenge(engine_process.address, bad, token)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "rules.hand_sizes" in refused.value.details()
+    good = challenge_pb2.ChallengeRequest(seats=seats, rules=rules_pb2.Rules(hand_sizes=[13]), match_id=match_id)
+    assert _challenge(engine_process.address, good, token).record.hands_played == 1
+    client = redis.Redis.from_url(shared_redis_server.url)
+    try:  # the id is reserved in Redis for as long as the match's events are kept, not forever
+        assert 0 < client.ttl(keyspace.challenge_id(match_id)) <= keyspace.MATCH_EVENTS_TTL_S
+    finally:
+        client.close()
+
+
+def test_recent_ids_forget_the_oldest_beyond_capacity() -> None:
+    recent = RecentIds(capacity=3)
+    assert all(recent.add(name) for name in "abcd")
+    assert not recent.add("d") and len(recent) == 3
+    assert "a" not in recent and {"b", "c", "d"} == set(recent.ids)
 
 
 def test_spectate_codes(engine_process) -> None:
@@ -189,3 +223,24 @@ def test_health_reflection_and_message_size_limit(engine_process) -> None:
         with pytest.raises(grpc.RpcError) as too_big:
             rules.RefereeRecord(rules_service_pb2.RefereeRecordRequest(record_json="x" * (5 * 1024 * 1024)), timeout=10)
         assert too_big.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_sdk_endpoint_refuses_an_observation_without_a_phase() -> None:
+    async def run() -> grpc.aio.AioRpcError:
+        endpoint = await serve_async(make_bot("random", 1))
+        request = match_pb2.AgentEvent()
+        request.decision.kind = match_pb2.DECISION_KIND_BID
+        request.decision.legal_bids.append(0)
+        request.decision.observation.num_players = 3  # phase left PHASE_UNSPECIFIED
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{endpoint.port}") as channel:
+                call = agent_pb2_grpc.AgentServiceStub(channel).Play(iter([agent_pb2.PlayRequest(event=request)]))
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    async for _ in call:
+                        pass
+                return refused.value
+        finally:
+            await endpoint.server.stop(0)
+
+    error = asyncio.run(run())
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT and "observation.phase=0" in (error.details() or "")

@@ -45,6 +45,12 @@ MATCH_EVENTS_TTL_S = 24 * 3600
 MATCH_EVENTS_MAXLEN = 20_000
 
 
+def challenge_id(match_id: str) -> str:
+    """string: reserves a challenge's match id (SET NX, TTL MATCH_EVENTS_TTL_S) so that no two
+    engine services start matches with one id; expires with the match's events."""
+    return f"{PREFIX}challenge:{match_id}"
+
+
 def register_agent_token(client: object, agent_id: str, token: str) -> None:
     """Store ``token`` for ``agent_id`` with a sync ``redis.Redis`` client (only its hash)."""
     client.hset(AGENT_TOKENS, token_hash(token), agent_id)  # type: ignore[attr-defined]

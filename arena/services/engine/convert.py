@@ -13,6 +13,7 @@ from ohell.errors import OhHellError, RulesError
 from ohell.observation import Observation
 from ohell.presets import PRESETS, preset_name
 from ohell.rules import Bidding, Direction, MaxCards, Rules, Scoring, TieBreak
+from ohell.schedule import hand_sizes
 from ohell.state import BID_BASE, Phase, Trick
 
 
@@ -95,7 +96,18 @@ def rules_from_proto(message: rules_pb2.Rules, field: str = "rules") -> Rules:
     try:
         return replace(base, **overrides) if overrides else base  # type: ignore[arg-type]
     except RulesError as error:
-        raise ConversionError(f"{field}: {error}") from None
+        raise ConversionError(f"{field}.{error}") from None  # engine messages start with the option
+
+
+def rules_for_table(message: rules_pb2.Rules, num_players: int, field: str = "rules") -> Rules:
+    """``rules_from_proto``, also refusing rules whose schedule cannot be dealt to
+    ``num_players`` (e.g. hand_sizes [14] for 4 players): ConversionError naming the field."""
+    rules = rules_from_proto(message, field)
+    try:
+        hand_sizes(rules, num_players)
+    except RulesError as error:
+        raise ConversionError(f"{field}.{error}") from None
+    return rules
 
 
 @lru_cache(maxsize=4096)  # a finished trick is sent in every observation until the hand ends
@@ -104,11 +116,24 @@ def trick_to_proto(trick: Trick) -> match_pb2.Trick:
 
 
 _PHASES = {phase: int(phase) + 1 for phase in Phase}  # engine CUT=0 .. GAME_OVER=4 -> proto 1..5
-_ENGINE_PHASES = {0: Phase.BID, **{number: phase for phase, number in _PHASES.items()}}
+_ENGINE_PHASES = {number: phase for phase, number in _PHASES.items()}
 
 
 def phase_to_proto(phase: Phase) -> Any:
     return _PHASES[phase]
+
+
+def phase_from_proto(number: int, field: str = "phase") -> Phase:
+    """The engine phase of a proto Phase; PHASE_UNSPECIFIED or an unknown number is refused."""
+    phase = _ENGINE_PHASES.get(number)
+    if phase is None:
+        raise ConversionError(f"{field}={number} is not a phase (PHASE_CUT..PHASE_GAME_OVER)")
+    return phase
+
+
+def decision_kind(phase: Phase) -> Any:
+    """The DecisionKind of the decision pending in ``phase`` (BID or PLAY)."""
+    return match_pb2.DECISION_KIND_BID if phase == Phase.BID else match_pb2.DECISION_KIND_PLAY
 
 
 def observation_to_proto(
@@ -120,7 +145,9 @@ def observation_to_proto(
     message.phase = _PHASES[obs.phase]  # type: ignore[assignment]
     message.hand_number, message.hands_scheduled, message.hand_size = (
         obs.hand_number, obs.hands_scheduled, obs.hand_size)
-    message.dealer, message.to_act = max(obs.dealer, 0), max(obs.to_act, 0)
+    message.dealer = max(obs.dealer, 0)
+    if obs.to_act >= 0:  # unset when no decision is pending: 0 would name seat 0
+        message.to_act = obs.to_act
     message.participants.extend(obs.participants)
     message.hand.extend([_CARDS[c] for c in obs.hand])
     message.bids.extend(obs.bids)
@@ -146,15 +173,17 @@ def _indexes(cards: Any) -> tuple[int, ...]:
 def observation_from_proto(
     message: match_pb2.Observation, rules: Rules, legal_actions: tuple[int, ...] = ()
 ) -> Observation:
-    """The engine's Observation (what built-in bots read) from the wire, for SDK bots."""
+    """The engine's Observation (what built-in bots read) from the wire, for SDK bots;
+    ConversionError for an unspecified phase."""
     has_trump = message.HasField("trump_card")
     trump = message.trump_card
     current = message.current_trick if message.HasField("current_trick") else None
     return Observation(
         seat=message.seat, num_players=message.num_players, rules=rules,
-        phase=_ENGINE_PHASES[message.phase], hand_number=message.hand_number,
+        phase=phase_from_proto(message.phase, "observation.phase"), hand_number=message.hand_number,
         hands_scheduled=message.hands_scheduled, hand_size=message.hand_size, dealer=message.dealer,
-        participants=tuple(message.participants), to_act=message.to_act, hand=_indexes(message.hand),
+        participants=tuple(message.participants), to_act=message.to_act if message.HasField("to_act") else -1,
+        hand=_indexes(message.hand),
         trump_card=trump.suit * 13 + trump.rank - 15 if has_trump else NO_CARD,
         trump_suit=trump.suit - 1 if has_trump else -1,
         bids=tuple(message.bids), tricks_won=tuple(message.tricks_won),
@@ -173,16 +202,22 @@ def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:
     return _indexes(request.legal_cards)
 
 
-def action_number(action: match_pb2.Action, kind: int) -> int:
-    """The engine action of a well-formed Action; ConversionError (GARBAGE) otherwise."""
+def action_number(action: match_pb2.Action, kind: int, field: str = "action") -> int:
+    """The engine action of a well-formed Action answering a ``kind`` decision (a DecisionKind);
+    ConversionError (GARBAGE) otherwise, a bid answering a play request included."""
     choice = action.WhichOneof("choice")
     if choice is None:
-        raise ConversionError("action sets neither bid nor card")
+        raise ConversionError(f"{field} sets neither bid nor card")
+    if kind not in (match_pb2.DECISION_KIND_BID, match_pb2.DECISION_KIND_PLAY):
+        raise ValueError(f"kind={kind} is not DECISION_KIND_BID or DECISION_KIND_PLAY")
+    wanted, decision = ("bid", "bid") if kind == match_pb2.DECISION_KIND_BID else ("card", "play")
+    if choice != wanted:
+        raise ConversionError(f"{field}.{choice} is set but the decision is a {decision}: set {field}.{wanted}")
     if choice == "bid":
         if action.bid > 17:
-            raise ConversionError(f"action.bid={action.bid} is more than any hand holds")
+            raise ConversionError(f"{field}.bid={action.bid} is more than any hand holds")
         return BID_BASE + action.bid
-    return card_from_proto(action.card, "action.card")
+    return card_from_proto(action.card, f"{field}.card")
 
 
 _FAULT_KINDS = {"TIMEOUT": match_pb2.FAULT_KIND_TIMEOUT, "ILLEGAL": match_pb2.FAULT_KIND_ILLEGAL,

@@ -1,8 +1,9 @@
 """Public match events for spectators, and where they are kept.
 
 ``PublicFeed`` turns the engine's state after each step into MatchEvents, sending a card only
-once it is public: the trump when turned (after the reveal under blind bidding), a card when
-played, blind bids when revealed. Hands are never sent. ``EventLog`` stores them: in this
+once it is public: the trump when turned (at the deal, blind bidding included: 003 turns it face
+up before the bids), a card when played; sealed blind bids only at the reveal (all together, before
+the dealer's hook rebid if there is one). Hands are never sent. ``EventLog`` stores them: in this
 process (``LocalEventLog``) or in a Redis stream per match (``RedisEventLog``), so a spectator
 of a match hosted by another process (a Celery worker) can follow it.
 """
@@ -203,8 +204,6 @@ class PublicFeed:
     def _hand_events(self, out: list[spectate_pb2.MatchEvent], number: int, dealer: int, size: int,
                      participants: tuple[int, ...], trump: int, events: list[tuple[str, int, int]],
                      tricks: list[Any], sealed: bool) -> None:
-        if sealed:
-            return  # blind bids, the hands and the trump stay hidden until the reveal
         if not self.hand_announced:
             started = spectate_pb2.HandStarted(hand_number=number, dealer=dealer, hand_size=size,
                                                participants=participants)
@@ -212,6 +211,8 @@ class PublicFeed:
                 started.trump_card.CopyFrom(card_to_proto(trump))
             out.append(self._event(hand_started=started))
             self.hand_announced = True
+        if sealed:
+            return  # blind bids stay hidden until the reveal
         plays_seen = 0
         for index, (kind, seat, value) in enumerate(events):
             if kind == "play":

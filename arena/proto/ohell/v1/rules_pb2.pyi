@@ -38,6 +38,7 @@ class Scoring(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SCORING_SQUARES: _ClassVar[Scoring]
     SCORING_ANDERSON: _ClassVar[Scoring]
     SCORING_CONTRACT_WHIST: _ClassVar[Scoring]
+    SCORING_CONSOLATION: _ClassVar[Scoring]
 
 class TieBreak(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -64,6 +65,7 @@ SCORING_TRIPLES: Scoring
 SCORING_SQUARES: Scoring
 SCORING_ANDERSON: Scoring
 SCORING_CONTRACT_WHIST: Scoring
+SCORING_CONSOLATION: Scoring
 TIE_BREAK_UNSPECIFIED: TieBreak
 TIE_BREAK_SHARE: TieBreak
 TIE_BREAK_SUDDEN_DEATH: TieBreak

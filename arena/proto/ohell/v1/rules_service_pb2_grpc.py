@@ -80,7 +80,8 @@ class RulesServiceServicer:
 
     def ResolveRules(self, request, context):
         """The rules in force for a preset plus overrides, and the hand schedule for a table size.
-        Status codes: INVALID_ARGUMENT (unknown preset, impossible option, num_players not 3..7).
+        Status codes: INVALID_ARGUMENT (unknown preset, impossible option, a schedule the table
+        cannot deal, num_players not 3..7).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -97,9 +98,10 @@ class RulesServiceServicer:
 
     def ApplyAction(self, request, context):
         """Apply one action to a game and return the longer history.
-        Status codes: INVALID_ARGUMENT (as GetLegalActions; or the action is malformed),
-        FAILED_PRECONDITION (the action is illegal now, or the game is over),
-        PERMISSION_DENIED (action.seat is not the seat to act).
+        Status codes: INVALID_ARGUMENT (as GetLegalActions; the action is malformed, of the wrong
+        kind (a bid when a card is to be played or the reverse), or action.seat is not the seat
+        to act: nothing is authorised here), FAILED_PRECONDITION (the action is illegal now, or
+        the game is over).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -107,7 +109,8 @@ class RulesServiceServicer:
 
     def ScoreHand(self, request, context):
         """Points for one hand under a scoring method.
-        Status codes: INVALID_ARGUMENT (unspecified scoring, bid or tricks above hand_size).
+        Status codes: INVALID_ARGUMENT (unspecified scoring; hand_size not 1..17; bid or tricks
+        above hand_size; vienna with SCORING_ANDERSON).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,0 +1,77 @@
+"""convert.py: engine values <-> messages (pure logic, no server)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
+from arena.services.engine.convert import (
+    ConversionError,
+    action_number,
+    observation_from_proto,
+    observation_to_proto,
+    rules_for_table,
+    rules_from_proto,
+    rules_to_proto,
+)
+from ohell.observation import observe
+from ohell.rules import Rules, Scoring
+from ohell.state import BID_BASE, Game
+
+BID, PLAY = match_pb2.DECISION_KIND_BID, match_pb2.DECISION_KIND_PLAY
+
+
+def test_every_scoring_method_round_trips_consolation_included() -> None:
+    for method in Scoring:
+        message = rules_to_proto(Rules(scoring=method))
+        assert rules_from_proto(message).scoring is method
+    assert rules_to_proto(Rules(scoring=Scoring.CONSOLATION)).scoring == rules_pb2.SCORING_CONSOLATION
+
+
+def test_an_answer_of_the_wrong_kind_is_garbage() -> None:
+    bid = match_pb2.Action(bid=1)
+    card = match_pb2.Action(card=cards_pb2.Card(suit=4, rank=14))
+    assert action_number(bid, BID) == BID_BASE + 1 and action_number(card, PLAY) == 51
+    with pytest.raises(ConversionError, match=r"action.bid is set but the decision is a play"):
+        action_number(bid, PLAY)
+    with pytest.raises(ConversionError, match=r"action.card is set but the decision is a bid"):
+        action_number(card, BID)
+
+
+def test_to_act_is_unset_when_no_decision_is_pending() -> None:
+    state = Game(Rules(hand_sizes=(1,)), 3).new_state()
+    while not state.is_terminal():
+        if state.is_chance():
+            state.chance_random(random.Random(3))
+        else:
+            state.apply_action(state.default_action())
+    over = observation_to_proto(observe(state, 0))
+    assert not over.HasField("to_act")
+    assert observation_from_proto(over, state.rules).to_act == -1
+    playing = Game(Rules(hand_sizes=(1,)), 3).new_state()
+    playing.chance_random(random.Random(3))
+    while playing.is_chance():
+        playing.chance_random(random.Random(3))
+    message = observation_to_proto(observe(playing, 1))
+    assert message.HasField("to_act") and message.to_act == playing.current
+    assert observation_from_proto(message, playing.rules).to_act == playing.current
+
+
+def test_an_unspecified_phase_is_refused() -> None:
+    with pytest.raises(ConversionError, match=r"observation.phase=0"):
+        observation_from_proto(match_pb2.Observation(num_players=3), Rules())
+
+
+@pytest.mark.parametrize(("message", "players", "field"), [
+    (rules_pb2.Rules(hand_sizes=[14]), 4, "rules.hand_sizes"),
+    (rules_pb2.Rules(min_cards=17), 4, "rules.min_cards"),
+    (rules_pb2.Rules(hand_sizes=[17]), 3, None),
+])
+def test_rules_for_table_checks_the_schedule(message, players, field) -> None:
+    if field is None:
+        assert rules_for_table(message, players).hand_sizes == (17,)
+        return
+    with pytest.raises(ConversionError, match=field):
+        rules_for_table(message, players)
