@@ -1,16 +1,14 @@
 """Game (immutable rules for a table) and State (one playthrough of a whole game).
 
-Actions share one int space, as in OpenSpiel's oh_hell: ``0..51`` play that card, ``52 + n`` bids
-``n`` tricks. Chance (the cut for first dealer, each deal) is applied with ``cut``/``deal`` so a
-whole game is reproduced from its chance outcomes plus its actions, without a random generator.
+Actions share one int space (``ohell.hand``): ``0..51`` play that card, ``52 + n`` bids ``n``
+tricks. Chance (the cut for first dealer, each deal; ``ohell.chance``) is applied with
+``cut``/``deal`` so a whole game is reproduced from its chance outcomes plus its actions, without a
+random generator.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from enum import IntEnum
+from collections.abc import Sequence
 
 from ohell.cards import (
     NO_CARD,
@@ -24,22 +22,14 @@ from ohell.cards import (
     format_cards,
     held_cards,
 )
-from ohell.errors import ChanceError, IllegalActionError
+from ohell.chance import ChanceEvents
+from ohell.errors import IllegalActionError
+from ohell.hand import BID_BASE, HandResult, Phase, Trick, bid_action, describe_action
 from ohell.rules import Bidding, Rules, TieBreak
 from ohell.schedule import hand_sizes, no_trump_hand
 from ohell.scoring import hand_score
 
-BID_BASE = NUM_CARDS
-_DECK = range(NUM_CARDS)
-
-
-class Phase(IntEnum):
-    CUT = 0  # chance: cards cut for first dealer
-    DEAL = 1  # chance: the next hand's deal
-    BID = 2
-    PLAY = 3
-    GAME_OVER = 4
-
+__all__ = ["BID_BASE", "Game", "HandResult", "Phase", "State", "Trick", "bid_action", "describe_action"]
 
 # The hot paths compare phases by identity with these module constants (a state's phase is
 # always one of the members) and take bid actions from tables built once.
@@ -47,69 +37,6 @@ _CUT, _DEAL, _BID, _PLAY, _GAME_OVER = Phase
 _BID_ACTIONS: tuple[tuple[int, ...], ...] = tuple(
     tuple(range(BID_BASE, BID_BASE + size + 1)) for size in range(NUM_CARDS + 1)
 )
-_CARD_SET = frozenset(range(NUM_CARDS))
-_INT_ONLY = {int}
-_BIT_LENGTHS = tuple(size.bit_length() for size in range(NUM_CARDS + 1))
-
-
-def _sample_cards(rng: random.Random, count: int) -> list[int]:
-    """Exactly ``rng.sample(range(52), count)``, about twice as fast for a deal.
-
-    For more than 5 cards CPython's ``sample`` draws from a shrinking pool with one
-    ``_randbelow`` (rejection sampling on ``getrandbits``) per card; this is that algorithm with
-    the per-card method calls inlined. Small counts and other generators use ``rng.sample``.
-    """
-    if count <= 5 or type(rng) is not random.Random:
-        return rng.sample(_DECK, count)
-    getrandbits = rng.getrandbits
-    pool = list(_DECK)
-    drawn = []
-    for left in range(NUM_CARDS, NUM_CARDS - count, -1):
-        bits = _BIT_LENGTHS[left]
-        index = getrandbits(bits)
-        while index >= left:
-            index = getrandbits(bits)
-        drawn.append(pool[index])
-        pool[index] = pool[left - 1]
-    return drawn
-
-
-def bid_action(tricks: int) -> int:
-    return BID_BASE + tricks
-
-
-def describe_action(action: int) -> str:
-    if 0 <= action < NUM_CARDS:
-        return f"play {card_str(action)}"
-    if action >= BID_BASE:
-        return f"bid {action - BID_BASE}"
-    return f"take action {action}"
-
-
-@dataclass(frozen=True, slots=True)
-class Trick:
-    leader: int
-    cards: tuple[int, ...]  # in play order, starting with the leader
-    winner: int
-
-
-@dataclass(frozen=True, slots=True)
-class HandResult:
-    """Everything that happened in one finished hand."""
-
-    number: int  # 1-based; sudden-death hands continue the count
-    dealer: int
-    size: int
-    participants: tuple[int, ...]  # clockwise from the dealer's left; the dealer is last
-    dealt: tuple[int, ...]  # each seat's hand as dealt (mask; 0 for a seat not in the hand)
-    trump_card: int  # NO_CARD when no card was turned
-    no_trump_hand: bool  # a designated no-trump hand (the card is not turned)
-    events: tuple[tuple[str, int, int], ...]  # ("bid"|"change"|"rebid"|"play", seat, value)
-    tricks: tuple[Trick, ...]
-    bids: tuple[int, ...]  # -1 for a seat not in the hand
-    tricks_won: tuple[int, ...]
-    points: tuple[int, ...]  # this hand's points (all 0 for a sudden-death hand)
-    sudden_death: bool
 
 
 class Game:
@@ -129,7 +56,7 @@ class Game:
         return f"Game(num_players={self.num_players}, schedule={self.schedule}, rules={self.rules})"
 
 
-class State:
+class State(ChanceEvents):
     """One playthrough. Mutable; ``clone()`` is cheap for search."""
 
     __slots__ = (
@@ -235,102 +162,6 @@ class State:
     def tricks_needed(self, seat: int) -> int:
         return self.bids[seat] - self.tricks_won[seat]
 
-    # ----------------------------------------------------------------- chance
-    def cut(self, cards: Sequence[int]) -> None:
-        """Each cutter (``self.cutters``, in seat order) cuts one card. Highest rank deals first;
-        players tied for highest cut again."""
-        if self.phase != Phase.CUT:
-            raise ChanceError(f"no cut is pending (phase {self.phase.name})")
-        cut = tuple(cards)
-        if len(cut) != len(self.cutters):
-            raise ChanceError(f"cut needs {len(self.cutters)} cards, got {len(cut)}")
-        _check_distinct_cards(cut, "cut")
-        self._cut(cut)
-
-    def _cut(self, cut: tuple[int, ...]) -> None:
-        self.cut_rounds.append((self.cutters, cut))
-        ranks = [card % 13 for card in cut]
-        top = max(ranks)
-        if ranks.count(top) > 1:
-            self.cutters = tuple(seat for seat, rank in zip(self.cutters, ranks, strict=True) if rank == top)
-            return
-        self.dealer = self.cutters[ranks.index(top)]
-        self._start_hand()
-
-    def deal(self, deck: Sequence[int]) -> None:
-        """Deal from ``deck`` (top card first): singly, starting at the dealer's left, then turn
-        the next card for trumps unless this is a no-trump hand or no card is left."""
-        if self.phase != Phase.DEAL:
-            raise ChanceError(f"no deal is pending (phase {self.phase.name})")
-        players = len(self.order)
-        needed = self.hand_size * players
-        turn_trump = not self.no_trump and needed < NUM_CARDS
-        if len(deck) < needed + turn_trump:
-            raise ChanceError(f"deal needs {needed + turn_trump} cards, got {len(deck)}")
-        used = tuple(deck[: needed + turn_trump])
-        _check_distinct_cards(used, "deal")
-        self._deal(used, needed, turn_trump)
-
-    def _deal(self, used: Sequence[int], needed: int, turn_trump: bool) -> None:
-        """Deal ``used`` (distinct cards, ``needed`` for the hands then maybe the trump card)."""
-        order = self.order
-        players = len(order)
-        hands = [0] * self.game.num_players
-        for position, seat in enumerate(order):  # singly: every players-th card, from position
-            mask = 0
-            for card in used[position:needed:players]:
-                mask |= 1 << card
-            hands[seat] = mask
-        self._set_deal(hands, used[needed] if turn_trump else NO_CARD)
-
-    def deal_hands(self, hands: Sequence[Iterable[int]], trump_card: int | None) -> None:
-        """Deal given hands (one list of cards per seat) and trump card, e.g. from a record."""
-        if self.phase != Phase.DEAL:
-            raise ChanceError(f"no deal is pending (phase {self.phase.name})")
-        if len(hands) != self.game.num_players:
-            raise ChanceError(f"deal needs {self.game.num_players} hands, got {len(hands)}")
-        masks = [0] * self.game.num_players
-        seen: list[int] = []
-        for seat, cards in enumerate(hands):
-            cards = list(cards)
-            expected = self.hand_size if seat in self.order else 0
-            if len(cards) != expected:
-                raise ChanceError(f"seat {seat} must be dealt {expected} cards, got {len(cards)}")
-            seen.extend(cards)
-            for card in cards:
-                masks[seat] |= 1 << card if isinstance(card, int) and 0 <= card < 52 else 0
-        expect_trump = not self.no_trump and self.hand_size * len(self.order) < NUM_CARDS
-        if expect_trump and trump_card is None:
-            raise ChanceError("a trump card must be turned: cards remain after the deal")
-        if not expect_trump and trump_card is not None:
-            why = "this is a no-trump hand" if self.no_trump else "no card is left after the deal"
-            raise ChanceError(f"no trump card may be turned: {why}")
-        if trump_card is not None:
-            seen.append(trump_card)
-        _check_distinct_cards(seen, "deal")
-        self._set_deal(masks, NO_CARD if trump_card is None else trump_card)
-
-    def chance_random(self, rng: random.Random) -> None:
-        """Resolve the pending cut or deal with ``rng``: the same outcome as ``cut``/``deal``
-        given ``rng.sample`` of the deck, without checking cards that are valid by construction."""
-        if self.phase is _DEAL:
-            needed = self.hand_size * len(self.order)
-            turn_trump = not self.no_trump and needed < NUM_CARDS
-            self._deal(_sample_cards(rng, min(NUM_CARDS, needed + 1)), needed, turn_trump)
-        elif self.phase is _CUT:
-            self._cut(tuple(_sample_cards(rng, len(self.cutters))))
-        else:
-            raise ChanceError(f"no chance event is pending (phase {self.phase.name})")
-
-    def _set_deal(self, hands: list[int], trump_card: int) -> None:
-        self.hands = hands
-        self.dealt = list(hands)
-        self.trump_card = trump_card
-        self.trump_suit = trump_card // 13 if trump_card >= 0 else NO_SUIT
-        self.phase = Phase.BID
-        self.pos = 0
-        self.current = self.order[0]
-
     # ----------------------------------------------------------------- actions
     def act(self, seat: int, action: int) -> None:
         """Apply ``action`` for ``seat``, refusing it if it is not that seat's turn."""
@@ -374,9 +205,7 @@ class State:
                 self._finish_trick()
         elif self.phase is _BID:
             if type(action) is not int or action < BID_BASE:
-                raise IllegalActionError(
-                    self.current, describe_action(_as_int(action)), "it is the bidding phase"
-                )
+                raise IllegalActionError(self.current, describe_action(_as_int(action)), "it is the bidding phase")
             self._bid(action - BID_BASE)
         else:
             raise IllegalActionError(
@@ -401,8 +230,7 @@ class State:
             raise IllegalActionError(
                 seat,
                 f"{verb} {tricks}",
-                f"the dealer may not bid {tricks}: bids would total {self.hand_size}, "
-                f"the number of tricks (hook rule)",
+                f"the dealer may not bid {tricks}: bids would total {self.hand_size}, the number of tricks (hook rule)",
             )
 
     def _bid(self, tricks: int) -> None:
@@ -492,10 +320,18 @@ class State:
                 self.scores[seat] += points[seat]
         self.results.append(
             HandResult(
-                number=self.hand_number, dealer=self.dealer, size=self.hand_size,
-                participants=self.order, dealt=tuple(self.dealt), trump_card=self.trump_card,
-                no_trump_hand=self.no_trump, events=tuple(self.events), tricks=tuple(self.tricks),
-                bids=tuple(self.bids), tricks_won=tuple(self.tricks_won), points=tuple(points),
+                number=self.hand_number,
+                dealer=self.dealer,
+                size=self.hand_size,
+                participants=self.order,
+                dealt=tuple(self.dealt),
+                trump_card=self.trump_card,
+                no_trump_hand=self.no_trump,
+                events=tuple(self.events),
+                tricks=tuple(self.tricks),
+                bids=tuple(self.bids),
+                tricks_won=tuple(self.tricks_won),
+                points=tuple(points),
                 sudden_death=self.sudden_death,
             )  # fmt: skip
         )
@@ -585,14 +421,3 @@ def _why_not_held(action: object) -> str:
     if 0 <= action < NUM_CARDS:
         return f"it does not hold {card_str(action)}"
     return "it is the play phase: play one of its cards"
-
-
-def _check_distinct_cards(cards: Sequence[int], what: str) -> None:
-    if set(map(type, cards)) == _INT_ONLY and len(set(cards)) == len(cards) and _CARD_SET.issuperset(cards):
-        return  # the common case, checked at C speed: distinct ints 0..51 (no bools)
-    for card in cards:
-        if type(card) is not int or not 0 <= card < NUM_CARDS:
-            raise ChanceError(f"{what}: {card!r} is not a card index 0..51")
-    if len(set(cards)) != len(cards):
-        dupes = sorted({c for c in cards if cards.count(c) > 1})
-        raise ChanceError(f"{what}: card(s) {format_cards(dupes)} appear more than once")

@@ -7,16 +7,17 @@ import random
 import pytest
 
 from ohell.cards import cards_of, held_cards
+from ohell.chance import sample_cards
 from ohell.errors import ChanceError
 from ohell.rules import Rules
-from ohell.state import BID_BASE, Game, Phase, _sample_cards
+from ohell.state import BID_BASE, Game, Phase
 
 
 def test_deal_sampler_matches_random_sample_and_leaves_the_generator_in_step() -> None:
     for seed in range(40):
         for count in range(1, 53):
             fast, plain = random.Random(seed * 53 + count), random.Random(seed * 53 + count)
-            assert _sample_cards(fast, count) == plain.sample(range(52), count)
+            assert sample_cards(fast, count) == plain.sample(range(52), count)
             assert fast.random() == plain.random()
 
 

@@ -1,0 +1,173 @@
+# mypy: disable-error-code="misc"
+# (the mixin's empty __slots__ keeps State slotted; its data slots are declared on State)
+"""Chance events of a game: the cut for first dealer and each deal, and their validation.
+
+``ChanceEvents`` is a mixin of ``ohell.state.State``: it holds the methods, ``State`` the data.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from ohell.cards import NO_CARD, NO_SUIT, NUM_CARDS, format_cards
+from ohell.errors import ChanceError
+from ohell.hand import Phase
+
+if TYPE_CHECKING:
+    from ohell.state import Game
+
+_DECK = range(NUM_CARDS)
+_CARD_SET = frozenset(range(NUM_CARDS))
+_INT_ONLY = {int}
+_BIT_LENGTHS = tuple(size.bit_length() for size in range(NUM_CARDS + 1))
+
+
+def sample_cards(rng: random.Random, count: int) -> list[int]:
+    """Exactly ``rng.sample(range(52), count)``, about twice as fast for a deal.
+
+    For more than 5 cards CPython's ``sample`` draws from a shrinking pool with one
+    ``_randbelow`` (rejection sampling on ``getrandbits``) per card; this is that algorithm with
+    the per-card method calls inlined. Small counts and other generators use ``rng.sample``.
+    """
+    if count <= 5 or type(rng) is not random.Random:
+        return rng.sample(_DECK, count)
+    getrandbits = rng.getrandbits
+    pool = list(_DECK)
+    drawn = []
+    for left in range(NUM_CARDS, NUM_CARDS - count, -1):
+        bits = _BIT_LENGTHS[left]
+        index = getrandbits(bits)
+        while index >= left:
+            index = getrandbits(bits)
+        drawn.append(pool[index])
+        pool[index] = pool[left - 1]
+    return drawn
+
+
+class ChanceEvents:
+    __slots__ = ()
+    if TYPE_CHECKING:
+        game: Game
+        phase: Phase
+        cutters: tuple[int, ...]
+        cut_rounds: list[tuple[tuple[int, ...], tuple[int, ...]]]
+        dealer: int
+        hand_size: int
+        order: tuple[int, ...]
+        no_trump: bool
+        hands: list[int]
+        dealt: list[int]
+        trump_card: int
+        trump_suit: int
+        pos: int
+        current: int
+
+        def _start_hand(self, participants: tuple[int, ...] | None = None) -> None: ...
+
+    def cut(self, cards: Sequence[int]) -> None:
+        """Each cutter (``self.cutters``, in seat order) cuts one card. Highest rank deals first;
+        players tied for highest cut again."""
+        if self.phase != Phase.CUT:
+            raise ChanceError(f"no cut is pending (phase {self.phase.name})")
+        cut = tuple(cards)
+        if len(cut) != len(self.cutters):
+            raise ChanceError(f"cut needs {len(self.cutters)} cards, got {len(cut)}")
+        check_distinct_cards(cut, "cut")
+        self._cut(cut)
+
+    def _cut(self, cut: tuple[int, ...]) -> None:
+        self.cut_rounds.append((self.cutters, cut))
+        ranks = [card % 13 for card in cut]
+        top = max(ranks)
+        if ranks.count(top) > 1:
+            self.cutters = tuple(seat for seat, rank in zip(self.cutters, ranks, strict=True) if rank == top)
+            return
+        self.dealer = self.cutters[ranks.index(top)]
+        self._start_hand()
+
+    def deal(self, deck: Sequence[int]) -> None:
+        """Deal from ``deck`` (top card first): singly, starting at the dealer's left, then turn
+        the next card for trumps unless this is a no-trump hand or no card is left."""
+        if self.phase != Phase.DEAL:
+            raise ChanceError(f"no deal is pending (phase {self.phase.name})")
+        players = len(self.order)
+        needed = self.hand_size * players
+        turn_trump = not self.no_trump and needed < NUM_CARDS
+        if len(deck) < needed + turn_trump:
+            raise ChanceError(f"deal needs {needed + turn_trump} cards, got {len(deck)}")
+        used = tuple(deck[: needed + turn_trump])
+        check_distinct_cards(used, "deal")
+        self._deal(used, needed, turn_trump)
+
+    def _deal(self, used: Sequence[int], needed: int, turn_trump: bool) -> None:
+        """Deal ``used`` (distinct cards, ``needed`` for the hands then maybe the trump card)."""
+        order = self.order
+        players = len(order)
+        hands = [0] * self.game.num_players
+        for position, seat in enumerate(order):  # singly: every players-th card, from position
+            mask = 0
+            for card in used[position:needed:players]:
+                mask |= 1 << card
+            hands[seat] = mask
+        self._set_deal(hands, used[needed] if turn_trump else NO_CARD)
+
+    def deal_hands(self, hands: Sequence[Iterable[int]], trump_card: int | None) -> None:
+        """Deal given hands (one list of cards per seat) and trump card, e.g. from a record."""
+        if self.phase != Phase.DEAL:
+            raise ChanceError(f"no deal is pending (phase {self.phase.name})")
+        if len(hands) != self.game.num_players:
+            raise ChanceError(f"deal needs {self.game.num_players} hands, got {len(hands)}")
+        masks = [0] * self.game.num_players
+        seen: list[int] = []
+        for seat, cards in enumerate(hands):
+            cards = list(cards)
+            expected = self.hand_size if seat in self.order else 0
+            if len(cards) != expected:
+                raise ChanceError(f"seat {seat} must be dealt {expected} cards, got {len(cards)}")
+            seen.extend(cards)
+            for card in cards:
+                masks[seat] |= 1 << card if isinstance(card, int) and 0 <= card < 52 else 0
+        expect_trump = not self.no_trump and self.hand_size * len(self.order) < NUM_CARDS
+        if expect_trump and trump_card is None:
+            raise ChanceError("a trump card must be turned: cards remain after the deal")
+        if not expect_trump and trump_card is not None:
+            why = "this is a no-trump hand" if self.no_trump else "no card is left after the deal"
+            raise ChanceError(f"no trump card may be turned: {why}")
+        if trump_card is not None:
+            seen.append(trump_card)
+        check_distinct_cards(seen, "deal")
+        self._set_deal(masks, NO_CARD if trump_card is None else trump_card)
+
+    def chance_random(self, rng: random.Random) -> None:
+        """Resolve the pending cut or deal with ``rng``: the same outcome as ``cut``/``deal``
+        given ``rng.sample`` of the deck, without checking cards that are valid by construction."""
+        if self.phase is Phase.DEAL:
+            needed = self.hand_size * len(self.order)
+            turn_trump = not self.no_trump and needed < NUM_CARDS
+            self._deal(sample_cards(rng, min(NUM_CARDS, needed + 1)), needed, turn_trump)
+        elif self.phase is Phase.CUT:
+            self._cut(tuple(sample_cards(rng, len(self.cutters))))
+        else:
+            raise ChanceError(f"no chance event is pending (phase {self.phase.name})")
+
+    def _set_deal(self, hands: list[int], trump_card: int) -> None:
+        self.hands = hands
+        self.dealt = list(hands)
+        self.trump_card = trump_card
+        self.trump_suit = trump_card // 13 if trump_card >= 0 else NO_SUIT
+        self.phase = Phase.BID
+        self.pos = 0
+        self.current = self.order[0]
+
+
+def check_distinct_cards(cards: Sequence[int], what: str) -> None:
+    if set(map(type, cards)) == _INT_ONLY and len(set(cards)) == len(cards) and _CARD_SET.issuperset(cards):
+        return  # the common case, checked at C speed: distinct ints 0..51 (no bools)
+    for card in cards:
+        if type(card) is not int or not 0 <= card < NUM_CARDS:
+            raise ChanceError(f"{what}: {card!r} is not a card index 0..51")
+    if len(set(cards)) != len(cards):
+        dupes = sorted({c for c in cards if cards.count(c) > 1})
+        raise ChanceError(f"{what}: card(s) {format_cards(dupes)} appear more than once")

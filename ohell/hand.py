@@ -1,0 +1,60 @@
+"""The vocabulary of play: phases, the action numbering, and records of finished tricks and hands.
+
+Actions share one int space, as in OpenSpiel's oh_hell: ``0..51`` play that card, ``52 + n`` bids
+``n`` tricks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from ohell.cards import NUM_CARDS, card_str
+
+BID_BASE = NUM_CARDS
+
+
+class Phase(IntEnum):
+    CUT = 0  # chance: cards cut for first dealer
+    DEAL = 1  # chance: the next hand's deal
+    BID = 2
+    PLAY = 3
+    GAME_OVER = 4
+
+
+def bid_action(tricks: int) -> int:
+    return BID_BASE + tricks
+
+
+def describe_action(action: int) -> str:
+    if 0 <= action < NUM_CARDS:
+        return f"play {card_str(action)}"
+    if action >= BID_BASE:
+        return f"bid {action - BID_BASE}"
+    return f"take action {action}"
+
+
+@dataclass(frozen=True, slots=True)
+class Trick:
+    leader: int
+    cards: tuple[int, ...]  # in play order, starting with the leader
+    winner: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    """Everything that happened in one finished hand."""
+
+    number: int  # 1-based; sudden-death hands continue the count
+    dealer: int
+    size: int
+    participants: tuple[int, ...]  # clockwise from the dealer's left; the dealer is last
+    dealt: tuple[int, ...]  # each seat's hand as dealt (mask; 0 for a seat not in the hand)
+    trump_card: int  # NO_CARD when no card was turned
+    no_trump_hand: bool  # a designated no-trump hand (the card is not turned)
+    events: tuple[tuple[str, int, int], ...]  # ("bid"|"change"|"rebid"|"play", seat, value)
+    tricks: tuple[Trick, ...]
+    bids: tuple[int, ...]  # -1 for a seat not in the hand
+    tricks_won: tuple[int, ...]
+    points: tuple[int, ...]  # this hand's points (all 0 for a sudden-death hand)
+    sudden_death: bool
