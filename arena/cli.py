@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.ladder import cli as ladder_cli
+from arena.services.engine import cli as engine_cli
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS, preset
@@ -54,6 +56,11 @@ def cmd_play(args: argparse.Namespace) -> int:
     rules = rules_from_args(args.rules, args.option)
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
+    if args.out:
+        try:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise OhHellError(f"cannot write records to --out {args.out}: {error.strerror or error}") from None
     with progress_bar() as progress:
         task = progress.add_task(f"{args.rules}: {len(names)} seats", total=args.games)
         tally = play_series(
@@ -111,8 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list the rule presets")
     rules.set_defaults(handler=cmd_rules)
 
-    __import__("arena.services.engine.cli", fromlist=["register"]).register(sub)  # engine, challenge, agent
-    __import__("arena.ladder.cli", fromlist=["register"]).register(sub)  # up, demo, ladder
+    engine_cli.register(sub)  # engine, challenge, agent
+    ladder_cli.register(sub)  # up, demo, ladder
     return parser
 
 

@@ -60,7 +60,11 @@ def test_ohell_play_writes_records_the_referee_accepts(tmp_path: Path, capsys: p
         assert referee(json.loads(path.read_text())).valid
 
 
-def test_ohell_play_refuses_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+def test_ohell_play_refuses_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    occupied = tmp_path / "a-file"
+    occupied.write_text("not a folder")
+    assert main(["play", "--games", "1", "--out", str(occupied)]) == 2
+    assert "cannot write records to --out" in capsys.readouterr().out
     assert main(["play", "--bots", "heuristic,nobody,random"]) == 2
     assert "unknown bot 'nobody'" in capsys.readouterr().out
     assert main(["play", "--rules", "nope"]) == 2
