@@ -75,7 +75,7 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         self.match_ids = RecentIds()
 
     async def _connected(self, agent_id: str) -> bool:
-        if any(agent_id in gateway.connections for gateway in LOCAL_GATEWAYS):  # type: ignore[attr-defined]
+        if any(gateway.holds(agent_id) for gateway in LOCAL_GATEWAYS):
             return True
         return self.redis is not None and bool(await self.redis.exists(keyspace.agent_presence(agent_id)))
 
