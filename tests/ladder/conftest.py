@@ -9,7 +9,6 @@ import redis
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.stack import Stack, StackConfig
-from arena.services.matchmaker.model import Ladder
 from arena.services.matchmaker.redis_store import RedisStore
 
 
@@ -37,50 +36,3 @@ def make_stack(redis_server: EmbeddedRedis) -> Iterator[Callable[..., Stack]]:
     yield start
     for stack in stacks:
         stack.cleanup()
-
-
-def builtin_ladder(store: RedisStore, name: str = "t", bots: tuple[str, ...] = ("heuristic", "random") * 4,
-                   **options: object) -> list[str]:  # fmt: skip
-    """A small-game ladder of built-in agents, all enrolled; returns their agent ids."""
-    settings = {"overrides": {"hand_sizes": [3, 2]}, "base_window": 50.0} | options
-    store.create_ladder(Ladder(name, **settings))  # type: ignore[arg-type]
-    ids = []
-    for index, bot in enumerate(bots):
-        agent, _ = store.register_agent(f"{name}-{bot}-{index}", "builtin", bot=bot)
-        store.join(name, agent.agent_id, None, enroll=True)
-        ids.append(agent.agent_id)
-    return ids
-
-
-def wait_until(condition: Callable[[], object], timeout: float, what: str, poll: float = 0.05) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(poll)
-
-
-def settle(store: RedisStore, ladders: list[str], timeout: float = 30.0) -> None:
-    """Wait until no match is in play and every logged match is rated."""
-    from arena.services.matchmaker.loop import ratings_behind
-
-    wait_until(lambda: not store.active_matches() and not any(ratings_behind(store, name) for name in ladders),
-               timeout, "matches in play to finish and be rated")  # fmt: skip
-
-
-def leave_all(store: RedisStore, ladder: str, agent_ids: list[str]) -> None:
-    for agent in agent_ids:
-        store.leave(ladder, agent)
-
-
-def scrape(port: int, metric: str) -> float:
-    """Sum of every sample of ``metric`` served at ``http://127.0.0.1:port/metrics``."""
-    import urllib.request
-
-    from prometheus_client.parser import text_string_to_metric_families
-
-    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-    return sum(sample.value for family in text_string_to_metric_families(body)
-               for sample in family.samples if sample.name == metric)  # fmt: skip

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.ladder.conftest import wait_until
+from .helpers import wait_until
 
 
 def descendants(pid: int) -> set[int]:

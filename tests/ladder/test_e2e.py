@@ -20,7 +20,8 @@ from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.services.common.auth import auth_metadata
 from arena.services.matchmaker.redis_store import RedisStore, now_ms
 from ohell.referee import referee
-from tests.ladder.conftest import builtin_ladder, leave_all, scrape, settle, wait_until
+
+from .helpers import builtin_ladder, leave_all, scrape, settle, wait_until
 
 MATCHES = 110
 

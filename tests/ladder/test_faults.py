@@ -15,7 +15,8 @@ from arena.ladder.ratings import replay, stored_ratings
 from arena.ladder.stack import Stack
 from arena.services.matchmaker.redis_store import RedisStore, now_ms
 from arena.workers.routing import QUEUE_BUILTIN, RUN_MATCH
-from tests.ladder.conftest import builtin_ladder, leave_all, scrape, settle, wait_until
+
+from .helpers import builtin_ladder, leave_all, scrape, settle, wait_until
 
 
 def logged_ids(store: RedisStore, ladder: str) -> list[str]:

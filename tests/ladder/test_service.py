@@ -17,7 +17,8 @@ from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.services.common.auth import auth_metadata
 from arena.services.matchmaker.redis_store import RedisStore
-from tests.ladder.conftest import wait_until
+
+from .helpers import wait_until
 
 Stub = matchmaker_pb2_grpc.MatchmakerServiceStub
 
