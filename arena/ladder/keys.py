@@ -29,14 +29,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 DEFAULT_PREFIX = "ohell:"
+
+Fields = Mapping[bytes | str, bytes | str]  # the fields of a stream entry, as redis-py returns them
+# An XRANGE / XREVRANGE reply as redis-py types it: ids and fields are optional there because
+# XAUTOCLAIM and XREADGROUP report deleted entries that way (XRANGE never does).
+StreamReply = Sequence[tuple[bytes | str | None, Fields | None]] | None
 
 
 def text(value: bytes | str) -> str:
     """A Redis reply (bytes) as text."""
     return value.decode() if isinstance(value, bytes) else value
+
+
+def stream_entries(reply: StreamReply) -> list[tuple[str, Fields]]:
+    """An XRANGE / XREVRANGE reply as (entry id, fields), in the order Redis sent them."""
+    return [(text(entry_id), fields) for entry_id, fields in reply or () if entry_id is not None and fields is not None]
 
 
 @dataclass(frozen=True)

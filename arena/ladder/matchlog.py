@@ -12,7 +12,7 @@ from typing import Any
 
 import redis
 
-from arena.ladder.keys import Keys, text
+from arena.ladder.keys import Keys, stream_entries
 
 
 def summarize(record: dict[str, Any], ladder: str, agent_ids: Sequence[str]) -> dict[str, Any]:
@@ -53,9 +53,9 @@ def read_log(
     """(stream id, summary) for every log entry after ``after``, oldest first."""
     cursor = after
     while True:
-        entries = client.xrange(keys.log(ladder), min=f"({cursor}", count=batch)
+        entries = stream_entries(client.xrange(keys.log(ladder), min=f"({cursor}", count=batch))
         if not entries:
             return
         for entry_id, fields in entries:
-            yield text(entry_id), json.loads(fields[b"summary"])
-        cursor = text(entries[-1][0])
+            yield entry_id, json.loads(fields[b"summary"])
+        cursor = entries[-1][0]

@@ -16,7 +16,7 @@ from typing import Any
 import redis
 from openskill.models import PlackettLuce
 
-from arena.ladder.keys import Keys, text
+from arena.ladder.keys import Keys, stream_entries, text
 
 # tau keeps sigma from collapsing on a long ladder, so ratings still follow an agent that improves.
 # It must be given to the model: rate(..., tau=0) is silently ignored by openskill.
@@ -27,8 +27,9 @@ WIN_SHARE = 420  # a win shared by k seats (k <= 7) counts 420 / k: statistics s
 Rating = tuple[float, float]  # (mu, sigma)
 
 
-def ranks(totals: Sequence[int], forfeited: Iterable[int] = ()) -> list[int]:
-    """1-based places (lower is better): by total points, ties share a place, forfeits last."""
+def ranks(totals: Sequence[int], forfeited: Iterable[int] = ()) -> list[float]:
+    """1-based places (lower is better): by total points, ties share a place, forfeits last.
+    Whole numbers, typed as openskill's ``rate(ranks=...)`` takes them."""
     out = set(forfeited)
     standing = [total for seat, total in enumerate(totals) if seat not in out]
     last = len(standing) + 1
@@ -83,7 +84,7 @@ def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> in
         try:
             pipe.watch(keys.rated(ladder))
             cursor = text(pipe.get(keys.rated(ladder)) or b"0-0")
-            entries = pipe.xrange(keys.log(ladder), min=f"({cursor}", count=batch)
+            entries = stream_entries(pipe.xrange(keys.log(ladder), min=f"({cursor}", count=batch))
             if not entries:
                 return 0
             summaries = [json.loads(fields[b"summary"]) for _, fields in entries]
@@ -97,14 +98,14 @@ def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> in
                 add_stats(stats, summary)
             pipe.multi()
             _write(pipe, keys, ladder, ratings, stats)
-            pipe.set(keys.rated(ladder), text(entries[-1][0]))
+            pipe.set(keys.rated(ladder), entries[-1][0])
             pipe.execute()
             return len(entries)
         except redis.WatchError:
             return None
 
 
-def _rating(raw: bytes) -> Any:
+def _rating(raw: bytes | str) -> Any:
     mu, sigma = json.loads(raw)
     return MODEL.rating(mu=mu, sigma=sigma)
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena.ladder import metrics
+from arena.ladder.keys import stream_entries, text
 from arena.services.matchmaker.forming import FormingPolicy, form_tables
 from arena.services.matchmaker.model import Ladder
 from arena.services.matchmaker.redis_store import RedisStore, now_ms
@@ -84,11 +85,11 @@ def sweep(store: RedisStore, dispatch: Dispatch, rate: Callable[[str], None], po
 
 
 def ratings_behind(store: RedisStore, ladder: str) -> bool:
-    last = store.client.xrevrange(store.keys.log(ladder), count=1)
+    last = stream_entries(store.client.xrevrange(store.keys.log(ladder), count=1))
     if not last:
         return False
     rated = store.client.get(store.keys.rated(ladder))
-    return rated is None or rated.decode() != last[0][0].decode()
+    return rated is None or text(rated) != last[0][0]
 
 
 def run_forever(

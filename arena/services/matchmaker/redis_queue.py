@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import redis
 
-from arena.ladder.keys import Keys, text
+from arena.ladder.keys import Keys, stream_entries, text
 from arena.ladder.matchlog import encode, summarize
 from arena.ladder.ratings import MODEL
 from arena.services.matchmaker import scripts
 from arena.services.matchmaker.forming import Ticket
-from arena.services.matchmaker.model import MatchInfo
+from arena.services.matchmaker.model import Agent, Ladder, MatchInfo
 from arena.services.matchmaker.store import NotFound, StoreError
 from arena.workers.routing import queue_for
 
@@ -37,18 +37,23 @@ class QueueOps:
         self._finish = client.register_script(scripts.FINISH)
         self._fail = client.register_script(scripts.FAIL)
 
+    if TYPE_CHECKING:  # agents and ladders: RedisStore, which mixes these operations in, supplies them
+        def get_ladder(self, name: str) -> Ladder: ...
+        def get_agent(self, agent_id: str) -> Agent: ...
+        def get_agents(self, agent_ids: Iterable[str]) -> dict[str, Agent]: ...
+
     # queue ----------------------------------------------------------------------------------
     def join(self, ladder: str, agent_id: str, lease_s: float | None, enroll: bool = False) -> float:
         """Queue (or renew) the agent's ticket; returns its enqueue time in ms. ``lease_s=None``:
         the ticket does not expire (built-in agents)."""
-        self.get_ladder(ladder)  # type: ignore[attr-defined]
-        agent = self.get_agent(agent_id)  # type: ignore[attr-defined]
+        self.get_ladder(ladder)
+        agent = self.get_agent(agent_id)
         if agent.house:
             raise StoreError(f"house agent {agent_id!r} fills tables; it does not queue", "agent_id")
         lease_ms = 0 if lease_s is None else max(1, int(lease_s * 1000))
         now = _now_ms()
         value = f"g:{now}" if agent.kind == "connected" else str(now)
-        args = [self.keys.prefix, ladder, agent_id, now, lease_ms, int(enroll), value]
+        args: list[str | int] = [self.keys.prefix, ladder, agent_id, now, lease_ms, int(enroll), value]
         return float(self._join(args=args))
 
     def leave(self, ladder: str, agent_id: str) -> bool:
@@ -69,13 +74,13 @@ class QueueOps:
 
     def last_seated_id(self, agent_id: str) -> str:
         """Where to start reading ``seated_since``: the newest seating so far, or the beginning."""
-        newest = self.client.xrevrange(self.keys.seated(agent_id), count=1)
-        return text(newest[0][0]) if newest else "0-0"
+        newest = stream_entries(self.client.xrevrange(self.keys.seated(agent_id), count=1))
+        return newest[0][0] if newest else "0-0"
 
     def seated_since(self, agent_id: str, after: str) -> list[tuple[str, str, int]]:
         """(stream id, match id, seat) of each table the agent was seated at after ``after``."""
-        entries = self.client.xrange(self.keys.seated(agent_id), min=f"({after}", count=100)
-        return [(text(entry_id), text(fields[b"match"]), int(fields[b"seat"])) for entry_id, fields in entries]
+        entries = stream_entries(self.client.xrange(self.keys.seated(agent_id), min=f"({after}", count=100))
+        return [(entry_id, text(fields[b"match"]), int(fields[b"seat"])) for entry_id, fields in entries]
 
     def queued(self, ladder: str) -> int:
         return int(self.client.zcard(self.keys.queue(ladder)))
@@ -101,17 +106,17 @@ class QueueOps:
         """``claim``, giving (match id, Celery queue) for each table formed."""
         if not tables:
             return []
-        agents = self.get_agents(agent for table in tables for agent in table)  # type: ignore[attr-defined]
+        agents = self.get_agents(agent for table in tables for agent in table)
         specs = {agent_id: agent.seat_spec() | ({"house": True} if agent.house else {})
                  for agent_id, agent in agents.items()}  # fmt: skip
-        payload = []
+        payload: list[dict[str, Any]] = []  # one JSON object per table, for the claim script
         for table in tables:
             seats = [specs[agent_id] for agent_id in table]
             queued = [seat["agent_id"] for seat in seats if not seat.get("house")]
             payload.append({"agents": queued, "seats": seats, "queue": queue_for(seats)})
         by_queue: dict[str, list[int]] = {}
-        for index, table in enumerate(payload):
-            by_queue.setdefault(table["queue"], []).append(index)
+        for index, formed in enumerate(payload):
+            by_queue.setdefault(formed["queue"], []).append(index)
         result: list[tuple[str, str] | None] = [None] * len(payload)
         for celery_queue, indices in by_queue.items():
             chunk = json.dumps([payload[i] for i in indices])
@@ -124,7 +129,7 @@ class QueueOps:
     def start_match(self, match_id: str, runner: str, lease_s: float) -> str:
         """'run' (the caller holds the lease now), 'busy' (another live runner holds it),
         'finished', 'failed' or 'missing'."""
-        args = [self.keys.prefix, match_id, runner, int(lease_s * 1000), _now_ms()]
+        args: list[str | int] = [self.keys.prefix, match_id, runner, int(lease_s * 1000), _now_ms()]
         return text(self._start(args=args))
 
     def renew_match(self, match_id: str, runner: str, lease_s: float) -> bool:
@@ -135,7 +140,7 @@ class QueueOps:
         """Store the record and log the match once; returns (this call was the first, log id)."""
         info = info or self.get_match(match_id)
         summary = summarize(record, info.ladder, [seat["agent_id"] for seat in info.seats])
-        args = [self.keys.prefix, match_id, json.dumps(record), encode(summary), _now_ms()]
+        args: list[str | int] = [self.keys.prefix, match_id, json.dumps(record), encode(summary), _now_ms()]
         outcome, log_id = self._finish(args=args)
         if text(outcome) == "missing":
             raise NotFound(f"no match {match_id!r}", "match_id")
@@ -177,7 +182,7 @@ class QueueOps:
             ids = [text(m) for m in self.client.lrange(self.keys.agent_matches(agent_id), offset, offset + limit - 1)]
             matches = [self.get_match(m) for m in ids]
             return [m for m in matches if not ladder or m.ladder == ladder]
-        entries = self.client.xrevrange(self.keys.log(ladder), count=offset + limit)[offset:]
+        entries = stream_entries(self.client.xrevrange(self.keys.log(ladder), count=offset + limit))[offset:]
         return [self.get_match(text(fields[b"match"])) for _, fields in entries]
 
     def active_matches(self) -> list[str]:

@@ -8,9 +8,10 @@ import re
 import secrets
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import redis
+from redis.typing import EncodableT, FieldT
 
 from arena.ladder.keys import Keys, text
 from arena.ladder.ratings import MODEL, STAT_FIELDS, WIN_SHARE
@@ -57,7 +58,7 @@ class RedisStore(QueueOps):
         if not self.client.hsetnx(self.keys.agent_names, name, agent.agent_id):
             raise AlreadyExists(f"an agent named {name!r} exists", "name")
         token = secrets.token_urlsafe(24)
-        fields = {
+        fields: dict[FieldT, EncodableT] = {
             "agent_id": agent.agent_id, "name": name, "kind": kind, "version": version, "bot": agent.bot,
             "endpoint": agent.endpoint, "house": int(house), "created_ms": agent.created_ms,
             "token_sha": token_digest(token),
@@ -159,7 +160,9 @@ class RedisStore(QueueOps):
     def leaderboard(self, ladder: str, offset: int, limit: int) -> tuple[list[Standing], int]:
         self.get_ladder(ladder)
         total = self.client.zcard(self.keys.board(ladder))
-        ids = [text(a) for a in self.client.zrevrange(self.keys.board(ladder), offset, offset + limit - 1)]
+        # without withscores ZREVRANGE gives members only; redis-py's return type also covers the pairs
+        members = cast(list[bytes | str], self.client.zrevrange(self.keys.board(ladder), offset, offset + limit - 1))
+        ids = [text(a) for a in members]
         return [self.standing(ladder, agent, rank=offset + i + 1) for i, agent in enumerate(ids)], total
 
     def standing(self, ladder: str, agent_id: str, rank: int = 0) -> Standing:
@@ -169,7 +172,8 @@ class RedisStore(QueueOps):
         counted = self.client.hget(self.keys.stats(ladder), agent_id)
         counts: dict[str, Any] = dict(zip(STAT_FIELDS, json.loads(counted) if counted else [0] * 7, strict=True))
         if not rank and raw:
-            position = self.client.zrevrank(self.keys.board(ladder), agent_id)
+            # without withscore ZREVRANK gives the rank only; redis-py's return type also covers [rank, score]
+            position = cast(int | None, self.client.zrevrank(self.keys.board(ladder), agent_id))
             rank = position + 1 if position is not None else 0
         wins = counts.pop("win_shares") / WIN_SHARE
         return Standing(agent_id, agent.name, mu, sigma, wins=wins, rank=rank, **counts)
