@@ -82,35 +82,58 @@ def mix(name: str) -> tuple[Rules, list[str]]:
     return rules, [bot for _, bot in demo_agents()] * 6
 
 
+def enroll(store: RedisStore, agents: list[str]) -> None:
+    for agent in agents:
+        store.join("bench", agent, None, enroll=True)
+
+
+def drain(store: RedisStore, agents: list[str]) -> None:
+    """Take every agent out of the queue and wait until the stack is idle (matches finished, rated)."""
+    for agent in agents:
+        store.leave("bench", agent)
+    wait_for(lambda: not store.active_matches())
+    log = store.client.xrevrange(store.keys.log("bench"), count=1)
+    wait_for(lambda: stream_id(store.client.get(store.keys.rated("bench"))) >= stream_id(log[0][0] if log else None))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mix", choices=("demo", "light"), default="demo")
-    parser.add_argument("--matches", type=int, help="measured matches (default: demo 120, light 300)")
+    parser.add_argument("--matches", type=int, help="measured matches per round (default: demo 60, light 200)")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=2)
     args = parser.parse_args()
-    matches = args.matches or (120 if args.mix == "demo" else 300)
+    matches = args.matches or (60 if args.mix == "demo" else 200)
     rules, bots = mix(args.mix)
     stack = Stack(StackConfig(engine=False, concurrency=args.concurrency, remote_worker=False))
+    stack_rates: list[float] = []
+    reference_rates: list[float] = []
     try:
         stack.start()
         store = RedisStore(redis.Redis.from_url(stack.redis_url))
         overrides = {k: v for k, v in rules.to_dict().items() if preset("classic").to_dict()[k] != v}
         store.create_ladder(Ladder("bench", preset="classic", overrides=overrides, base_window=100.0))
-        for index, bot in enumerate(bots):
-            agent, _ = store.register_agent(f"{bot}-{index}", "builtin", bot=bot)
-            store.join("bench", agent.agent_id, None, enroll=True)
-        rate, window = measure_stack(store, "bench", args.warmup, matches)
-        jobs = [(match_id, rules, store.get_match(match_id).seats) for match_id in window]
-        for agent in store.client.smembers(store.keys.enrolled("bench")):
-            store.leave("bench", agent.decode())
+        agents = [store.register_agent(f"{bot}-{index}", "builtin", bot=bot)[0].agent_id
+                  for index, bot in enumerate(bots)]  # fmt: skip
+        for round_no in range(1, args.rounds + 1):
+            enroll(store, agents)
+            rate, window = measure_stack(store, "bench", args.warmup, matches)
+            drain(store, agents)  # the stack idles while the reference plays
+            jobs = [(match_id, rules, store.get_match(match_id).seats) for match_id in window]
+            reference = measure_inprocess(jobs, args.concurrency)
+            stack_rates.append(rate)
+            reference_rates.append(reference)
+            print(f"round {round_no}: stack {rate:.1f}/s, in-process {reference:.1f}/s, ratio {rate / reference:.2f}",
+                  flush=True)
     finally:
         stack.cleanup()
-    runs = [measure_inprocess(jobs, args.concurrency) for _ in range(2)]
-    reference = max(runs)
-    print(f"mix {args.mix}: {matches} matches, {len(bots)} built-in agents, {args.concurrency} processes; "
-          f"in-process runs {runs[0]:.1f}/s and {runs[1]:.1f}/s")
-    print(f"ladder: stack={rate:.1f} inprocess={reference:.1f} ratio={rate / reference:.2f}")
+    ratios = [s / r for s, r in zip(stack_rates, reference_rates, strict=True)]
+    middle = sorted(range(len(ratios)), key=ratios.__getitem__)[len(ratios) // 2]  # the median round
+    print(f"mix {args.mix}: {args.rounds} rounds of {matches} matches, {len(bots)} built-in agents, "
+          f"{args.concurrency} processes each side; ratios {' '.join(f'{x:.2f}' for x in ratios)}")
+    print(f"ladder: stack={stack_rates[middle]:.1f} inprocess={reference_rates[middle]:.1f} "
+          f"ratio={ratios[middle]:.2f}")
 
 
 if __name__ == "__main__":

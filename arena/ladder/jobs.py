@@ -33,7 +33,7 @@ class LeaseRenewer:
     thread per match would cost more than a short match: starting one waits for the GIL)."""
 
     def __init__(self) -> None:
-        self._held: dict[str, tuple[RedisStore, str, float]] = {}
+        self._held: dict[str, tuple[RedisStore, str, float, float]] = {}  # store, runner, lease, leased at
         self._lock = threading.Lock()
         self._pid = 0
         self._wake = threading.Event()
@@ -46,22 +46,29 @@ class LeaseRenewer:
     def _run(self) -> None:
         while True:
             with self._lock:
-                held = list(self._held.items())
-            period = min((lease for _, (_, _, lease) in held), default=1.0) / 3
+                period = min((lease for _, _, lease, _ in self._held.values()), default=1.0) / 3
             self._wake.wait(period)
             self._wake.clear()
-            for match_id, (store, runner, lease) in held:
+            now = time.monotonic()
+            with self._lock:  # only leases a third through: a match just started was leased by start_match
+                due = [(m, held) for m, held in self._held.items() if now - held[3] >= held[2] / 3]
+            for match_id, (store, runner, lease, _) in due:
                 try:
                     store.renew_match(match_id, runner, lease)
                 except Exception:  # Redis briefly away: the lease may lapse; finish stays idempotent
-                    pass
+                    continue
+                with self._lock:
+                    if match_id in self._held:
+                        self._held[match_id] = (store, runner, lease, now)
 
     @contextmanager
     def holding(self, store: RedisStore, match_id: str, runner: str, lease_s: float) -> Iterator[None]:
         with self._lock:
             self._ensure_thread()
-            self._held[match_id] = (store, runner, lease_s)
-        self._wake.set()  # renew on the new lease's schedule
+            shortest = min((lease for _, _, lease, _ in self._held.values()), default=1.0)
+            self._held[match_id] = (store, runner, lease_s, time.monotonic())
+        if lease_s < shortest:  # wake the thread only when it must renew sooner than it planned
+            self._wake.set()
         try:
             yield
         finally:

@@ -68,15 +68,16 @@ def add_stats(stats: dict[str, list[int]], summary: dict[str, Any]) -> None:
 
 
 def catch_up(client: redis.Redis, keys: Keys, ladder: str, batch: int = 1000) -> int:
-    """Apply the log entries not rated yet; returns how many this call applied."""
+    """Apply the log entries not rated yet; returns how many this call applied. An entry logged
+    after this call read the log is rated by its own finisher's call (or the sweep)."""
     applied = 0
     while True:
         done = _apply_batch(client, keys, ladder, batch)
         if done is None:
             continue  # another worker moved the cursor first: re-read
-        if done == 0:
-            return applied
         applied += done
+        if done < batch:  # the log ended inside this batch: no need for another read to see it empty
+            return applied
 
 
 def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> int | None:
