@@ -113,7 +113,9 @@ def _get(data: object, key: str, kind: type | tuple[type, ...], path: str) -> An
 
 def _card(text: object, path: str) -> int:
     try:
-        return parse_card(text)  # type: ignore[arg-type]
+        if not isinstance(text, str):
+            raise CardError(f"a card must be a string like 'QS', got {text!r:.30}")
+        return parse_card(text)
     except CardError as error:
         raise RecordError(f"{path}: {error}") from None
 

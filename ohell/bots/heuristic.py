@@ -3,6 +3,8 @@ plays to land exactly on its bid (win while it still needs tricks, duck once it 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ohell.cards import RANKS_PER_SUIT, beats, rank_of, suit_of, winning_card
 from ohell.observation import Observation
 
@@ -80,7 +82,7 @@ class HeuristicBot:
         return max(winners, key=_strength(trump)) if last_to_play else min(winners, key=_strength(trump))
 
 
-def _strength(trump_suit: int):  # type: ignore[no-untyped-def]
+def _strength(trump_suit: int) -> Callable[[int], int]:
     def key(card: int) -> int:
         return rank_of(card) + (RANKS_PER_SUIT if suit_of(card) == trump_suit else 0)
 
