@@ -9,6 +9,7 @@ log order makes ``rebuild`` reproduce the stored ratings bit for bit.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import redis
 from openskill.models import PlackettLuce
 
-from arena.ladder.keys import Keys, stream_entries, text
+from arena.ladder.keys import Keys, text
 
 # tau keeps sigma from collapsing on a long ladder, so ratings still follow an agent that improves.
 # It must be given to the model: rate(..., tau=0) is silently ignored by openskill.
@@ -80,28 +81,64 @@ def catch_up(client: redis.Redis, keys: Keys, ladder: str, batch: int = 1000) ->
             return applied
 
 
+# What one rating batch reads, in one round trip: KEYS = rated cursor, log, ratings, stats;
+# ARGV = batch size. Returns {} when the log holds nothing after the cursor, else {entry ids,
+# summaries, agents (first seen order), their ratings, their stats} (false where none yet).
+READ_PENDING = """
+local cursor = redis.call('GET', KEYS[1]) or '0-0'
+local entries = redis.call('XRANGE', KEYS[2], '(' .. cursor, '+', 'COUNT', ARGV[1])
+if #entries == 0 then return {} end
+local ids, summaries, agents, ratings, stats, seen = {}, {}, {}, {}, {}, {}
+for i, entry in ipairs(entries) do
+  ids[i] = entry[1]
+  local fields = entry[2]
+  for j = 1, #fields, 2 do
+    if fields[j] == 'summary' then summaries[i] = fields[j + 1] end
+  end
+  for _, agent in ipairs(cjson.decode(summaries[i]).agents) do
+    if not seen[agent] then
+      seen[agent] = true
+      agents[#agents + 1] = agent
+      ratings[#agents] = redis.call('HGET', KEYS[3], agent)
+      stats[#agents] = redis.call('HGET', KEYS[4], agent)
+    end
+  end
+end
+return {ids, summaries, agents, ratings, stats}
+"""
+READ_PENDING_SHA = hashlib.sha1(READ_PENDING.encode()).hexdigest()
+
+
+def _read_pending(pipe: Any, keys: Keys, ladder: str, batch: int) -> list[Any]:
+    args = (4, keys.rated(ladder), keys.log(ladder), keys.ratings(ladder), keys.stats(ladder), batch)
+    try:
+        return list(pipe.evalsha(READ_PENDING_SHA, *args))
+    except redis.exceptions.NoScriptError:  # a fresh (or flushed) server: load it once
+        pipe.script_load(READ_PENDING)
+        return list(pipe.evalsha(READ_PENDING_SHA, *args))
+
+
 def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> int | None:
+    """WATCH the cursor, read what follows it (one script), rate, write all in MULTI/EXEC."""
     with client.pipeline() as pipe:
         try:
             pipe.watch(keys.rated(ladder))
-            cursor = text(pipe.get(keys.rated(ladder)) or b"0-0")
-            entries = stream_entries(pipe.xrange(keys.log(ladder), min=f"({cursor}", count=batch))
-            if not entries:
+            pending = _read_pending(pipe, keys, ladder, batch)
+            if not pending:
                 return 0
-            summaries = [json.loads(fields[b"summary"]) for _, fields in entries]
-            agents = sorted({agent for summary in summaries for agent in summary["agents"]})
-            stored = pipe.hmget(keys.ratings(ladder), agents)
+            ids, raw_summaries, raw_agents, stored, counted = pending
+            summaries = [json.loads(raw) for raw in raw_summaries]
+            agents = [text(agent) for agent in raw_agents]
             ratings = {agent: _rating(raw) for agent, raw in zip(agents, stored, strict=True) if raw}
-            counted = pipe.hmget(keys.stats(ladder), agents)
             stats = {agent: json.loads(raw) for agent, raw in zip(agents, counted, strict=True) if raw}
             for summary in summaries:
                 rate_match(ratings, summary)
                 add_stats(stats, summary)
             pipe.multi()
             _write(pipe, keys, ladder, ratings, stats)
-            pipe.set(keys.rated(ladder), entries[-1][0])
+            pipe.set(keys.rated(ladder), text(ids[-1]))
             pipe.execute()
-            return len(entries)
+            return len(ids)
         except redis.WatchError:
             return None
 
