@@ -95,13 +95,12 @@ def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lea
     'finished', 'duplicate' (someone finished it first), 'busy', 'failed' or 'missing'."""
     lease = lease_s or lease_seconds()
     runner = runner_id()
-    status = store.start_match(match_id, runner, lease)
-    if status != "run":
+    status, info = store.start_match_info(match_id, runner, lease)
+    if info is None:
         metrics.MATCH_RUNS_SKIPPED.labels(status).inc()
         if status == "finished":  # a redelivered task: make sure the ratings caught up
             rate(store.get_match(match_id).ladder)
         return status
-    info = store.get_match(match_id)
     ladder = _ladder(store, info.ladder)
     metrics.MATCHES_STARTED.labels(info.ladder).inc()
     started = time.perf_counter()

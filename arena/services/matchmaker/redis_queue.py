@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -129,8 +129,17 @@ class QueueOps:
     def start_match(self, match_id: str, runner: str, lease_s: float) -> str:
         """'run' (the caller holds the lease now), 'busy' (another live runner holds it),
         'finished', 'failed' or 'missing'."""
+        return self.start_match_info(match_id, runner, lease_s)[0]
+
+    def start_match_info(self, match_id: str, runner: str, lease_s: float) -> tuple[str, MatchInfo | None]:
+        """``start_match``, with the match as stored once started when the status is 'run'."""
         args: list[str | int] = [self.keys.prefix, match_id, runner, int(lease_s * 1000), _now_ms()]
-        return text(self._start(args=args))
+        reply = self._start(args=args)
+        status = text(reply[0])
+        if status != "run":
+            return status, None
+        flat = reply[1]
+        return status, _match_info(dict(zip(flat[::2], flat[1::2], strict=True)))
 
     def renew_match(self, match_id: str, runner: str, lease_s: float) -> bool:
         keys = [self.keys.match_lease(match_id)]
@@ -156,12 +165,7 @@ class QueueOps:
         raw = self.client.hgetall(self.keys.match(match_id))
         if not raw:
             raise NotFound(f"no match {match_id!r}", "match_id")
-        data = {text(k): text(v) for k, v in raw.items()}
-        return MatchInfo(
-            data["match_id"], data["ladder"], data["state"], json.loads(data["seats"]), data["queue"],
-            int(data["created_ms"]), int(data.get("started_ms", 0)), int(data.get("finished_ms", 0)),
-            int(data.get("attempts", 0)), data.get("log_id", ""), data.get("error", ""),
-        )  # fmt: skip
+        return _match_info(raw)
 
     def dispatched_ms(self, match_id: str) -> int:
         return int(self.client.hget(self.keys.match(match_id), "dispatched_ms") or 0)
@@ -187,3 +191,12 @@ class QueueOps:
 
     def active_matches(self) -> list[str]:
         return sorted(text(m) for m in self.client.smembers(self.keys.active))
+
+
+def _match_info(raw: Mapping[bytes | str, bytes | str]) -> MatchInfo:
+    data = {text(k): text(v) for k, v in raw.items()}
+    return MatchInfo(
+        data["match_id"], data["ladder"], data["state"], json.loads(data["seats"]), data["queue"],
+        int(data["created_ms"]), int(data.get("started_ms", 0)), int(data.get("finished_ms", 0)),
+        int(data.get("attempts", 0)), data.get("log_id", ""), data.get("error", ""),
+    )  # fmt: skip

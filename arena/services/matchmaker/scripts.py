@@ -94,20 +94,21 @@ if ARGV[6] == '1' then redis.call('SADD', p .. 'enrolled:' .. l, agent) end
 return redis.call('ZSCORE', p .. 'queue:' .. l, agent)
 """
 
-# Start (or resume) running a match: ARGV = prefix, match, runner, lease_ms, now_ms.
+# Start (or resume) running a match: ARGV = prefix, match, runner, lease_ms, now_ms. Returns
+# {status}, or {'run', HGETALL of the match} (the runner needs its seats: no second round trip).
 START = """
 local p, id, runner = ARGV[1], ARGV[2], ARGV[3]
 local match = p .. 'match:' .. id
 local state = redis.call('HGET', match, 'state')
-if not state then return 'missing' end
-if state == 'finished' or state == 'failed' then return state end
+if not state then return {'missing'} end
+if state == 'finished' or state == 'failed' then return {state} end
 local lease = p .. 'match-lease:' .. id
 local holder = redis.call('GET', lease)
-if holder and holder ~= runner then return 'busy' end
+if holder and holder ~= runner then return {'busy'} end
 redis.call('SET', lease, runner, 'PX', ARGV[4])
 redis.call('HSET', match, 'state', 'running', 'started_ms', ARGV[5], 'runner', runner)
 redis.call('HINCRBY', match, 'attempts', 1)
-return 'run'
+return {'run', redis.call('HGETALL', match)}
 """
 
 RENEW = """
