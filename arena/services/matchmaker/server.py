@@ -38,11 +38,13 @@ def celery_senders(redis_url: str) -> tuple[loop.Dispatch, Callable[[str], None]
     from arena.workers.app import app
     from arena.workers.routing import QUEUE_RATINGS, RUN_MATCH, UPDATE_RATINGS
 
+    # ignore_result: nobody waits for these results (state lives in the store), and without it
+    # every send subscribes to the result backend and unsubscribes when the AsyncResult is dropped.
     def dispatch(match_id: str, queue: str) -> None:
-        app.send_task(RUN_MATCH, args=[match_id], queue=queue)
+        app.send_task(RUN_MATCH, args=[match_id], queue=queue, ignore_result=True)
 
     def rate(ladder: str) -> None:
-        app.send_task(UPDATE_RATINGS, args=[ladder], queue=QUEUE_RATINGS)
+        app.send_task(UPDATE_RATINGS, args=[ladder], queue=QUEUE_RATINGS, ignore_result=True)
 
     return dispatch, rate
 
