@@ -16,14 +16,18 @@ the matchmaker) weighs most there.
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from collections.abc import Callable
 from multiprocessing import Pool
+from pathlib import Path
 from typing import Any
 
 import redis
 
 from arena.ladder.demo import DEMO_OPTIONS, demo_agents
 from arena.ladder.hosting import play_builtin
+from arena.ladder.keys import stream_entries, text
 from arena.ladder.stack import Stack, StackConfig
 from arena.services.matchmaker.model import Ladder
 from arena.services.matchmaker.redis_store import RedisStore
@@ -47,18 +51,59 @@ def wait_for(condition: Any, timeout: float = 600.0) -> None:
         time.sleep(0.01)
 
 
-def measure_stack(store: RedisStore, ladder: str, warmup: int, matches: int) -> tuple[float, list[str]]:
-    """Matches rated per second over ``matches`` logged matches after ``warmup``."""
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far (Linux /proc; 0 for those gone)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def stack_roles(stack: Stack) -> dict[str, list[int]]:
+    """Process ids of the stack by role: redis-server, matchmaker, Celery main, pool children."""
+    worker = stack.workers[0].popen.pid
+    return {
+        "redis": [stack.redis.process.pid] if stack.redis and stack.redis.process else [],
+        "matchmaker": [proc.popen.pid for proc in stack.procs if proc.name == "matchmaker"],
+        "celery-main": [worker],
+        "children": children(worker),
+    }
+
+
+Sampler = Callable[[], dict[str, float]]
+
+
+def measure_stack(
+    store: RedisStore, ladder: str, warmup: int, matches: int, sample: Sampler
+) -> tuple[float, list[str], dict[str, float]]:
+    """Matches rated per second over ``matches`` logged matches after ``warmup``, the window's
+    match ids and the CPU milliseconds per match of each kind of stack process."""
     log = store.keys.log(ladder)
     wait_for(lambda: store.client.xlen(log) >= warmup)
-    start_count, started = store.client.xlen(log), time.perf_counter()
+    start_count, started, cpu_before = store.client.xlen(log), time.perf_counter(), sample()
     wait_for(lambda: store.client.xlen(log) >= start_count + matches)
-    entries = store.client.xrange(log, count=start_count + matches)
+    entries = stream_entries(store.client.xrange(log, count=start_count + matches))
     target = stream_id(entries[-1][0])
     wait_for(lambda: stream_id(store.client.get(store.keys.rated(ladder))) >= target)
-    seconds = time.perf_counter() - started
-    window = [fields[b"match"].decode() for _, fields in entries[start_count:]]
-    return matches / seconds, window
+    seconds, cpu_after = time.perf_counter() - started, sample()
+    window = [text(fields[b"match"]) for _, fields in entries[start_count:]]
+    cpu_ms = {role: 1000 * (cpu_after[role] - cpu_before[role]) / matches for role in cpu_after}
+    return matches / seconds, window, cpu_ms
 
 
 def play(job: tuple[str, Any, list[dict[str, Any]]]) -> int:
@@ -66,12 +111,15 @@ def play(job: tuple[str, Any, list[dict[str, Any]]]) -> int:
     return len(record["hands"])
 
 
-def measure_inprocess(jobs: list[tuple[str, Any, list[dict[str, Any]]]], processes: int) -> float:
+def measure_inprocess(jobs: list[tuple[str, Any, list[dict[str, Any]]]], processes: int) -> tuple[float, float]:
+    """Matches per second and CPU milliseconds per match of ``processes`` pool processes."""
     with Pool(processes) as pool:
         pool.map(play, jobs[:processes])  # start-up and imports are not part of the games
-        started = time.perf_counter()
+        pids = [process.pid for process in pool._pool]  # type: ignore[attr-defined]
+        started, cpu_before = time.perf_counter(), cpu_seconds(pids)
         pool.map(play, jobs, chunksize=1)
-        return len(jobs) / (time.perf_counter() - started)
+        seconds, cpu = time.perf_counter() - started, cpu_seconds(pids) - cpu_before
+        return len(jobs) / seconds, 1000 * cpu / len(jobs)
 
 
 def mix(name: str) -> tuple[Rules, list[str]]:
@@ -116,24 +164,32 @@ def main() -> None:
         store.create_ladder(Ladder("bench", preset="classic", overrides=overrides, base_window=100.0))
         agents = [store.register_agent(f"{bot}-{index}", "builtin", bot=bot)[0].agent_id
                   for index, bot in enumerate(bots)]  # fmt: skip
+        roles = stack_roles(stack)
+
+        def sample() -> dict[str, float]:
+            return {role: cpu_seconds(pids) for role, pids in roles.items()}
+
         for round_no in range(1, args.rounds + 1):
             enroll(store, agents)
-            rate, window = measure_stack(store, "bench", args.warmup, matches)
+            rate, window, cpu_ms = measure_stack(store, "bench", args.warmup, matches, sample)
             drain(store, agents)  # the stack idles while the reference plays
             jobs = [(match_id, rules, store.get_match(match_id).seats) for match_id in window]
-            reference = measure_inprocess(jobs, args.concurrency)
+            reference, reference_cpu_ms = measure_inprocess(jobs, args.concurrency)
             stack_rates.append(rate)
             reference_rates.append(reference)
-            print(f"round {round_no}: stack {rate:.1f}/s, in-process {reference:.1f}/s, ratio {rate / reference:.2f}",
-                  flush=True)
+            split = ", ".join(f"{role} {ms:.2f}" for role, ms in cpu_ms.items())
+            print(f"round {round_no}: stack {rate:.1f}/s, in-process {reference:.1f}/s, ratio {rate / reference:.2f}; "
+                  f"CPU ms/match: stack {sum(cpu_ms.values()):.2f} ({split}), in-process {reference_cpu_ms:.2f}",
+                  flush=True)  # fmt: skip
     finally:
         stack.cleanup()
     ratios = [s / r for s, r in zip(stack_rates, reference_rates, strict=True)]
     middle = sorted(range(len(ratios)), key=ratios.__getitem__)[len(ratios) // 2]  # the median round
-    print(f"mix {args.mix}: {args.rounds} rounds of {matches} matches, {len(bots)} built-in agents, "
-          f"{args.concurrency} processes each side; ratios {' '.join(f'{x:.2f}' for x in ratios)}")
-    print(f"ladder: stack={stack_rates[middle]:.1f} inprocess={reference_rates[middle]:.1f} "
-          f"ratio={ratios[middle]:.2f}")
+    print(
+        f"mix {args.mix}: {args.rounds} rounds of {matches} matches, {len(bots)} built-in agents, "
+        f"{args.concurrency} processes each side; ratios {' '.join(f'{x:.2f}' for x in ratios)}"
+    )
+    print(f"ladder: stack={stack_rates[middle]:.1f} inprocess={reference_rates[middle]:.1f} ratio={ratios[middle]:.2f}")
 
 
 if __name__ == "__main__":
