@@ -1,16 +1,19 @@
 """Rated matches per second through the whole ladder stack (matchmaker process, Celery worker
 processes, Redis) with built-in bots, against the same games played in-process on as many
-processes as the workers have (best of two runs after the stack run, so the ratio errs low).
+processes as the worker has children. Rounds alternate: the stack plays a window of matches,
+drains (agents leave, matches finish and are rated), then the reference plays that window's
+games (same match ids: same deals and seats) while the stack idles. The median round counts.
+Each round also prints CPU milliseconds per match of every stack process and of the reference.
 Last line:
 
     ladder: stack=<matches/s> inprocess=<matches/s> ratio=<stack/inprocess>
 
-Usage: python bench/ladder.py [--mix demo|light] [--matches N] [--concurrency 2]
+Usage: python bench/ladder.py [--mix demo|light] [--rounds 3] [--matches N] [--concurrency 2]
 
 --mix demo (default): the demo ladder's bots (random, heuristic, strong) and rules (classic with
 hands of 5, 4, 3, 2, 1 cards); --mix light: heuristic and random bots on full classic games,
-which cost ~7 ms each, so the stack's fixed cost per match (~7 ms of CPU over Celery, Redis and
-the matchmaker) weighs most there.
+which cost ~5.5 ms each, so the stack's fixed cost per match (~3.5 ms of CPU over Celery, Redis
+and the matchmaker) weighs most there.
 """
 
 from __future__ import annotations
