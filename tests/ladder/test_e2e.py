@@ -64,7 +64,7 @@ def test_ladder_end_to_end(make_stack: Callable[..., Stack], store: RedisStore) 
                 agents.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
                 holders.append((reply.agent.agent_id, QueueHolder(stub, "e2e", reply.agent.agent_id, reply.token)))
             wait_until(lambda: store.client.xlen(store.keys.log("e2e")) >= MATCHES, 90, f"{MATCHES} logged matches")
-            wait_until(lambda: all(len(h.seated) >= 2 for _, h in holders), 30, "connected agents to play")
+            wait_until(lambda: all(len(h.seated) >= 2 for _, h in holders), 90, "connected agents to play")
         finally:
             for _, holder in holders:
                 holder.close()
