@@ -88,7 +88,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     demo.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                       help="override a rule (default for the demo: hand_sizes=[5,4,3,2,1])")
     demo.add_argument("--seats", type=int, default=4)
-    demo.add_argument("--seed", type=int, default=1, help="unused by the ladder (deals follow match ids)")
     demo.set_defaults(handler=cmd_demo)
 
     ladder = sub.add_parser("ladder", help="ladder maintenance")
