@@ -32,7 +32,7 @@ from arena.services.engine.convert import (
 )
 from ohell.observation import Observation
 from ohell.rules import Rules
-from ohell.state import BID_BASE
+from ohell.state import BID_BASE, Trick
 
 FATAL_CODES = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
 
@@ -58,6 +58,7 @@ class Session:
     def __init__(self, bot: Any) -> None:
         self.bot = bot
         self.rules: dict[str, Rules] = {}
+        self.tricks: dict[str, tuple[int, tuple[Trick, ...]]] = {}  # match id -> hand number, its finished tricks
         self.matches_ended = 0
 
     def handle(self, event: match_pb2.AgentEvent) -> match_pb2.Action | None:
@@ -68,6 +69,7 @@ class Session:
             self.rules[event.match_started.match_id] = rules_from_proto(event.match_started.rules)
         elif kind == "match_ended":
             self.rules.pop(event.match_ended.match_id, None)
+            self.tricks.pop(event.match_ended.match_id, None)
             self.matches_ended += 1
         if hasattr(self.bot, "on_event"):
             self.bot.on_event(event)
@@ -75,7 +77,11 @@ class Session:
 
     def decide(self, request: match_pb2.DecisionRequest) -> match_pb2.Action:
         rules = self.rules.get(request.match_id) or Rules()
-        observation = observation_from_proto(request.observation, rules, legal_actions_of(request))
+        hand_number = request.observation.hand_number
+        known = self.tricks.get(request.match_id)
+        observation = observation_from_proto(request.observation, rules, legal_actions_of(request),
+                                             known[1] if known is not None and known[0] == hand_number else ())
+        self.tricks[request.match_id] = (hand_number, observation.tricks)
         action = match_pb2.Action(match_id=request.match_id, seat=request.seat, decision_id=request.decision_id)
         if request.kind == match_pb2.DECISION_KIND_BID:
             action.bid = int(self.bot.bid(observation))

@@ -141,28 +141,62 @@ def observation_to_proto(
 ) -> match_pb2.Observation:
     """The wire form of ``obs``, written into ``out`` when given (saves a copy)."""
     message = match_pb2.Observation() if out is None else out
+    _write_hand_fixed(obs, message)
+    if obs.tricks:
+        message.tricks.extend([trick_to_proto(t) for t in obs.tricks])
+    _write_changing(obs, time_bank_ms, message)
+    return message
+
+
+def _write_hand_fixed(obs: Observation, message: match_pb2.Observation) -> None:
+    """The fields that stay the same for one seat through one hand (finished tricks aside)."""
     message.seat, message.num_players = obs.seat, obs.num_players
-    message.phase = _PHASES[obs.phase]  # type: ignore[assignment]
     message.hand_number, message.hands_scheduled, message.hand_size = (
         obs.hand_number, obs.hands_scheduled, obs.hand_size)
     message.dealer = max(obs.dealer, 0)
+    message.participants.extend(obs.participants)
+    message.scores.extend(obs.scores)
+    message.sudden_death = obs.sudden_death
+    if obs.trump_card != NO_CARD:
+        message.trump_card.CopyFrom(_CARDS[obs.trump_card])
+
+
+def _write_changing(obs: Observation, time_bank_ms: int, message: match_pb2.Observation) -> None:
+    message.phase = _PHASES[obs.phase]  # type: ignore[assignment]
     if obs.to_act >= 0:  # unset when no decision is pending: 0 would name seat 0
         message.to_act = obs.to_act
-    message.participants.extend(obs.participants)
     message.hand.extend([_CARDS[c] for c in obs.hand])
     message.bids.extend(obs.bids)
     message.tricks_won.extend(obs.tricks_won)
-    if obs.tricks:
-        message.tricks.extend([trick_to_proto(t) for t in obs.tricks])
-    message.scores.extend(obs.scores)
     message.forbidden_bid = -1 if obs.forbidden_bid is None else obs.forbidden_bid
-    message.sudden_death, message.time_bank_ms = obs.sudden_death, time_bank_ms
-    if obs.trump_card != NO_CARD:
-        message.trump_card.CopyFrom(_CARDS[obs.trump_card])
+    message.time_bank_ms = time_bank_ms
     if obs.current_trick:
         message.current_trick.leader = obs.trick_leader
-        message.current_trick.cards.extend(_CARDS[c] for c in obs.current_trick)
-    return message
+        message.current_trick.cards.extend([_CARDS[c] for c in obs.current_trick])
+
+
+class ObservationWriter:
+    """``observation_to_proto`` for the decisions of one match: per seat, the fields fixed
+    within a hand and the finished tricks are built once into a base message (a trick is added
+    as it finishes) and copied in; only what changes between decisions is converted each time.
+    The same bytes as ``observation_to_proto``."""
+
+    def __init__(self) -> None:
+        self._bases: dict[int, tuple[tuple[Any, ...], match_pb2.Observation]] = {}
+
+    def write(self, obs: Observation, time_bank_ms: int, out: match_pb2.Observation) -> None:
+        key = (obs.hand_number, obs.dealer, obs.trump_card, obs.sudden_death, obs.scores, obs.participants)
+        cached = self._bases.get(obs.seat)
+        if cached is None or cached[0] != key or len(cached[1].tricks) > len(obs.tricks):
+            base = match_pb2.Observation()
+            _write_hand_fixed(obs, base)
+            cached = self._bases[obs.seat] = (key, base)
+        base = cached[1]
+        known = len(base.tricks)
+        if known < len(obs.tricks):  # finished tricks only grow within a hand
+            base.tricks.extend([trick_to_proto(t) for t in obs.tricks[known:]])
+        out.CopyFrom(base)
+        _write_changing(obs, time_bank_ms, out)
 
 
 def _indexes(cards: Any) -> tuple[int, ...]:
@@ -171,10 +205,15 @@ def _indexes(cards: Any) -> tuple[int, ...]:
 
 
 def observation_from_proto(
-    message: match_pb2.Observation, rules: Rules, legal_actions: tuple[int, ...] = ()
+    message: match_pb2.Observation, rules: Rules, legal_actions: tuple[int, ...] = (),
+    known_tricks: tuple[Trick, ...] = (),
 ) -> Observation:
     """The engine's Observation (what built-in bots read) from the wire, for SDK bots;
-    ConversionError for an unspecified phase."""
+    ConversionError for an unspecified phase. ``known_tricks``: the finished tricks of this hand
+    already decoded from an earlier observation (only later ones are decoded)."""
+    wire_tricks = message.tricks
+    if len(known_tricks) > len(wire_tricks):
+        known_tricks = ()
     has_trump = message.HasField("trump_card")
     trump = message.trump_card
     current = message.current_trick if message.HasField("current_trick") else None
@@ -189,7 +228,8 @@ def observation_from_proto(
         bids=tuple(message.bids), tricks_won=tuple(message.tricks_won),
         trick_leader=current.leader if current is not None else -1,
         current_trick=_indexes(current.cards) if current is not None else (),
-        tricks=tuple([Trick(t.leader, _indexes(t.cards), t.winner) for t in message.tricks]),
+        tricks=known_tricks + tuple([Trick(t.leader, _indexes(t.cards), t.winner)
+                                     for t in wire_tricks[len(known_tricks):]]),
         scores=tuple(message.scores), legal_actions=legal_actions,
         forbidden_bid=None if message.forbidden_bid < 0 else message.forbidden_bid,
         sudden_death=message.sudden_death,

@@ -24,10 +24,10 @@ from arena.proto.ohell.v1 import match_pb2
 from arena.services.engine import metrics
 from arena.services.engine.convert import (
     ConversionError,
+    ObservationWriter,
     action_number,
     card_to_proto,
     fault_to_proto,
-    observation_to_proto,
     rules_to_proto,
 )
 from arena.services.engine.events import EventLog, FeedWriter, LocalEventLog, PublicFeed, RedisEventLog, hand_ended
@@ -55,6 +55,7 @@ class _Match:
         self.link = link
         self.state: State = Game(rules, len(seats)).new_state()
         self.rules_message = rules_to_proto(rules)
+        self.observations = ObservationWriter()
         self.feed = PublicFeed(match_id)
         n = len(seats)
         self.bank_ms = [float(time_control.time_bank_ms)] * n
@@ -140,7 +141,7 @@ class _Match:
         request = event.decision
         request.match_id, request.seat, request.decision_id = self.match_id, seat, self.decisions
         request.kind = match_pb2.DECISION_KIND_BID if bidding else match_pb2.DECISION_KIND_PLAY
-        observation_to_proto(observe(state, seat), int(self.bank_ms[seat]), out=request.observation)
+        self.observations.write(observe(state, seat), int(self.bank_ms[seat]), request.observation)
         request.deadline_ms = self.tc.decision_ms
         if bidding:
             request.legal_bids.extend([a - BID_BASE for a in legal])
