@@ -9,6 +9,7 @@ import pytest
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
 from arena.services.engine.convert import (
     ConversionError,
+    ObservationWriter,
     action_number,
     observation_from_proto,
     observation_to_proto,
@@ -17,8 +18,9 @@ from arena.services.engine.convert import (
     rules_to_proto,
 )
 from ohell.observation import observe
+from ohell.presets import PRESETS
 from ohell.rules import Rules, Scoring
-from ohell.state import BID_BASE, Game
+from ohell.state import BID_BASE, Game, Phase, Trick
 
 BID, PLAY = match_pb2.DECISION_KIND_BID, match_pb2.DECISION_KIND_PLAY
 
@@ -75,3 +77,32 @@ def test_rules_for_table_checks_the_schedule(message, players, field) -> None:
         return
     with pytest.raises(ConversionError, match=field):
         rules_for_table(message, players)
+
+
+@pytest.mark.parametrize("preset_name", ["classic", "river-blind", "river-sudden-death", "online-anderson"])
+def test_cached_observation_writer_gives_the_same_bytes_and_the_sdk_the_same_tricks(preset_name: str) -> None:
+    rules = PRESETS[preset_name]
+    for players, seed in ((3, 1), (5, 2)):
+        state, rng = Game(rules, players).new_state(), random.Random(seed)
+        writer = ObservationWriter()
+        known: dict[int, tuple[int, tuple[Trick, ...]]] = {}
+        checked = 0
+        while state.phase != Phase.GAME_OVER:
+            if state.phase <= Phase.DEAL:
+                state.chance_random(rng)
+                continue
+            for seat in {state.current, (state.current + 1) % players}:
+                observation = observe(state, seat)
+                written = match_pb2.Observation()
+                writer.write(observation, 77, written)
+                direct = observation_to_proto(observation, 77)
+                assert written.SerializeToString(deterministic=True) == direct.SerializeToString(deterministic=True)
+                hand_number, tricks = known.get(seat, (0, ()))
+                decoded = observation_from_proto(
+                    written, rules, observation.legal_actions, tricks if hand_number == observation.hand_number else ()
+                )
+                known[seat] = (observation.hand_number, decoded.tricks)
+                assert decoded.tricks == observation.tricks and decoded.hand == observation.hand
+                checked += 1
+            state.apply_action(rng.choice(state.legal_actions()))
+        assert checked > 50
