@@ -12,6 +12,7 @@ import os
 import time
 from typing import Any
 
+from arena.ladder.keys import DEFAULT_REDIS_URL
 from ohell.bots import Bot, make_bot
 from ohell.match import play_game
 from ohell.observation import Observation
@@ -78,7 +79,7 @@ def play_remote(match_id: str, rules: Rules, seats: list[dict[str, Any]], think_
     gateway may be another process), endpoint seats are dialled; faults and forfeits are recorded."""
     from arena.services.engine.host import host_match_sync
 
-    redis_url = os.environ.get("REDIS_URL")
+    redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)  # the Redis the worker itself uses
     record = host_match_sync(match_id, rules, [seat_spec(seat) for seat in seats], match_seed(match_id),
                              redis_url=redis_url)  # fmt: skip
     for entry, seat in zip(record["seats"], seats, strict=True):

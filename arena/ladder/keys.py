@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"  # REDIS_URL when unset, for every process of the stack
+
 DEFAULT_PREFIX = "ohell:"
 
 Fields = Mapping[bytes | str, bytes | str]  # the fields of a stream entry, as redis-py returns them

@@ -20,9 +20,10 @@ if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # prometheus_client writes there
 from celery import Celery  # noqa: E402
 from kombu import Exchange, Queue  # noqa: E402
 
+from arena.ladder.keys import DEFAULT_REDIS_URL  # noqa: E402
 from arena.workers.routing import ALL_QUEUES, QUEUE_BUILTIN, QUEUE_RATINGS, RUN_MATCH, UPDATE_RATINGS  # noqa: E402
 
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
 
 app = Celery("ohell", broker=REDIS_URL, backend=REDIS_URL, include=["arena.workers.tasks"])
 app.conf.update(

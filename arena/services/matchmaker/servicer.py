@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -171,8 +172,11 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     await asyncio.to_thread(self.store.join, request.ladder, agent.agent_id, lease, False)
                     renewed = loop.time()
                 await asyncio.sleep(self.poll_s)
-        finally:  # the stream ended (the caller closed it or its connection died): leave
-            self.store.leave(request.ladder, agent.agent_id)
+        finally:  # the stream ended (the caller closed it or its connection died): leave.
+            # In a thread, shielded: a cancelled stream still leaves, and a Redis outage never
+            # blocks the server's event loop (the ticket's lease expires on its own then).
+            with contextlib.suppress(Exception):
+                await asyncio.shield(asyncio.to_thread(self.store.leave, request.ladder, agent.agent_id))
 
     async def GetLeaderboard(self, request: pb.GetLeaderboardRequest, context: Any) -> pb.GetLeaderboardResponse:
         offset, size = await _page(context, request.page_token, request.page_size)
