@@ -14,17 +14,11 @@ from arena.ladder import cli as ladder_cli
 from arena.services.engine import cli as engine_cli
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
-from ohell.presets import PRESETS, preset
+from ohell.presets import PRESETS, preset_with_options
 from ohell.referee import referee_text
-from ohell.rules import Rules, parse_option
 from ohell.tally import SeriesTally
 
 console = Console()
-
-
-def rules_from_args(preset_name: str, options: list[str]) -> Rules:
-    overrides = dict(parse_option(text) for text in options)
-    return Rules.from_dict(overrides, base=preset(preset_name)) if overrides else preset(preset_name)
 
 
 def progress_bar() -> Progress:
@@ -53,20 +47,18 @@ def cmd_play(args: argparse.Namespace) -> int:
     unknown = [name for name in names if name not in BOT_FACTORIES]
     if unknown:
         raise OhHellError(f"unknown bot {unknown[0]!r}; built-in bots: {', '.join(sorted(BOT_FACTORIES))}")
-    rules = rules_from_args(args.rules, args.option)
+    rules = preset_with_options(args.rules, args.option)
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
-    if args.out:
-        try:
-            Path(args.out).mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise OhHellError(f"cannot write records to --out {args.out}: {error.strerror or error}") from None
     with progress_bar() as progress:
         task = progress.add_task(f"{args.rules}: {len(names)} seats", total=args.games)
-        tally = play_series(
-            rules, names, args.games, args.seed, Path(args.out) if args.out else None,
-            on_game=lambda done: progress.update(task, completed=done),
-        )  # fmt: skip
+        try:
+            tally = play_series(
+                rules, names, args.games, args.seed, Path(args.out) if args.out else None,
+                on_game=lambda done: progress.update(task, completed=done),
+            )  # fmt: skip
+        except OSError as error:
+            raise OhHellError(f"cannot write records to --out {args.out}: {error.strerror or error}") from None
     print_tally(tally, f"{args.games} games of {args.rules}, seed {args.seed}")
     if args.out:
         console.print(f"records written to {args.out}/")

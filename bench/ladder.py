@@ -34,8 +34,8 @@ from arena.ladder.keys import stream_entries, text
 from arena.ladder.stack import Stack, StackConfig
 from arena.services.matchmaker.model import Ladder
 from arena.services.matchmaker.redis_store import RedisStore
-from ohell.presets import preset
-from ohell.rules import Rules, parse_option
+from ohell.presets import preset, preset_with_options
+from ohell.rules import Rules
 
 
 def stream_id(value: bytes | str | None) -> tuple[int, int]:
@@ -129,7 +129,7 @@ def mix(name: str) -> tuple[Rules, list[str]]:
     """(rules, bots of the ladder's agents) of a benchmark mix."""
     if name == "light":
         return preset("classic"), ["heuristic", "random"] * 24
-    rules = Rules.from_dict(dict(parse_option(text) for text in DEMO_OPTIONS), base=preset("classic"))
+    rules = preset_with_options("classic", DEMO_OPTIONS)
     return rules, [bot for _, bot in demo_agents()] * 6
 
 

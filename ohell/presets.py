@@ -6,10 +6,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from ohell.errors import RulesError
-from ohell.rules import Bidding, Direction, MaxCards, Rules, Scoring, TieBreak
+from ohell.rules import Bidding, Direction, MaxCards, Rules, Scoring, TieBreak, parse_option
 
 CLASSIC = Rules(
     direction=Direction.DOWN, rebound=True, min_cards=1, max_cards_auto=MaxCards.CLASSIC,
@@ -60,6 +61,12 @@ def preset(name: str) -> Rules:
         return PRESETS[name]
     except KeyError:
         raise RulesError(f"unknown preset {name!r}; known: {', '.join(sorted(PRESETS))}") from None
+
+
+def preset_with_options(name: str, options: Iterable[str] = ()) -> Rules:
+    """A preset with ``name=value`` overrides (``ohell play --option``), e.g. ``scoring=squares``."""
+    overrides = dict(parse_option(text) for text in options)
+    return Rules.from_dict(overrides, base=preset(name)) if overrides else preset(name)
 
 
 def preset_name(rules: Rules) -> str | None:

@@ -159,9 +159,6 @@ class State(ChanceEvents):
             raise IllegalActionError(self.current, "act", f"no decision is pending ({self.phase.name})")
         return min(legal)
 
-    def tricks_needed(self, seat: int) -> int:
-        return self.bids[seat] - self.tricks_won[seat]
-
     # ----------------------------------------------------------------- actions
     def act(self, seat: int, action: int) -> None:
         """Apply ``action`` for ``seat``, refusing it if it is not that seat's turn."""
@@ -222,6 +219,8 @@ class State(ChanceEvents):
 
     def _check_bid_value(self, seat: int, verb: str, tricks: int) -> None:
         size = self.hand_size
+        if type(tricks) is not int:
+            raise IllegalActionError(seat, f"{verb} {tricks!r}", "a bid is a whole number of tricks")
         if not 0 <= tricks <= size:
             raise IllegalActionError(seat, f"{verb} {tricks}", f"bids run from 0 to {size} in a {size}-card hand")
 

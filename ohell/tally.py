@@ -15,7 +15,6 @@ class BotTally:
     exact: int = 0
     points: int = 0
     wins: float = 0.0  # a shared win counts 1 / number of winners
-    outright_wins: int = 0
 
     @property
     def mean_score(self) -> float:
@@ -42,7 +41,6 @@ class SeriesTally:
             tally.points += state.scores[seat]
             if seat in state.winners:
                 tally.wins += 1 / len(state.winners)
-                tally.outright_wins += len(state.winners) == 1
             for result in state.results:
                 if seat in result.participants and not result.sudden_death:
                     tally.hands += 1

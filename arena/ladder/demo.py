@@ -18,7 +18,7 @@ from arena.services.common.auth import auth_metadata
 from arena.services.engine.convert import rules_to_proto
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
-from ohell.rules import Rules, parse_option
+from ohell.presets import preset_with_options
 
 console = Console()
 DEMO_LADDER = "demo"
@@ -34,10 +34,7 @@ def demo_agents() -> list[tuple[str, str]]:
 
 
 def demo_rules(preset_name: str, options: list[str]) -> pb.Ladder:
-    from ohell.presets import preset
-
-    overrides = dict(parse_option(text) for text in (options or DEMO_OPTIONS))
-    rules = Rules.from_dict(overrides, base=preset(preset_name))
+    rules = preset_with_options(preset_name, options or DEMO_OPTIONS)
     message = rules_to_proto(rules)
     message.preset = preset_name
     return message

@@ -130,6 +130,8 @@ def test_bid_may_change_until_the_next_player_bids() -> None:
     state.bid(3, 0)
     with pytest.raises(IllegalActionError, match="may not bid 1"):
         state.change_bid(3, 1)  # the dealer may change before the lead, but not into the hook
+    with pytest.raises(IllegalActionError, match="a bid is a whole number"):
+        state.change_bid(3, 0.5)  # type: ignore[arg-type]
     state.change_bid(3, 2)
     assert state.bids == [2, 0, 0, 2]
     state.apply_action(state.legal_actions()[0])
