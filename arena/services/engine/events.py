@@ -22,6 +22,13 @@ from ohell.rules import Bidding
 from ohell.state import HandResult, Phase, State
 
 _END = "match_ended"
+# A followed match that sends nothing for this long is taken to be dead (its host crashed, or the
+# batch with ``match_ended`` was lost): the spectator's stream ends instead of waiting forever.
+SILENCE_LIMIT_S = 60.0
+
+
+class FeedSilent(Exception):
+    """The followed match stopped producing events before ``match_ended``."""
 
 
 class EventLog(Protocol):
@@ -29,7 +36,8 @@ class EventLog(Protocol):
 
     async def append_many(self, match_id: str, events: list[spectate_pb2.MatchEvent]) -> None: ...
 
-    def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]: ...
+    def follow(self, match_id: str, wait_s: float,
+               silence_s: float = SILENCE_LIMIT_S) -> AsyncIterator[spectate_pb2.MatchEvent]: ...
 
 
 class LocalEventLog:
@@ -47,7 +55,9 @@ class LocalEventLog:
         if match_id not in self.events and len(self.events) >= self.max_matches:
             oldest = next(iter(self.events))
             self.events.pop(oldest)
-            self.changed.pop(oldest, None)
+            evicted = self.changed.pop(oldest, None)
+            if evicted is not None:
+                evicted.set()  # its followers wake up and see it gone
         self.events.setdefault(match_id, []).append(event)
         signal = self._signal(match_id)
         signal.set()
@@ -57,7 +67,11 @@ class LocalEventLog:
         for event in events:
             await self.append(match_id, event)
 
-    async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
+    async def follow(self, match_id: str, wait_s: float,
+                     silence_s: float = SILENCE_LIMIT_S) -> AsyncIterator[spectate_pb2.MatchEvent]:
+        """Events from the start until ``match_ended``; LookupError when the match does not
+        appear within ``wait_s``, FeedSilent after ``silence_s`` without an event or when the
+        match is evicted."""
         index = 0
         if match_id not in self.events:
             try:
@@ -72,7 +86,13 @@ class LocalEventLog:
                 yield event
                 if event.WhichOneof("event") == _END:
                     return
-            await self._signal(match_id).wait()
+            if match_id not in self.events:
+                raise FeedSilent(f"match {match_id!r} was evicted from this process's event log "
+                                 f"(more than {self.max_matches} newer matches) before it ended")
+            try:
+                await asyncio.wait_for(self._signal(match_id).wait(), silence_s)
+            except TimeoutError:
+                raise FeedSilent(f"match {match_id!r} produced no events for {silence_s:g} s") from None
 
 
 class RedisEventLog:
@@ -95,19 +115,27 @@ class RedisEventLog:
             await pipe.execute()
 
 
-    async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
+    async def follow(self, match_id: str, wait_s: float,
+                     silence_s: float = SILENCE_LIMIT_S) -> AsyncIterator[spectate_pb2.MatchEvent]:
+        """As ``LocalEventLog.follow``: FeedSilent once no entry came for ``silence_s``."""
         key = keyspace.match_events(match_id)
         last = "0-0"
         loop = asyncio.get_running_loop()
         give_up = loop.time() + wait_s
         seen_any = False
         while True:
-            block_ms = 1000 if seen_any else max(1, int((give_up - loop.time()) * 1000))
+            block_ms = max(1, int((give_up - loop.time()) * 1000))
+            if seen_any:
+                block_ms = min(block_ms, 1000)
             answer = await self.client.xread({key: last}, count=100, block=block_ms)
             if not answer:
-                if not seen_any and loop.time() >= give_up:
-                    raise LookupError(f"no match {match_id!r}")
+                if loop.time() >= give_up:
+                    if not seen_any:
+                        raise LookupError(f"no match {match_id!r}")
+                    gone = "" if await self.client.exists(key) else " (its event stream is gone)"
+                    raise FeedSilent(f"match {match_id!r} produced no events for {silence_s:g} s{gone}")
                 continue
+            give_up = loop.time() + silence_s
             for entry_id, fields in answer[0][1]:
                 seen_any = True
                 last = entry_id

@@ -19,7 +19,14 @@ from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay
 from arena.services.common import keyspace
 from arena.services.common.auth import TokenStore, authenticate
 from arena.services.engine import metrics
-from arena.services.engine.relay import LOCAL_GATEWAYS, ReplyTarget, listen, publish_reply, reply_to
+from arena.services.engine.relay import (
+    LOCAL_GATEWAYS,
+    WRITE_LIMIT_S,
+    ReplyTarget,
+    listen,
+    publish_reply,
+    reply_to,
+)
 
 _MATCHES_REMEMBERED = 256
 
@@ -48,16 +55,25 @@ class Connection:
             old, _ = self.seats.popitem(last=False)
             self.started.pop(old, None)
 
-    async def send(self, event: match_pb2.AgentEvent) -> str | None:
+    async def send(self, event: match_pb2.AgentEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
+        """Write ``event``, waiting at most ``timeout`` s (for the lock and the flow-control
+        window): an agent that stops reading its stream is disconnected, not waited for."""
         if self.closed.is_set():
-            return f"agent {self.agent_id!r} is disconnecting"
+            return f"agent {self.agent_id!r} is disconnecting" + (f": {self.fatal[1]}" if self.fatal else "")
         try:
-            async with self.write_lock:
-                await self.context.write(gateway_pb2.ConnectResponse(event=event))
+            await asyncio.wait_for(self._write(event), timeout)
+        except TimeoutError:
+            why = f"agent {self.agent_id!r} is not reading its stream (a write waited {timeout:.3g} s)"
+            self.end(grpc.StatusCode.DEADLINE_EXCEEDED, why)
+            return why
         except Exception as error:  # the stream ended under us
             self.end()
             return f"agent {self.agent_id!r} stream failed: {type(error).__name__}"
         return None
+
+    async def _write(self, event: match_pb2.AgentEvent) -> None:
+        async with self.write_lock:
+            await self.context.write(gateway_pb2.ConnectResponse(event=event))
 
     def end(self, code: grpc.StatusCode | None = None, message: str = "") -> None:
         if code is not None and self.fatal is None:
@@ -103,7 +119,8 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
     def holds(self, agent_id: str) -> bool:
         return agent_id in self.connections and asyncio.get_running_loop() is self.loop
 
-    async def deliver(self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget) -> str | None:
+    async def deliver(self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget,
+                      timeout: float = WRITE_LIMIT_S) -> str | None:
         connection = self.connections.get(agent_id)
         if connection is None:
             return f"agent {agent_id!r} is not connected"
@@ -121,7 +138,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             connection.pending[key] = (reply, event)
         elif kind == "match_ended":
             connection.started.pop(event.match_ended.match_id, None)
-        problem = await connection.send(event)
+        problem = await connection.send(event, timeout)
         if problem is not None and key is not None:
             connection.pending.pop(key, None)
         return problem
@@ -129,7 +146,12 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
     async def _relayed(self, data: bytes) -> None:
         envelope = relay_pb2.RelayEnvelope.FromString(data)
         if envelope.WhichOneof("body") == "to_agent":
-            problem = await self.deliver(envelope.agent_id, envelope.to_agent, envelope.reply_channel)
+            event = envelope.to_agent
+            timeout = WRITE_LIMIT_S
+            if event.WhichOneof("event") == "decision":  # the host's allowance: deadline plus bank
+                request = event.decision
+                timeout = (request.deadline_ms + request.observation.time_bank_ms) / 1000
+            problem = await self.deliver(envelope.agent_id, event, envelope.reply_channel, timeout)
             if problem is not None and envelope.to_agent.WhichOneof("event") == "decision":
                 await publish_reply(self.redis, envelope.reply_channel, relay_pb2.RelayEnvelope(
                     agent_id=envelope.agent_id, undeliverable=problem,
@@ -212,7 +234,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 "(already answered, timed out or never asked)"))
             return
         reply, _ = pending
-        reply_to(reply, relay_pb2.RelayEnvelope(agent_id=connection.agent_id, from_agent=action), self._publish)
+        await reply_to(reply, relay_pb2.RelayEnvelope(agent_id=connection.agent_id, from_agent=action), self._publish)
 
     async def _notice(self, connection: Connection, code: str, message: str) -> None:
         await connection.send(match_pb2.AgentEvent(notice=match_pb2.Notice(code=code, message=message)))
@@ -224,8 +246,8 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         del self.connections[agent_id]
         why = f"agent {agent_id!r} disconnected with the decision pending"
         for (_, decision_id), (reply, _) in connection.pending.items():
-            reply_to(reply, relay_pb2.RelayEnvelope(agent_id=agent_id, undeliverable=why, decision_id=decision_id),
-                     self._publish)
+            await reply_to(reply, relay_pb2.RelayEnvelope(agent_id=agent_id, undeliverable=why,
+                                                          decision_id=decision_id), self._publish)
         connection.pending.clear()
         if self.redis is not None:
             with contextlib.suppress(Exception):

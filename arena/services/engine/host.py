@@ -85,15 +85,15 @@ class _Match:
         seat_infos = [match_pb2.SeatInfo(seat=s, name=spec.name, kind=spec.kind) for s, spec in enumerate(self.specs)]
         tc = self.tc.to_proto()
         self.publish([self.feed.started(seat_infos, self.rules_message, tc)])
-        await asyncio.gather(*(
-            player.open(match_pb2.MatchStarted(match_id=self.match_id, seat=seat, seats=seat_infos,
-                                               rules=self.rules_message, time_control=tc))
-            for seat, player in self.remote()
-        ))  # fmt: skip
         rng = random.Random(self.seed)
         state = self.state
         hands_told = 0
-        try:
+        try:  # from the opening on: whatever fails, the players and the feed writer are closed
+            await asyncio.gather(*(
+                player.open(match_pb2.MatchStarted(match_id=self.match_id, seat=seat, seats=seat_infos,
+                                                   rules=self.rules_message, time_control=tc))
+                for seat, player in self.remote()
+            ))  # fmt: skip
             while state.phase != Phase.GAME_OVER:
                 if state.phase <= Phase.DEAL:
                     state.chance_random(rng)

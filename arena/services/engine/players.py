@@ -15,7 +15,7 @@ import grpc
 from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc, match_pb2
 from arena.services.common.auth import auth_metadata
 from arena.services.common.server import channel_options
-from arena.services.engine.relay import HostLink, Reply
+from arena.services.engine.relay import WRITE_LIMIT_S, HostLink, Reply
 
 
 class ConnectedPlayer:
@@ -34,16 +34,18 @@ class ConnectedPlayer:
         self.resend_start = await self.link.send(self.agent_id, self.started) is not None
 
     async def decide(self, event: match_pb2.AgentEvent, timeout: float) -> Reply | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout  # the writes spend the same allowance as the answer
         if self.resend_start and self.started is not None:  # it missed the start: it may be back
-            self.resend_start = await self.link.send(self.agent_id, self.started) is not None
+            self.resend_start = await self.link.send(self.agent_id, self.started, timeout) is not None
         decision_id = event.decision.decision_id
         future = self.link.expect(self.agent_id, decision_id)
-        problem = await self.link.send(self.agent_id, event)
+        problem = await self.link.send(self.agent_id, event, max(0.0, deadline - loop.time()))
         if problem is not None:
             self.link.forget(self.agent_id, decision_id)
             self.resend_start = True
             return Reply(undeliverable=problem)
-        reply = await wait_reply(future, timeout)
+        reply = await wait_reply(future, max(0.0, deadline - loop.time()))
         if reply is None:
             self.link.forget(self.agent_id, decision_id)
             return None
@@ -76,25 +78,29 @@ class EndpointPlayer:
 
     async def open(self, started: match_pb2.MatchStarted) -> None:
         self.started = started
-        await self._dial()
+        await self._dial(WRITE_LIMIT_S)
 
-    async def _dial(self) -> None:
+    async def _dial(self, timeout: float) -> None:
         await self._hang_up()
         self.broken = ""
         self.channel = grpc.aio.insecure_channel(self.address, options=channel_options())
         self.call = agent_pb2_grpc.AgentServiceStub(self.channel).Play(metadata=self.metadata)
         if self.started is not None:
-            await self._write(match_pb2.AgentEvent(match_started=self.started))
+            await self._write(match_pb2.AgentEvent(match_started=self.started), timeout)
         # reading starts after the first write: a receive pending while the endpoint refuses the
         # call (UNAUTHENTICATED) can surface as INTERNAL in grpc.aio, hiding the endpoint's reason
         self.reader = asyncio.create_task(self._read(self.call))
 
-    async def _write(self, event: match_pb2.AgentEvent) -> bool:
+    async def _write(self, event: match_pb2.AgentEvent, timeout: float) -> bool:
+        """Write ``event`` within ``timeout`` s; past it the endpoint has stopped reading: broken."""
         if self.call is None or self.broken:
             return False
         try:
-            await self.call.write(agent_pb2.PlayRequest(event=event))
+            await asyncio.wait_for(self.call.write(agent_pb2.PlayRequest(event=event)), timeout)
             return True
+        except TimeoutError:
+            self._fail(f"endpoint {self.address} is not reading its Play stream (a write waited {timeout:.3g} s)")
+            return False
         except Exception as error:  # AioRpcError, UsageError, InvalidStateError: the stream is gone
             self._fail(f"endpoint {self.address}: {await self._final_status(error)}")
             return False
@@ -128,21 +134,23 @@ class EndpointPlayer:
         self.waiting.clear()
 
     async def decide(self, event: match_pb2.AgentEvent, timeout: float) -> Reply | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout  # the writes spend the same allowance as the answer
         if self.broken:
-            await self._dial()
+            await self._dial(timeout)
         decision_id = event.decision.decision_id
-        future: asyncio.Future[Reply | None] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Reply | None] = loop.create_future()
         self.waiting[decision_id] = future
-        if not await self._write(event):
+        if not await self._write(event, max(0.0, deadline - loop.time())):
             self.waiting.pop(decision_id, None)
             return Reply(undeliverable=self.broken or f"endpoint {self.address} is not reachable")
-        reply = await wait_reply(future, timeout)
+        reply = await wait_reply(future, max(0.0, deadline - loop.time()))
         if reply is None:
             self.waiting.pop(decision_id, None)
         return reply
 
     async def notify(self, event: match_pb2.AgentEvent) -> None:
-        await self._write(event)
+        await self._write(event, WRITE_LIMIT_S)
 
     async def _hang_up(self) -> None:
         if self.reader is not None:

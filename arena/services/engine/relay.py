@@ -19,13 +19,19 @@ from typing import Any, Protocol
 from arena.proto.ohell.v1 import match_pb2, relay_pb2
 from arena.services.common import keyspace
 
+# How long one write to an agent's stream may wait when no decision deadline bounds it (an event
+# that asks nothing: MatchStarted, HandEnded, MatchEnded, a Notice). Past it the agent is taken to
+# have stopped reading and is disconnected.
+WRITE_LIMIT_S = 5.0
+
 ReplyTarget = Callable[[relay_pb2.RelayEnvelope], None] | str  # local callback or Redis channel
 
 
 class LocalGateway(Protocol):
     def holds(self, agent_id: str) -> bool: ...
 
-    async def deliver(self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget) -> str | None: ...
+    async def deliver(self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget,
+                      timeout: float) -> str | None: ...
 
 
 LOCAL_GATEWAYS: list[LocalGateway] = []  # gateways running in this process register here
@@ -70,22 +76,27 @@ class HostLink:
     def forget(self, agent_id: str, decision_id: int) -> None:
         self._waiting.pop((agent_id, decision_id), None)
 
-    async def send(self, agent_id: str, event: match_pb2.AgentEvent) -> str | None:
-        """Deliver ``event``; None when handed on, else a sentence why it could not be."""
+    async def send(self, agent_id: str, event: match_pb2.AgentEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
+        """Deliver ``event`` (a local stream write may take at most ``timeout`` s); None when
+        handed on, else a sentence why it could not be. Never raises: a Redis failure is a reason."""
         for gateway in LOCAL_GATEWAYS:
             if gateway.holds(agent_id):
-                return await gateway.deliver(agent_id, event, self.receive)
+                return await gateway.deliver(agent_id, event, self.receive, timeout)
         if self.redis is None:
             return f"agent {agent_id!r} is not connected to this engine service"
         gateway_id = self._gateway_of.get(agent_id)
-        if gateway_id is None:
-            found = await self.redis.get(keyspace.agent_presence(agent_id))
-            if found is None:
-                return f"agent {agent_id!r} is not connected to any gateway"
-            gateway_id = found.decode() if isinstance(found, bytes) else str(found)
-            self._gateway_of[agent_id] = gateway_id
         envelope = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel, to_agent=event)
-        receivers = await self.redis.publish(keyspace.gateway_channel(gateway_id), envelope.SerializeToString())
+        try:
+            if gateway_id is None:
+                found = await self.redis.get(keyspace.agent_presence(agent_id))
+                if found is None:
+                    return f"agent {agent_id!r} is not connected to any gateway"
+                gateway_id = found.decode() if isinstance(found, bytes) else str(found)
+                self._gateway_of[agent_id] = gateway_id
+            receivers = await self.redis.publish(keyspace.gateway_channel(gateway_id), envelope.SerializeToString())
+        except Exception as error:  # Redis away: this event is lost, the match goes on
+            self._gateway_of.pop(agent_id, None)
+            return f"cannot relay to agent {agent_id!r}: Redis failed ({type(error).__name__}: {error})"
         if not receivers:
             self._gateway_of.pop(agent_id, None)
             return f"the gateway holding agent {agent_id!r} is gone"
@@ -155,10 +166,11 @@ async def publish_reply(redis_client: Any, channel: str, envelope: relay_pb2.Rel
         await redis_client.publish(channel, envelope.SerializeToString())
 
 
-def reply_to(target: ReplyTarget, envelope: relay_pb2.RelayEnvelope,
-             publish: Callable[[str, relay_pb2.RelayEnvelope], Coroutine[Any, Any, None]] | None) -> None:
-    """Send ``envelope`` to a host: call a local host directly or publish to its channel."""
+async def reply_to(target: ReplyTarget, envelope: relay_pb2.RelayEnvelope,
+                   publish: Callable[[str, relay_pb2.RelayEnvelope], Coroutine[Any, Any, None]] | None) -> None:
+    """Send ``envelope`` to a host: call a local host directly or publish to its channel
+    (awaited, so the reply cannot be lost with an unreferenced task)."""
     if callable(target):
         target(envelope)
     elif publish is not None:
-        asyncio.get_running_loop().create_task(publish(target, envelope))
+        await publish(target, envelope)

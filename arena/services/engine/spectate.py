@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from arena.proto.ohell.v1 import spectate_pb2, spectate_pb2_grpc
-from arena.services.engine.events import EventLog
+from arena.services.engine.events import EventLog, FeedSilent
 
 
 class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
@@ -25,3 +25,5 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
         except LookupError:
             await context.abort(grpc.StatusCode.NOT_FOUND,
                                 f"match_id={request.match_id!r}: no such match (waited {request.wait_ms} ms)")
+        except FeedSilent as silent:
+            await context.abort(grpc.StatusCode.ABORTED, str(silent))

@@ -1,0 +1,168 @@
+"""Stalls and blips: an agent that stops reading its stream, Redis going away mid-match, a
+followed match that falls silent. The match goes on (faults are recorded); spectators stop waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import grpc
+import pytest
+import redis
+import redis.asyncio as aioredis
+
+from arena.embedded_redis import free_port
+from arena.proto.ohell.v1 import match_pb2, spectate_pb2
+from arena.services.common import keyspace
+from arena.services.engine.events import FeedSilent, LocalEventLog, RedisEventLog
+from arena.services.engine.gateway import Connection, Gateway
+from arena.services.engine.host import host_match
+from arena.services.engine.relay import LOCAL_GATEWAYS, HostLink
+from arena.services.engine.specs import SeatSpec, TimeControl
+from ohell.rules import Rules
+
+SMALL = Rules(hand_sizes=(3, 2))
+
+
+class _UnreadStream:
+    """A gRPC servicer context whose writes never complete: what ``context.write`` does once the
+    agent has stopped reading and the flow-control window is full."""
+
+    def __init__(self) -> None:
+        self.writes_begun = 0
+
+    async def write(self, message: Any) -> None:
+        self.writes_begun += 1
+        await asyncio.Event().wait()
+
+
+def test_agent_not_reading_its_stream_is_disconnected_and_the_match_goes_on() -> None:
+    async def run() -> tuple[dict, Connection, _UnreadStream, float]:
+        gateway = Gateway(tokens=None)  # type: ignore[arg-type]  # no Connect call: no tokens needed
+        gateway.loop = asyncio.get_running_loop()
+        stream = _UnreadStream()
+        connection = Connection("stuck", stream)  # type: ignore[arg-type]
+        gateway.connections["stuck"] = connection
+        LOCAL_GATEWAYS.append(gateway)
+        try:
+            seats = [SeatSpec.connected("stuck"), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+            began = time.monotonic()
+            record = await asyncio.wait_for(host_match(
+                "unread-1", SMALL, seats, 3, time_control=TimeControl(decision_ms=300, time_bank_ms=0, max_faults=2),
+                spectate=False), 30)
+            return record, connection, stream, time.monotonic() - began
+        finally:
+            LOCAL_GATEWAYS.remove(gateway)
+
+    record, connection, stream, elapsed = asyncio.run(run())
+    seat0 = [fault for fault in record["faults"] if fault["seat"] == 0]
+    assert seat0 and seat0[0]["kind"] == "DISCONNECTED", record["faults"]
+    assert "not reading its stream" in seat0[0]["detail"]
+    assert record["forfeited"] == [0] and record["complete"]
+    assert connection.closed.is_set() and connection.fatal is not None
+    assert connection.fatal[0] == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert stream.writes_begun == 1  # the MatchStarted write hung; nothing more was queued behind it
+    assert elapsed < 15  # one bounded write (5 s for MatchStarted), not a hang
+
+
+def test_a_stuck_write_does_not_stall_the_agents_other_matches() -> None:
+    async def run() -> tuple[str | None, str | None, float]:
+        connection = Connection("busy", _UnreadStream())  # type: ignore[arg-type]
+        event = match_pb2.AgentEvent(notice=match_pb2.Notice(code="X", message="hello"))
+        began = time.monotonic()
+        first, second = await asyncio.gather(connection.send(event, 0.2), connection.send(event, 0.3))
+        return first, second, time.monotonic() - began
+
+    first, second, elapsed = asyncio.run(run())
+    assert first is not None and "not reading its stream" in first
+    assert second is not None  # waited for the lock at most its own allowance
+    assert elapsed < 2
+
+
+def test_host_link_reports_redis_failure_instead_of_raising() -> None:
+    async def run() -> str | None:
+        client = aioredis.Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=1)
+        try:
+            return await HostLink(client).send("someone", match_pb2.AgentEvent())
+        finally:
+            await client.aclose()
+
+    problem = asyncio.run(run())
+    assert problem is not None and "Redis failed" in problem and "someone" in problem
+
+
+def test_redis_going_away_mid_match_keeps_the_record(redis_server) -> None:
+    """The agent's gateway (here a bare subscriber) never answers: every decision waits out its
+    deadline, until Redis dies; from then on the seat is DISCONNECTED and the match still ends."""
+    client = redis.Redis.from_url(redis_server.url)
+    client.set(keyspace.agent_presence("mute"), "gw-mute")
+    gateway_side = client.pubsub()
+    gateway_side.subscribe(keyspace.gateway_channel("gw-mute"))
+
+    async def run() -> dict:
+        seats = [SeatSpec.connected("mute"), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+        hosting = asyncio.create_task(host_match(
+            "blip-1", Rules(hand_sizes=(5, 5, 5)), seats, 2,
+            time_control=TimeControl(decision_ms=40, time_bank_ms=0, max_faults=1000), redis_url=redis_server.url))
+        await asyncio.sleep(0.3)
+        redis_server.stop(kill=True)
+        return await asyncio.wait_for(hosting, 30)
+
+    try:
+        record = asyncio.run(run())
+    finally:
+        gateway_side.close()
+        client.close()
+    kinds = [fault["kind"] for fault in record["faults"] if fault["seat"] == 0]
+    assert record["complete"] and "TIMEOUT" in kinds and "DISCONNECTED" in kinds, kinds
+    assert any("Redis failed" in fault["detail"] for fault in record["faults"])
+
+
+def _started(match_id: str) -> spectate_pb2.MatchEvent:
+    return spectate_pb2.MatchEvent(sequence=0, match_id=match_id,
+                                   match_started=spectate_pb2.SpectateMatchStarted(match_id=match_id))
+
+
+async def _follow_until_silent(log: Any, match_id: str, silence_s: float) -> tuple[list, FeedSilent, float]:
+    """Store a MatchStarted, then follow: the events seen, the FeedSilent that ended it, seconds taken."""
+    await log.append(match_id, _started(match_id))
+    began = time.monotonic()
+    seen: list = []
+    with pytest.raises(FeedSilent) as caught:
+        async for event in log.follow(match_id, 1.0, silence_s=silence_s):
+            seen.append(event)
+    return seen, caught.value, time.monotonic() - began
+
+
+def test_local_follow_ends_when_the_match_falls_silent() -> None:
+    seen, silent, elapsed = asyncio.run(_follow_until_silent(LocalEventLog(), "quiet-1", 0.3))
+    assert len(seen) == 1 and "quiet-1" in str(silent) and "no events for 0.3 s" in str(silent)
+    assert 0.25 < elapsed < 3
+
+
+def test_local_follow_ends_when_the_match_is_evicted() -> None:
+    async def run() -> FeedSilent:
+        log = LocalEventLog(max_matches=1)
+        await log.append("old-1", _started("old-1"))
+        follow = log.follow("old-1", 1.0, silence_s=30)
+        assert (await follow.__anext__()).match_id == "old-1"
+        await log.append("new-1", _started("new-1"))  # evicts old-1
+        with pytest.raises(FeedSilent) as caught:
+            await asyncio.wait_for(follow.__anext__(), 5)
+        return caught.value
+
+    assert "evicted" in str(asyncio.run(run()))
+
+
+def test_redis_follow_ends_when_the_match_falls_silent(redis_server) -> None:
+    async def run() -> tuple[list, FeedSilent, float]:
+        client = aioredis.Redis.from_url(redis_server.url)
+        try:
+            return await _follow_until_silent(RedisEventLog(client), "quiet-2", 0.4)
+        finally:
+            await client.aclose()
+
+    seen, silent, elapsed = asyncio.run(run())
+    assert len(seen) == 1 and "quiet-2" in str(silent) and "no events for 0.4 s" in str(silent)
+    assert 0.35 < elapsed < 3
