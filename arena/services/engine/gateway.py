@@ -61,7 +61,9 @@ class Connection:
         if self.closed.is_set():
             return f"agent {self.agent_id!r} is disconnecting" + (f": {self.fatal[1]}" if self.fatal else "")
         try:
-            await asyncio.wait_for(self._write(event), timeout)
+            async with asyncio.timeout(timeout):  # no extra task, unlike wait_for
+                async with self.write_lock:
+                    await self.context.write(gateway_pb2.ConnectResponse(event=event))
         except TimeoutError:
             why = f"agent {self.agent_id!r} is not reading its stream (a write waited {timeout:.3g} s)"
             self.end(grpc.StatusCode.DEADLINE_EXCEEDED, why)
@@ -70,10 +72,6 @@ class Connection:
             self.end()
             return f"agent {self.agent_id!r} stream failed: {type(error).__name__}"
         return None
-
-    async def _write(self, event: match_pb2.AgentEvent) -> None:
-        async with self.write_lock:
-            await self.context.write(gateway_pb2.ConnectResponse(event=event))
 
     def end(self, code: grpc.StatusCode | None = None, message: str = "") -> None:
         if code is not None and self.fatal is None:

@@ -96,7 +96,8 @@ class EndpointPlayer:
         if self.call is None or self.broken:
             return False
         try:
-            await asyncio.wait_for(self.call.write(agent_pb2.PlayRequest(event=event)), timeout)
+            async with asyncio.timeout(timeout):
+                await self.call.write(agent_pb2.PlayRequest(event=event))
             return True
         except TimeoutError:
             self._fail(f"endpoint {self.address} is not reading its Play stream (a write waited {timeout:.3g} s)")
