@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import secrets
@@ -15,6 +14,7 @@ from redis.typing import EncodableT, FieldT
 
 from arena.ladder.keys import Keys, text
 from arena.ladder.ratings import MODEL, STAT_FIELDS, WIN_SHARE
+from arena.services.common.keyspace import token_hash
 from arena.services.matchmaker.forming import HouseBot
 from arena.services.matchmaker.model import AGENT_KINDS, Agent, Ladder, Standing
 from arena.services.matchmaker.redis_queue import QueueOps
@@ -24,10 +24,6 @@ from ohell.errors import OhHellError
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LADDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}$")  # no '-': match ids are "{ladder}-{n}"
-
-
-def token_digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def now_ms() -> int:
@@ -61,22 +57,22 @@ class RedisStore(QueueOps):
         fields: dict[FieldT, EncodableT] = {
             "agent_id": agent.agent_id, "name": name, "kind": kind, "version": version, "bot": agent.bot,
             "endpoint": agent.endpoint, "house": int(house), "created_ms": agent.created_ms,
-            "token_sha": token_digest(token),
+            "token_sha": token_hash(token),
         }  # fmt: skip
         with self.client.pipeline() as pipe:
             pipe.hset(self.keys.agent(agent.agent_id), mapping=fields)
-            pipe.hset(self.keys.agent_tokens, token_digest(token), agent.agent_id)
+            pipe.hset(self.keys.agent_tokens, token_hash(token), agent.agent_id)
             pipe.execute()
         return agent, token
 
     def authenticate(self, agent_id: str, token: str) -> Agent:
         stored = self.client.hget(self.keys.agent(agent_id), "token_sha")
-        if stored is None or not secrets.compare_digest(text(stored), token_digest(token)):
+        if stored is None or not secrets.compare_digest(text(stored), token_hash(token)):
             raise Unauthenticated(f"no agent {agent_id!r} with this token", "token")
         return self.get_agent(agent_id)
 
     def agent_for_token(self, token: str) -> Agent | None:
-        agent_id = self.client.hget(self.keys.agent_tokens, token_digest(token))
+        agent_id = self.client.hget(self.keys.agent_tokens, token_hash(token))
         return self.get_agent(text(agent_id)) if agent_id else None
 
     def get_agent(self, agent_id: str) -> Agent:
