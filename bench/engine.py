@@ -18,6 +18,8 @@ import argparse
 import random
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from arena.conformance import ConformanceUnavailable, load_pyspiel
 from ohell.bots import make_bot
@@ -33,12 +35,17 @@ GAME_ROUNDS = 3
 
 def ours_hands(hands: int, seed: int) -> float:
     """Seconds for ``hands`` random hands in our engine."""
+    game = Game(Rules(hand_sizes=(CARDS,)), PLAYERS)
+    return _drive(game.new_state, hands, seed)
+
+
+def _drive(new_state: Callable[[], Any], hands: int, seed: int) -> float:
+    """The one driver loop, timed: chance by sampling, else a uniform legal action."""
     rng = random.Random(seed)
     choice = rng.choice
-    game = Game(Rules(hand_sizes=(CARDS,)), PLAYERS)
     started = time.perf_counter()
     for _ in range(hands):
-        state = game.new_state()
+        state = new_state()
         while not state.is_terminal():
             if state.is_chance():
                 state.chance_random(rng)
@@ -75,17 +82,7 @@ class _NoEngine:
 
 def driver_only_hands(hands: int, seed: int) -> float:
     """Seconds for ``hands`` passes of our driver loop over ``_NoEngine``: a bound on our rate."""
-    rng = random.Random(seed)
-    choice = rng.choice
-    started = time.perf_counter()
-    for _ in range(hands):
-        state = _NoEngine()
-        while not state.is_terminal():
-            if state.is_chance():
-                state.chance_random(rng)
-            else:
-                state.apply_action(choice(state.legal_actions()))
-    return time.perf_counter() - started
+    return _drive(_NoEngine, hands, seed)
 
 
 def openspiel_hands(hands: int, seed: int) -> float:
