@@ -8,18 +8,19 @@ is set when card ``c`` is held. Lookup tables are built once at import.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
-SUITS = "CDHS"
-SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
-RANKS = "23456789TJQKA"
-NUM_CARDS = 52
-RANKS_PER_SUIT = 13
-FULL_DECK = (1 << NUM_CARDS) - 1
-NO_CARD = -1
-NO_SUIT = -1
+SUITS: Final = "CDHS"
+SUIT_NAMES: Final = ("clubs", "diamonds", "hearts", "spades")
+RANKS: Final = "23456789TJQKA"
+NUM_CARDS: Final = 52
+RANKS_PER_SUIT: Final = 13
+FULL_DECK: Final = (1 << NUM_CARDS) - 1
+NO_CARD: Final = -1
+NO_SUIT: Final = -1
 
-_SUIT_BITS = (1 << RANKS_PER_SUIT) - 1
-SUIT_MASKS: tuple[int, ...] = tuple(_SUIT_BITS << (RANKS_PER_SUIT * s) for s in range(4))
+_SUIT_BITS: Final = (1 << RANKS_PER_SUIT) - 1
+SUIT_MASKS: Final[tuple[int, ...]] = tuple(_SUIT_BITS << (RANKS_PER_SUIT * s) for s in range(4))
 
 
 def _build_rank_tables() -> tuple[tuple[tuple[int, ...], ...], ...]:
@@ -35,7 +36,7 @@ def _build_rank_tables() -> tuple[tuple[tuple[int, ...], ...], ...]:
     return tuple(tables)
 
 
-SUIT_CARDS = _build_rank_tables()
+SUIT_CARDS: Final = _build_rank_tables()
 
 
 class CardError(ValueError):
@@ -78,7 +79,10 @@ def mask_of(cards: Iterable[int]) -> int:
     return mask
 
 
-_CLUBS, _DIAMONDS, _HEARTS, _SPADES = SUIT_CARDS
+_CLUBS: Final = SUIT_CARDS[0]
+_DIAMONDS: Final = SUIT_CARDS[1]
+_HEARTS: Final = SUIT_CARDS[2]
+_SPADES: Final = SUIT_CARDS[3]
 
 
 def held_cards(mask: int) -> tuple[int, ...]:

@@ -9,33 +9,42 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from ohell.cards import NO_CARD, NO_SUIT, NUM_CARDS, format_cards
 from ohell.errors import ChanceError
-from ohell.hand import Phase
+from ohell.hand import PHASE_BID, PHASE_CUT, PHASE_DEAL, Phase
 
 if TYPE_CHECKING:
     from ohell.state import Game
 
-_DECK = range(NUM_CARDS)
-_CARD_SET = frozenset(range(NUM_CARDS))
-_INT_ONLY = {int}
-_BIT_LENGTHS = tuple(size.bit_length() for size in range(NUM_CARDS + 1))
+_DECK: Final = range(NUM_CARDS)
+_CARD_SET: Final = frozenset(range(NUM_CARDS))
+_INT_ONLY: Final = {int}
+_BIT_LENGTHS: Final = tuple(size.bit_length() for size in range(NUM_CARDS + 1))
 
 
 def sample_cards(rng: random.Random, count: int) -> list[int]:
-    """Exactly ``rng.sample(range(52), count)``, about twice as fast for a deal.
+    """Exactly ``rng.sample(range(52), count)`` (same cards, same generator state afterwards),
+    with CPython's per-card method calls inlined: about twice as fast.
 
-    For more than 5 cards CPython's ``sample`` draws from a shrinking pool with one
-    ``_randbelow`` (rejection sampling on ``getrandbits``) per card; this is that algorithm with
-    the per-card method calls inlined. Small counts and other generators use ``rng.sample``.
+    CPython draws each index with ``_randbelow(n)``: ``getrandbits(n.bit_length())`` repeated
+    until below ``n``. Up to 5 cards of 52 it redraws indices already taken; more cards it takes
+    from a shrinking pool. Other generators (subclasses, ``SystemRandom``) use ``rng.sample``.
     """
-    if count <= 5 or type(rng) is not random.Random:
+    if type(rng) is not random.Random or not 0 <= count <= NUM_CARDS:
         return rng.sample(_DECK, count)
     getrandbits = rng.getrandbits
+    drawn: list[int] = []
+    if count <= 5:
+        bits = _BIT_LENGTHS[NUM_CARDS]
+        for _ in range(count):
+            card = getrandbits(bits)
+            while card >= NUM_CARDS or card in drawn:
+                card = getrandbits(bits)
+            drawn.append(card)
+        return drawn
     pool = list(_DECK)
-    drawn = []
     for left in range(NUM_CARDS, NUM_CARDS - count, -1):
         bits = _BIT_LENGTHS[left]
         index = getrandbits(bits)
@@ -47,29 +56,33 @@ def sample_cards(rng: random.Random, count: int) -> list[int]:
 
 
 class ChanceEvents:
-    __slots__ = ()
-    if TYPE_CHECKING:
-        game: Game
-        phase: Phase
-        cutters: tuple[int, ...]
-        cut_rounds: list[tuple[tuple[int, ...], tuple[int, ...]]]
-        dealer: int
-        hand_size: int
-        order: tuple[int, ...]
-        no_trump: bool
-        hands: list[int]
-        dealt: list[int]
-        trump_card: int
-        trump_suit: int
-        pos: int
-        current: int
+    """The chance half of ``State``. The annotations below declare attributes that ``State``
+    initialises (and lists in its ``__slots__``); they are plain annotations, so the compiled
+    build (mypyc) sees typed attributes and the pure build keeps ``State`` slotted."""
 
-        def _start_hand(self, participants: tuple[int, ...] | None = None) -> None: ...
+    __slots__ = ()
+    game: Game
+    phase: Phase
+    cutters: tuple[int, ...]
+    cut_rounds: list[tuple[tuple[int, ...], tuple[int, ...]]]
+    dealer: int
+    hand_size: int
+    order: tuple[int, ...]
+    no_trump: bool
+    hands: list[int]
+    dealt: list[int]
+    trump_card: int
+    trump_suit: int
+    pos: int
+    current: int
+
+    def _start_hand(self, participants: tuple[int, ...] | None = None) -> None:
+        raise NotImplementedError  # State deals with hands; this mixin only resolves chance
 
     def cut(self, cards: Sequence[int]) -> None:
         """Each cutter (``self.cutters``, in seat order) cuts one card. Highest rank deals first;
         players tied for highest cut again."""
-        if self.phase != Phase.CUT:
+        if self.phase != PHASE_CUT:
             raise ChanceError(f"no cut is pending (phase {self.phase.name})")
         cut = tuple(cards)
         if len(cut) != len(self.cutters):
@@ -90,7 +103,7 @@ class ChanceEvents:
     def deal(self, deck: Sequence[int]) -> None:
         """Deal from ``deck`` (top card first): singly, starting at the dealer's left, then turn
         the next card for trumps unless this is a no-trump hand or no card is left."""
-        if self.phase != Phase.DEAL:
+        if self.phase != PHASE_DEAL:
             raise ChanceError(f"no deal is pending (phase {self.phase.name})")
         players = len(self.order)
         needed = self.hand_size * players
@@ -115,7 +128,7 @@ class ChanceEvents:
 
     def deal_hands(self, hands: Sequence[Iterable[int]], trump_card: int | None) -> None:
         """Deal given hands (one list of cards per seat) and trump card, e.g. from a record."""
-        if self.phase != Phase.DEAL:
+        if self.phase != PHASE_DEAL:
             raise ChanceError(f"no deal is pending (phase {self.phase.name})")
         if len(hands) != self.game.num_players:
             raise ChanceError(f"deal needs {self.game.num_players} hands, got {len(hands)}")
@@ -143,11 +156,11 @@ class ChanceEvents:
     def chance_random(self, rng: random.Random) -> None:
         """Resolve the pending cut or deal with ``rng``: the same outcome as ``cut``/``deal``
         given ``rng.sample`` of the deck, without checking cards that are valid by construction."""
-        if self.phase is Phase.DEAL:
+        if self.phase is PHASE_DEAL:
             needed = self.hand_size * len(self.order)
             turn_trump = not self.no_trump and needed < NUM_CARDS
             self._deal(sample_cards(rng, min(NUM_CARDS, needed + 1)), needed, turn_trump)
-        elif self.phase is Phase.CUT:
+        elif self.phase is PHASE_CUT:
             self._cut(tuple(sample_cards(rng, len(self.cutters))))
         else:
             raise ChanceError(f"no chance event is pending (phase {self.phase.name})")
@@ -157,7 +170,7 @@ class ChanceEvents:
         self.dealt = list(hands)
         self.trump_card = trump_card
         self.trump_suit = trump_card // 13 if trump_card >= 0 else NO_SUIT
-        self.phase = Phase.BID
+        self.phase = PHASE_BID
         self.pos = 0
         self.current = self.order[0]
 

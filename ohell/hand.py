@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Final
 
 from ohell.cards import NUM_CARDS, card_str
 
-BID_BASE = NUM_CARDS
+BID_BASE: Final = NUM_CARDS
 
 
 class Phase(IntEnum):
@@ -20,6 +21,15 @@ class Phase(IntEnum):
     BID = 2
     PLAY = 3
     GAME_OVER = 4
+
+
+# The members as module constants: the engine's hot paths compare phases by identity with these
+# (a state's phase is always one of the members), which compiled code reads without a lookup.
+PHASE_CUT: Final = Phase.CUT
+PHASE_DEAL: Final = Phase.DEAL
+PHASE_BID: Final = Phase.BID
+PHASE_PLAY: Final = Phase.PLAY
+PHASE_GAME_OVER: Final = Phase.GAME_OVER
 
 
 def bid_action(tricks: int) -> int:

@@ -9,6 +9,7 @@ random generator.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from ohell.cards import (
     NO_CARD,
@@ -24,17 +25,27 @@ from ohell.cards import (
 )
 from ohell.chance import ChanceEvents
 from ohell.errors import IllegalActionError
-from ohell.hand import BID_BASE, HandResult, Phase, Trick, bid_action, describe_action
+from ohell.hand import (
+    BID_BASE,
+    PHASE_BID,
+    PHASE_CUT,
+    PHASE_DEAL,
+    PHASE_GAME_OVER,
+    PHASE_PLAY,
+    HandResult,
+    Phase,
+    Trick,
+    bid_action,
+    describe_action,
+)
 from ohell.rules import Bidding, Rules, TieBreak
 from ohell.schedule import hand_sizes, no_trump_hand
 from ohell.scoring import hand_score
 
 __all__ = ["BID_BASE", "Game", "HandResult", "Phase", "State", "Trick", "bid_action", "describe_action"]
 
-# The hot paths compare phases by identity with these module constants (a state's phase is
-# always one of the members) and take bid actions from tables built once.
-_CUT, _DEAL, _BID, _PLAY, _GAME_OVER = Phase
-_BID_ACTIONS: tuple[tuple[int, ...], ...] = tuple(
+# Bid actions come from tables built once.
+_BID_ACTIONS: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(range(BID_BASE, BID_BASE + size + 1)) for size in range(NUM_CARDS + 1)
 )
 
@@ -70,7 +81,7 @@ class State(ChanceEvents):
     def __init__(self, game: Game) -> None:
         n = game.num_players
         self.game = game
-        self.phase = Phase.CUT
+        self.phase = PHASE_CUT
         self.cutters: tuple[int, ...] = tuple(range(n))
         self.cut_rounds: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
         self.dealer = -1
@@ -106,15 +117,15 @@ class State(ChanceEvents):
         return self.game.rules
 
     def is_terminal(self) -> bool:
-        return self.phase is _GAME_OVER
+        return self.phase is PHASE_GAME_OVER
 
     def is_chance(self) -> bool:
-        return self.phase is _DEAL or self.phase is _CUT
+        return self.phase is PHASE_DEAL or self.phase is PHASE_CUT
 
     def legal_actions(self) -> Sequence[int]:
         """Legal actions of the player to act, ascending (empty at chance nodes and at the end)."""
         phase = self.phase
-        if phase is _PLAY:
+        if phase is PHASE_PLAY:
             hand = self.hands[self.current]
             led = self.led_suit
             if led >= 0:
@@ -122,7 +133,7 @@ class State(ChanceEvents):
                 if follow:
                     return follow
             return held_cards(hand)
-        if phase is _BID:
+        if phase is PHASE_BID:
             bids = _BID_ACTIONS[self.hand_size]
             if self.current == self.dealer:
                 forbidden = self.forbidden_bid()
@@ -132,11 +143,11 @@ class State(ChanceEvents):
         return ()
 
     def legal_bids(self) -> list[int]:
-        return [a - BID_BASE for a in self.legal_actions()] if self.phase == Phase.BID else []
+        return [a - BID_BASE for a in self.legal_actions()] if self.phase == PHASE_BID else []
 
     def forbidden_bid(self) -> int | None:
         """The bid the hook forbids to the player now bidding, if any."""
-        if self.phase != Phase.BID or not self.game.rules.hook:
+        if self.phase != PHASE_BID or not self.game.rules.hook:
             return None
         if self.current != self.dealer:
             return None
@@ -162,8 +173,8 @@ class State(ChanceEvents):
     # ----------------------------------------------------------------- actions
     def act(self, seat: int, action: int) -> None:
         """Apply ``action`` for ``seat``, refusing it if it is not that seat's turn."""
-        if seat != self.current or self.phase not in (Phase.BID, Phase.PLAY):
-            if self.phase in (Phase.BID, Phase.PLAY):
+        if seat != self.current or self.phase not in (PHASE_BID, PHASE_PLAY):
+            if self.phase in (PHASE_BID, PHASE_PLAY):
                 why = f"it is seat {self.current}'s turn to {self.phase.name.lower()}"
             else:
                 why = f"no player acts now (phase {self.phase.name})"
@@ -172,7 +183,7 @@ class State(ChanceEvents):
 
     def apply_action(self, action: int) -> None:
         """Apply ``action`` for the player to act; raises IllegalActionError if illegal."""
-        if self.phase is _PLAY:
+        if self.phase is PHASE_PLAY:
             seat = self.current
             hand = self.hands[seat]
             if type(action) is not int or not 0 <= action < NUM_CARDS or not (hand >> action) & 1:
@@ -200,7 +211,7 @@ class State(ChanceEvents):
                 self.current = order[pos]
             else:
                 self._finish_trick()
-        elif self.phase is _BID:
+        elif self.phase is PHASE_BID:
             if type(action) is not int or action < BID_BASE:
                 raise IllegalActionError(self.current, describe_action(_as_int(action)), "it is the bidding phase")
             self._bid(action - BID_BASE)
@@ -275,7 +286,7 @@ class State(ChanceEvents):
     # ----------------------------------------------------------------- transitions
     def _start_play(self) -> None:
         self.rebid = False
-        self.phase = Phase.PLAY
+        self.phase = PHASE_PLAY
         self.pos = self.leader_pos = 0
         self.current = self.order[0]
 
@@ -357,7 +368,7 @@ class State(ChanceEvents):
 
     def _end_game(self, winners: tuple[int, ...]) -> None:
         self.winners = winners
-        self.phase = Phase.GAME_OVER
+        self.phase = PHASE_GAME_OVER
         self.current = -1
 
     def _start_hand(self, participants: tuple[int, ...] | None = None) -> None:
@@ -389,15 +400,43 @@ class State(ChanceEvents):
         self.trick = []
         self.led_suit = NO_SUIT
         self.current = -1
-        self.phase = Phase.DEAL
+        self.phase = PHASE_DEAL
 
     # ----------------------------------------------------------------- copies
     def clone(self) -> State:
+        """An independent copy: lists are copied, immutable values shared. Written out (not a loop
+        over ``__slots__``) because that is fastest and compiles; a test checks every slot."""
         other = State.__new__(State)
-        for name in State.__slots__:
-            setattr(other, name, getattr(self, name))
-        for name in _LIST_SLOTS:
-            setattr(other, name, list(getattr(self, name)))
+        other.game = self.game
+        other.phase = self.phase
+        other.cutters = self.cutters
+        other.cut_rounds = self.cut_rounds.copy()
+        other.dealer = self.dealer
+        other.hand_number = self.hand_number
+        other.scheduled_index = self.scheduled_index
+        other.hand_size = self.hand_size
+        other.order = self.order
+        other.hands = self.hands.copy()
+        other.dealt = self.dealt.copy()
+        other.trump_card = self.trump_card
+        other.trump_suit = self.trump_suit
+        other.no_trump = self.no_trump
+        other.bids = self.bids.copy()
+        other.bid_pos = self.bid_pos
+        other.change_seat = self.change_seat
+        other.rebid = self.rebid
+        other.pos = self.pos
+        other.current = self.current
+        other.leader_pos = self.leader_pos
+        other.trick = self.trick.copy()
+        other.led_suit = self.led_suit
+        other.tricks = self.tricks.copy()
+        other.tricks_won = self.tricks_won.copy()
+        other.events = self.events.copy()
+        other.scores = self.scores.copy()
+        other.results = self.results.copy()
+        other.sudden_death = self.sudden_death
+        other.winners = self.winners
         return other
 
     def __repr__(self) -> str:
@@ -405,9 +444,6 @@ class State(ChanceEvents):
             f"<State hand={self.hand_number} phase={self.phase.name} dealer={self.dealer} "
             f"current={self.current} scores={self.scores}>"
         )
-
-
-_LIST_SLOTS = ("hands", "dealt", "bids", "trick", "tricks", "tricks_won", "events", "scores", "results", "cut_rounds")
 
 
 def _as_int(action: object) -> int:

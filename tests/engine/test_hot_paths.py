@@ -10,7 +10,7 @@ from ohell.cards import cards_of, held_cards
 from ohell.chance import sample_cards
 from ohell.errors import ChanceError
 from ohell.rules import Rules
-from ohell.state import BID_BASE, Game, Phase
+from ohell.state import BID_BASE, Game, Phase, State
 
 
 def test_deal_sampler_matches_random_sample_and_leaves_the_generator_in_step() -> None:
@@ -59,3 +59,33 @@ def test_bad_cut_cards_are_still_named(cut: list[object], message: str) -> None:
     with pytest.raises(ChanceError, match=message.replace("[", r"\[").replace("]", r"\]")):
         state.cut(cut)  # type: ignore[arg-type]
     assert state.phase == Phase.CUT
+
+
+def _attribute_names(cls: type) -> tuple[str, ...]:
+    """A State's attributes: ``__slots__`` in the pure build, mypyc's list in the compiled one."""
+    names = cls.__dict__.get("__slots__") or getattr(cls, "__mypyc_attrs__", ())
+    return tuple(dict.fromkeys(names))
+
+
+def test_clone_copies_every_attribute_and_shares_no_list() -> None:
+    state = Game(Rules(), 4).new_state()
+    rng = random.Random(3)
+    for _ in range(60):  # into the second hand: results, events and tricks are all non-empty
+        if state.is_chance():
+            state.chance_random(rng)
+        else:
+            state.apply_action(rng.choice(state.legal_actions()))
+    other = state.clone()
+    names = _attribute_names(State)
+    assert {"game", "hands", "trick", "events", "results", "winners"} <= set(names)
+    for name in names:
+        mine, theirs = getattr(state, name), getattr(other, name)
+        assert mine == theirs, name
+        if isinstance(mine, list):
+            assert mine is not theirs, f"clone shares the list {name}"
+    while not other.is_terminal():  # playing the copy on leaves the original as it was
+        if other.is_chance():
+            other.chance_random(rng)
+        else:
+            other.apply_action(rng.choice(other.legal_actions()))
+    assert not state.is_terminal() and state.results == other.results[: len(state.results)]
