@@ -3,7 +3,9 @@
     python3 dev.py demo   # make .venv, install the project, run the local ladder of built-in bots
     python3 dev.py test   # make .venv, install the project with its test extras, run the tests
 
-Extra arguments after the command go to the program (``ohell`` or ``pytest``).
+Extra arguments after the command go to the program (``ohell`` or ``pytest``). Installing compiles
+the engine's hot modules (setup.py); with no extra arguments ``test`` then runs tests/engine a second
+time on the pure-Python engine (``python -X ohell_pure``), so both builds are tested.
 """
 
 from __future__ import annotations
@@ -22,13 +24,15 @@ PYTHON = BIN / "python"
 
 
 def ensure_env(extras: str) -> None:
-    """Create the virtual environment and (re)install the project when pyproject.toml changed."""
+    """Create the virtual environment and (re)install the project when pyproject.toml, setup.py or
+    the engine's sources changed (the install compiles those, so an edit needs a new install)."""
     if sys.version_info < (3, 11):  # noqa: UP036 - dev.py runs on whatever python3 the machine has
         sys.exit(f"ohell-arena needs Python 3.11 or newer, this is {sys.version.split()[0]}")
     if not PYTHON.exists():
         print(f"creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
+    inputs = [ROOT / "pyproject.toml", ROOT / "setup.py", *sorted((ROOT / "ohell").glob("*.py"))]
+    digest = hashlib.sha256(b"".join(path.read_bytes() for path in inputs) + extras.encode()).hexdigest()
     stamp = VENV / ".ohell-installed"
     if stamp.exists() and stamp.read_text() == digest:
         return
@@ -51,7 +55,11 @@ def main(argv: list[str]) -> int:
         ensure_env("")
         return subprocess.call([str(BIN / "ohell"), "demo", *rest], cwd=ROOT)
     ensure_env("test")
-    return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)
+    status = subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)
+    if rest or status != 0:
+        return status
+    print("tests/engine again on the pure-Python engine (python -X ohell_pure)", flush=True)
+    return subprocess.call([str(PYTHON), "-X", "ohell_pure", "-m", "pytest", "tests/engine"], cwd=ROOT)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ the deal as two chance events. Rounds alternate between the engines and the best
 which damps noise from other work on a shared machine. Also reported: whole classic games per
 second for 4 random and for 4 heuristic bots through ``ohell.match.play_game``.
 
-The last line is ``engine: ours=<hands/s> openspiel=<hands/s> ratio=<ours/openspiel>``.
+The last line is ``engine: ours=<hands/s> openspiel=<hands/s> ratio=<ours/openspiel> build=<build>``,
+where the build is ``compiled`` (the mypyc extensions setup.py builds) or ``pure`` (the ``.py`` files:
+no compiler at install, ``OHELL_PURE=1``, or ``python -X ohell_pure bench/engine.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from arena.conformance import ConformanceUnavailable, load_pyspiel
+from ohell import engine_build
 from ohell.bots import make_bot
 from ohell.match import play_game
 from ohell.presets import preset
@@ -138,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         f"driver loop alone (no engine): {floor:.0f} hands/s = {1e6 / floor:.1f} us/hand; "
         f"ours {1e6 / ours:.1f} us/hand, openspiel {1e6 / theirs:.1f} us/hand"
     )
-    print(f"engine: ours={ours:.0f} openspiel={theirs:.0f} ratio={ours / theirs:.2f}")
+    print(f"engine: ours={ours:.0f} openspiel={theirs:.0f} ratio={ours / theirs:.2f} build={engine_build()}")
     return 0
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
-from ohell.cards import NO_CARD, NO_SUIT, NUM_CARDS, format_cards
+from ohell.cards import NO_CARD, NO_SUIT, NUM_CARDS, format_cards, mask_of
 from ohell.errors import ChanceError
 from ohell.hand import PHASE_BID, PHASE_CUT, PHASE_DEAL, Phase
 
@@ -126,32 +126,31 @@ class ChanceEvents:
             hands[seat] = mask
         self._set_deal(hands, used[needed] if turn_trump else NO_CARD)
 
-    def deal_hands(self, hands: Sequence[Iterable[int]], trump_card: int | None) -> None:
-        """Deal given hands (one list of cards per seat) and trump card, e.g. from a record."""
+    def deal_hands(self, hands: Sequence[Iterable[object]], trump_card: object) -> None:
+        """Deal given hands (one list of cards per seat) and trump card (a card, or None when none
+        is turned), e.g. from a record. Cards are ints 0..51; anything else is a ChanceError (the
+        parameters are typed ``object`` so that compiled code checks them the same way)."""
         if self.phase != PHASE_DEAL:
             raise ChanceError(f"no deal is pending (phase {self.phase.name})")
         if len(hands) != self.game.num_players:
             raise ChanceError(f"deal needs {self.game.num_players} hands, got {len(hands)}")
-        masks = [0] * self.game.num_players
-        seen: list[int] = []
-        for seat, cards in enumerate(hands):
-            cards = list(cards)
+        held = [list(cards) for cards in hands]
+        for seat, cards in enumerate(held):
             expected = self.hand_size if seat in self.order else 0
             if len(cards) != expected:
                 raise ChanceError(f"seat {seat} must be dealt {expected} cards, got {len(cards)}")
-            seen.extend(cards)
-            for card in cards:
-                masks[seat] |= 1 << card if isinstance(card, int) and 0 <= card < 52 else 0
         expect_trump = not self.no_trump and self.hand_size * len(self.order) < NUM_CARDS
         if expect_trump and trump_card is None:
             raise ChanceError("a trump card must be turned: cards remain after the deal")
         if not expect_trump and trump_card is not None:
             why = "this is a no-trump hand" if self.no_trump else "no card is left after the deal"
             raise ChanceError(f"no trump card may be turned: {why}")
+        seen = [card for cards in held for card in cards]
         if trump_card is not None:
             seen.append(trump_card)
         check_distinct_cards(seen, "deal")
-        self._set_deal(masks, NO_CARD if trump_card is None else trump_card)
+        masks = [mask_of(cast(list[int], cards)) for cards in held]
+        self._set_deal(masks, NO_CARD if trump_card is None else cast(int, trump_card))
 
     def chance_random(self, rng: random.Random) -> None:
         """Resolve the pending cut or deal with ``rng``: the same outcome as ``cut``/``deal``
@@ -175,12 +174,13 @@ class ChanceEvents:
         self.current = self.order[0]
 
 
-def check_distinct_cards(cards: Sequence[int], what: str) -> None:
+def check_distinct_cards(cards: Sequence[object], what: str) -> None:
+    """Raise ChanceError unless ``cards`` are distinct card indices (ints 0..51, not bools)."""
     if set(map(type, cards)) == _INT_ONLY and len(set(cards)) == len(cards) and _CARD_SET.issuperset(cards):
         return  # the common case, checked at C speed: distinct ints 0..51 (no bools)
     for card in cards:
         if type(card) is not int or not 0 <= card < NUM_CARDS:
             raise ChanceError(f"{what}: {card!r} is not a card index 0..51")
     if len(set(cards)) != len(cards):
-        dupes = sorted({c for c in cards if cards.count(c) > 1})
+        dupes = sorted({cast(int, c) for c in cards if cards.count(c) > 1})
         raise ChanceError(f"{what}: card(s) {format_cards(dupes)} appear more than once")

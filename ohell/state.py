@@ -171,17 +171,20 @@ class State(ChanceEvents):
         return min(legal)
 
     # ----------------------------------------------------------------- actions
-    def act(self, seat: int, action: int) -> None:
+    # Methods that take a player's input accept any object and refuse a non-int with an
+    # IllegalActionError, in both builds (compiled code would raise TypeError on an ``int``
+    # parameter, and would read True as 1).
+    def act(self, seat: int, action: object) -> None:
         """Apply ``action`` for ``seat``, refusing it if it is not that seat's turn."""
         if seat != self.current or self.phase not in (PHASE_BID, PHASE_PLAY):
             if self.phase in (PHASE_BID, PHASE_PLAY):
                 why = f"it is seat {self.current}'s turn to {self.phase.name.lower()}"
             else:
                 why = f"no player acts now (phase {self.phase.name})"
-            raise IllegalActionError(seat, describe_action(action), why)
+            raise IllegalActionError(seat, describe_action(_as_int(action)), why)
         self.apply_action(action)
 
-    def apply_action(self, action: int) -> None:
+    def apply_action(self, action: object) -> None:
         """Apply ``action`` for the player to act; raises IllegalActionError if illegal."""
         if self.phase is PHASE_PLAY:
             seat = self.current
@@ -220,20 +223,21 @@ class State(ChanceEvents):
                 self.current, describe_action(_as_int(action)), f"no player acts now ({self.phase.name})"
             )
 
-    def bid(self, seat: int, tricks: int) -> None:
+    def bid(self, seat: int, tricks: object) -> None:
         if type(tricks) is not int or tricks < 0:
             raise IllegalActionError(seat, f"bid {tricks!r}", "a bid is a whole number of tricks, 0 or more")
         self.act(seat, BID_BASE + tricks)
 
-    def play(self, seat: int, card: int) -> None:
+    def play(self, seat: int, card: object) -> None:
         self.act(seat, card)
 
-    def _check_bid_value(self, seat: int, verb: str, tricks: int) -> None:
+    def _checked_bid(self, seat: int, verb: str, tricks: object) -> int:
         size = self.hand_size
         if type(tricks) is not int:
             raise IllegalActionError(seat, f"{verb} {tricks!r}", "a bid is a whole number of tricks")
         if not 0 <= tricks <= size:
             raise IllegalActionError(seat, f"{verb} {tricks}", f"bids run from 0 to {size} in a {size}-card hand")
+        return tricks
 
     def _hook_check(self, seat: int, verb: str, tricks: int) -> None:
         if self.game.rules.hook and seat == self.dealer and tricks == self._dealer_forbidden():
@@ -248,7 +252,7 @@ class State(ChanceEvents):
         rules = self.game.rules
         blind = rules.bidding is Bidding.BLIND
         verb = "rebid" if self.rebid else "bid"
-        self._check_bid_value(seat, verb, tricks)
+        self._checked_bid(seat, verb, tricks)
         if seat == self.dealer and (self.rebid or not blind):
             self._hook_check(seat, verb, tricks)
         self.bids[seat] = tricks
@@ -267,7 +271,7 @@ class State(ChanceEvents):
         else:
             self._start_play()
 
-    def change_bid(self, seat: int, tricks: int) -> None:
+    def change_bid(self, seat: int, tricks: object) -> None:
         """000: a seat may replace its bid until the next player bids (the dealer: until the
         first lead)."""
         if not self.game.rules.bid_changes:
@@ -278,10 +282,10 @@ class State(ChanceEvents):
                 f"change its bid to {tricks}",
                 "only the latest bidder may change, before the next bid or the first lead",
             )
-        self._check_bid_value(seat, "change its bid to", tricks)
-        self._hook_check(seat, "change its bid to", tricks)
-        self.bids[seat] = tricks
-        self.events.append(("change", seat, tricks))
+        value = self._checked_bid(seat, "change its bid to", tricks)
+        self._hook_check(seat, "change its bid to", value)
+        self.bids[seat] = value
+        self.events.append(("change", seat, value))
 
     # ----------------------------------------------------------------- transitions
     def _start_play(self) -> None:
@@ -405,8 +409,9 @@ class State(ChanceEvents):
     # ----------------------------------------------------------------- copies
     def clone(self) -> State:
         """An independent copy: lists are copied, immutable values shared. Written out (not a loop
-        over ``__slots__``) because that is fastest and compiles; a test checks every slot."""
-        other = State.__new__(State)
+        over ``__slots__``) because that is fastest and compiles; a test checks every slot. A
+        compiled class always runs ``__init__``, so the copy starts as a new state."""
+        other = State(self.game)
         other.game = self.game
         other.phase = self.phase
         other.cutters = self.cutters
