@@ -13,7 +13,9 @@ read from the game itself when a table is built, and checked again on every hand
 - it scores ``tricks + 10`` for an exact bid and ``tricks`` otherwise, so an exact hit is
   ``return - tricks == 10``.
 
-Our side is a ``Rules(hand_sizes=(k,))`` game whose cut makes OpenSpiel's dealer deal first.
+Our side is a ``Rules(hand_sizes=(k,))`` game whose cut makes OpenSpiel's dealer deal first
+(``State.choose_dealer``). The card map read from OpenSpiel here is an independent check of the
+engine's own conversion, ``ohell.hand.openspiel_action`` (tests/engine/test_conformance.py).
 """
 
 from __future__ import annotations
@@ -45,11 +47,6 @@ def load_pyspiel() -> ModuleType:
             f"or 'pip install open-spiel' ({error})"
         ) from None
     return pyspiel
-
-
-def cut_for_dealer(num_players: int, dealer: int) -> list[int]:
-    """Cut cards (one per seat) that make ``dealer`` the highest cut: an ace against low clubs."""
-    return [parse_card("AS") if seat == dealer else seat for seat in range(num_players)]
 
 
 def _parse_os_card(text: str) -> int:
@@ -140,7 +137,7 @@ def play_hand(table: OpenSpielTable, hand_size: int, dealer: int, rng: random.Ra
     theirs.apply_action(table.to_os[trump])
 
     ours = table.ours(hand_size).new_state()
-    ours.cut(cut_for_dealer(n, dealer))
+    ours.choose_dealer(dealer)
     if ours.dealer != dealer:
         return [f"{where}: our cut chose dealer {ours.dealer}"]
     ours.deal_hands(hands, trump)

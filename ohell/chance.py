@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ohell.state import Game
 
 _DECK: Final = range(NUM_CARDS)
+ACE_OF_SPADES: Final = NUM_CARDS - 1
 _CARD_SET: Final = frozenset(range(NUM_CARDS))
 _INT_ONLY: Final = {int}
 _BIT_LENGTHS: Final = tuple(size.bit_length() for size in range(NUM_CARDS + 1))
@@ -89,6 +90,15 @@ class ChanceEvents:
             raise ChanceError(f"cut needs {len(self.cutters)} cards, got {len(cut)}")
         check_distinct_cards(cut, "cut")
         self._cut(cut)
+
+    def choose_dealer(self, seat: int) -> None:
+        """Make ``seat`` the first dealer (for tests, tools and tournaments): the cut
+        ``dealer_cut(self.cutters, seat)``, recorded like any cut, so a record of the game replays."""
+        if self.phase != PHASE_CUT:
+            raise ChanceError(f"no cut is pending (phase {self.phase.name})")
+        if seat not in self.cutters:
+            raise ChanceError(f"seat {seat!r} is not cutting (cutters: {list(self.cutters)})")
+        self._cut(dealer_cut(self.cutters, seat))
 
     def _cut(self, cut: tuple[int, ...]) -> None:
         self.cut_rounds.append((self.cutters, cut))
@@ -172,6 +182,13 @@ class ChanceEvents:
         self.phase = PHASE_BID
         self.pos = 0
         self.current = self.order[0]
+
+
+def dealer_cut(cutters: Sequence[int], seat: int) -> tuple[int, ...]:
+    """Cut cards, one per cutter in order, that make ``seat`` deal: it cuts the ace of spades, the
+    others the 2, 3, 4... of clubs."""
+    low = iter(range(NUM_CARDS))
+    return tuple(ACE_OF_SPADES if cutter == seat else next(low) for cutter in cutters)
 
 
 def check_distinct_cards(cards: Sequence[object], what: str) -> None:

@@ -1,7 +1,12 @@
 """The vocabulary of play: phases, the action numbering, and records of finished tricks and hands.
 
-Actions share one int space, as in OpenSpiel's oh_hell: ``0..51`` play that card, ``52 + n`` bids
-``n`` tricks.
+Actions share one int space: ``0..51`` play that card (``ohell.cards``: ``suit * 13 + rank``, suits
+clubs, diamonds, hearts, spades), ``52 + n`` bids ``n`` tricks. What matches OpenSpiel's ``oh_hell``
+is the layout (cards below 52, bid ``n`` is ``52 + n``); its card numbers differ: they are
+rank-major, ``rank * 4 + suit``, with its suits in the order clubs, diamonds, spades, hearts. So our
+``2C``, ``2D``, ``AS`` are 0, 13, 51 and OpenSpiel's are 0, 1, 50. ``openspiel_action`` and
+``action_from_openspiel`` convert (``tests/engine/test_conformance.py`` checks them against
+OpenSpiel's own card names).
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final
 
-from ohell.cards import NUM_CARDS, card_str
+from ohell.cards import NUM_CARDS, RANKS_PER_SUIT, card_str
 
 BID_BASE: Final = NUM_CARDS
 
@@ -34,6 +39,27 @@ PHASE_GAME_OVER: Final = Phase.GAME_OVER
 
 def bid_action(tricks: int) -> int:
     return BID_BASE + tricks
+
+
+_OPENSPIEL_SUITS: Final = (0, 1, 3, 2)  # our suit -> OpenSpiel's, and back (hearts and spades swap)
+
+
+def openspiel_action(action: int) -> int:
+    """OpenSpiel's number for our ``action``: a card renumbered, a bid unchanged."""
+    if not 0 <= action < NUM_CARDS:
+        if action < 0:
+            raise ValueError(f"action {action} is negative")
+        return action
+    return (action % RANKS_PER_SUIT) * 4 + _OPENSPIEL_SUITS[action // RANKS_PER_SUIT]
+
+
+def action_from_openspiel(number: int) -> int:
+    """Our action for OpenSpiel's ``number`` (the inverse of ``openspiel_action``)."""
+    if not 0 <= number < NUM_CARDS:
+        if number < 0:
+            raise ValueError(f"OpenSpiel action {number} is negative")
+        return number
+    return _OPENSPIEL_SUITS[number % 4] * RANKS_PER_SUIT + number // 4
 
 
 def describe_action(action: int) -> str:

@@ -123,6 +123,11 @@ class Rules:
             return deck_limit
         return min(10, 51 // num_players)
 
+    def with_hand_sizes(self, *sizes: int) -> Rules:
+        """These rules with an explicit schedule: ``preset("classic").with_hand_sizes(5)`` is one
+        5-card hand (the typed form of the option ``hand_sizes=[5]``)."""
+        return replace(self, hand_sizes=sizes)
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         for key, value in data.items():

@@ -5,10 +5,9 @@ from __future__ import annotations
 from ohell.rules import Scoring
 
 
-def hand_score(
-    method: Scoring, bid: int, tricks: int, cards_dealt: int, hand_number: int, vienna: bool
-) -> int:
-    """Points for a seat that bid ``bid`` and took ``tricks`` in hand ``hand_number`` (1-based)."""
+def hand_score(*, method: Scoring, bid: int, tricks: int, cards_dealt: int, hand_number: int, vienna: bool) -> int:
+    """Points for a seat that bid ``bid`` and took ``tricks`` in hand ``hand_number`` (1-based).
+    Keyword-only: four of the arguments are ints that are easy to swap."""
     off = abs(tricks - bid)
     if off == 0 and bid == 0 and vienna:
         return cards_dealt + 5

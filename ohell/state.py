@@ -60,8 +60,13 @@ class Game:
         self.num_players = num_players
         self.schedule = hand_sizes(rules, num_players)
 
-    def new_state(self) -> State:
-        return State(self)
+    def new_state(self, dealer: int | None = None) -> State:
+        """A new game, at the cut for first dealer; or, given ``dealer``, with that seat dealing
+        first (``State.choose_dealer``) and the first deal pending."""
+        state = State(self)
+        if dealer is not None:
+            state.choose_dealer(dealer)
+        return state
 
     def __repr__(self) -> str:
         return f"Game(num_players={self.num_players}, schedule={self.schedule}, rules={self.rules})"
@@ -115,6 +120,13 @@ class State(ChanceEvents):
     @property
     def rules(self) -> Rules:
         return self.game.rules
+
+    @property
+    def last_hand(self) -> HandResult | None:
+        """The latest finished hand (its bids, tricks, tricks won and points), or None before the
+        first one ends. The same after every hand: ``bids``, ``tricks`` and ``tricks_won`` are the
+        hand in play, so they are reset when the next hand starts but keep the last hand at the end."""
+        return self.results[-1] if self.results else None
 
     def is_terminal(self) -> bool:
         return self.phase is PHASE_GAME_OVER
@@ -328,9 +340,13 @@ class State(ChanceEvents):
         if not self.sudden_death:
             for seat in self.order:
                 points[seat] = hand_score(
-                    rules.scoring, self.bids[seat], self.tricks_won[seat], self.hand_size,
-                    self.hand_number, rules.vienna,
-                )  # fmt: skip
+                    method=rules.scoring,
+                    bid=self.bids[seat],
+                    tricks=self.tricks_won[seat],
+                    cards_dealt=self.hand_size,
+                    hand_number=self.hand_number,
+                    vienna=rules.vienna,
+                )
                 self.scores[seat] += points[seat]
         self.results.append(
             HandResult(

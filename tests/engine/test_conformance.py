@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.conformance import OpenSpielTable, cut_for_dealer, load_pyspiel, play_hand, run
+from arena.conformance import OpenSpielTable, load_pyspiel, play_hand, run
 from ohell.cards import parse_card
+from ohell.hand import action_from_openspiel, openspiel_action
 from ohell.rules import Rules
-from ohell.state import BID_BASE, Game
+from ohell.state import BID_BASE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,12 +50,12 @@ def test_card_and_bid_actions_map_by_their_names(pyspiel) -> None:
     assert state.action_to_string(pyspiel.PlayerId.CHANCE, names[parse_card("2C")]) == "C2"
 
 
-@pytest.mark.parametrize("n", range(3, 8))
-def test_cut_makes_any_seat_the_first_dealer(n: int) -> None:
-    for dealer in range(n):
-        state = Game(Rules(hand_sizes=(1,)), n).new_state()
-        state.cut(cut_for_dealer(n, dealer))
-        assert state.dealer == dealer
+def test_the_engines_openspiel_numbering_is_the_one_read_from_openspiel(pyspiel) -> None:
+    table = OpenSpielTable(pyspiel, 3)  # the harness's map comes from OpenSpiel's action names
+    assert len(table.to_ours) == 52 + 18
+    for os_action, ours in table.to_ours.items():
+        assert openspiel_action(ours) == os_action
+        assert action_from_openspiel(os_action) == ours
 
 
 def test_openspiel_applies_the_hook_so_an_engine_without_it_disagrees(pyspiel) -> None:

@@ -50,7 +50,13 @@ CASES = [
 def test_hand_score(
     method: Scoring, bid: int, tricks: int, dealt: int, number: int, vienna: bool, expected: int
 ) -> None:
-    assert hand_score(method, bid, tricks, dealt, number, vienna) == expected
+    score = hand_score(method=method, bid=bid, tricks=tricks, cards_dealt=dealt, hand_number=number, vienna=vienna)
+    assert score == expected
+
+
+def test_hand_score_takes_keywords_only() -> None:
+    with pytest.raises(TypeError):
+        hand_score(Scoring.EXACT, 2, 2, 5, 1, False)  # type: ignore[misc]
 
 
 def test_every_method_is_covered() -> None:

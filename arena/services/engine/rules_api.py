@@ -86,8 +86,8 @@ def score_hand(request: rules_service_pb2.ScoreHandRequest) -> int:
             raise _invalid(f"{field}={getattr(request, field)} is more than hand_size={request.hand_size}")
     if request.vienna and scoring is Scoring.ANDERSON:
         raise _invalid("vienna=true cannot be combined with scoring=SCORING_ANDERSON")
-    return hand_score(scoring, request.bid, request.tricks, request.hand_size, max(request.hand_number, 1),
-                      request.vienna)
+    return hand_score(method=scoring, bid=request.bid, tricks=request.tricks, cards_dealt=request.hand_size,
+                      hand_number=max(request.hand_number, 1), vienna=request.vienna)
 
 
 def legal_actions(state: State) -> rules_service_pb2.GetLegalActionsResponse:
