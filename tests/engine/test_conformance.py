@@ -16,6 +16,7 @@ from ohell.rules import Rules
 from ohell.state import BID_BASE
 
 ROOT = Path(__file__).resolve().parents[2]
+PURE_FLAG = ["-X", "ohell_pure"] if "ohell_pure" in sys._xoptions else []  # the subprocess runs this build too
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def test_openspiel_applies_the_hook_so_an_engine_without_it_disagrees(pyspiel) -
 
 def test_bench_command_prints_its_count_last() -> None:
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "conformance.py"), "--hands", "300", "--players", "5"],
+        [sys.executable, *PURE_FLAG, str(ROOT / "bench" / "conformance.py"), "--hands", "300", "--players", "5"],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
