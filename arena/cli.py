@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -10,8 +11,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena.ladder import cli as ladder_cli
-from arena.services.engine import cli as engine_cli
+from arena.local import cli as ladder_cli
+from arena.sdk import cli as engine_cli
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS, preset_with_options
@@ -41,7 +42,7 @@ def print_tally(tally: SeriesTally, title: str) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from arena.localplay import play_series
+    from arena.local.play import play_series
 
     names = [name.strip() for name in args.bots.split(",") if name.strip()]
     unknown = [name for name in names if name not in BOT_FACTORIES]
@@ -110,12 +111,20 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list the rule presets")
     rules.set_defaults(handler=cmd_rules)
 
-    engine_cli.register(sub)  # engine, challenge, agent
+    for name, module in SERVICES.items():
+        sub.add_parser(name, help=f"run the {name} service (python -m {module}; --help lists its options)")
+    engine_cli.register(sub)  # challenge, agent
     ladder_cli.register(sub)  # up, demo, ladder
     return parser
 
 
+SERVICES = {"engine": "services.engine", "matchmaker": "services.matchmaker"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] and argv[0] in SERVICES:  # a deployable above this library: run it as its own module
+        os.execv(sys.executable, [sys.executable, "-m", SERVICES[argv[0]], *argv[1:]])
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))

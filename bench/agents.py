@@ -96,7 +96,7 @@ def sample_decision() -> Any:
     import random
 
     from arena.proto.ohell.v1 import gateway_pb2, match_pb2
-    from arena.services.engine.convert import card_to_proto, observation_to_proto
+    from arena.wire import card_to_proto, observation_to_proto
     from ohell.observation import observe
     from ohell.presets import preset
     from ohell.state import Game, Phase
@@ -123,8 +123,8 @@ class Ours:
         self.samples: list[float] = []
 
     async def start(self) -> None:
-        from arena.services.engine import host as host_module
-        from arena.services.engine.service import start_engine
+        from arena.play import host as host_module
+        from services.engine.server import start_engine
 
         self.original = host_module.metrics.observe_decision
 
@@ -147,9 +147,9 @@ class Ours:
     async def play(self, matches: int, seed: int, relay: bool = False) -> float:
         """Play ``matches`` classic games at once; returns their wall time. ``relay``: reach the
         agent through Redis, as a match host in another process (a Celery worker) does."""
-        from arena.services.engine.host import host_match
-        from arena.services.engine.relay import LOCAL_GATEWAYS
-        from arena.services.engine.specs import SeatSpec, TimeControl
+        from arena.play.host import host_match
+        from arena.play.relay import LOCAL_GATEWAYS
+        from arena.play.specs import SeatSpec, TimeControl
         from ohell.presets import preset
 
         def seats(i: int) -> list[SeatSpec]:
@@ -170,7 +170,7 @@ class Ours:
                 LOCAL_GATEWAYS.append(self.engine.gateway)
 
     async def stop(self) -> None:
-        from arena.services.engine import host as host_module
+        from arena.play import host as host_module
 
         self.agent.terminate()
         self.agent.wait()

@@ -28,12 +28,12 @@ from typing import Any
 
 import redis
 
-from arena.ladder.demo import DEMO_OPTIONS, demo_agents
-from arena.ladder.hosting import play_builtin
-from arena.ladder.keys import stream_entries, text
-from arena.ladder.stack import Stack, StackConfig
-from arena.services.matchmaker.model import Ladder
-from arena.services.matchmaker.redis_store import RedisStore
+from arena.keys import stream_entries, text
+from arena.ladder.matchplay import play_builtin
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore
+from arena.local.demo import DEMO_OPTIONS, demo_agents
+from arena.local.stack import Stack, StackConfig
 from ohell.presets import preset, preset_with_options
 from ohell.rules import Rules
 

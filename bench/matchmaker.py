@@ -18,9 +18,9 @@ import time
 import redis
 
 from arena.embedded_redis import EmbeddedRedis
-from arena.services.matchmaker.loop import form_once
-from arena.services.matchmaker.model import Ladder
-from arena.services.matchmaker.redis_store import RedisStore
+from arena.ladder.loop import form_once
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore
 
 
 def redis_rtt_per_s(client: redis.Redis, count: int = 5000) -> float:

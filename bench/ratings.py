@@ -16,7 +16,7 @@ import time
 import redis
 
 from arena.embedded_redis import EmbeddedRedis
-from arena.ladder.keys import Keys
+from arena.keys import Keys
 from arena.ladder.matchlog import encode
 from arena.ladder.ratings import MODEL, catch_up, ranks
 

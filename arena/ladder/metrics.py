@@ -1,7 +1,7 @@
 """Prometheus metrics of the ladder (matchmaker and workers).
 
 Under Celery's prefork pool every child process counts into files in PROMETHEUS_MULTIPROC_DIR,
-which must be set before ``prometheus_client`` is first imported (``arena.workers.app`` does
+which must be set before ``prometheus_client`` is first imported (``workers.app`` does
 it); the worker's main process serves them all (``multiprocess_registry``).
 """
 

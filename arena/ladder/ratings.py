@@ -17,7 +17,7 @@ from typing import Any
 import redis
 from openskill.models import PlackettLuce
 
-from arena.ladder.keys import Keys, text
+from arena.keys import Keys, text
 
 # tau keeps sigma from collapsing on a long ladder, so ratings still follow an agent that improves.
 # It must be given to the model: rate(..., tau=0) is silently ignored by openskill.

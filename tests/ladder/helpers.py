@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from arena.services.matchmaker.model import Ladder
-from arena.services.matchmaker.redis_store import RedisStore
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore
 
 
 def builtin_ladder(store: RedisStore, name: str = "t", bots: tuple[str, ...] = ("heuristic", "random") * 4,
@@ -33,9 +33,7 @@ def wait_until(condition: Callable[[], object], timeout: float, what: str, poll:
 
 def settle(store: RedisStore, ladders: list[str], timeout: float = 30.0) -> None:
     """Wait until no match is in play and every logged match is rated."""
-    from arena.services.matchmaker.loop import ratings_behind
-
-    wait_until(lambda: not store.active_matches() and not any(ratings_behind(store, name) for name in ladders),
+    wait_until(lambda: not store.active_matches() and not any(store.ratings_behind(name) for name in ladders),
                timeout, "matches in play to finish and be rated")  # fmt: skip
 
 

@@ -14,11 +14,11 @@ import grpc
 
 from arena.ladder.matchlog import read_log
 from arena.ladder.ratings import replay, stored_ratings
-from arena.ladder.stack import Stack
+from arena.ladder.redis_store import RedisStore, now_ms
+from arena.local.stack import Stack
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
-from arena.services.common.auth import auth_metadata
-from arena.services.matchmaker.redis_store import RedisStore, now_ms
+from arena.rpc.auth import auth_metadata
 from ohell.referee import referee
 
 from .helpers import builtin_ladder, leave_all, scrape, settle, wait_until

@@ -12,9 +12,9 @@ from celery import Celery
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.matchlog import read_log
 from arena.ladder.ratings import replay, stored_ratings
-from arena.ladder.stack import Stack
-from arena.services.matchmaker.redis_store import RedisStore, now_ms
-from arena.workers.routing import QUEUE_BUILTIN, RUN_MATCH
+from arena.ladder.redis_store import RedisStore, now_ms
+from arena.ladder.routing import QUEUE_BUILTIN, RUN_MATCH
+from arena.local.stack import Stack
 
 from .helpers import builtin_ladder, leave_all, scrape, settle, wait_until
 

@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 
 from arena.proto.ohell.v1 import cards_pb2, gateway_pb2, gateway_pb2_grpc, match_pb2
-from arena.services.common.auth import auth_metadata
+from arena.rpc.auth import auth_metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 DROP = object()  # a policy returns this to hang up

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
-from arena.services.engine.convert import (
+from arena.wire import (
     ConversionError,
     ObservationWriter,
     action_number,

@@ -12,9 +12,9 @@ import pytest
 import redis
 from svc_helpers import ROOT
 
-from arena.services.common.keyspace import agent_presence
-from arena.services.engine.host import host_match_sync
-from arena.services.engine.specs import SeatSpec, TimeControl
+from arena.keys import agent_presence
+from arena.play.host import host_match_sync
+from arena.play.specs import SeatSpec, TimeControl
 from ohell.presets import preset
 from ohell.referee import referee
 

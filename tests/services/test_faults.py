@@ -14,11 +14,11 @@ import grpc
 import redis
 from svc_helpers import DROP, ScriptedAgent, card, first_legal, legal_policy
 
+from arena import keys as keyspace
 from arena.embedded_redis import free_port
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import match_pb2, spectate_pb2
-from arena.services.common import keyspace
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.presets import preset
 from ohell.referee import referee
 from ohell.rules import Rules

@@ -12,10 +12,10 @@ import pytest
 from google.protobuf.message import Message
 from svc_helpers import ScriptedAgent, first_legal, legal_policy
 
+from arena.play.events import PublicFeed
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, spectate_pb2, spectate_pb2_grpc
-from arena.services.engine.events import PublicFeed
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.cards import parse_card
 from ohell.observation import observe
 from ohell.presets import preset

@@ -9,10 +9,10 @@ from typing import Any
 from prometheus_client import REGISTRY
 from svc_helpers import ScriptedAgent, card, first_legal
 
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import match_pb2
-from arena.services.common.metrics_http import start_metrics_server
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
+from arena.rpc.metrics_http import start_metrics_server
 from ohell.rules import Rules
 
 

@@ -8,9 +8,9 @@ import time
 import redis
 from svc_helpers import EngineProcess, ScriptedAgent
 
-from arena.services.common.keyspace import agent_presence, register_agent_token
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
+from arena.keys import agent_presence, register_agent_token
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from ohell.rules import Rules
 
 

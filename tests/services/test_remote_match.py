@@ -8,10 +8,10 @@ import asyncio
 import grpc
 from svc_helpers import ScriptedAgent
 
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import spectate_pb2, spectate_pb2_grpc
 from arena.sdk import connect_async, serve_async
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.bots import make_bot
 from ohell.presets import preset
 from ohell.referee import referee

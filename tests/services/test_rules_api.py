@@ -7,10 +7,10 @@ import json
 import grpc
 import pytest
 
+from arena.play.host import host_match_sync
+from arena.play.specs import SeatSpec
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2, rules_service_pb2, rules_service_pb2_grpc
-from arena.services.engine.convert import rules_from_proto
-from arena.services.engine.host import host_match_sync
-from arena.services.engine.specs import SeatSpec
+from arena.wire import rules_from_proto
 from ohell.presets import PRESETS
 from ohell.rules import Rules
 

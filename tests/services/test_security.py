@@ -14,6 +14,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from svc_helpers import ScriptedAgent, first_legal, until
 
+from arena import keys as keyspace
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import (
     agent_pb2,
     agent_pb2_grpc,
@@ -26,14 +29,11 @@ from arena.proto.ohell.v1 import (
     spectate_pb2,
     spectate_pb2_grpc,
 )
+from arena.rpc.auth import auth_metadata
 from arena.sdk import serve_async
-from arena.services.common import keyspace
-from arena.services.common.auth import auth_metadata
-from arena.services.engine.challenge import RecentIds
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.bots import make_bot
 from ohell.rules import Rules
+from services.engine.challenge import RecentIds
 
 
 def test_connect_without_or_with_a_wrong_token_is_unauthenticated(engine_process) -> None:

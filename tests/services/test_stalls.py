@@ -12,15 +12,15 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
+from arena import keys as keyspace
 from arena.embedded_redis import free_port
+from arena.play.events import FeedSilent, LocalEventLog, RedisEventLog
+from arena.play.host import host_match
+from arena.play.relay import LOCAL_GATEWAYS, HostLink
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import match_pb2, spectate_pb2
-from arena.services.common import keyspace
-from arena.services.engine.events import FeedSilent, LocalEventLog, RedisEventLog
-from arena.services.engine.gateway import Connection, Gateway
-from arena.services.engine.host import host_match
-from arena.services.engine.relay import LOCAL_GATEWAYS, HostLink
-from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.rules import Rules
+from services.engine.gateway import Connection, Gateway
 
 SMALL = Rules(hand_sizes=(3, 2))
 
