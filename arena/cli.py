@@ -24,9 +24,13 @@ console = Console()
 
 def progress_bar() -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=False,
-    )  # fmt: skip
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
 
 
 def print_tally(tally: SeriesTally, title: str) -> None:
@@ -35,9 +39,13 @@ def print_tally(tally: SeriesTally, title: str) -> None:
         table.add_column(column, justify="left" if column == "bot" else "right")
     for bot in sorted(tally.bots.values(), key=lambda b: -b.mean_score):
         table.add_row(
-            bot.name, str(bot.games), f"{bot.mean_score:.1f}", f"{100 * bot.exact_rate:.1f}%",
-            f"{bot.wins:g}", f"{100 * bot.win_rate:.1f}%",
-        )  # fmt: skip
+            bot.name,
+            str(bot.games),
+            f"{bot.mean_score:.1f}",
+            f"{100 * bot.exact_rate:.1f}%",
+            f"{bot.wins:g}",
+            f"{100 * bot.win_rate:.1f}%",
+        )
     console.print(table)
 
 
@@ -55,9 +63,13 @@ def cmd_play(args: argparse.Namespace) -> int:
         task = progress.add_task(f"{args.rules}: {len(names)} seats", total=args.games)
         try:
             tally = play_series(
-                rules, names, args.games, args.seed, Path(args.out) if args.out else None,
+                rules,
+                names,
+                args.games,
+                args.seed,
+                Path(args.out) if args.out else None,
                 on_game=lambda done: progress.update(task, completed=done),
-            )  # fmt: skip
+            )
         except OSError as error:
             raise OhHellError(f"cannot write records to --out {args.out}: {error.strerror or error}") from None
     print_tally(tally, f"{args.games} games of {args.rules}, seed {args.seed}")

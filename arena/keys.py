@@ -1,4 +1,7 @@
-"""The Redis keyspace of the ladder, in one place. Every key starts with a prefix ("ohell:").
+"""Every Redis key of every process, in one place. Every key starts with one configurable prefix
+(default "ohell:"; ``OHELL_REDIS_PREFIX`` or ``--prefix``), so stacks with different prefixes share
+one Redis without seeing each other. Python builds names with ``Keys``; the Lua scripts with the
+functions of ``Keys.lua()``, rendered from the same templates.
 
     {p}agent:{id}              hash   an agent (name, kind, bot, version, endpoint, token_sha, house)
     {p}agent-names             hash   name -> agent id (names are unique)
@@ -25,17 +28,61 @@
     {p}stats:{l}               hash   agent id -> JSON counts [games, hands, exact, faults, forfeits,
                                       win shares (x420), points] (arena.ladder.ratings.STAT_FIELDS)
     {p}board:{l}               zset   agent id -> ordinal (mu - 3 sigma)
+    {p}agent:{id}:gateway      string the gateway holding the agent's stream (TTL PRESENCE_TTL_S)
+    {p}gateway:{g}             pubsub RelayEnvelopes for the agents gateway g holds
+    {p}host:{h}                pubsub actions and undeliverable notices for match host h
+    {p}match:{m}:events        stream the match's public MatchEvents (field ``e``), for spectators
+    {p}challenge:{m}           string reserves a challenge's match id (SET NX, TTL MATCH_EVENTS_TTL_S)
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"  # REDIS_URL when unset, for every process of the stack
-
 DEFAULT_PREFIX = "ohell:"
+PREFIX_ENV = "OHELL_REDIS_PREFIX"
+
+PRESENCE_TTL_S = 10  # an agent's presence key lives this long without a refresh
+PRESENCE_REFRESH_S = 2  # also how soon presence is back after a Redis restart
+MATCH_EVENTS_TTL_S = 24 * 3600
+MATCH_EVENTS_MAXLEN = 20_000
+
+# name -> key after the prefix; each "{}" is filled, in order, with the arguments of Keys.<name>(...).
+TEMPLATES: dict[str, str] = {
+    "agent": "agent:{}",
+    "agent_names": "agent-names",
+    "agent_tokens": "agent_tokens",
+    "agent_seq": "agent-seq",
+    "agent_matches": "agent-matches:{}",
+    "ladders": "ladders",
+    "ladder": "ladder:{}",
+    "house": "house:{}",
+    "queue": "queue:{}",
+    "ticket": "ticket:{}:{}",
+    "enrolled": "enrolled:{}",
+    "busy": "busy:{}",
+    "seated": "seated:{}",
+    "match_seq": "match-seq",
+    "match": "match:{}",
+    "match_lease": "match-lease:{}",
+    "active": "active",
+    "record": "record:{}",
+    "log": "log:{}",
+    "rated": "rated:{}",
+    "ratings": "ratings:{}",
+    "stats": "stats:{}",
+    "board": "board:{}",
+    "agent_presence": "agent:{}:gateway",
+    "gateway_channel": "gateway:{}",
+    "host_channel": "host:{}",
+    "match_events": "match:{}:events",
+    "challenge_id": "challenge:{}",
+}
 
 Fields = Mapping[bytes | str, bytes | str]  # the fields of a stream entry, as redis-py returns them
 # An XRANGE / XREVRANGE reply as redis-py types it: ids and fields are optional there because
@@ -53,135 +100,135 @@ def stream_entries(reply: StreamReply) -> list[tuple[str, Fields]]:
     return [(text(entry_id), fields) for entry_id, fields in reply or () if entry_id is not None and fields is not None]
 
 
-@dataclass(frozen=True)
-class Keys:
-    prefix: str = DEFAULT_PREFIX
-
-    def agent(self, agent_id: str) -> str:
-        return f"{self.prefix}agent:{agent_id}"
-
-    @property
-    def agent_names(self) -> str:
-        return f"{self.prefix}agent-names"
-
-    @property
-    def agent_tokens(self) -> str:
-        return f"{self.prefix}agent_tokens"  # shared with arena.keys
-
-    @property
-    def agent_seq(self) -> str:
-        return f"{self.prefix}agent-seq"
-
-    def agent_matches(self, agent_id: str) -> str:
-        return f"{self.prefix}agent-matches:{agent_id}"
-
-    @property
-    def ladders(self) -> str:
-        return f"{self.prefix}ladders"
-
-    def ladder(self, ladder: str) -> str:
-        return f"{self.prefix}ladder:{ladder}"
-
-    def house(self, ladder: str) -> str:
-        return f"{self.prefix}house:{ladder}"
-
-    def queue(self, ladder: str) -> str:
-        return f"{self.prefix}queue:{ladder}"
-
-    def ticket(self, ladder: str, agent_id: str) -> str:
-        return f"{self.prefix}ticket:{ladder}:{agent_id}"
-
-    def enrolled(self, ladder: str) -> str:
-        return f"{self.prefix}enrolled:{ladder}"
-
-    def busy(self, agent_id: str) -> str:
-        return f"{self.prefix}busy:{agent_id}"
-
-    def seated(self, agent_id: str) -> str:
-        return f"{self.prefix}seated:{agent_id}"
-
-    @property
-    def match_seq(self) -> str:
-        return f"{self.prefix}match-seq"
-
-    def match(self, match_id: str) -> str:
-        return f"{self.prefix}match:{match_id}"
-
-    def match_lease(self, match_id: str) -> str:
-        return f"{self.prefix}match-lease:{match_id}"
-
-    @property
-    def active(self) -> str:
-        return f"{self.prefix}active"
-
-    def record(self, match_id: str) -> str:
-        return f"{self.prefix}record:{match_id}"
-
-    def log(self, ladder: str) -> str:
-        return f"{self.prefix}log:{ladder}"
-
-    def rated(self, ladder: str) -> str:
-        return f"{self.prefix}rated:{ladder}"
-
-    def ratings(self, ladder: str) -> str:
-        return f"{self.prefix}ratings:{ladder}"
-
-    def stats(self, ladder: str) -> str:
-        return f"{self.prefix}stats:{ladder}"
-
-    def board(self, ladder: str) -> str:
-        return f"{self.prefix}board:{ladder}"
-
-
-# Keys of the relay, presence and spectate streams (docs/protocol.md, "Relay").
-
-PREFIX = DEFAULT_PREFIX
-
-# hash: sha256(token) hex -> agent id. The matchmaker writes it when it registers an agent.
-AGENT_TOKENS = PREFIX + "agent_tokens"
-
-PRESENCE_TTL_S = 10  # an agent's presence key lives this long without a refresh
-PRESENCE_REFRESH_S = 2  # also how soon presence is back after a Redis restart
-
-
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def agent_presence(agent_id: str) -> str:
-    """string: the id of the gateway holding the agent's stream (TTL PRESENCE_TTL_S)."""
-    return f"{PREFIX}agent:{agent_id}:gateway"
+def _lua_function(name: str, template: str) -> str:
+    parts = template.split("{}")
+    args = [f"a{i}" for i in range(len(parts) - 1)]
+    pieces = ["p"]
+    for index, part in enumerate(parts):
+        if part:
+            pieces.append(repr(part))
+        if index < len(args):
+            pieces.append(args[index])
+    return f"K.{name} = function({', '.join(['p', *args])}) return {' .. '.join(pieces)} end"
 
 
-def gateway_channel(gateway_id: str) -> str:
-    """pub/sub channel a gateway listens on: RelayEnvelopes for the agents it holds."""
-    return f"{PREFIX}gateway:{gateway_id}"
+LUA_KEYS = "local K = {}\n" + "\n".join(_lua_function(name, template) for name, template in TEMPLATES.items()) + "\n"
 
 
-def host_channel(host_id: str) -> str:
-    """pub/sub channel a match host listens on: actions and undeliverable notices."""
-    return f"{PREFIX}host:{host_id}"
+@dataclass(frozen=True)
+class Keys:
+    """Key names under one prefix: ``Keys("x:").queue("l") == "x:queue:l"``."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    @classmethod
+    def from_env(cls) -> Keys:
+        return cls(os.environ.get(PREFIX_ENV) or DEFAULT_PREFIX)
+
+    @staticmethod
+    def lua(script: str) -> str:
+        """``script`` with the key functions in front: ``K.queue(p, l)`` is ``Keys(p).queue(l)``."""
+        return LUA_KEYS + script
+
+    def _key(self, name: str, *parts: Any) -> str:
+        return self.prefix + TEMPLATES[name].format(*parts)
+
+    def agent(self, agent_id: str) -> str:
+        return self._key("agent", agent_id)
+
+    @property
+    def agent_names(self) -> str:
+        return self._key("agent_names")
+
+    @property
+    def agent_tokens(self) -> str:
+        """hash: sha256(token) hex -> agent id; the store writes it, the gateway reads it."""
+        return self._key("agent_tokens")
+
+    @property
+    def agent_seq(self) -> str:
+        return self._key("agent_seq")
+
+    def agent_matches(self, agent_id: str) -> str:
+        return self._key("agent_matches", agent_id)
+
+    @property
+    def ladders(self) -> str:
+        return self._key("ladders")
+
+    def ladder(self, ladder: str) -> str:
+        return self._key("ladder", ladder)
+
+    def house(self, ladder: str) -> str:
+        return self._key("house", ladder)
+
+    def queue(self, ladder: str) -> str:
+        return self._key("queue", ladder)
+
+    def ticket(self, ladder: str, agent_id: str) -> str:
+        return self._key("ticket", ladder, agent_id)
+
+    def enrolled(self, ladder: str) -> str:
+        return self._key("enrolled", ladder)
+
+    def busy(self, agent_id: str) -> str:
+        return self._key("busy", agent_id)
+
+    def seated(self, agent_id: str) -> str:
+        return self._key("seated", agent_id)
+
+    @property
+    def match_seq(self) -> str:
+        return self._key("match_seq")
+
+    def match(self, match_id: str) -> str:
+        return self._key("match", match_id)
+
+    def match_lease(self, match_id: str) -> str:
+        return self._key("match_lease", match_id)
+
+    @property
+    def active(self) -> str:
+        return self._key("active")
+
+    def record(self, match_id: str) -> str:
+        return self._key("record", match_id)
+
+    def log(self, ladder: str) -> str:
+        return self._key("log", ladder)
+
+    def rated(self, ladder: str) -> str:
+        return self._key("rated", ladder)
+
+    def ratings(self, ladder: str) -> str:
+        return self._key("ratings", ladder)
+
+    def stats(self, ladder: str) -> str:
+        return self._key("stats", ladder)
+
+    def board(self, ladder: str) -> str:
+        return self._key("board", ladder)
+
+    def agent_presence(self, agent_id: str) -> str:
+        return self._key("agent_presence", agent_id)
+
+    def gateway_channel(self, gateway_id: str) -> str:
+        return self._key("gateway_channel", gateway_id)
+
+    def host_channel(self, host_id: str) -> str:
+        return self._key("host_channel", host_id)
+
+    def match_events(self, match_id: str) -> str:
+        return self._key("match_events", match_id)
+
+    def challenge_id(self, match_id: str) -> str:
+        return self._key("challenge_id", match_id)
 
 
-def match_events(match_id: str) -> str:
-    """stream: the match's public MatchEvents (field ``e``: serialized bytes), for spectators."""
-    return f"{PREFIX}match:{match_id}:events"
-
-
-MATCH_EVENTS_TTL_S = 24 * 3600
-MATCH_EVENTS_MAXLEN = 20_000
-
-
-def challenge_id(match_id: str) -> str:
-    """string: reserves a challenge's match id (SET NX, TTL MATCH_EVENTS_TTL_S) so that no two
-    engine services start matches with one id; expires with the match's events."""
-    return f"{PREFIX}challenge:{match_id}"
-
-
-def register_agent_token(client: object, agent_id: str, token: str) -> None:
+def register_agent_token(client: Any, agent_id: str, token: str, keys: Keys = Keys()) -> None:
     """Store ``token`` for ``agent_id`` with a sync ``redis.Redis`` client (only its hash)."""
-    client.hset(AGENT_TOKENS, token_hash(token), agent_id)  # type: ignore[attr-defined]
-
-
-def revoke_agent_token(client: object, token: str) -> None:
-    client.hdel(AGENT_TOKENS, token_hash(token))  # type: ignore[attr-defined]
+    client.hset(keys.agent_tokens, token_hash(token), agent_id)

@@ -32,11 +32,22 @@ _ENUMS: dict[str, tuple[type, str]] = {
     "tie_break": (TieBreak, "TIE_BREAK_"),
 }
 _ENUM_TYPES: dict[str, Any] = {
-    "direction": rules_pb2.Direction, "max_cards_auto": rules_pb2.MaxCardsAuto, "bidding": rules_pb2.Bidding,
-    "scoring": rules_pb2.Scoring, "tie_break": rules_pb2.TieBreak,
-}  # fmt: skip
-_OPTIONAL = ("rebound", "min_cards", "max_cards", "no_trump_every", "hook", "bid_changes", "vienna",
-             "sudden_death_limit")  # fmt: skip
+    "direction": rules_pb2.Direction,
+    "max_cards_auto": rules_pb2.MaxCardsAuto,
+    "bidding": rules_pb2.Bidding,
+    "scoring": rules_pb2.Scoring,
+    "tie_break": rules_pb2.TieBreak,
+}
+_OPTIONAL = (
+    "rebound",
+    "min_cards",
+    "max_cards",
+    "no_trump_every",
+    "hook",
+    "bid_changes",
+    "vienna",
+    "sudden_death_limit",
+)
 
 
 def card_to_proto(card: int) -> cards_pb2.Card:
@@ -62,7 +73,7 @@ def enum_from_proto(name: str, number: int, field: str) -> Any:
     proto_enum = _ENUM_TYPES[name]
     if number == 0 or number not in proto_enum.values():
         raise ConversionError(f"{field}={number} is not a value of {proto_enum.DESCRIPTOR.name}")
-    return enum_type(proto_enum.Name(number)[len(prefix):].lower())
+    return enum_type(proto_enum.Name(number)[len(prefix) :].lower())
 
 
 def rules_to_proto(rules: Rules) -> rules_pb2.Rules:
@@ -152,7 +163,10 @@ def _write_hand_fixed(obs: Observation, message: match_pb2.Observation) -> None:
     """The fields that stay the same for one seat through one hand (finished tricks aside)."""
     message.seat, message.num_players = obs.seat, obs.num_players
     message.hand_number, message.hands_scheduled, message.hand_size = (
-        obs.hand_number, obs.hands_scheduled, obs.hand_size)
+        obs.hand_number,
+        obs.hands_scheduled,
+        obs.hand_size,
+    )
     message.dealer = max(obs.dealer, 0)
     message.participants.extend(obs.participants)
     message.scores.extend(obs.scores)
@@ -205,7 +219,9 @@ def _indexes(cards: Any) -> tuple[int, ...]:
 
 
 def observation_from_proto(
-    message: match_pb2.Observation, rules: Rules, legal_actions: tuple[int, ...] = (),
+    message: match_pb2.Observation,
+    rules: Rules,
+    legal_actions: tuple[int, ...] = (),
     known_tricks: tuple[Trick, ...] = (),
 ) -> Observation:
     """The engine's Observation (what built-in bots read) from the wire, for SDK bots;
@@ -218,22 +234,30 @@ def observation_from_proto(
     trump = message.trump_card
     current = message.current_trick if message.HasField("current_trick") else None
     return Observation(
-        seat=message.seat, num_players=message.num_players, rules=rules,
-        phase=phase_from_proto(message.phase, "observation.phase"), hand_number=message.hand_number,
-        hands_scheduled=message.hands_scheduled, hand_size=message.hand_size, dealer=message.dealer,
-        participants=tuple(message.participants), to_act=message.to_act if message.HasField("to_act") else -1,
+        seat=message.seat,
+        num_players=message.num_players,
+        rules=rules,
+        phase=phase_from_proto(message.phase, "observation.phase"),
+        hand_number=message.hand_number,
+        hands_scheduled=message.hands_scheduled,
+        hand_size=message.hand_size,
+        dealer=message.dealer,
+        participants=tuple(message.participants),
+        to_act=message.to_act if message.HasField("to_act") else -1,
         hand=_indexes(message.hand),
         trump_card=trump.suit * 13 + trump.rank - 15 if has_trump else NO_CARD,
         trump_suit=trump.suit - 1 if has_trump else -1,
-        bids=tuple(message.bids), tricks_won=tuple(message.tricks_won),
+        bids=tuple(message.bids),
+        tricks_won=tuple(message.tricks_won),
         trick_leader=current.leader if current is not None else -1,
         current_trick=_indexes(current.cards) if current is not None else (),
-        tricks=known_tricks + tuple([Trick(t.leader, _indexes(t.cards), t.winner)
-                                     for t in wire_tricks[len(known_tricks):]]),
-        scores=tuple(message.scores), legal_actions=legal_actions,
+        tricks=known_tricks
+        + tuple([Trick(t.leader, _indexes(t.cards), t.winner) for t in wire_tricks[len(known_tricks) :]]),
+        scores=tuple(message.scores),
+        legal_actions=legal_actions,
         forbidden_bid=None if message.forbidden_bid < 0 else message.forbidden_bid,
         sudden_death=message.sudden_death,
-    )  # fmt: skip
+    )
 
 
 def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:
@@ -260,22 +284,34 @@ def action_number(action: match_pb2.Action, kind: int, field: str = "action") ->
     return card_from_proto(action.card, f"{field}.card")
 
 
-_FAULT_KINDS = {"TIMEOUT": match_pb2.FAULT_KIND_TIMEOUT, "ILLEGAL": match_pb2.FAULT_KIND_ILLEGAL,
-                "GARBAGE": match_pb2.FAULT_KIND_GARBAGE, "DISCONNECTED": match_pb2.FAULT_KIND_DISCONNECTED}
+_FAULT_KINDS = {
+    "TIMEOUT": match_pb2.FAULT_KIND_TIMEOUT,
+    "ILLEGAL": match_pb2.FAULT_KIND_ILLEGAL,
+    "GARBAGE": match_pb2.FAULT_KIND_GARBAGE,
+    "DISCONNECTED": match_pb2.FAULT_KIND_DISCONNECTED,
+}
 
 
 def fault_to_proto(fault: dict[str, Any]) -> match_pb2.Fault:
     """A fault of a match record (seat, hand, kind, detail) as a message."""
-    return match_pb2.Fault(seat=fault["seat"], hand=fault["hand"], kind=_FAULT_KINDS[fault["kind"]],
-                           detail=fault["detail"])
+    return match_pb2.Fault(
+        seat=fault["seat"], hand=fault["hand"], kind=_FAULT_KINDS[fault["kind"]], detail=fault["detail"]
+    )
 
 
 def record_to_proto(record: dict[str, Any], rules: Rules) -> match_pb2.MatchRecord:
     """The summary of a JSON match record, with the whole record as ``json``."""
     seats = [match_pb2.SeatInfo(seat=i, name=s["name"], kind=s.get("kind", "")) for i, s in enumerate(record["seats"])]
     return match_pb2.MatchRecord(
-        match_id=record["match_id"] or "", rules=rules_to_proto(rules), seed=record["seed"] or 0, seats=seats,
-        complete=record["complete"], totals=record["totals"], winners=record["winners"],
-        forfeited=record["forfeited"], faults=[fault_to_proto(f) for f in record["faults"]],
-        hands_played=len(record["hands"]), json=json.dumps(record),
-    )  # fmt: skip
+        match_id=record["match_id"] or "",
+        rules=rules_to_proto(rules),
+        seed=record["seed"] or 0,
+        seats=seats,
+        complete=record["complete"],
+        totals=record["totals"],
+        winners=record["winners"],
+        forfeited=record["forfeited"],
+        faults=[fault_to_proto(f) for f in record["faults"]],
+        hands_played=len(record["hands"]),
+        json=json.dumps(record),
+    )

@@ -165,8 +165,9 @@ def main() -> None:
         store = RedisStore(redis.Redis.from_url(stack.redis_url))
         overrides = {k: v for k, v in rules.to_dict().items() if preset("classic").to_dict()[k] != v}
         store.create_ladder(Ladder("bench", preset="classic", overrides=overrides, base_window=100.0))
-        agents = [store.register_agent(f"{bot}-{index}", "builtin", bot=bot)[0].agent_id
-                  for index, bot in enumerate(bots)]  # fmt: skip
+        agents = [
+            store.register_agent(f"{bot}-{index}", "builtin", bot=bot)[0].agent_id for index, bot in enumerate(bots)
+        ]
         roles = stack_roles(stack)
 
         def sample() -> dict[str, float]:
@@ -181,9 +182,11 @@ def main() -> None:
             stack_rates.append(rate)
             reference_rates.append(reference)
             split = ", ".join(f"{role} {ms:.2f}" for role, ms in cpu_ms.items())
-            print(f"round {round_no}: stack {rate:.1f}/s, in-process {reference:.1f}/s, ratio {rate / reference:.2f}; "
-                  f"CPU ms/match: stack {sum(cpu_ms.values()):.2f} ({split}), in-process {reference_cpu_ms:.2f}",
-                  flush=True)  # fmt: skip
+            print(
+                f"round {round_no}: stack {rate:.1f}/s, in-process {reference:.1f}/s, ratio {rate / reference:.2f}; "
+                f"CPU ms/match: stack {sum(cpu_ms.values()):.2f} ({split}), in-process {reference_cpu_ms:.2f}",
+                flush=True,
+            )
     finally:
         stack.cleanup()
     ratios = [s / r for s, r in zip(stack_rates, reference_rates, strict=True)]

@@ -37,5 +37,3 @@ def store(redis_server: EmbeddedRedis) -> Iterator[RedisStore]:
     client = redis.Redis.from_url(redis_server.url)
     yield RedisStore(client)
     client.close()
-
-

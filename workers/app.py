@@ -17,11 +17,11 @@ if os.environ.get("OHELL_METRICS_PORT", "0") not in ("", "0") and not os.environ
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # prometheus_client writes there and needs it to exist
     os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
 
-from arena.keys import DEFAULT_REDIS_URL  # noqa: E402
+from arena.keys import DEFAULT_REDIS_URL, Keys  # noqa: E402
 from arena.ladder.routing import make_celery  # noqa: E402
 
 REDIS_URL = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
 
-app = make_celery(REDIS_URL, include=["workers.tasks"])
+app = make_celery(REDIS_URL, include=["workers.tasks"], prefix=Keys.from_env().prefix)
 
 import workers.signals  # noqa: E402,F401  (metrics server in the main process)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from functools import cache
 from typing import Any
 
@@ -18,7 +17,7 @@ from workers.app import REDIS_URL, app
 def store() -> RedisStore:
     """One client per process (redis-py resets its pool after a fork); it retries through a Redis
     restart of ~15 s, and every store write is idempotent, so a retried write is safe."""
-    return RedisStore.connect(REDIS_URL, Keys(os.environ.get("OHELL_REDIS_PREFIX", Keys.prefix)), retries=25)
+    return RedisStore.connect(REDIS_URL, Keys.from_env(), retries=25)
 
 
 def rate_now(ladder: str) -> None:
@@ -41,7 +40,7 @@ def run_match(self: Any, match_id: str) -> str:
         if self.request.retries >= self.max_retries:
             store().fail_match(match_id, f"{type(error).__name__}: {error}")
             raise
-        raise self.retry(exc=error, countdown=2 ** self.request.retries) from None
+        raise self.retry(exc=error, countdown=2**self.request.retries) from None
     if outcome == "busy":  # held by another runner: look again when its lease would have lapsed
         raise self.retry(countdown=jobs.lease_seconds(), max_retries=None)
     return outcome

@@ -96,9 +96,7 @@ class _Skipper:
         return shifted - 1
 
 
-def form_tables(
-    tickets: Sequence[Ticket], policy: FormingPolicy, house: Sequence[HouseBot] = ()
-) -> list[Table]:
+def form_tables(tickets: Sequence[Ticket], policy: FormingPolicy, house: Sequence[HouseBot] = ()) -> list[Table]:
     """Tables to form now; tickets not placed keep waiting. Deterministic for equal input."""
     by_rating = sorted(tickets, key=lambda t: (t.mu, t.agent_id))
     position = {t.agent_id: i for i, t in enumerate(by_rating)}

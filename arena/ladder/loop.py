@@ -21,10 +21,13 @@ Dispatch = Callable[[str, str], None]  # (match id, celery queue)
 
 def policy_for(ladder: Ladder) -> FormingPolicy:
     return FormingPolicy(
-        seats=ladder.seats, base_window=ladder.base_window, widen_per_s=ladder.widen_per_s,
-        house_fill=ladder.house_fill, fill_after_s=ladder.fill_after_s,
+        seats=ladder.seats,
+        base_window=ladder.base_window,
+        widen_per_s=ladder.widen_per_s,
+        house_fill=ladder.house_fill,
+        fill_after_s=ladder.fill_after_s,
         max_window=max(FormingPolicy.max_window, ladder.base_window),
-    )  # fmt: skip
+    )
 
 
 def form_once(store: RedisStore, ladder: Ladder, dispatch: Dispatch | None) -> list[str]:
@@ -84,9 +87,14 @@ def sweep(store: RedisStore, dispatch: Dispatch, rate: Callable[[str], None], po
 
 
 def run_forever(
-    store: RedisStore, dispatch: Dispatch, rate: Callable[[str], None], stop: Callable[[], bool],
-    tick_s: float = 0.05, sweep_every_s: float = 2.0, sweep_policy: SweepPolicy | None = None,
-) -> None:  # fmt: skip
+    store: RedisStore,
+    dispatch: Dispatch,
+    rate: Callable[[str], None],
+    stop: Callable[[], bool],
+    tick_s: float = 0.05,
+    sweep_every_s: float = 2.0,
+    sweep_policy: SweepPolicy | None = None,
+) -> None:
     """The matchmaker's loop (run in a thread): form on every ladder each tick, sweep now and then."""
     policy = sweep_policy or SweepPolicy()
     next_sweep = 0.0

@@ -32,8 +32,15 @@ class Agent:
 
     def seat_spec(self) -> SeatSpec:
         """How the match host must seat this agent (stored with each match)."""
-        return SeatSpec(self.kind, self.name, bot=self.bot, agent_id=self.agent_id, address=self.endpoint,
-                        version=self.version, house=self.house)  # fmt: skip
+        return SeatSpec(
+            self.kind,
+            self.name,
+            bot=self.bot,
+            agent_id=self.agent_id,
+            address=self.endpoint,
+            version=self.version,
+            house=self.house,
+        )
 
 
 @dataclass(frozen=True)

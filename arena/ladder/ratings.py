@@ -34,10 +34,7 @@ def ranks(totals: Sequence[int], forfeited: Iterable[int] = ()) -> list[float]:
     out = set(forfeited)
     standing = [total for seat, total in enumerate(totals) if seat not in out]
     last = len(standing) + 1
-    return [
-        last if seat in out else 1 + sum(other > total for other in standing)
-        for seat, total in enumerate(totals)
-    ]
+    return [last if seat in out else 1 + sum(other > total for other in standing) for seat, total in enumerate(totals)]
 
 
 def rate_match(ratings: dict[str, Any], summary: dict[str, Any]) -> None:

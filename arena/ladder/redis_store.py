@@ -17,7 +17,7 @@ from arena.ladder.forming import HouseBot, Ticket
 from arena.ladder.matchlog import encode, summarize
 from arena.ladder.model import AGENT_KINDS, Agent, Ladder, MatchInfo, Standing, now_ms
 from arena.ladder.ratings import MODEL, STAT_FIELDS, WIN_SHARE, catch_up, rebuild
-from arena.ladder.routing import queue_for
+from arena.ladder.routing import Queues
 from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
 from arena.play.specs import SeatSpec
 from arena.redis_client import retrying_client
@@ -38,14 +38,14 @@ class RedisStore:
     def __init__(self, client: redis.Redis, keys: Keys | None = None) -> None:
         self.client = client
         self.keys = keys or Keys()
-        self._snapshot = client.register_script(scripts.SNAPSHOT)
-        self._claim = client.register_script(scripts.CLAIM)
-        self._join = client.register_script(scripts.JOIN)
-        self._start = client.register_script(scripts.START)
+        self.queues = Queues(self.keys.prefix)
+        self._snapshot = client.register_script(Keys.lua(scripts.SNAPSHOT))
+        self._claim = client.register_script(Keys.lua(scripts.CLAIM))
+        self._join = client.register_script(Keys.lua(scripts.JOIN))
+        self._start = client.register_script(Keys.lua(scripts.START))
         self._renew = client.register_script(scripts.RENEW)
-        self._finish = client.register_script(scripts.FINISH)
-        self._fail = client.register_script(scripts.FAIL)
-
+        self._finish = client.register_script(Keys.lua(scripts.FINISH))
+        self._fail = client.register_script(Keys.lua(scripts.FAIL))
 
     @classmethod
     def connect(cls, redis_url: str, keys: Keys | None = None, retries: int = 10) -> RedisStore:
@@ -67,16 +67,30 @@ class RedisStore:
         if len(version) > 64:
             raise StoreError("version must be at most 64 characters", "version")
         number = self.client.incr(self.keys.agent_seq)
-        agent = Agent(f"a{number}", name, kind, version, bot if kind == "builtin" else "",
-                      endpoint if kind == "endpoint" else "", house, now_ms())  # fmt: skip
+        agent = Agent(
+            f"a{number}",
+            name,
+            kind,
+            version,
+            bot if kind == "builtin" else "",
+            endpoint if kind == "endpoint" else "",
+            house,
+            now_ms(),
+        )
         if not self.client.hsetnx(self.keys.agent_names, name, agent.agent_id):
             raise AlreadyExists(f"an agent named {name!r} exists", "name")
         token = secrets.token_urlsafe(24)
         fields: dict[FieldT, EncodableT] = {
-            "agent_id": agent.agent_id, "name": name, "kind": kind, "version": version, "bot": agent.bot,
-            "endpoint": agent.endpoint, "house": int(house), "created_ms": agent.created_ms,
+            "agent_id": agent.agent_id,
+            "name": name,
+            "kind": kind,
+            "version": version,
+            "bot": agent.bot,
+            "endpoint": agent.endpoint,
+            "house": int(house),
+            "created_ms": agent.created_ms,
             "token_sha": token_hash(token),
-        }  # fmt: skip
+        }
         with self.client.pipeline() as pipe:
             pipe.hset(self.keys.agent(agent.agent_id), mapping=fields)
             pipe.hset(self.keys.agent_tokens, token_hash(token), agent.agent_id)
@@ -267,9 +281,7 @@ class RedisStore:
         agents and house bots). Returns the new match id, or None, per table."""
         return [claimed[0] if claimed else None for claimed in self.claim_queued(ladder, tables, now_ms)]
 
-    def claim_queued(
-        self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int
-    ) -> list[tuple[str, str] | None]:
+    def claim_queued(self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int) -> list[tuple[str, str] | None]:
         """``claim``, giving (match id, Celery queue) for each table formed."""
         if not tables:
             return []
@@ -279,7 +291,9 @@ class RedisStore:
         for table in tables:
             seats = [specs[agent_id] for agent_id in table]
             queued = [seat.agent_id for seat in seats if not seat.house]
-            payload.append({"agents": queued, "seats": [seat.to_dict() for seat in seats], "queue": queue_for(seats)})
+            payload.append(
+                {"agents": queued, "seats": [seat.to_dict() for seat in seats], "queue": self.queues.for_seats(seats)}
+            )
         by_queue: dict[str, list[int]] = {}
         for index, formed in enumerate(payload):
             by_queue.setdefault(formed["queue"], []).append(index)
@@ -362,16 +376,29 @@ class RedisStore:
 def _agent(raw: dict[bytes, bytes]) -> Agent:
     data = {text(k): text(v) for k, v in raw.items()}
     return Agent(
-        data["agent_id"], data["name"], data["kind"], data.get("version", ""), data.get("bot", ""),
-        data.get("endpoint", ""), data.get("house") == "1", int(data.get("created_ms", 0)),
-    )  # fmt: skip
+        data["agent_id"],
+        data["name"],
+        data["kind"],
+        data.get("version", ""),
+        data.get("bot", ""),
+        data.get("endpoint", ""),
+        data.get("house") == "1",
+        int(data.get("created_ms", 0)),
+    )
 
 
 def _match_info(raw: Mapping[bytes | str, bytes | str]) -> MatchInfo:
     data = {text(k): text(v) for k, v in raw.items()}
     return MatchInfo(
-        data["match_id"], data["ladder"], data["state"], [SeatSpec.from_dict(s) for s in json.loads(data["seats"])],
+        data["match_id"],
+        data["ladder"],
+        data["state"],
+        [SeatSpec.from_dict(s) for s in json.loads(data["seats"])],
         data["queue"],
-        int(data["created_ms"]), int(data.get("started_ms", 0)), int(data.get("finished_ms", 0)),
-        int(data.get("attempts", 0)), data.get("log_id", ""), data.get("error", ""),
-    )  # fmt: skip
+        int(data["created_ms"]),
+        int(data.get("started_ms", 0)),
+        int(data.get("finished_ms", 0)),
+        int(data.get("attempts", 0)),
+        data.get("log_id", ""),
+        data.get("error", ""),
+    )

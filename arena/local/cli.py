@@ -19,10 +19,13 @@ def cmd_up(args: argparse.Namespace) -> int:
     from arena.local.stack import Stack, StackConfig
 
     config = StackConfig(
-        redis_url=args.redis_url or os.environ.get("REDIS_URL"), builtin_workers=args.workers,
-        concurrency=args.concurrency, remote_concurrency=args.remote_concurrency, metrics=args.metrics,
+        redis_url=args.redis_url or os.environ.get("REDIS_URL"),
+        builtin_workers=args.workers,
+        concurrency=args.concurrency,
+        remote_concurrency=args.remote_concurrency,
+        metrics=args.metrics,
         log_dir=args.log_dir or tempfile.mkdtemp(prefix="ohell-up-"),
-    )  # fmt: skip
+    )
     stack = Stack(config)
     for stop_signal in (signal.SIGINT, signal.SIGTERM):  # also when started where SIGINT is ignored (`cmd &`)
         signal.signal(stop_signal, _interrupt)
@@ -85,8 +88,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     demo = sub.add_parser("demo", help="the README's main job: a ladder of built-in bots on the local stack")
     demo.add_argument("--games", type=int, default=150, help="rated matches to play")
     demo.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
-    demo.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                      help="override a rule (default for the demo: hand_sizes=[5,4,3,2,1])")
+    demo.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a rule (default for the demo: hand_sizes=[5,4,3,2,1])",
+    )
     demo.add_argument("--seats", type=int, default=4)
     demo.set_defaults(handler=cmd_demo)
 

@@ -65,26 +65,30 @@ def run_demo(args: argparse.Namespace) -> int:
         stack.cleanup()
 
 
-def play_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, stack: Stack, rules: pb.Ladder,
-                args: argparse.Namespace) -> int:  # fmt: skip
-    stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(
-        name=DEMO_LADDER, rules=rules, seats=args.seats, base_window=8.0, widen_per_second=8.0)))  # fmt: skip
+def play_ladder(
+    stub: matchmaker_pb2_grpc.MatchmakerServiceStub, stack: Stack, rules: pb.Ladder, args: argparse.Namespace
+) -> int:
+    stub.CreateLadder(
+        pb.CreateLadderRequest(
+            ladder=pb.Ladder(name=DEMO_LADDER, rules=rules, seats=args.seats, base_window=8.0, widen_per_second=8.0)
+        )
+    )
     tokens = {}
     for name, bot in demo_agents():
         reply = stub.RegisterAgent(pb.RegisterAgentRequest(name=name, kind=pb.AGENT_KIND_BUILTIN, bot=bot))
         tokens[reply.agent.agent_id] = reply.token
     for agent_id, token in tokens.items():
         stub.JoinQueue(pb.JoinQueueRequest(ladder=DEMO_LADDER, agent_id=agent_id), metadata=auth_metadata(token))
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=console)  # fmt: skip
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    )
     with progress:
         task = progress.add_task(f"ladder '{DEMO_LADDER}': {len(tokens)} bots, {args.seats} seats", total=args.games)
         while (done := rated_matches(stub, args.seats)) < args.games:
             progress.update(task, completed=done)
             time.sleep(0.2)
         for agent_id, token in tokens.items():
-            stub.LeaveQueue(pb.LeaveQueueRequest(ladder=DEMO_LADDER, agent_id=agent_id),
-                            metadata=auth_metadata(token))  # fmt: skip
+            stub.LeaveQueue(pb.LeaveQueueRequest(ladder=DEMO_LADDER, agent_id=agent_id), metadata=auth_metadata(token))
         progress.update(task, completed=args.games, description="finishing the matches in play")
         settle(stub, args.seats)
     print_board(stub)
@@ -107,6 +111,14 @@ def print_board(stub: matchmaker_pb2_grpc.MatchmakerServiceStub) -> None:
     for column in ("#", "agent", "ordinal", "mu", "sigma", "games", "exact bids", "wins"):
         table.add_column(column, justify="left" if column == "agent" else "right")
     for s in board.standings:
-        table.add_row(str(s.rank), s.name, f"{s.ordinal:.2f}", f"{s.mu:.2f}", f"{s.sigma:.2f}", str(s.games),
-                      f"{100 * s.exact_bid_rate:.1f}%", f"{s.wins:.1f}")  # fmt: skip
+        table.add_row(
+            str(s.rank),
+            s.name,
+            f"{s.ordinal:.2f}",
+            f"{s.mu:.2f}",
+            f"{s.sigma:.2f}",
+            str(s.games),
+            f"{100 * s.exact_bid_rate:.1f}%",
+            f"{s.wins:.1f}",
+        )
     console.print(table)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.embedded_redis import EmbeddedRedis, free_port
-from arena.ladder.routing import QUEUE_BUILTIN, QUEUE_RATINGS, QUEUE_REMOTE
+from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
+from arena.ladder.routing import Queues
 
 PORT_LINE = re.compile(r"service on port (\d+)")
 WORKER_READY = re.compile(r"ohell worker ready")
@@ -29,6 +30,7 @@ WORKER_READY = re.compile(r"ohell worker ready")
 @dataclass
 class StackConfig:
     redis_url: str | None = None  # None: start an embedded redis-server (AOF on)
+    prefix: str = DEFAULT_PREFIX  # every Redis key of this stack starts with it (arena.keys)
     builtin_workers: int = 1  # worker processes for built-in matches and ratings ...
     concurrency: int = 2  # ... each with this many prefork children
     remote_concurrency: int = 8  # threads of the one worker for matches with remote seats
@@ -50,8 +52,14 @@ class Proc:
         self.popen = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(self.command, env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        return subprocess.Popen(
+            self.command,
+            env=self.env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def respawn(self) -> None:
         """Start the same command again (its log goes on in the same file)."""
@@ -111,7 +119,8 @@ class Stack:
         return f"127.0.0.1:{self.engine_port}"
 
     def env(self) -> dict[str, str]:
-        env = dict(os.environ) | {"REDIS_URL": self.redis_url, "PYTHONUNBUFFERED": "1"} | self.config.env
+        env = dict(os.environ) | {"REDIS_URL": self.redis_url, PREFIX_ENV: self.config.prefix, "PYTHONUNBUFFERED": "1"}
+        env |= self.config.env
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         return env
 
@@ -129,11 +138,33 @@ class Stack:
                 self.redis_url = self.redis.url
             python = sys.executable
             if self.config.engine:
-                engine = self._spawn("engine", [python, "-m", "services.engine", "--address", "127.0.0.1:0",
-                                                "--redis-url", self.redis_url, *self._metrics_args("engine")])
-            matchmaker = self._spawn("matchmaker", [
-                python, "-m", "services.matchmaker", "--address", "127.0.0.1:0", "--redis-url", self.redis_url,
-                *self._metrics_args("matchmaker"), *self.config.matchmaker_args])  # fmt: skip
+                engine = self._spawn(
+                    "engine",
+                    [
+                        python,
+                        "-m",
+                        "services.engine",
+                        "--address",
+                        "127.0.0.1:0",
+                        "--redis-url",
+                        self.redis_url,
+                        *self._metrics_args("engine"),
+                    ],
+                )
+            matchmaker = self._spawn(
+                "matchmaker",
+                [
+                    python,
+                    "-m",
+                    "services.matchmaker",
+                    "--address",
+                    "127.0.0.1:0",
+                    "--redis-url",
+                    self.redis_url,
+                    *self._metrics_args("matchmaker"),
+                    *self.config.matchmaker_args,
+                ],
+            )
             workers = [self.start_worker(f"builtin{i}") for i in range(self.config.builtin_workers)]
             if self.config.remote_worker:
                 workers.append(self.start_worker("remote", remote=True))
@@ -165,13 +196,31 @@ class Stack:
             env["OHELL_METRICS_PORT"] = str(free_port())
             self.metrics_ports[f"worker-{name}"] = int(env["OHELL_METRICS_PORT"])
             env["PROMETHEUS_MULTIPROC_DIR"] = str(self.log_dir / f"metrics-{name}")
-        queues = QUEUE_REMOTE if remote else f"{QUEUE_BUILTIN},{QUEUE_RATINGS}"
-        pool = ["-P", "threads", "-c", str(self.config.remote_concurrency)] if remote else [
-            "-c", str(concurrency or self.config.concurrency)]  # fmt: skip
-        command = [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", queues, *pool,
-                   "-n", f"{name}-{os.getpid()}@%h", "--loglevel", self.config.worker_log_level, "--without-gossip",
-                   "--without-mingle",
-                   "--without-heartbeat"]  # fmt: skip
+        stack_queues = Queues(self.config.prefix)
+        queues = stack_queues.remote if remote else f"{stack_queues.builtin},{stack_queues.ratings}"
+        pool = (
+            ["-P", "threads", "-c", str(self.config.remote_concurrency)]
+            if remote
+            else ["-c", str(concurrency or self.config.concurrency)]
+        )
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers.app",
+            "worker",
+            "-Q",
+            queues,
+            *pool,
+            "-n",
+            f"{name}-{os.getpid()}@%h",
+            "--loglevel",
+            self.config.worker_log_level,
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
         proc = Proc(f"worker {name}", command, env, self.log_dir / f"worker-{name}.log")
         self.procs.append(proc)
         self.workers.append(proc)

@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from arena import keys as keyspace
+from arena.keys import MATCH_EVENTS_MAXLEN, MATCH_EVENTS_TTL_S, Keys
 from arena.proto.ohell.v1 import match_pb2, spectate_pb2
 from arena.wire import card_to_proto, trick_to_proto
 from ohell.cards import NO_CARD
@@ -36,8 +36,9 @@ class EventLog(Protocol):
 
     async def append_many(self, match_id: str, events: list[spectate_pb2.MatchEvent]) -> None: ...
 
-    def follow(self, match_id: str, wait_s: float,
-               silence_s: float = SILENCE_LIMIT_S) -> AsyncIterator[spectate_pb2.MatchEvent]: ...
+    def follow(
+        self, match_id: str, wait_s: float, silence_s: float = SILENCE_LIMIT_S
+    ) -> AsyncIterator[spectate_pb2.MatchEvent]: ...
 
 
 class LocalEventLog:
@@ -67,8 +68,9 @@ class LocalEventLog:
         for event in events:
             await self.append(match_id, event)
 
-    async def follow(self, match_id: str, wait_s: float,
-                     silence_s: float = SILENCE_LIMIT_S) -> AsyncIterator[spectate_pb2.MatchEvent]:
+    async def follow(
+        self, match_id: str, wait_s: float, silence_s: float = SILENCE_LIMIT_S
+    ) -> AsyncIterator[spectate_pb2.MatchEvent]:
         """Events from the start until ``match_ended``; LookupError when the match does not
         appear within ``wait_s``, FeedSilent after ``silence_s`` without an event or when the
         match is evicted."""
@@ -87,8 +89,10 @@ class LocalEventLog:
                 if event.WhichOneof("event") == _END:
                     return
             if match_id not in self.events:
-                raise FeedSilent(f"match {match_id!r} was evicted from this process's event log "
-                                 f"(more than {self.max_matches} newer matches) before it ended")
+                raise FeedSilent(
+                    f"match {match_id!r} was evicted from this process's event log "
+                    f"(more than {self.max_matches} newer matches) before it ended"
+                )
             try:
                 await asyncio.wait_for(self._signal(match_id).wait(), silence_s)
             except TimeoutError:
@@ -96,29 +100,30 @@ class LocalEventLog:
 
 
 class RedisEventLog:
-    """Events in the Redis stream ``ohell:match:{id}:events`` (field ``e``)."""
+    """Events in the Redis stream ``Keys.match_events(id)`` (field ``e``)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, keys: Keys | None = None) -> None:
         self.client = client  # redis.asyncio.Redis
+        self.keys = keys or Keys()
 
     async def append(self, match_id: str, event: spectate_pb2.MatchEvent) -> None:
         await self.append_many(match_id, [event])
 
     async def append_many(self, match_id: str, events: list[spectate_pb2.MatchEvent]) -> None:
         """One round trip for the lot (in order)."""
-        key = keyspace.match_events(match_id)
+        key = self.keys.match_events(match_id)
         async with self.client.pipeline(transaction=False) as pipe:
             for event in events:
-                pipe.xadd(key, {"e": event.SerializeToString()}, maxlen=keyspace.MATCH_EVENTS_MAXLEN)
+                pipe.xadd(key, {"e": event.SerializeToString()}, maxlen=MATCH_EVENTS_MAXLEN)
             if any(e.sequence == 0 or e.WhichOneof("event") == _END for e in events):
-                pipe.expire(key, keyspace.MATCH_EVENTS_TTL_S)
+                pipe.expire(key, MATCH_EVENTS_TTL_S)
             await pipe.execute()
 
-
-    async def follow(self, match_id: str, wait_s: float,
-                     silence_s: float = SILENCE_LIMIT_S) -> AsyncIterator[spectate_pb2.MatchEvent]:
+    async def follow(
+        self, match_id: str, wait_s: float, silence_s: float = SILENCE_LIMIT_S
+    ) -> AsyncIterator[spectate_pb2.MatchEvent]:
         """As ``LocalEventLog.follow``: FeedSilent once no entry came for ``silence_s``."""
-        key = keyspace.match_events(match_id)
+        key = self.keys.match_events(match_id)
         last = "0-0"
         loop = asyncio.get_running_loop()
         give_up = loop.time() + wait_s
@@ -203,8 +208,11 @@ class PublicFeed:
         return event
 
     def started(self, seats: list[match_pb2.SeatInfo], rules: Any, time_control: Any) -> spectate_pb2.MatchEvent:
-        return self._event(match_started=spectate_pb2.SpectateMatchStarted(
-            match_id=self.match_id, seats=seats, rules=rules, time_control=time_control))
+        return self._event(
+            match_started=spectate_pb2.SpectateMatchStarted(
+                match_id=self.match_id, seats=seats, rules=rules, time_control=time_control
+            )
+        )
 
     def fault(self, fault: match_pb2.Fault) -> spectate_pb2.MatchEvent:
         return self._event(fault=fault)
@@ -217,24 +225,52 @@ class PublicFeed:
         out: list[spectate_pb2.MatchEvent] = []
         while self.hands_done < len(state.results):  # a hand finished: flush it from its result
             result = state.results[self.hands_done]
-            self._hand_events(out, result.number, result.dealer, result.size, result.participants,
-                              result.trump_card, list(result.events), list(result.tricks), sealed=False)
+            self._hand_events(
+                out,
+                result.number,
+                result.dealer,
+                result.size,
+                result.participants,
+                result.trump_card,
+                list(result.events),
+                list(result.tricks),
+                sealed=False,
+            )
             out.append(self._event(hand_ended=hand_ended(self.match_id, state, self.hands_done)))
             self.hands_done += 1
             self.events_sent = self.tricks_sent = 0
             self.hand_announced = False
         if state.phase in (Phase.BID, Phase.PLAY) and state.hand_number > self.hands_done:
             sealed = state.phase == Phase.BID and state.rules.bidding is Bidding.BLIND and not state.rebid
-            self._hand_events(out, state.hand_number, state.dealer, state.hand_size, state.order,
-                              state.trump_card, state.events, state.tricks, sealed)
+            self._hand_events(
+                out,
+                state.hand_number,
+                state.dealer,
+                state.hand_size,
+                state.order,
+                state.trump_card,
+                state.events,
+                state.tricks,
+                sealed,
+            )
         return out
 
-    def _hand_events(self, out: list[spectate_pb2.MatchEvent], number: int, dealer: int, size: int,
-                     participants: tuple[int, ...], trump: int, events: list[tuple[str, int, int]],
-                     tricks: list[Any], sealed: bool) -> None:
+    def _hand_events(
+        self,
+        out: list[spectate_pb2.MatchEvent],
+        number: int,
+        dealer: int,
+        size: int,
+        participants: tuple[int, ...],
+        trump: int,
+        events: list[tuple[str, int, int]],
+        tricks: list[Any],
+        sealed: bool,
+    ) -> None:
         if not self.hand_announced:
-            started = spectate_pb2.HandStarted(hand_number=number, dealer=dealer, hand_size=size,
-                                               participants=participants)
+            started = spectate_pb2.HandStarted(
+                hand_number=number, dealer=dealer, hand_size=size, participants=participants
+            )
             if trump != NO_CARD:
                 started.trump_card.CopyFrom(card_to_proto(trump))
             out.append(self._event(hand_started=started))
@@ -263,6 +299,10 @@ def hand_ended(match_id: str, state: State, index: int) -> match_pb2.HandEnded:
     result: HandResult = state.results[index]
     totals = [sum(r.points[seat] for r in state.results[: index + 1]) for seat in range(len(result.points))]
     return match_pb2.HandEnded(
-        match_id=match_id, hand_number=result.number, bids=result.bids, tricks_won=result.tricks_won,
-        points=result.points, totals=totals,
+        match_id=match_id,
+        hand_number=result.number,
+        bids=result.bids,
+        tricks_won=result.tricks_won,
+        points=result.points,
+        totals=totals,
     )

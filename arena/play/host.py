@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from arena.keys import Keys
 from arena.play import metrics
 from arena.play.events import EventLog, FeedWriter, LocalEventLog, PublicFeed, RedisEventLog, hand_ended
 from arena.play.players import ConnectedPlayer, EndpointPlayer
@@ -41,13 +42,25 @@ from ohell.record import build_record, final_winners
 from ohell.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from ohell.state import BID_BASE, Game, Phase, State, describe_action
 
-LOCAL_EVENTS = LocalEventLog()  # spectate log of matches hosted in this process without Redis
+_LOCAL_EVENTS = LocalEventLog()  # spectate log of matches hosted in this process without Redis
 
+
+def local_events() -> LocalEventLog:
+    """The spectate log of matches hosted in this process without Redis."""
+    return _LOCAL_EVENTS
 
 
 class _Match:
-    def __init__(self, match_id: str, rules: Rules, seats: Sequence[SeatSpec], seed: int,
-                 time_control: TimeControl, link: HostLink, log: EventLog | None) -> None:
+    def __init__(
+        self,
+        match_id: str,
+        rules: Rules,
+        seats: Sequence[SeatSpec],
+        seed: int,
+        time_control: TimeControl,
+        link: HostLink,
+        log: EventLog | None,
+    ) -> None:
         self.match_id = match_id
         self.specs = list(seats)
         self.seed = seed
@@ -89,11 +102,20 @@ class _Match:
         state = self.state
         hands_told = 0
         try:  # from the opening on: whatever fails, the players and the feed writer are closed
-            await asyncio.gather(*(
-                player.open(match_pb2.MatchStarted(match_id=self.match_id, seat=seat, seats=seat_infos,
-                                                   rules=self.rules_message, time_control=tc))
-                for seat, player in self.remote()
-            ))  # fmt: skip
+            await asyncio.gather(
+                *(
+                    player.open(
+                        match_pb2.MatchStarted(
+                            match_id=self.match_id,
+                            seat=seat,
+                            seats=seat_infos,
+                            rules=self.rules_message,
+                            time_control=tc,
+                        )
+                    )
+                    for seat, player in self.remote()
+                )
+            )
             while state.phase != Phase.GAME_OVER:
                 if state.phase <= Phase.DEAL:
                     state.chance_random(rng)
@@ -119,12 +141,22 @@ class _Match:
     async def finish(self, seat_infos: list[match_pb2.SeatInfo]) -> dict[str, Any]:
         state = self.state
         ended = match_pb2.MatchEnded(
-            match_id=self.match_id, totals=state.scores, winners=final_winners(state, sorted(self.forfeited)),
-            forfeited=sorted(self.forfeited), faults=[fault_to_proto(f) for f in self.faults])
+            match_id=self.match_id,
+            totals=state.scores,
+            winners=final_winners(state, sorted(self.forfeited)),
+            forfeited=sorted(self.forfeited),
+            faults=[fault_to_proto(f) for f in self.faults],
+        )
         await asyncio.gather(*(player.notify(match_pb2.AgentEvent(match_ended=ended)) for _, player in self.remote()))
         self.publish([self.feed.ended(ended)])
-        return build_record(state, [spec.record_entry() for spec in self.specs], self.seed, self.match_id,
-                            self.faults, sorted(self.forfeited))
+        return build_record(
+            state,
+            [spec.record_entry() for spec in self.specs],
+            self.seed,
+            self.match_id,
+            self.faults,
+            sorted(self.forfeited),
+        )
 
     async def decide(self, seat: int) -> int:
         state = self.state
@@ -162,8 +194,9 @@ class _Match:
             return action
         return self.fault(seat, kind, detail)
 
-    def judge(self, seat: int, request: match_pb2.DecisionRequest, reply: Reply | None, legal: Sequence[int],
-              allowed_s: float) -> tuple[int, str | None, str]:
+    def judge(
+        self, seat: int, request: match_pb2.DecisionRequest, reply: Reply | None, legal: Sequence[int], allowed_s: float
+    ) -> tuple[int, str | None, str]:
         if reply is None:
             self.bank_ms[seat] = 0.0
             return -1, "TIMEOUT", f"no action within {allowed_s * 1000:.0f} ms (decision {request.decision_id})"
@@ -171,8 +204,14 @@ class _Match:
             return -1, "DISCONNECTED", reply.undeliverable
         action = reply.action
         if action.seat != seat or action.match_id != self.match_id:
-            return -1, "GARBAGE", (f"action for match {action.match_id!r} seat {action.seat}, "
-                                   f"expected match {self.match_id!r} seat {seat}")
+            return (
+                -1,
+                "GARBAGE",
+                (
+                    f"action for match {action.match_id!r} seat {action.seat}, "
+                    f"expected match {self.match_id!r} seat {seat}"
+                ),
+            )
         try:
             number = action_number(action, request.kind)
         except ConversionError as error:
@@ -226,12 +265,13 @@ async def host_match(
     time_control: TimeControl | None = None,
     redis_url: str | None = None,
     redis_client: Any | None = None,
+    keys: Keys | None = None,
     spectate: bool = True,
 ) -> dict[str, Any]:
     """Play a whole match and return its record (``ohell.record.build_record``: seats, faults
     with seat/hand/kind/detail, forfeited). Connected seats are reached through gateways in this
     process, else through Redis (``redis_url`` or an open ``redis.asyncio`` client). Public
-    events go to the match's Redis stream, or to this process's LOCAL_EVENTS without Redis."""
+    events go to the match's Redis stream, or to this process's ``local_events()`` without Redis."""
     check_seats(seats)
     client = redis_client
     own_client = None
@@ -239,10 +279,11 @@ async def host_match(
         import redis.asyncio as aioredis
 
         client = own_client = aioredis.Redis.from_url(redis_url)
-    link = HostLink(client)
+    keys = keys or Keys.from_env()
+    link = HostLink(client, keys)
     log: EventLog | None = None
     if spectate:
-        log = RedisEventLog(client) if client is not None else LOCAL_EVENTS
+        log = RedisEventLog(client, keys) if client is not None else local_events()
     if any(seat.kind == "connected" for seat in seats):
         await link.start()  # replies from gateways elsewhere come to this host's channel
     metrics.MATCHES_HOSTED.inc()

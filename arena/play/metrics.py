@@ -11,9 +11,11 @@ from prometheus_client import Counter, Histogram
 
 DECISIONS = Counter("ohell_agent_decisions_total", "Decisions asked of seats", ["agent_kind"])
 DECISION_SECONDS = Histogram(
-    "ohell_agent_decision_seconds", "Time from decision request to answer, by agent kind", ["agent_kind"],
+    "ohell_agent_decision_seconds",
+    "Time from decision request to answer, by agent kind",
+    ["agent_kind"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
-)  # fmt: skip
+)
 TIMEOUTS = Counter("ohell_agent_timeouts_total", "Decisions that timed out", ["agent_kind"])
 ILLEGAL_ACTIONS = Counter("ohell_agent_illegal_actions_total", "Illegal or garbage actions", ["agent_kind"])
 FAULTS = Counter("ohell_agent_faults_total", "Faults recorded, by kind", ["agent_kind", "fault"])
@@ -21,9 +23,7 @@ MATCHES_HOSTED = Counter("ohell_engine_matches_hosted_total", "Matches started b
 SPECTATE_EVENTS_LOST = Counter(
     "ohell_engine_spectate_events_lost_total", "Public match events that could not be stored (Redis away)"
 )
-AGENTS_CONNECTED = Counter(
-    "ohell_gateway_connections_total", "Agent streams opened at the gateway", ["outcome"]
-)
+AGENTS_CONNECTED = Counter("ohell_gateway_connections_total", "Agent streams opened at the gateway", ["outcome"])
 
 
 _children: dict[str, tuple[Any, Any]] = {}  # labelled series per agent kind, looked up once

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
-from arena import keys as keyspace
+from arena.keys import Keys
 from arena.proto.ohell.v1 import match_pb2, relay_pb2
 
 # How long one write to an agent's stream may wait when no decision deadline bounds it (an event
@@ -30,11 +30,27 @@ ReplyTarget = Callable[[relay_pb2.RelayEnvelope], None] | str  # local callback 
 class LocalGateway(Protocol):
     def holds(self, agent_id: str) -> bool: ...
 
-    async def deliver(self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget,
-                      timeout: float) -> str | None: ...
+    async def deliver(
+        self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget, timeout: float
+    ) -> str | None: ...
 
 
-LOCAL_GATEWAYS: list[LocalGateway] = []  # gateways running in this process register here
+_LOCAL_GATEWAYS: list[LocalGateway] = []  # gateways running in this process
+
+
+def register_local_gateway(gateway: LocalGateway) -> None:
+    """Hosts in this process deliver straight to ``gateway`` (no Redis) while it is registered."""
+    _LOCAL_GATEWAYS.append(gateway)
+
+
+def unregister_local_gateway(gateway: LocalGateway) -> None:
+    if gateway in _LOCAL_GATEWAYS:
+        _LOCAL_GATEWAYS.remove(gateway)
+
+
+def local_gateway_holding(agent_id: str) -> LocalGateway | None:
+    """The gateway of this process that holds ``agent_id``'s stream, if any."""
+    return next((gateway for gateway in _LOCAL_GATEWAYS if gateway.holds(agent_id)), None)
 
 
 class Reply:
@@ -50,10 +66,11 @@ class Reply:
 class HostLink:
     """The host's side of the relay, for one match."""
 
-    def __init__(self, redis_client: Any | None = None) -> None:
+    def __init__(self, redis_client: Any | None = None, keys: Keys | None = None) -> None:
         self.redis = redis_client  # redis.asyncio.Redis or None (local gateways only)
+        self.keys = keys or Keys()
         self.host_id = uuid.uuid4().hex
-        self.channel = keyspace.host_channel(self.host_id)
+        self.channel = self.keys.host_channel(self.host_id)
         self._waiting: dict[tuple[str, int], asyncio.Future[Reply | None]] = {}
         self._gateway_of: dict[str, str] = {}
         self._reader: asyncio.Task[None] | None = None
@@ -79,21 +96,21 @@ class HostLink:
     async def send(self, agent_id: str, event: match_pb2.AgentEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
         """Deliver ``event`` (a local stream write may take at most ``timeout`` s); None when
         handed on, else a sentence why it could not be. Never raises: a Redis failure is a reason."""
-        for gateway in LOCAL_GATEWAYS:
-            if gateway.holds(agent_id):
-                return await gateway.deliver(agent_id, event, self.receive, timeout)
+        gateway = local_gateway_holding(agent_id)
+        if gateway is not None:
+            return await gateway.deliver(agent_id, event, self.receive, timeout)
         if self.redis is None:
             return f"agent {agent_id!r} is not connected to this engine service"
         gateway_id = self._gateway_of.get(agent_id)
         envelope = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel, to_agent=event)
         try:
             if gateway_id is None:
-                found = await self.redis.get(keyspace.agent_presence(agent_id))
+                found = await self.redis.get(self.keys.agent_presence(agent_id))
                 if found is None:
                     return f"agent {agent_id!r} is not connected to any gateway"
                 gateway_id = found.decode() if isinstance(found, bytes) else str(found)
                 self._gateway_of[agent_id] = gateway_id
-            receivers = await self.redis.publish(keyspace.gateway_channel(gateway_id), envelope.SerializeToString())
+            receivers = await self.redis.publish(self.keys.gateway_channel(gateway_id), envelope.SerializeToString())
         except Exception as error:  # Redis away: this event is lost, the match goes on
             self._gateway_of.pop(agent_id, None)
             return f"cannot relay to agent {agent_id!r}: Redis failed ({type(error).__name__}: {error})"
@@ -123,7 +140,9 @@ class HostLink:
 
 
 async def listen(
-    client: Any, channel: str, handle: Callable[[bytes], Coroutine[Any, Any, None]],
+    client: Any,
+    channel: str,
+    handle: Callable[[bytes], Coroutine[Any, Any, None]],
     on_resubscribe: Callable[[], Coroutine[Any, Any, None]] | None = None,
 ) -> asyncio.Task[None]:
     """Subscribe to ``channel`` (subscribed when this returns) and pass each message to
@@ -166,8 +185,11 @@ async def publish_reply(redis_client: Any, channel: str, envelope: relay_pb2.Rel
         await redis_client.publish(channel, envelope.SerializeToString())
 
 
-async def reply_to(target: ReplyTarget, envelope: relay_pb2.RelayEnvelope,
-                   publish: Callable[[str, relay_pb2.RelayEnvelope], Coroutine[Any, Any, None]] | None) -> None:
+async def reply_to(
+    target: ReplyTarget,
+    envelope: relay_pb2.RelayEnvelope,
+    publish: Callable[[str, relay_pb2.RelayEnvelope], Coroutine[Any, Any, None]] | None,
+) -> None:
     """Send ``envelope`` to a host: call a local host directly or publish to its channel
     (awaited, so the reply cannot be lost with an unreferenced task)."""
     if callable(target):

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import grpc
 
-from arena.keys import AGENT_TOKENS, token_hash
+from arena.keys import Keys, token_hash
 
 
 class TokenStore(Protocol):
@@ -30,12 +30,13 @@ class StaticTokens:
 class RedisTokens:
     """Tokens registered in Redis (the matchmaker writes them), looked up by hash."""
 
-    def __init__(self, client: Any, fallback: TokenStore | None = None) -> None:
+    def __init__(self, client: Any, keys: Keys, fallback: TokenStore | None = None) -> None:
         self._client = client  # redis.asyncio.Redis
+        self._tokens_key = keys.agent_tokens
         self._fallback = fallback
 
     async def agent_for_token(self, token: str) -> str | None:
-        found = await self._client.hget(AGENT_TOKENS, token_hash(token))
+        found = await self._client.hget(self._tokens_key, token_hash(token))
         if found is None and self._fallback is not None:
             return await self._fallback.agent_for_token(token)
         return found.decode() if isinstance(found, bytes) else found
@@ -54,9 +55,7 @@ async def authenticate(context: grpc.aio.ServicerContext, tokens: TokenStore) ->
     """The agent id of the caller, or abort with UNAUTHENTICATED naming what is wrong."""
     token = bearer_token(context.invocation_metadata())
     if token is None:
-        await context.abort(
-            grpc.StatusCode.UNAUTHENTICATED, "missing metadata 'authorization: Bearer <token>'"
-        )
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing metadata 'authorization: Bearer <token>'")
     agent_id = await tokens.agent_for_token(token)  # type: ignore[arg-type]
     if agent_id is None:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown agent token in 'authorization'")

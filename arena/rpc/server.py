@@ -102,9 +102,7 @@ async def stop_server(served: Served, grace: float = 5.0) -> None:
     await served.server.stop(grace)
 
 
-async def serve_until_signal(
-    served: Served, grace: float = 5.0, on_stop: Callable[[], Any] | None = None
-) -> None:
+async def serve_until_signal(served: Served, grace: float = 5.0, on_stop: Callable[[], Any] | None = None) -> None:
     """Serve until SIGTERM or SIGINT, then stop gracefully (``on_stop`` runs first)."""
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()

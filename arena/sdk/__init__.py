@@ -1,6 +1,6 @@
 """The Python agent SDK: write a class with ``bid`` and ``play``, then one call plays it.
 
-    class MyBot(Agent):
+    class MyBot(BaseBot):
         def bid(self, obs): return obs.legal_bids[0]          # tricks
         def play(self, obs): return obs.legal_actions[0]      # a card 0..51
 
@@ -37,7 +37,7 @@ from ohell.state import BID_BASE, Trick
 FATAL_CODES = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
 
 
-class Agent:
+class BaseBot:
     """Subclass and override ``bid`` (return tricks) and ``play`` (return a card 0..51)."""
 
     name = "agent"
@@ -79,8 +79,12 @@ class Session:
         rules = self.rules.get(request.match_id) or Rules()
         hand_number = request.observation.hand_number
         known = self.tricks.get(request.match_id)
-        observation = observation_from_proto(request.observation, rules, legal_actions_of(request),
-                                             known[1] if known is not None and known[0] == hand_number else ())
+        observation = observation_from_proto(
+            request.observation,
+            rules,
+            legal_actions_of(request),
+            known[1] if known is not None and known[0] == hand_number else (),
+        )
         self.tricks[request.match_id] = (hand_number, observation.tricks)
         action = match_pb2.Action(match_id=request.match_id, seat=request.seat, decision_id=request.decision_id)
         if request.kind == match_pb2.DECISION_KIND_BID:
@@ -91,7 +95,12 @@ class Session:
 
 
 async def connect_async(
-    bot: Any, address: str, token: str, *, matches: int | None = None, reconnect: bool = True,
+    bot: Any,
+    address: str,
+    token: str,
+    *,
+    matches: int | None = None,
+    reconnect: bool = True,
     ready: asyncio.Event | None = None,
 ) -> Session:
     """Hold the agent's stream to the gateway at ``address``; reconnect when it drops. Returns
@@ -169,4 +178,4 @@ def serve(bot: Any, address: str = "0.0.0.0:7000", token: str = "") -> None:
         asyncio.run(run())
 
 
-__all__ = ["Agent", "BID_BASE", "Session", "connect", "connect_async", "serve", "serve_async"]
+__all__ = ["BaseBot", "BID_BASE", "Session", "connect", "connect_async", "serve", "serve_async"]

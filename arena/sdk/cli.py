@@ -28,19 +28,24 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     from arena.rpc.auth import auth_metadata
 
     request = challenge_pb2.ChallengeRequest(
-        rules=rules_pb2.Rules(preset=args.rules), seats=[_seat(s) for s in args.seat], seed=args.seed,
+        rules=rules_pb2.Rules(preset=args.rules),
+        seats=[_seat(s) for s in args.seat],
+        seed=args.seed,
         time_control=match_pb2.TimeControl(decision_ms=args.decision_ms),
-    )  # fmt: skip
+    )
     with grpc.insecure_channel(args.address) as channel:
         try:
             response = challenge_pb2_grpc.ChallengeServiceStub(channel).Challenge(
-                request, metadata=auth_metadata(args.token), timeout=args.timeout)
+                request, metadata=auth_metadata(args.token), timeout=args.timeout
+            )
         except grpc.RpcError as error:
             print(f"challenge refused: {error.code().name}: {error.details()}")
             return 2
     record = response.record
-    print(f"match {response.match_id}: totals {list(record.totals)}, winners {list(record.winners)}, "
-          f"{len(record.faults)} fault(s)")
+    print(
+        f"match {response.match_id}: totals {list(record.totals)}, winners {list(record.winners)}, "
+        f"{len(record.faults)} fault(s)"
+    )
     if args.out:
         Path(args.out).write_text(json.dumps(json.loads(record.json), indent=1))
         print(f"record written to {args.out}")
@@ -63,8 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     challenge = sub.add_parser("challenge", help="play an ad-hoc match on an engine service")
     challenge.add_argument("--address", default="127.0.0.1:50051")
     challenge.add_argument("--token", required=True, help="your agent token")
-    challenge.add_argument("--seat", action="append", required=True,
-                           help="builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT; 3-7 of them")
+    challenge.add_argument(
+        "--seat", action="append", required=True, help="builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT; 3-7 of them"
+    )
     challenge.add_argument("--rules", default="classic")
     challenge.add_argument("--seed", type=int, default=0)
     challenge.add_argument("--decision-ms", type=int, default=0)

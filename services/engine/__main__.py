@@ -1,6 +1,6 @@
 """Run the engine service: agent gateway, rules API, challenge and spectate on one gRPC server.
 
-    python -m services.engine --address 127.0.0.1:50051 --redis-url redis://...
+python -m services.engine --address 127.0.0.1:50051 --redis-url redis://...
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import asyncio
 import os
 import sys
 
+from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.play.specs import TimeControl
 from arena.rpc.metrics_http import start_metrics_server
 from arena.rpc.server import serve_until_signal
@@ -30,9 +31,12 @@ def _tokens(pairs: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> None:
     async def serve() -> None:
         engine = await start_engine(
-            args.address, _tokens(args.agent), args.redis_url or os.environ.get("REDIS_URL"),
+            args.address,
+            _tokens(args.agent),
+            args.redis_url or os.environ.get("REDIS_URL"),
             TimeControl(args.decision_ms, args.time_bank_ms, args.max_faults),
-        )  # fmt: skip
+            keys=Keys(args.prefix),
+        )
         if args.metrics_port is not None:
             _, _, port = start_metrics_server(args.metrics_port, args.metrics_address)
             print(f"metrics on http://{args.metrics_address}:{port}/metrics", flush=True)
@@ -48,8 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m services.engine", description=__doc__.splitlines()[0])
     parser.add_argument("--address", default="127.0.0.1:50051")
     parser.add_argument("--redis-url", help="relay and spectate through Redis (default: $REDIS_URL)")
-    parser.add_argument("--agent", action="append", default=[], metavar="AGENT_ID=TOKEN",
-                        help="accept this token for this agent (besides tokens registered in Redis)")
+    parser.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="AGENT_ID=TOKEN",
+        help="accept this token for this agent (besides tokens registered in Redis)",
+    )
+    parser.add_argument(
+        "--prefix",
+        default=Keys.from_env().prefix,
+        help=f"Redis key prefix (default: ${PREFIX_ENV} or {DEFAULT_PREFIX!r})",
+    )
     parser.add_argument("--decision-ms", type=int, default=1000)
     parser.add_argument("--time-bank-ms", type=int, default=10_000)
     parser.add_argument("--max-faults", type=int, default=10)

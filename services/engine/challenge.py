@@ -1,7 +1,7 @@
 """ChallengeService: an authenticated agent starts an ad-hoc match and gets its record.
 
 Match ids in use are remembered so a retry with the same id is ALREADY_EXISTS: in Redis
-(``keyspace.challenge_id``, SET NX with the events' TTL, shared by every engine service) and,
+(``Keys.challenge_id``, SET NX with the events' TTL, shared by every engine service) and,
 without Redis, in a bounded in-process list of the most recent ids (``RecentIds``).
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import grpc
 
-from arena import keys as keyspace
-from arena.play.host import LOCAL_EVENTS, check_seats, host_match
-from arena.play.relay import LOCAL_GATEWAYS
+from arena.keys import MATCH_EVENTS_TTL_S, Keys
+from arena.play.host import check_seats, host_match, local_events
+from arena.play.relay import local_gateway_holding
 from arena.play.specs import SeatSpec, SeatSpecError, TimeControl
 from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc
 from arena.rpc.auth import TokenStore, authenticate
@@ -68,26 +68,28 @@ class RecentIds:
 
 
 class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
-    def __init__(self, tokens: TokenStore, redis_client: Any | None, default_time: TimeControl) -> None:
+    def __init__(
+        self, tokens: TokenStore, redis_client: Any | None, default_time: TimeControl, keys: Keys | None = None
+    ) -> None:
+        self.keys = keys or Keys()
         self.tokens = tokens
         self.redis = redis_client
         self.default_time = default_time
         self.match_ids = RecentIds()
 
     async def _connected(self, agent_id: str) -> bool:
-        if any(gateway.holds(agent_id) for gateway in LOCAL_GATEWAYS):
+        if local_gateway_holding(agent_id) is not None:
             return True
-        return self.redis is not None and bool(await self.redis.exists(keyspace.agent_presence(agent_id)))
+        return self.redis is not None and bool(await self.redis.exists(self.keys.agent_presence(agent_id)))
 
     async def _reserve(self, match_id: str) -> bool:
         """Claim ``match_id`` for a new match; False when a match has (or had) it."""
-        if match_id in self.match_ids or match_id in LOCAL_EVENTS.events:
+        if match_id in self.match_ids or match_id in local_events().events:
             return False
         if self.redis is not None:
-            if await self.redis.exists(keyspace.match_events(match_id)):
+            if await self.redis.exists(self.keys.match_events(match_id)):
                 return False
-            claimed = await self.redis.set(keyspace.challenge_id(match_id), b"1", nx=True,
-                                           ex=keyspace.MATCH_EVENTS_TTL_S)
+            claimed = await self.redis.set(self.keys.challenge_id(match_id), b"1", nx=True, ex=MATCH_EVENTS_TTL_S)
             if not claimed:
                 return False
         return self.match_ids.add(match_id)
@@ -108,15 +110,17 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         for index, seat in enumerate(seats):
             if seat.kind == "connected" and not await self._connected(seat.agent_id):
-                await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                                    f"seats[{index}].agent_id={seat.agent_id!r} is not connected")
+                await context.abort(
+                    grpc.StatusCode.FAILED_PRECONDITION, f"seats[{index}].agent_id={seat.agent_id!r} is not connected"
+                )
         match_id = request.match_id or f"challenge-{uuid.uuid4().hex[:12]}"
         if not await self._reserve(match_id):
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match_id={match_id!r} is already in use")
         seed = request.seed or secrets.randbits(63)
         try:
-            record = await host_match(match_id, rules, seats, seed, time_control=time_control,
-                                      redis_client=self.redis)
+            record = await host_match(
+                match_id, rules, seats, seed, time_control=time_control, redis_client=self.redis, keys=self.keys
+            )
         except OhHellError as error:  # every argument was checked above: this is the platform's fault
             await context.abort(grpc.StatusCode.INTERNAL, f"match {match_id!r} failed: {error}")
         return challenge_pb2.ChallengeResponse(match_id=match_id, record=record_to_proto(record, rules))

@@ -1,6 +1,6 @@
 """The agent gateway: each agent holds one live stream; match hosts reach it through here.
 
-Hosts in this process call ``deliver`` directly (the gateway registers in ``LOCAL_GATEWAYS``);
+Hosts in this process call ``deliver`` directly (the gateway registers with ``register_local_gateway``);
 hosts elsewhere publish RelayEnvelopes on this gateway's Redis channel (see relay.py).
 """
 
@@ -15,15 +15,16 @@ from typing import Any
 
 import grpc
 
-from arena import keys as keyspace
+from arena.keys import PRESENCE_REFRESH_S, PRESENCE_TTL_S, Keys
 from arena.play import metrics
 from arena.play.relay import (
-    LOCAL_GATEWAYS,
     WRITE_LIMIT_S,
     ReplyTarget,
     listen,
     publish_reply,
+    register_local_gateway,
     reply_to,
+    unregister_local_gateway,
 )
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay_pb2
 from arena.rpc.auth import TokenStore, authenticate
@@ -86,7 +87,8 @@ class Connection:
 
 
 class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
-    def __init__(self, tokens: TokenStore, redis_client: Any | None = None) -> None:
+    def __init__(self, tokens: TokenStore, redis_client: Any | None = None, keys: Keys | None = None) -> None:
+        self.keys = keys or Keys()
         self.tokens = tokens
         self.redis = redis_client
         self.gateway_id = uuid.uuid4().hex
@@ -97,15 +99,14 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
-        LOCAL_GATEWAYS.append(self)
+        register_local_gateway(self)
         if self.redis is not None:
-            channel = keyspace.gateway_channel(self.gateway_id)
+            channel = self.keys.gateway_channel(self.gateway_id)
             self._tasks.append(await listen(self.redis, channel, self._relayed, self._mark_present))
             self._tasks.append(asyncio.create_task(self._refresh_presence()))
 
     async def stop(self) -> None:
-        if self in LOCAL_GATEWAYS:
-            LOCAL_GATEWAYS.remove(self)
+        unregister_local_gateway(self)
         for connection in list(self.connections.values()):
             connection.end(grpc.StatusCode.UNAVAILABLE, "the engine service is shutting down")
         for task in self._tasks:
@@ -117,8 +118,9 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
     def holds(self, agent_id: str) -> bool:
         return agent_id in self.connections and asyncio.get_running_loop() is self.loop
 
-    async def deliver(self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget,
-                      timeout: float = WRITE_LIMIT_S) -> str | None:
+    async def deliver(
+        self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget, timeout: float = WRITE_LIMIT_S
+    ) -> str | None:
         connection = self.connections.get(agent_id)
         if connection is None:
             return f"agent {agent_id!r} is not connected"
@@ -151,13 +153,19 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 timeout = (request.deadline_ms + request.observation.time_bank_ms) / 1000
             problem = await self.deliver(envelope.agent_id, event, envelope.reply_channel, timeout)
             if problem is not None and envelope.to_agent.WhichOneof("event") == "decision":
-                await publish_reply(self.redis, envelope.reply_channel, relay_pb2.RelayEnvelope(
-                    agent_id=envelope.agent_id, undeliverable=problem,
-                    decision_id=envelope.to_agent.decision.decision_id))
+                await publish_reply(
+                    self.redis,
+                    envelope.reply_channel,
+                    relay_pb2.RelayEnvelope(
+                        agent_id=envelope.agent_id,
+                        undeliverable=problem,
+                        decision_id=envelope.to_agent.decision.decision_id,
+                    ),
+                )
 
     async def _refresh_presence(self) -> None:
         while True:
-            await asyncio.sleep(keyspace.PRESENCE_REFRESH_S)
+            await asyncio.sleep(PRESENCE_REFRESH_S)
             await self._mark_present()
 
     async def _mark_present(self) -> None:
@@ -166,7 +174,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         with contextlib.suppress(Exception):
             async with self.redis.pipeline(transaction=False) as pipe:
                 for agent_id in self.connections:
-                    pipe.set(keyspace.agent_presence(agent_id), self.gateway_id, ex=keyspace.PRESENCE_TTL_S)
+                    pipe.set(self.keys.agent_presence(agent_id), self.gateway_id, ex=PRESENCE_TTL_S)
                 await pipe.execute()
 
     async def _publish(self, channel: str, envelope: relay_pb2.RelayEnvelope) -> None:
@@ -190,7 +198,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         try:
             if self.redis is not None:
                 with contextlib.suppress(Exception):  # Redis away: local hosts still reach the agent
-                    await self.redis.set(keyspace.agent_presence(agent_id), self.gateway_id, ex=keyspace.PRESENCE_TTL_S)
+                    await self.redis.set(self.keys.agent_presence(agent_id), self.gateway_id, ex=PRESENCE_TTL_S)
             await context.send_initial_metadata((("ohell-agent-id", agent_id),))  # the agent knows it is live
             for event in resend:
                 await connection.send(event)
@@ -221,15 +229,23 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             return
         seat = connection.seats.get(action.match_id)
         if seat is None or seat != action.seat:
-            where = f"has no seat in match {action.match_id!r}" if seat is None else (
-                f"sits in seat {seat} of match {action.match_id!r}, not seat {action.seat}")
+            where = (
+                f"has no seat in match {action.match_id!r}"
+                if seat is None
+                else (f"sits in seat {seat} of match {action.match_id!r}, not seat {action.seat}")
+            )
             connection.end(grpc.StatusCode.PERMISSION_DENIED, f"agent {connection.agent_id!r} {where}")
             return
         pending = connection.pending.pop((action.match_id, action.decision_id), None)
         if pending is None:
-            await self._notice(connection, "FAILED_PRECONDITION", (
-                f"action.decision_id={action.decision_id} of match {action.match_id!r} is not pending "
-                "(already answered, timed out or never asked)"))
+            await self._notice(
+                connection,
+                "FAILED_PRECONDITION",
+                (
+                    f"action.decision_id={action.decision_id} of match {action.match_id!r} is not pending "
+                    "(already answered, timed out or never asked)"
+                ),
+            )
             return
         reply, _ = pending
         await reply_to(reply, relay_pb2.RelayEnvelope(agent_id=connection.agent_id, from_agent=action), self._publish)
@@ -244,9 +260,12 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         del self.connections[agent_id]
         why = f"agent {agent_id!r} disconnected with the decision pending"
         for (_, decision_id), (reply, _) in connection.pending.items():
-            await reply_to(reply, relay_pb2.RelayEnvelope(agent_id=agent_id, undeliverable=why,
-                                                          decision_id=decision_id), self._publish)
+            await reply_to(
+                reply,
+                relay_pb2.RelayEnvelope(agent_id=agent_id, undeliverable=why, decision_id=decision_id),
+                self._publish,
+            )
         connection.pending.clear()
         if self.redis is not None:
             with contextlib.suppress(Exception):
-                await self.redis.eval(_RELEASE, 1, keyspace.agent_presence(agent_id), self.gateway_id)
+                await self.redis.eval(_RELEASE, 1, self.keys.agent_presence(agent_id), self.gateway_id)

@@ -86,8 +86,9 @@ def score_hand(request: rules_service_pb2.ScoreHandRequest) -> int:
             raise _invalid(f"{field}={getattr(request, field)} is more than hand_size={request.hand_size}")
     if request.vienna and scoring is Scoring.ANDERSON:
         raise _invalid("vienna=true cannot be combined with scoring=SCORING_ANDERSON")
-    return hand_score(scoring, request.bid, request.tricks, request.hand_size, max(request.hand_number, 1),
-                      request.vienna)
+    return hand_score(
+        scoring, request.bid, request.tricks, request.hand_size, max(request.hand_number, 1), request.vienna
+    )
 
 
 def legal_actions(state: State) -> rules_service_pb2.GetLegalActionsResponse:
@@ -122,7 +123,8 @@ def apply_action(request: rules_service_pb2.ApplyActionRequest) -> rules_service
     history.CopyFrom(request.history)
     history.actions.append(request.action)
     return rules_service_pb2.ApplyActionResponse(
-        history=history, phase=phase_to_proto(state.phase), scores=state.scores, winners=state.winners)
+        history=history, phase=phase_to_proto(state.phase), scores=state.scores, winners=state.winners
+    )
 
 
 class RulesApi(rules_service_pb2_grpc.RulesServiceServicer):
@@ -149,7 +151,8 @@ class RulesApi(rules_service_pb2_grpc.RulesServiceServicer):
             _check_players(request.num_players, "num_players")
             rules = rules_for_table(request.rules, request.num_players)
             return rules_service_pb2.ResolveRulesResponse(
-                rules=rules_to_proto(rules), schedule=hand_sizes(rules, request.num_players))
+                rules=rules_to_proto(rules), schedule=hand_sizes(rules, request.num_players)
+            )
 
         return await self._run(context, work)
 
@@ -173,5 +176,9 @@ class RulesApi(rules_service_pb2_grpc.RulesServiceServicer):
     ) -> rules_service_pb2.RefereeRecordResponse:
         verdict = referee_text(request.record_json)
         return rules_service_pb2.RefereeRecordResponse(
-            valid=verdict.valid, summary=verdict.summary(), totals=verdict.totals, winners=verdict.winners,
-            actions_checked=verdict.actions_checked)
+            valid=verdict.valid,
+            summary=verdict.summary(),
+            totals=verdict.totals,
+            winners=verdict.winners,
+            actions_checked=verdict.actions_checked,
+        )

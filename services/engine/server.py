@@ -1,7 +1,7 @@
 """The engine service: gateway, rules API, challenge and spectate on one gRPC server.
 
-    engine = await start_engine("127.0.0.1:0", tokens, redis_url=...)   # tests, `ohell engine`
-    ...; await engine.stop()
+engine = await start_engine("127.0.0.1:0", tokens, redis_url=...)   # tests, `ohell engine`
+...; await engine.stop()
 """
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from arena.keys import Keys
 from arena.play.events import EventLog, RedisEventLog
-from arena.play.host import LOCAL_EVENTS
+from arena.play.host import local_events
 from arena.play.specs import TimeControl
 from arena.proto.ohell.v1 import (
     challenge_pb2,
@@ -57,32 +58,42 @@ async def start_engine(
     redis_url: str | None = None,
     time_control: TimeControl | None = None,
     limits: Limits | None = None,
+    keys: Keys | None = None,
 ) -> Engine:
     """Start the engine service. ``tokens`` maps token -> agent id (besides those in Redis)."""
     redis_client = None
+    keys = keys or Keys.from_env()
     static = StaticTokens(tokens or {})
     token_store: TokenStore = static
-    log: EventLog = LOCAL_EVENTS
+    log: EventLog = local_events()
     if redis_url:
         import redis.asyncio as aioredis
 
         redis_client = aioredis.Redis.from_url(redis_url)
-        token_store = RedisTokens(redis_client, fallback=static)
-        log = RedisEventLog(redis_client)
-    gateway = Gateway(token_store, redis_client)
+        token_store = RedisTokens(redis_client, keys, fallback=static)
+        log = RedisEventLog(redis_client, keys)
+    gateway = Gateway(token_store, redis_client, keys)
     await gateway.start()
     rules_api = RulesApi()
-    challenge = ChallengeApi(token_store, redis_client, time_control or TimeControl())
+    challenge = ChallengeApi(token_store, redis_client, time_control or TimeControl(), keys)
     spectate = SpectateApi(log)
     services = [
-        Service(_name(gateway_pb2, "AgentGatewayService"),
-                lambda s: gateway_pb2_grpc.add_AgentGatewayServiceServicer_to_server(gateway, s)),
-        Service(_name(rules_service_pb2, "RulesService"),
-                lambda s: rules_service_pb2_grpc.add_RulesServiceServicer_to_server(rules_api, s)),
-        Service(_name(challenge_pb2, "ChallengeService"),
-                lambda s: challenge_pb2_grpc.add_ChallengeServiceServicer_to_server(challenge, s)),
-        Service(_name(spectate_pb2, "SpectateService"),
-                lambda s: spectate_pb2_grpc.add_SpectateServiceServicer_to_server(spectate, s)),
-    ]  # fmt: skip
+        Service(
+            _name(gateway_pb2, "AgentGatewayService"),
+            lambda s: gateway_pb2_grpc.add_AgentGatewayServiceServicer_to_server(gateway, s),
+        ),
+        Service(
+            _name(rules_service_pb2, "RulesService"),
+            lambda s: rules_service_pb2_grpc.add_RulesServiceServicer_to_server(rules_api, s),
+        ),
+        Service(
+            _name(challenge_pb2, "ChallengeService"),
+            lambda s: challenge_pb2_grpc.add_ChallengeServiceServicer_to_server(challenge, s),
+        ),
+        Service(
+            _name(spectate_pb2, "SpectateService"),
+            lambda s: spectate_pb2_grpc.add_SpectateServiceServicer_to_server(spectate, s),
+        ),
+    ]
     served = await create_server(address, services, limits or DEFAULT_LIMITS)
     return Engine(served, gateway, redis_client)

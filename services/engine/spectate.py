@@ -23,7 +23,8 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
             async for event in self.log.follow(request.match_id, request.wait_ms / 1000):
                 yield spectate_pb2.SpectateResponse(event=event)
         except LookupError:
-            await context.abort(grpc.StatusCode.NOT_FOUND,
-                                f"match_id={request.match_id!r}: no such match (waited {request.wait_ms} ms)")
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"match_id={request.match_id!r}: no such match (waited {request.wait_ms} ms)"
+            )
         except FeedSilent as silent:
             await context.abort(grpc.StatusCode.ABORTED, str(silent))

@@ -22,26 +22,39 @@ from ohell.errors import OhHellError
 from ohell.presets import preset
 
 T = TypeVar("T")
-KIND_NAMES = dict(zip(AGENT_KINDS, (pb.AGENT_KIND_BUILTIN, pb.AGENT_KIND_CONNECTED, pb.AGENT_KIND_ENDPOINT),
-                      strict=True))  # fmt: skip
+KIND_NAMES = dict(
+    zip(AGENT_KINDS, (pb.AGENT_KIND_BUILTIN, pb.AGENT_KIND_CONNECTED, pb.AGENT_KIND_ENDPOINT), strict=True)
+)
 KIND_OF = {number: name for name, number in KIND_NAMES.items()}
 DEFAULT_LEASE_S = 30.0
 MAX_PAGE = 500
 
 
 def agent_to_proto(agent: Agent) -> pb.Agent:
-    return pb.Agent(agent_id=agent.agent_id, name=agent.name, kind=KIND_NAMES[agent.kind], version=agent.version,
-                    bot=agent.bot, endpoint=agent.endpoint, house=agent.house)  # fmt: skip
+    return pb.Agent(
+        agent_id=agent.agent_id,
+        name=agent.name,
+        kind=KIND_NAMES[agent.kind],
+        version=agent.version,
+        bot=agent.bot,
+        endpoint=agent.endpoint,
+        house=agent.house,
+    )
 
 
 def ladder_to_proto(ladder: Ladder) -> pb.Ladder:
     rules = rules_to_proto(ladder.rules())
     rules.preset = ladder.preset
     return pb.Ladder(
-        name=ladder.name, rules=rules, seats=ladder.seats, house_fill=ladder.house_fill,
-        fill_after_seconds=ladder.fill_after_s, house_bots=ladder.house_bots, base_window=ladder.base_window,
+        name=ladder.name,
+        rules=rules,
+        seats=ladder.seats,
+        house_fill=ladder.house_fill,
+        fill_after_seconds=ladder.fill_after_s,
+        house_bots=ladder.house_bots,
+        base_window=ladder.base_window,
         widen_per_second=ladder.widen_per_s,
-    )  # fmt: skip
+    )
 
 
 def ladder_from_proto(message: pb.Ladder) -> Ladder:
@@ -50,30 +63,53 @@ def ladder_from_proto(message: pb.Ladder) -> Ladder:
     overrides = {k: v for k, v in rules.to_dict().items() if base.to_dict()[k] != v}
     defaults = Ladder(message.name)
     return replace(
-        defaults, preset=message.rules.preset, overrides=overrides, seats=message.seats or defaults.seats,
-        house_fill=message.house_fill, fill_after_s=message.fill_after_seconds, house_bots=tuple(message.house_bots),
+        defaults,
+        preset=message.rules.preset,
+        overrides=overrides,
+        seats=message.seats or defaults.seats,
+        house_fill=message.house_fill,
+        fill_after_s=message.fill_after_seconds,
+        house_bots=tuple(message.house_bots),
         base_window=message.base_window or defaults.base_window,
         widen_per_s=message.widen_per_second or defaults.widen_per_s,
-    )  # fmt: skip
+    )
 
 
 def standing_to_proto(s: Standing) -> pb.Standing:
     return pb.Standing(
-        rank=s.rank, agent_id=s.agent_id, name=s.name, mu=s.mu, sigma=s.sigma, ordinal=s.ordinal, games=s.games,
-        hands=s.hands, exact_bids=s.exact, exact_bid_rate=s.exact_rate, faults=s.faults, forfeits=s.forfeits,
+        rank=s.rank,
+        agent_id=s.agent_id,
+        name=s.name,
+        mu=s.mu,
+        sigma=s.sigma,
+        ordinal=s.ordinal,
+        games=s.games,
+        hands=s.hands,
+        exact_bids=s.exact,
+        exact_bid_rate=s.exact_rate,
+        faults=s.faults,
+        forfeits=s.forfeits,
         wins=s.wins,
-    )  # fmt: skip
+    )
 
 
 def match_to_proto(m: MatchInfo) -> pb.MatchSummary:
     return pb.MatchSummary(
-        match_id=m.match_id, ladder=m.ladder, state=m.state, agent_ids=[seat.agent_id for seat in m.seats],
-        created_ms=m.created_ms, finished_ms=m.finished_ms, attempts=m.attempts,
-    )  # fmt: skip
+        match_id=m.match_id,
+        ladder=m.ladder,
+        state=m.state,
+        agent_ids=[seat.agent_id for seat in m.seats],
+        created_ms=m.created_ms,
+        finished_ms=m.finished_ms,
+        attempts=m.attempts,
+    )
 
 
-_CODES = {NotFound: grpc.StatusCode.NOT_FOUND, AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
-          Unauthenticated: grpc.StatusCode.UNAUTHENTICATED}  # fmt: skip
+_CODES = {
+    NotFound: grpc.StatusCode.NOT_FOUND,
+    AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
+    Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
+}
 
 
 async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
@@ -105,16 +141,27 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         if agent is None:
             await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown agent token in 'authorization'")
         if agent_id and agent_id != agent.agent_id:
-            await abort(context, grpc.StatusCode.PERMISSION_DENIED,
-                        f"agent_id {agent_id!r} is not the agent of this token ({agent.agent_id})")
+            await abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"agent_id {agent_id!r} is not the agent of this token ({agent.agent_id})",
+            )
         return agent
 
     async def RegisterAgent(self, request: pb.RegisterAgentRequest, context: Any) -> pb.RegisterAgentResponse:
         if request.kind not in KIND_OF:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"kind={request.kind} must be BUILTIN, "
-                                "CONNECTED or ENDPOINT")  # fmt: skip
-        agent, token = await self._call(context, self.store.register_agent, request.name, KIND_OF[request.kind],
-                                        request.version, request.bot, request.endpoint)  # fmt: skip
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"kind={request.kind} must be BUILTIN, CONNECTED or ENDPOINT"
+            )
+        agent, token = await self._call(
+            context,
+            self.store.register_agent,
+            request.name,
+            KIND_OF[request.kind],
+            request.version,
+            request.bot,
+            request.endpoint,
+        )
         return pb.RegisterAgentResponse(agent=agent_to_proto(agent), token=token)
 
     async def SetAgentVersion(self, request: pb.SetAgentVersionRequest, context: Any) -> pb.SetAgentVersionResponse:
@@ -143,8 +190,9 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         agent = await self._caller(context, request.agent_id)
         lease = request.lease_seconds if request.lease_seconds > 0 else DEFAULT_LEASE_S
         builtin = agent.kind == "builtin"
-        queued_at = await self._call(context, self.store.join, request.ladder, agent.agent_id,
-                                     None if builtin else lease, builtin)  # fmt: skip
+        queued_at = await self._call(
+            context, self.store.join, request.ladder, agent.agent_id, None if builtin else lease, builtin
+        )
         return pb.JoinQueueResponse(queued_at_ms=int(queued_at))
 
     async def LeaveQueue(self, request: pb.LeaveQueueRequest, context: Any) -> pb.LeaveQueueResponse:
@@ -167,8 +215,10 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     yield pb.WatchQueueResponse(match_id=match_id, seat=seat)
                     after = entry_id
                 free = not await asyncio.to_thread(self.store.busy_match, agent.agent_id)
-                if free and (loop.time() - renewed > self.renew_s or not await asyncio.to_thread(
-                        self.store.has_ticket, request.ladder, agent.agent_id)):  # fmt: skip
+                if free and (
+                    loop.time() - renewed > self.renew_s
+                    or not await asyncio.to_thread(self.store.has_ticket, request.ladder, agent.agent_id)
+                ):
                     await asyncio.to_thread(self.store.join, request.ladder, agent.agent_id, lease, False)
                     renewed = loop.time()
                 await asyncio.sleep(self.poll_s)
@@ -183,9 +233,10 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         standings, total = await self._call(context, self.store.leaderboard, request.ladder, offset, size)
         after = offset + len(standings)
         return pb.GetLeaderboardResponse(
-            standings=[standing_to_proto(s) for s in standings], total=total,
+            standings=[standing_to_proto(s) for s in standings],
+            total=total,
             next_page_token=str(after) if after < total else "",
-        )  # fmt: skip
+        )
 
     async def GetAgent(self, request: pb.GetAgentRequest, context: Any) -> pb.GetAgentResponse:
         agent = await self._call(context, self.store.get_agent, request.agent_id)
@@ -202,11 +253,11 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             await self._call(context, self.store.get_ladder, request.ladder)
         elif not request.agent_id:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "give ladder, agent_id or both")
-        matches = await self._call(context, self.store.list_matches, request.ladder, request.agent_id, offset,
-                                   size + 1)  # fmt: skip
+        matches = await self._call(context, self.store.list_matches, request.ladder, request.agent_id, offset, size + 1)
         more = len(matches) > size
-        return pb.ListMatchesResponse(matches=[match_to_proto(m) for m in matches[:size]],
-                                      next_page_token=str(offset + size) if more else "")  # fmt: skip
+        return pb.ListMatchesResponse(
+            matches=[match_to_proto(m) for m in matches[:size]], next_page_token=str(offset + size) if more else ""
+        )
 
     async def GetMatch(self, request: pb.GetMatchRequest, context: Any) -> pb.GetMatchResponse:
         info = await self._call(context, self.store.get_match, request.match_id)

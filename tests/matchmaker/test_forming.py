@@ -65,9 +65,9 @@ def test_policy_rejects_bad_values() -> None:
         FormingPolicy(seats=4, base_window=10.0, max_window=5.0)
 
 
-ticket_lists = st.lists(
-    st.tuples(st.floats(0, 50), st.integers(0, 30), st.floats(0, 20)), min_size=0, max_size=60
-).map(lambda specs: tickets(*specs))
+ticket_lists = st.lists(st.tuples(st.floats(0, 50), st.integers(0, 30), st.floats(0, 20)), min_size=0, max_size=60).map(
+    lambda specs: tickets(*specs)
+)
 
 
 @settings(max_examples=150, deadline=None)

@@ -28,8 +28,21 @@ def stub(redis_server: EmbeddedRedis) -> Iterator[Stub]:
     """A matchmaker process that serves the API only (no forming loop), on port 0."""
     folder = Path(tempfile.mkdtemp(prefix="ohell-mm-"))
     log = folder / "matchmaker.log"
-    proc = Proc("matchmaker", [sys.executable, "-m", "services.matchmaker", "--address", "127.0.0.1:0",
-                               "--redis-url", redis_server.url, "--no-forming"], {}, log)  # fmt: skip
+    proc = Proc(
+        "matchmaker",
+        [
+            sys.executable,
+            "-m",
+            "services.matchmaker",
+            "--address",
+            "127.0.0.1:0",
+            "--redis-url",
+            redis_server.url,
+            "--no-forming",
+        ],
+        {},
+        log,
+    )
     try:
         port = int(proc.wait_for(PORT_LINE, 30).group(1))
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -61,8 +74,9 @@ def test_status_codes_name_the_problem(stub: Stub) -> None:
     code, detail = code_of(stub.CreateLadder, pb.CreateLadderRequest(ladder=ladder))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "seats=9" in detail
     ladder.seats = 4
-    code, detail = code_of(stub.CreateLadder, pb.CreateLadderRequest(ladder=pb.Ladder(
-        name="l", rules=rules_pb2.Rules(preset="nope"))))  # fmt: skip
+    code, detail = code_of(
+        stub.CreateLadder, pb.CreateLadderRequest(ladder=pb.Ladder(name="l", rules=rules_pb2.Rules(preset="nope")))
+    )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "nope" in detail
     created = stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder)).ladder
     assert created.rules.preset == "classic" and created.seats == 4
@@ -85,8 +99,10 @@ def test_status_codes_name_the_problem(stub: Stub) -> None:
     assert code_of(stub.GetAgent, pb.GetAgentRequest(agent_id="a999"))[0] == grpc.StatusCode.NOT_FOUND
     version = pb.SetAgentVersionRequest(agent_id=alice.agent.agent_id, version="2.1")
     assert stub.SetAgentVersion(version, metadata=auth_metadata(alice.token)).agent.version == "2.1"
-    assert code_of(stub.SetAgentVersion, version, metadata=auth_metadata(bob.token))[0] == \
-        grpc.StatusCode.PERMISSION_DENIED
+    assert (
+        code_of(stub.SetAgentVersion, version, metadata=auth_metadata(bob.token))[0]
+        == grpc.StatusCode.PERMISSION_DENIED
+    )
 
 
 def test_closing_the_queue_stream_leaves_the_queue(stub: Stub, redis_server: EmbeddedRedis) -> None:
@@ -95,9 +111,11 @@ def test_closing_the_queue_stream_leaves_the_queue(stub: Stub, redis_server: Emb
     store = RedisStore(redis.Redis.from_url(redis_server.url))
     stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="w", rules=rules_pb2.Rules(preset="classic"))))
     agent = register(stub, "watcher")
-    call = stub.WatchQueue(pb.WatchQueueRequest(ladder="w", agent_id=agent.agent.agent_id),
-                           metadata=auth_metadata(agent.token))  # fmt: skip
+    call = stub.WatchQueue(
+        pb.WatchQueueRequest(ladder="w", agent_id=agent.agent.agent_id), metadata=auth_metadata(agent.token)
+    )
     wait_until(lambda: store.has_ticket("w", agent.agent.agent_id), 10, "the stream to queue the agent")
     call.cancel()  # as when the agent's connection dies
-    wait_until(lambda: not store.has_ticket("w", agent.agent.agent_id) and store.queued("w") == 0, 10,
-               "the ticket to go")  # fmt: skip
+    wait_until(
+        lambda: not store.has_ticket("w", agent.agent.agent_id) and store.queued("w") == 0, 10, "the ticket to go"
+    )

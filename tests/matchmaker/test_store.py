@@ -21,8 +21,15 @@ def agents(store: RedisStore, count: int, kind: str = "builtin", prefix: str = "
 
 
 def fake_record(match_id: str, seats: int) -> dict[str, object]:
-    return {"format": RECORD_FORMAT, "match_id": match_id, "hands": [], "totals": list(range(seats)),
-            "winners": [seats - 1], "faults": [], "forfeited": []}  # fmt: skip
+    return {
+        "format": RECORD_FORMAT,
+        "match_id": match_id,
+        "hands": [],
+        "totals": list(range(seats)),
+        "winners": [seats - 1],
+        "faults": [],
+        "forfeited": [],
+    }
 
 
 def test_register_and_authenticate(store: RedisStore) -> None:
@@ -37,10 +44,15 @@ def test_register_and_authenticate(store: RedisStore) -> None:
     assert store.set_version(agent.agent_id, "2.0").version == "2.0"
 
 
-@pytest.mark.parametrize(("args", "field"), [
-    (("bad name!", "connected"), "name"), (("x", "robot"), "kind"), (("x", "builtin", "", "nobot"), "bot"),
-    (("x", "endpoint", "", "", "no-port"), "endpoint"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("bad name!", "connected"), "name"),
+        (("x", "robot"), "kind"),
+        (("x", "builtin", "", "nobot"), "bot"),
+        (("x", "endpoint", "", "", "no-port"), "endpoint"),
+    ],
+)
 def test_bad_registrations_name_the_field(store: RedisStore, args: tuple[str, ...], field: str) -> None:
     with pytest.raises(StoreError) as error:
         store.register_agent(*args)

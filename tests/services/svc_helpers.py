@@ -25,11 +25,23 @@ class EngineProcess:
     """``ohell engine`` in a subprocess on a free port, relaying through ``redis_url``."""
 
     def __init__(self, redis_url: str, *extra: str) -> None:
-        command = [sys.executable, "-m", "arena.cli", "engine", "--address", "127.0.0.1:0",
-                   "--redis-url", redis_url, "--decision-ms", "300", *extra]
+        command = [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "engine",
+            "--address",
+            "127.0.0.1:0",
+            "--redis-url",
+            redis_url,
+            "--decision-ms",
+            "300",
+            *extra,
+        ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        env=env, text=True)
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True
+        )
         deadline = time.monotonic() + 30
         self.port = 0
         assert self.process.stdout is not None

@@ -45,9 +45,14 @@ def test_decisions_timeouts_and_illegal_actions_are_counted(engine_process, make
     async def run() -> dict:
         agent = await ScriptedAgent(engine_process.address, token, policy).start()
         seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
-        record = await host_match("metered-1", Rules(hand_sizes=(3,)), seats, 2,
-                                  time_control=TimeControl(decision_ms=1000, time_bank_ms=0),
-                                  redis_url=shared_redis_server.url)
+        record = await host_match(
+            "metered-1",
+            Rules(hand_sizes=(3,)),
+            seats,
+            2,
+            time_control=TimeControl(decision_ms=1000, time_bank_ms=0),
+            redis_url=shared_redis_server.url,
+        )
         await agent.stop()
         return record
 
