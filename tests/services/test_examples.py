@@ -12,7 +12,7 @@ import pytest
 import redis
 from svc_helpers import ROOT
 
-from arena.keys import agent_presence
+from arena.keys import Keys
 from arena.play.host import host_match_sync
 from arena.play.specs import SeatSpec, TimeControl
 from ohell.presets import preset
@@ -59,7 +59,7 @@ def test_python_example_is_short_and_completes_a_match(engine_process, make_agen
     client = redis.Redis.from_url(shared_redis_server.url)
     try:
         deadline = time.monotonic() + 20
-        while client.get(agent_presence(agent_id)) is None:  # the gateway marks it present once connected
+        while client.get(Keys().agent_presence(agent_id)) is None:  # the gateway marks it present once connected
             assert time.monotonic() < deadline and process.poll() is None, "the Python example never connected"
             time.sleep(0.05)
         record = play_classic(agent_id, shared_redis_server.url, "py-example-1")
