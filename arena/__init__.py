@@ -1,1 +1,1 @@
-"""The platform around the engine: command line, gRPC services, Celery workers."""
+"""The platform library that the services, the workers and the ``ohell`` command share."""

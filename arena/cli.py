@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -10,8 +11,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena.ladder import cli as ladder_cli
-from arena.services.engine import cli as engine_cli
+from arena.local import cli as ladder_cli
+from arena.sdk import cli as engine_cli
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS, preset_with_options
@@ -23,9 +24,13 @@ console = Console()
 
 def progress_bar() -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=False,
-    )  # fmt: skip
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
 
 
 def print_tally(tally: SeriesTally, title: str) -> None:
@@ -34,14 +39,18 @@ def print_tally(tally: SeriesTally, title: str) -> None:
         table.add_column(column, justify="left" if column == "bot" else "right")
     for bot in sorted(tally.bots.values(), key=lambda b: -b.mean_score):
         table.add_row(
-            bot.name, str(bot.games), f"{bot.mean_score:.1f}", f"{100 * bot.exact_rate:.1f}%",
-            f"{bot.wins:g}", f"{100 * bot.win_rate:.1f}%",
-        )  # fmt: skip
+            bot.name,
+            str(bot.games),
+            f"{bot.mean_score:.1f}",
+            f"{100 * bot.exact_rate:.1f}%",
+            f"{bot.wins:g}",
+            f"{100 * bot.win_rate:.1f}%",
+        )
     console.print(table)
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from arena.localplay import play_series
+    from arena.local.play import play_series
 
     names = [name.strip() for name in args.bots.split(",") if name.strip()]
     unknown = [name for name in names if name not in BOT_FACTORIES]
@@ -54,9 +63,13 @@ def cmd_play(args: argparse.Namespace) -> int:
         task = progress.add_task(f"{args.rules}: {len(names)} seats", total=args.games)
         try:
             tally = play_series(
-                rules, names, args.games, args.seed, Path(args.out) if args.out else None,
+                rules,
+                names,
+                args.games,
+                args.seed,
+                Path(args.out) if args.out else None,
                 on_game=lambda done: progress.update(task, completed=done),
-            )  # fmt: skip
+            )
         except OSError as error:
             raise OhHellError(f"cannot write records to --out {args.out}: {error.strerror or error}") from None
     print_tally(tally, f"{args.games} games of {args.rules}, seed {args.seed}")
@@ -110,12 +123,20 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list the rule presets")
     rules.set_defaults(handler=cmd_rules)
 
-    engine_cli.register(sub)  # engine, challenge, agent
+    for name, module in SERVICES.items():
+        sub.add_parser(name, help=f"run the {name} service (python -m {module}; --help lists its options)")
+    engine_cli.register(sub)  # challenge, agent
     ladder_cli.register(sub)  # up, demo, ladder
     return parser
 
 
+SERVICES = {"engine": "services.engine", "matchmaker": "services.matchmaker"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] and argv[0] in SERVICES:  # a deployable above this library: run it as its own module
+        os.execv(sys.executable, [sys.executable, "-m", SERVICES[argv[0]], *argv[1:]])
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))

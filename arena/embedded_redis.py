@@ -68,11 +68,24 @@ class EmbeddedRedis:
 
     def _start_once(self, timeout: float) -> EmbeddedRedis:
         command = [
-            redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
-            "--dir", self.data_dir, "--save", "", "--daemonize", "no",
-            "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "everysec",
-            "--logfile", os.path.join(self.data_dir, "redis.log"),
-        ]  # fmt: skip
+            redis_server_binary(),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            self.data_dir,
+            "--save",
+            "",
+            "--daemonize",
+            "no",
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--appendfsync",
+            "everysec",
+            "--logfile",
+            os.path.join(self.data_dir, "redis.log"),
+        ]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = redis.Redis(port=self.port, socket_connect_timeout=0.2, socket_timeout=0.5)
         deadline = time.monotonic() + timeout

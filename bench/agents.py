@@ -82,12 +82,18 @@ async def proto_echo_role(address: str) -> None:
 
     async with grpc.aio.insecure_channel(address) as channel:
         call = channel.stream_stream(
-            RAW_METHOD, request_serializer=gateway_pb2.ConnectRequest.SerializeToString,
-            response_deserializer=gateway_pb2.ConnectResponse.FromString)()  # fmt: skip
+            RAW_METHOD,
+            request_serializer=gateway_pb2.ConnectRequest.SerializeToString,
+            response_deserializer=gateway_pb2.ConnectResponse.FromString,
+        )()
         async for response in call:
             decision = response.event.decision
-            action = match_pb2.Action(match_id=decision.match_id, seat=decision.seat,
-                                      decision_id=decision.decision_id, card=decision.legal_cards[0])
+            action = match_pb2.Action(
+                match_id=decision.match_id,
+                seat=decision.seat,
+                decision_id=decision.decision_id,
+                card=decision.legal_cards[0],
+            )
             await call.write(gateway_pb2.ConnectRequest(action=action))
 
 
@@ -96,7 +102,7 @@ def sample_decision() -> Any:
     import random
 
     from arena.proto.ohell.v1 import gateway_pb2, match_pb2
-    from arena.services.engine.convert import card_to_proto, observation_to_proto
+    from arena.wire import card_to_proto, observation_to_proto
     from ohell.observation import observe
     from ohell.presets import preset
     from ohell.state import Game, Phase
@@ -123,8 +129,8 @@ class Ours:
         self.samples: list[float] = []
 
     async def start(self) -> None:
-        from arena.services.engine import host as host_module
-        from arena.services.engine.service import start_engine
+        from arena.play import host as host_module
+        from services.engine.server import start_engine
 
         self.original = host_module.metrics.observe_decision
 
@@ -137,8 +143,18 @@ class Ours:
         tokens = {f"token-{i}": f"bench-{i}" for i in range(self.streams)}
         self.engine = await start_engine(tokens=tokens, redis_url=self.redis_url)
         self.agent = subprocess.Popen(
-            [sys.executable, __file__, "--role", "agent", "--address", f"127.0.0.1:{self.engine.port}",
-             *sum((["--token", t] for t in tokens), []), *child_cpu()], cwd=ROOT)  # fmt: skip
+            [
+                sys.executable,
+                __file__,
+                "--role",
+                "agent",
+                "--address",
+                f"127.0.0.1:{self.engine.port}",
+                *sum((["--token", t] for t in tokens), []),
+                *child_cpu(),
+            ],
+            cwd=ROOT,
+        )
         while len(self.engine.gateway.connections) < self.streams:
             await asyncio.sleep(0.02)
         await self.play(1, seed=0)  # warm up
@@ -147,30 +163,40 @@ class Ours:
     async def play(self, matches: int, seed: int, relay: bool = False) -> float:
         """Play ``matches`` classic games at once; returns their wall time. ``relay``: reach the
         agent through Redis, as a match host in another process (a Celery worker) does."""
-        from arena.services.engine.host import host_match
-        from arena.services.engine.relay import LOCAL_GATEWAYS
-        from arena.services.engine.specs import SeatSpec, TimeControl
+        from arena.play.host import host_match
+        from arena.play.relay import register_local_gateway, unregister_local_gateway
+        from arena.play.specs import SeatSpec, TimeControl
         from ohell.presets import preset
 
         def seats(i: int) -> list[SeatSpec]:
             return [SeatSpec.connected(f"bench-{i}"), *[SeatSpec.builtin("random")] * 3]
 
         if relay:
-            LOCAL_GATEWAYS.remove(self.engine.gateway)
+            unregister_local_gateway(self.engine.gateway)
         try:
             began = time.perf_counter()
-            records = await asyncio.gather(*(
-                host_match(f"bench-{seed}-{i}", preset("classic"), seats(i), seed + i, spectate=False,
-                           time_control=TimeControl(decision_ms=5000), redis_url=self.redis_url if relay else None)
-                for i in range(matches)))  # fmt: skip
+            records = await asyncio.gather(
+                *(
+                    host_match(
+                        f"bench-{seed}-{i}",
+                        preset("classic"),
+                        seats(i),
+                        seed + i,
+                        spectate=False,
+                        time_control=TimeControl(decision_ms=5000),
+                        redis_url=self.redis_url if relay else None,
+                    )
+                    for i in range(matches)
+                )
+            )
             assert all(not record["faults"] for record in records), "the bench agent must not fault"
             return time.perf_counter() - began
         finally:
             if relay:
-                LOCAL_GATEWAYS.append(self.engine.gateway)
+                register_local_gateway(self.engine.gateway)
 
     async def stop(self) -> None:
-        from arena.services.engine import host as host_module
+        from arena.play import host as host_module
 
         self.agent.terminate()
         self.agent.wait()
@@ -206,17 +232,29 @@ class Raw:
         if self.proto:
             from arena.proto.ohell.v1 import gateway_pb2
 
-            serializers = {"request_deserializer": gateway_pb2.ConnectRequest.FromString,
-                           "response_serializer": gateway_pb2.ConnectResponse.SerializeToString}
+            serializers = {
+                "request_deserializer": gateway_pb2.ConnectRequest.FromString,
+                "response_serializer": gateway_pb2.ConnectResponse.SerializeToString,
+            }
         handler = grpc.method_handlers_generic_handler(
-            "bench.Raw", {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong, **serializers)})
+            "bench.Raw", {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong, **serializers)}
+        )
         self.server = grpc.aio.server()
         self.server.add_generic_rpc_handlers((handler,))
         port = self.server.add_insecure_port("127.0.0.1:0")
         await self.server.start()
         self.echo = subprocess.Popen(
-            [sys.executable, __file__, "--role", "proto-echo" if self.proto else "echo", "--address",
-             f"127.0.0.1:{port}", *child_cpu()], cwd=ROOT)  # fmt: skip
+            [
+                sys.executable,
+                __file__,
+                "--role",
+                "proto-echo" if self.proto else "echo",
+                "--address",
+                f"127.0.0.1:{port}",
+                *child_cpu(),
+            ],
+            cwd=ROOT,
+        )
         await self.ping(200)  # warm up
         self.samples.clear()
 
@@ -263,8 +301,9 @@ def main() -> int:
     parser.add_argument("--pings", type=int, default=300, help="raw round trips per round")
     parser.add_argument("--concurrent", type=int, default=4)
     parser.add_argument("--no-relay", action="store_true", help="skip the Redis relay figure (info only)")
-    parser.add_argument("--role", choices=["bench", "agent", "echo", "proto-echo"], default="bench",
-                        help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--role", choices=["bench", "agent", "echo", "proto-echo"], default="bench", help=argparse.SUPPRESS
+    )
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--token", action="append", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
@@ -291,20 +330,30 @@ def main() -> int:
             redis.cleanup()
     raw, ours, per_second = result["raw"], result["ours"], result["per_second"]
     raw_p50, ours_p50 = statistics.median(raw) * 1000, statistics.median(ours) * 1000
-    print(f"raw grpc.aio bidi ping-pong: {len(raw)} round trips, p50 {raw_p50:.3f} ms, "
-          f"p99 {percentile(raw, 0.99) * 1000:.3f} ms")
+    print(
+        f"raw grpc.aio bidi ping-pong: {len(raw)} round trips, p50 {raw_p50:.3f} ms, "
+        f"p99 {percentile(raw, 0.99) * 1000:.3f} ms"
+    )
     proto_samples = result["proto"]
-    print(f"info: the same ping-pong with our messages (DecisionRequest out, Action back, no platform logic): "
-          f"p50 {statistics.median(proto_samples) * 1000:.3f} ms, p99 {percentile(proto_samples, 0.99) * 1000:.3f} ms")
+    print(
+        f"info: the same ping-pong with our messages (DecisionRequest out, Action back, no platform logic): "
+        f"p50 {statistics.median(proto_samples) * 1000:.3f} ms, p99 {percentile(proto_samples, 0.99) * 1000:.3f} ms"
+    )
     if "relayed" in result:
         relayed = result["relayed"]
-        print(f"info: host in another process than the gateway (Redis pub/sub relay): {len(relayed)} decisions, "
-              f"p50 {statistics.median(relayed) * 1000:.3f} ms, p99 {percentile(relayed, 0.99) * 1000:.3f} ms")
-    print(f"ours (host -> gateway -> agent -> gateway -> host): {len(ours)} decisions, p50 {ours_p50:.3f} ms, "
-          f"p99 {percentile(ours, 0.99) * 1000:.3f} ms; {args.concurrent} matches at once: "
-          f"{per_second:.0f} decisions/s")
-    print(f"agents: ours_p50_ms={ours_p50:.3f} raw_p50_ms={raw_p50:.3f} ratio={ours_p50 / raw_p50:.2f} "
-          f"decisions_per_s={per_second:.0f}")
+        print(
+            f"info: host in another process than the gateway (Redis pub/sub relay): {len(relayed)} decisions, "
+            f"p50 {statistics.median(relayed) * 1000:.3f} ms, p99 {percentile(relayed, 0.99) * 1000:.3f} ms"
+        )
+    print(
+        f"ours (host -> gateway -> agent -> gateway -> host): {len(ours)} decisions, p50 {ours_p50:.3f} ms, "
+        f"p99 {percentile(ours, 0.99) * 1000:.3f} ms; {args.concurrent} matches at once: "
+        f"{per_second:.0f} decisions/s"
+    )
+    print(
+        f"agents: ours_p50_ms={ours_p50:.3f} raw_p50_ms={raw_p50:.3f} ratio={ours_p50 / raw_p50:.2f} "
+        f"decisions_per_s={per_second:.0f}"
+    )
     return 0
 
 

@@ -28,12 +28,12 @@ from typing import Any
 
 import redis
 
-from arena.ladder.demo import DEMO_OPTIONS, demo_agents
-from arena.ladder.hosting import play_builtin
-from arena.ladder.keys import stream_entries, text
-from arena.ladder.stack import Stack, StackConfig
-from arena.services.matchmaker.model import Ladder
-from arena.services.matchmaker.redis_store import RedisStore
+from arena.keys import stream_entries, text
+from arena.ladder.matchplay import play_builtin
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore
+from arena.local.demo import DEMO_OPTIONS, demo_agents
+from arena.local.stack import Stack, StackConfig
 from ohell.presets import preset, preset_with_options
 from ohell.rules import Rules
 
@@ -165,8 +165,9 @@ def main() -> None:
         store = RedisStore(redis.Redis.from_url(stack.redis_url))
         overrides = {k: v for k, v in rules.to_dict().items() if preset("classic").to_dict()[k] != v}
         store.create_ladder(Ladder("bench", preset="classic", overrides=overrides, base_window=100.0))
-        agents = [store.register_agent(f"{bot}-{index}", "builtin", bot=bot)[0].agent_id
-                  for index, bot in enumerate(bots)]  # fmt: skip
+        agents = [
+            store.register_agent(f"{bot}-{index}", "builtin", bot=bot)[0].agent_id for index, bot in enumerate(bots)
+        ]
         roles = stack_roles(stack)
 
         def sample() -> dict[str, float]:
@@ -181,9 +182,11 @@ def main() -> None:
             stack_rates.append(rate)
             reference_rates.append(reference)
             split = ", ".join(f"{role} {ms:.2f}" for role, ms in cpu_ms.items())
-            print(f"round {round_no}: stack {rate:.1f}/s, in-process {reference:.1f}/s, ratio {rate / reference:.2f}; "
-                  f"CPU ms/match: stack {sum(cpu_ms.values()):.2f} ({split}), in-process {reference_cpu_ms:.2f}",
-                  flush=True)  # fmt: skip
+            print(
+                f"round {round_no}: stack {rate:.1f}/s, in-process {reference:.1f}/s, ratio {rate / reference:.2f}; "
+                f"CPU ms/match: stack {sum(cpu_ms.values()):.2f} ({split}), in-process {reference_cpu_ms:.2f}",
+                flush=True,
+            )
     finally:
         stack.cleanup()
     ratios = [s / r for s, r in zip(stack_rates, reference_rates, strict=True)]

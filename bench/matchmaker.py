@@ -18,9 +18,9 @@ import time
 import redis
 
 from arena.embedded_redis import EmbeddedRedis
-from arena.services.matchmaker.loop import form_once
-from arena.services.matchmaker.model import Ladder
-from arena.services.matchmaker.redis_store import RedisStore
+from arena.ladder.loop import form_once
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore
 
 
 def redis_rtt_per_s(client: redis.Redis, count: int = 5000) -> float:
@@ -66,8 +66,10 @@ def main() -> None:
         with client.pipeline(transaction=False) as pipe:  # agents registered directly: setup, not timed
             for index in range(args.tickets):
                 agent_id = f"b{index}"
-                pipe.hset(store.keys.agent(agent_id), mapping={"agent_id": agent_id, "name": agent_id,
-                                                               "kind": "builtin", "bot": "random"})  # fmt: skip
+                pipe.hset(
+                    store.keys.agent(agent_id),
+                    mapping={"agent_id": agent_id, "name": agent_id, "kind": "builtin", "bot": "random"},
+                )
                 agent_ids.append(agent_id)
             pipe.execute()
         rates, rtts = [], []
@@ -77,8 +79,11 @@ def main() -> None:
             rtts.append(redis_rtt_per_s(client))
             seated, seconds = seat_everyone(store, ladder)
             rates.append(seated / seconds)
-            print(f"round {round_number}: {seated} of {args.tickets} tickets seated in {seconds * 1000:.0f} ms "
-                  f"({seated / seconds:,.0f}/s); redis ping {rtts[-1]:,.0f}/s", flush=True)  # fmt: skip
+            print(
+                f"round {round_number}: {seated} of {args.tickets} tickets seated in {seconds * 1000:.0f} ms "
+                f"({seated / seconds:,.0f}/s); redis ping {rtts[-1]:,.0f}/s",
+                flush=True,
+            )
             client.delete(*(store.keys.busy(agent) for agent in agent_ids))  # matches are not played here
         client.close()
     print(f"matchmaker: tickets_per_s={statistics.median(rates):.0f} redis_rtt_per_s={statistics.median(rtts):.0f}")

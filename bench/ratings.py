@@ -16,7 +16,7 @@ import time
 import redis
 
 from arena.embedded_redis import EmbeddedRedis
-from arena.ladder.keys import Keys
+from arena.keys import Keys
 from arena.ladder.matchlog import encode
 from arena.ladder.ratings import MODEL, catch_up, ranks
 
@@ -26,9 +26,19 @@ def summaries(count: int, agents: int, rng: random.Random) -> list[dict[str, obj
     for index in range(count):
         seated = rng.sample([f"a{i}" for i in range(agents)], 4)
         totals = [rng.choice([0, 11, 12, 13, 24, 36]) for _ in seated]
-        out.append({"match_id": f"bench-{index}", "ladder": "bench", "agents": seated, "totals": totals,
-                    "winners": [totals.index(max(totals))], "forfeited": [], "hands": [5] * 4,
-                    "exact": [rng.randint(0, 5) for _ in seated], "faults": [0] * 4})  # fmt: skip
+        out.append(
+            {
+                "match_id": f"bench-{index}",
+                "ladder": "bench",
+                "agents": seated,
+                "totals": totals,
+                "winners": [totals.index(max(totals))],
+                "forfeited": [],
+                "hands": [5] * 4,
+                "exact": [rng.randint(0, 5) for _ in seated],
+                "faults": [0] * 4,
+            }
+        )
     return out
 
 

@@ -3,11 +3,11 @@ Run: python examples/python_bot.py HOST:PORT TOKEN   (see docs/protocol.md)"""
 
 import sys
 
-from arena.sdk import Agent, connect
+from arena.sdk import BaseBot, connect
 from ohell.cards import rank_of
 
 
-class HighCards(Agent):
+class HighCards(BaseBot):
     def bid(self, obs):
         wanted = sum(rank_of(card) >= 11 for card in obs.hand)  # K, A
         return min(obs.legal_bids, key=lambda tricks: abs(tricks - wanted))

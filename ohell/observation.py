@@ -57,10 +57,7 @@ def observe(state: State, seat: int) -> Observation:
     n = state.game.num_players
     if not 0 <= seat < n:
         raise ValueError(f"seat {seat!r} is not a seat of this {n}-player game")
-    sealed = (
-        state.phase == Phase.BID
-        and state.game.rules.bidding is Bidding.BLIND
-    )
+    sealed = state.phase == Phase.BID and state.game.rules.bidding is Bidding.BLIND
     if sealed:
         bids = tuple(b if s == seat else -1 for s, b in enumerate(state.bids))
         if state.rebid:  # the reveal has happened: every bid is public

@@ -49,9 +49,7 @@ for _method in Scoring:
     if _method not in (Scoring.CONTRACT_WHIST, Scoring.CONSOLATION):
         PRESETS[f"online-{_method.value.replace('_', '-')}"] = replace(ONLINE, scoring=_method)
         if _method is not Scoring.ANDERSON:
-            PRESETS[f"online-{_method.value.replace('_', '-')}-vienna"] = replace(
-                ONLINE, scoring=_method, vienna=True
-            )
+            PRESETS[f"online-{_method.value.replace('_', '-')}-vienna"] = replace(ONLINE, scoring=_method, vienna=True)
 PRESETS["online-blackout"] = PRESETS.pop("online-exact")  # 004 calls exact scoring "Blackout"
 PRESETS["online-blackout-vienna"] = PRESETS.pop("online-exact-vienna")
 

@@ -38,13 +38,9 @@ def hand_to_json(result: HandResult, totals: Sequence[int]) -> dict[str, Any]:
         "no_trump_hand": result.no_trump_hand,
         "deal": [[card_str(c) for c in cards_of(mask)] for mask in result.dealt],
         "trump": card_str(result.trump_card) if result.trump_card != NO_CARD else None,
-        "events": [
-            [kind, seat, card_str(value) if kind == "play" else value]
-            for kind, seat, value in result.events
-        ],
+        "events": [[kind, seat, card_str(value) if kind == "play" else value] for kind, seat, value in result.events],
         "tricks": [
-            {"leader": t.leader, "cards": [card_str(c) for c in t.cards], "winner": t.winner}
-            for t in result.tricks
+            {"leader": t.leader, "cards": [card_str(c) for c in t.cards], "winner": t.winner} for t in result.tricks
         ],
         "bids": list(result.bids),
         "tricks_won": list(result.tricks_won),
@@ -79,8 +75,7 @@ def build_record(
         "seats": [dict(seat) for seat in seats],
         "seed": seed,
         "cuts": [
-            {"seats": list(cutters), "cards": [card_str(c) for c in cards]}
-            for cutters, cards in state.cut_rounds
+            {"seats": list(cutters), "cards": [card_str(c) for c in cards]} for cutters, cards in state.cut_rounds
         ],
         "hands": hands,
         "complete": state.is_terminal(),

@@ -39,17 +39,11 @@ class Verdict:
         if self.malformed:
             return f"malformed record: {self.malformed}"
         if self.illegal_index is not None:
-            return (
-                f"illegal action #{self.illegal_index} (hand {self.illegal_hand}): "
-                f"{self.illegal_reason}"
-            )
+            return f"illegal action #{self.illegal_index} (hand {self.illegal_hand}): {self.illegal_reason}"
         if self.mismatch:
             return f"inconsistent record: {self.mismatch}"
         winners = ", ".join(f"seat {s}" for s in self.winners)
-        return (
-            f"valid: {self.actions_checked} actions checked; totals {self.totals}; "
-            f"winner(s): {winners}"
-        )
+        return f"valid: {self.actions_checked} actions checked; totals {self.totals}; winner(s): {winners}"
 
 
 class _Illegal(Exception):

@@ -18,16 +18,12 @@ def hand_sizes(rules: Rules, num_players: int) -> tuple[int, ...]:
     if rules.hand_sizes is not None:
         too_big = [size for size in rules.hand_sizes if size > deck_limit]
         if too_big:
-            raise RulesError(
-                f"hand_sizes has {too_big[0]} cards, more than {deck_limit} for {num_players} players"
-            )
+            raise RulesError(f"hand_sizes has {too_big[0]} cards, more than {deck_limit} for {num_players} players")
         return rules.hand_sizes
     top = rules.max_hand_size(num_players)
     bottom = rules.min_cards
     if bottom > top:
-        raise RulesError(
-            f"min_cards={bottom} exceeds the largest hand ({top}) for {num_players} players"
-        )
+        raise RulesError(f"min_cards={bottom} exceeds the largest hand ({top}) for {num_players} players")
     down = tuple(range(top, bottom - 1, -1))
     up = tuple(range(bottom, top + 1))
     first, second = (down, up) if rules.direction is Direction.DOWN else (up, down)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import redis
 
 from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.redis_store import RedisStore
 
 
 @pytest.fixture
@@ -27,3 +29,11 @@ def shared_redis_server() -> Iterator[EmbeddedRedis]:
         yield server
     finally:
         server.cleanup()
+
+
+@pytest.fixture
+def store(redis_server: EmbeddedRedis) -> Iterator[RedisStore]:
+    """The ladder store on a fresh redis-server."""
+    client = redis.Redis.from_url(redis_server.url)
+    yield RedisStore(client)
+    client.close()

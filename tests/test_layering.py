@@ -1,4 +1,25 @@
-"""Imports run one way: the engine is pure (stdlib only), bots import only the engine."""
+"""Imports run one way. The floors, lowest first (a unit may import only itself and what its row names):
+
+    unit                  may import
+    ohell                 the standard library only, and no I/O modules
+    ohell.bots            ohell
+    ohell.match           ohell, ohell.bots (games between bots in one process)
+    arena.proto           (generated code: itself)
+    arena.keys, arena.redis_client, arena.embedded_redis      nothing of the project
+    arena.wire            ohell, arena.proto
+    arena.conformance     ohell
+    arena.rpc             arena.keys, arena.proto
+    arena.play            the engine (ohell, ohell.bots, ohell.match), arena.proto, arena.keys, arena.wire, arena.rpc
+    arena.ladder          the engine, arena.proto, arena.keys, arena.redis_client, arena.play
+    arena.sdk             the engine, arena.proto, arena.wire, arena.rpc
+    arena.local           everything of arena below it (not arena.cli), ohell
+    arena.cli             arena.local, arena.sdk, ohell (it starts services/ as processes, never imports them)
+    services.engine       arena (not arena.local, arena.cli), ohell
+    services.matchmaker   the same
+    workers               the same
+
+and no two modules of the project import each other, directly or through others.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +28,93 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("ohell", "arena", "services", "workers")
 IO_MODULES = {"os", "io", "socket", "subprocess", "pathlib", "shutil", "tempfile", "threading", "asyncio", "time"}
+
+ENGINE = {"ohell", "ohell.bots", "ohell.match"}
+BASE = {"arena.proto", "arena.keys", "arena.redis_client", "arena.embedded_redis", "arena.wire", "arena.conformance"}
+LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.sdk"}
+FLOORS: dict[str, set[str]] = {
+    "arena": set(),  # the packages' own __init__ modules import nothing
+    "services": set(),
+    "ohell": set(),
+    "ohell.bots": {"ohell"},
+    "ohell.match": {"ohell", "ohell.bots"},
+    "arena.proto": set(),
+    "arena.keys": set(),
+    "arena.redis_client": set(),
+    "arena.embedded_redis": set(),
+    "arena.wire": {"ohell", "arena.proto"},
+    "arena.conformance": {"ohell"},
+    "arena.rpc": {"arena.keys", "arena.proto"},
+    "arena.play": {*ENGINE, "arena.proto", "arena.keys", "arena.wire", "arena.rpc"},
+    "arena.ladder": {*ENGINE, "arena.proto", "arena.keys", "arena.redis_client", "arena.play"},
+    "arena.sdk": {*ENGINE, "arena.proto", "arena.wire", "arena.rpc"},
+    "arena.local": LIBRARY,
+    "arena.cli": {"arena.local", "arena.sdk"} | ENGINE,
+    "services.engine": LIBRARY,
+    "services.matchmaker": LIBRARY,
+    "workers": LIBRARY,
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def project_modules() -> dict[str, Path]:
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "node_modules" not in path.parts:
+                modules[module_name(path)] = path
+    return modules
+
+
+MODULES = project_modules()
+
+
+def unit_of(module: str) -> str:
+    """The longest row of FLOORS that ``module`` belongs to."""
+    best = max((unit for unit in FLOORS if module == unit or module.startswith(unit + ".")), key=len, default="")
+    assert best, f"{module} belongs to no floor: add it to FLOORS"
+    return best
+
+
+def imports_of(module: str) -> set[str]:
+    """Every module of the project that ``module`` imports, at any depth of its code."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only = {id(inner) for node in ast.walk(tree) if _is_type_checking_block(node) for inner in ast.walk(node)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+        for name in names:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                found.add(name)
+    return found
+
+
+def _is_type_checking_block(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:``: imports for the type checker only, never run."""
+    return isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING"
+
+
+GRAPH = {module: imports_of(module) for module in MODULES}
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -20,13 +127,50 @@ def imported_roots(path: Path) -> set[str]:
     return roots
 
 
+def test_every_import_points_down_the_floors() -> None:
+    wrong = []
+    for module, targets in GRAPH.items():
+        unit = unit_of(module)
+        for target in targets:
+            target_unit = unit_of(target)
+            if target_unit != unit and target_unit not in FLOORS[unit]:
+                wrong.append(f"{module} ({unit}) imports {target} ({target_unit})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_cycle_between_modules() -> None:
+    """Depth-first search for a back edge; a package importing its own submodules counts too."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(GRAPH[module]):
+            if state.get(target) == 1:
+                return path[path.index(target) :] + [target]
+            if target not in state and (cycle := visit(target)):
+                return cycle
+        path.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(GRAPH):
+        if module not in state and (cycle := visit(module)):
+            raise AssertionError("import cycle: " + " -> ".join(cycle))
+
+
+def test_the_floor_table_catches_an_import_that_runs_back_up() -> None:
+    assert "arena.ladder" not in FLOORS["arena.play"] and "services.engine" not in FLOORS["workers"]
+    assert unit_of("arena.play.host") == "arena.play" and unit_of("services.engine.gateway") == "services.engine"
+    assert "arena.play.host" in GRAPH["arena.ladder.matchplay"]  # lazy imports inside functions are seen
+
+
 def test_engine_imports_only_the_standard_library_and_itself() -> None:
     engine_files = sorted((ROOT / "ohell").rglob("*.py"))
     assert engine_files
     for path in engine_files:
-        foreign = {
-            root for root in imported_roots(path) if root != "ohell" and root not in sys.stdlib_module_names
-        }
+        foreign = {root for root in imported_roots(path) if root != "ohell" and root not in sys.stdlib_module_names}
         assert not foreign, f"{path.relative_to(ROOT)} imports {sorted(foreign)}"
 
 
@@ -41,13 +185,8 @@ def test_engine_does_no_io() -> None:
 
 
 def test_nothing_outside_tests_imports_tests() -> None:
-    for folder in ("ohell", "arena", "bench", "examples"):
+    for folder in (*PACKAGES, "bench", "examples"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             if "node_modules" in path.parts:
                 continue
             assert "tests" not in imported_roots(path), f"{path.relative_to(ROOT)} imports tests"
-
-
-def test_engine_does_not_import_the_platform() -> None:
-    for path in sorted((ROOT / "ohell").rglob("*.py")):
-        assert "arena" not in imported_roots(path), f"{path.relative_to(ROOT)} imports arena"

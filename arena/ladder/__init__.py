@@ -1,1 +1,1 @@
-"""The ranked ladder's shared pieces: Redis keyspace, match log, ratings, metrics, the local stack."""
+"""The ladder domain: model, table forming, the store and its Redis implementation, match log, ratings, jobs."""

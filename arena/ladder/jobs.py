@@ -11,10 +11,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from arena.ladder import metrics
-from arena.ladder.hosting import play_match
-from arena.ladder.ratings import catch_up
-from arena.services.matchmaker.model import Ladder
-from arena.services.matchmaker.redis_store import RedisStore
+from arena.ladder.matchplay import play_match
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore
 
 DEFAULT_LEASE_S = 10.0
 
@@ -120,7 +119,7 @@ def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lea
 
 
 def update_ratings(store: RedisStore, ladder: str) -> int:
-    applied = catch_up(store.client, store.keys, ladder)
+    applied = store.catch_up_ratings(ladder)
     if applied:
         metrics.RATING_UPDATES.labels(ladder).inc(applied)
     return applied

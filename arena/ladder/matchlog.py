@@ -12,7 +12,7 @@ from typing import Any
 
 import redis
 
-from arena.ladder.keys import Keys, stream_entries
+from arena.keys import Keys, stream_entries
 
 
 def summarize(record: dict[str, Any], ladder: str, agent_ids: Sequence[str]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Prometheus metrics of the ladder (matchmaker and workers).
 
 Under Celery's prefork pool every child process counts into files in PROMETHEUS_MULTIPROC_DIR,
-which must be set before ``prometheus_client`` is first imported (``arena.workers.app`` does
+which must be set before ``prometheus_client`` is first imported (``workers.app`` does
 it); the worker's main process serves them all (``multiprocess_registry``).
 """
 
@@ -20,9 +20,7 @@ WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900)
 MATCHES_STARTED = Counter("ohell_matches_started_total", "Match runs started (a retry counts again)", ["ladder"])
 MATCHES_FINISHED = Counter("ohell_matches_finished_total", "Matches finished and logged (once each)", ["ladder"])
 MATCHES_FAILED = Counter("ohell_matches_failed_total", "Match runs that failed", ["ladder", "reason"])
-MATCH_RUNS_SKIPPED = Counter(
-    "ohell_match_runs_skipped_total", "run_match deliveries with nothing to do", ["reason"]
-)
+MATCH_RUNS_SKIPPED = Counter("ohell_match_runs_skipped_total", "run_match deliveries with nothing to do", ["reason"])
 MATCH_DURATION = Histogram(
     "ohell_match_duration_seconds", "Wall time of one match", ["ladder"], buckets=DURATION_BUCKETS
 )

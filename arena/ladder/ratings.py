@@ -17,7 +17,7 @@ from typing import Any
 import redis
 from openskill.models import PlackettLuce
 
-from arena.ladder.keys import Keys, text
+from arena.keys import Keys, text
 
 # tau keeps sigma from collapsing on a long ladder, so ratings still follow an agent that improves.
 # It must be given to the model: rate(..., tau=0) is silently ignored by openskill.
@@ -34,10 +34,7 @@ def ranks(totals: Sequence[int], forfeited: Iterable[int] = ()) -> list[float]:
     out = set(forfeited)
     standing = [total for seat, total in enumerate(totals) if seat not in out]
     last = len(standing) + 1
-    return [
-        last if seat in out else 1 + sum(other > total for other in standing)
-        for seat, total in enumerate(totals)
-    ]
+    return [last if seat in out else 1 + sum(other > total for other in standing) for seat, total in enumerate(totals)]
 
 
 def rate_match(ratings: dict[str, Any], summary: dict[str, Any]) -> None:

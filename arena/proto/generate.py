@@ -37,9 +37,14 @@ def generate(output_dir: Path = OUTPUT_DIR) -> list[Path]:
         relative = [str(path.relative_to(PROTO_ROOT)) for path in proto_files()]
         include = Path(protoc.__file__).parent / "_proto"
         arguments = [
-            "protoc", f"-I{PROTO_ROOT}", f"-I{include}", f"--python_out={scratch}",
-            f"--pyi_out={scratch}", f"--grpc_python_out={scratch}", *relative,
-        ]  # fmt: skip
+            "protoc",
+            f"-I{PROTO_ROOT}",
+            f"-I{include}",
+            f"--python_out={scratch}",
+            f"--pyi_out={scratch}",
+            f"--grpc_python_out={scratch}",
+            *relative,
+        ]
         if protoc.main(arguments) != 0:
             raise RuntimeError(f"protoc failed on {', '.join(relative)}")
         generated = Path(scratch) / "ohell" / "v1"
@@ -67,5 +72,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-

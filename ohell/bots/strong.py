@@ -171,13 +171,25 @@ class StrongBot:
                 return 0.0
             return 1.0 if exact[0] == me else -1.0
         rules = obs.rules
-        mine = hand_score(method=rules.scoring, bid=bids[me], tricks=won[me], cards_dealt=obs.hand_size,
-                          hand_number=obs.hand_number, vienna=rules.vienna)
+        mine = hand_score(
+            method=rules.scoring,
+            bid=bids[me],
+            tricks=won[me],
+            cards_dealt=obs.hand_size,
+            hand_number=obs.hand_number,
+            vienna=rules.vienna,
+        )
         if not RIVAL_WEIGHT:
             return mine
         theirs = sum(
-            hand_score(method=rules.scoring, bid=bids[pos], tricks=won[pos], cards_dealt=obs.hand_size,
-                       hand_number=obs.hand_number, vienna=rules.vienna)
+            hand_score(
+                method=rules.scoring,
+                bid=bids[pos],
+                tricks=won[pos],
+                cards_dealt=obs.hand_size,
+                hand_number=obs.hand_number,
+                vienna=rules.vienna,
+            )
             for pos in range(len(bids))
             if pos != me
         )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.localplay import play_series
+from arena.local.play import play_series
 from ohell.bots import make_bot
 from ohell.match import play_game
 from ohell.presets import PRESETS, preset

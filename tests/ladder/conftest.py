@@ -5,18 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-import redis
 
 from arena.embedded_redis import EmbeddedRedis
-from arena.ladder.stack import Stack, StackConfig
-from arena.services.matchmaker.redis_store import RedisStore
-
-
-@pytest.fixture
-def store(redis_server: EmbeddedRedis) -> Iterator[RedisStore]:
-    client = redis.Redis.from_url(redis_server.url)
-    yield RedisStore(client)
-    client.close()
+from arena.local.stack import Stack, StackConfig
 
 
 @pytest.fixture

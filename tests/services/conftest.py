@@ -9,7 +9,7 @@ import pytest
 import redis
 from svc_helpers import EngineProcess
 
-from arena.services.common.keyspace import register_agent_token
+from arena.keys import register_agent_token
 
 
 @pytest.fixture(scope="module")

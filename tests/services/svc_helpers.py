@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 
 from arena.proto.ohell.v1 import cards_pb2, gateway_pb2, gateway_pb2_grpc, match_pb2
-from arena.services.common.auth import auth_metadata
+from arena.rpc.auth import auth_metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 DROP = object()  # a policy returns this to hang up
@@ -25,11 +25,23 @@ class EngineProcess:
     """``ohell engine`` in a subprocess on a free port, relaying through ``redis_url``."""
 
     def __init__(self, redis_url: str, *extra: str) -> None:
-        command = [sys.executable, "-m", "arena.cli", "engine", "--address", "127.0.0.1:0",
-                   "--redis-url", redis_url, "--decision-ms", "300", *extra]
+        command = [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "engine",
+            "--address",
+            "127.0.0.1:0",
+            "--redis-url",
+            redis_url,
+            "--decision-ms",
+            "300",
+            *extra,
+        ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        env=env, text=True)
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True
+        )
         deadline = time.monotonic() + 30
         self.port = 0
         assert self.process.stdout is not None

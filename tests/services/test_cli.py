@@ -13,16 +13,33 @@ from ohell.referee import referee
 
 
 def ohell(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_challenge_command_plays_and_writes_the_record(engine_process, make_agent, tmp_path: Path) -> None:
     _, token = make_agent("cli")
     out = tmp_path / "record.json"
-    done = ohell("challenge", "--address", engine_process.address, "--token", token, "--rules", "online",
-                 "--seat", "builtin:heuristic", "--seat", "builtin:random", "--seat", "builtin:random",
-                 "--seed", "5", "--out", str(out))
+    done = ohell(
+        "challenge",
+        "--address",
+        engine_process.address,
+        "--token",
+        token,
+        "--rules",
+        "online",
+        "--seat",
+        "builtin:heuristic",
+        "--seat",
+        "builtin:random",
+        "--seat",
+        "builtin:random",
+        "--seed",
+        "5",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "fault(s)" in done.stdout and "winners" in done.stdout
     record = json.loads(out.read_text())
@@ -30,8 +47,19 @@ def test_challenge_command_plays_and_writes_the_record(engine_process, make_agen
 
 
 def test_challenge_command_reports_refusals(engine_process) -> None:
-    done = ohell("challenge", "--address", engine_process.address, "--token", "wrong",
-                 "--seat", "builtin:random", "--seat", "builtin:random", "--seat", "builtin:random")
+    done = ohell(
+        "challenge",
+        "--address",
+        engine_process.address,
+        "--token",
+        "wrong",
+        "--seat",
+        "builtin:random",
+        "--seat",
+        "builtin:random",
+        "--seat",
+        "builtin:random",
+    )
     assert done.returncode == 2
     assert "UNAUTHENTICATED" in done.stdout
     bad_seat = ohell("challenge", "--address", engine_process.address, "--token", "x", "--seat", "robot:1")

@@ -22,7 +22,8 @@ def test_committed_generated_code_is_current(tmp_path: Path) -> None:
     assert names == sorted(p.name for p in committed.glob("*_pb2*.py*")), "run: python -m arena.proto.generate"
     for name in names:
         assert (tmp_path / name).read_text() == (committed / name).read_text(), (
-            f"arena/proto/ohell/v1/{name} is stale: run python -m arena.proto.generate")
+            f"arena/proto/ohell/v1/{name} is stale: run python -m arena.proto.generate"
+        )
     assert len(generate.proto_files()) * 3 == len(names)  # _pb2.py, _pb2.pyi, _pb2_grpc.py per proto
 
 
@@ -39,12 +40,14 @@ def _buf_command() -> list[str] | None:
         return [local]
     if shutil.which("npx") is None:
         return None
-    probe = subprocess.run(["npx", "--no-install", "buf", "--version"], cwd=ROOT / "protos", capture_output=True,
-                           timeout=60)
+    probe = subprocess.run(
+        ["npx", "--no-install", "buf", "--version"], cwd=ROOT / "protos", capture_output=True, timeout=60
+    )
     if probe.returncode == 0:
         return ["npx", "--no-install", "buf"]
-    probe = subprocess.run(["npx", "--yes", "@bufbuild/buf", "--version"], cwd=ROOT / "protos",
-                           capture_output=True, timeout=180)
+    probe = subprocess.run(
+        ["npx", "--yes", "@bufbuild/buf", "--version"], cwd=ROOT / "protos", capture_output=True, timeout=180
+    )
     return ["npx", "--yes", "@bufbuild/buf"] if probe.returncode == 0 else None
 
 
@@ -62,6 +65,7 @@ def test_every_rpc_and_field_is_documented() -> None:
         for number, line in enumerate(lines):
             text = line.strip()
             declares = text.startswith(("rpc ", "message ", "enum ", "service ")) or (
-                text.endswith(";") and "=" in text and not text.startswith(("option", "syntax", "package")))
+                text.endswith(";") and "=" in text and not text.startswith(("option", "syntax", "package"))
+            )
             if declares:
                 assert lines[number - 1].strip().startswith("//"), f"{proto.name}:{number + 1} lacks a comment: {text}"

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
-from arena.services.engine.convert import (
+from arena.wire import (
     ConversionError,
     ObservationWriter,
     action_number,
@@ -66,11 +66,14 @@ def test_an_unspecified_phase_is_refused() -> None:
         observation_from_proto(match_pb2.Observation(num_players=3), Rules())
 
 
-@pytest.mark.parametrize(("message", "players", "field"), [
-    (rules_pb2.Rules(hand_sizes=[14]), 4, "rules.hand_sizes"),
-    (rules_pb2.Rules(min_cards=17), 4, "rules.min_cards"),
-    (rules_pb2.Rules(hand_sizes=[17]), 3, None),
-])
+@pytest.mark.parametrize(
+    ("message", "players", "field"),
+    [
+        (rules_pb2.Rules(hand_sizes=[14]), 4, "rules.hand_sizes"),
+        (rules_pb2.Rules(min_cards=17), 4, "rules.min_cards"),
+        (rules_pb2.Rules(hand_sizes=[17]), 3, None),
+    ],
+)
 def test_rules_for_table_checks_the_schedule(message, players, field) -> None:
     if field is None:
         assert rules_for_table(message, players).hand_sizes == (17,)

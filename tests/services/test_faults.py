@@ -15,10 +15,10 @@ import redis
 from svc_helpers import DROP, ScriptedAgent, card, first_legal, legal_policy
 
 from arena.embedded_redis import free_port
+from arena.keys import Keys
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import match_pb2, spectate_pb2
-from arena.services.common import keyspace
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.presets import preset
 from ohell.referee import referee
 from ohell.rules import Rules
@@ -107,7 +107,7 @@ def test_illegal_and_garbage_actions_are_faults(engine_process, make_agent, shar
     assert record["hands"][0]["bids"][1] == 0
     # spectators got each fault, in order, just before the default action it caused
     client = redis.Redis.from_url(shared_redis_server.url)
-    entries = client.xrange(keyspace.match_events("cheat-1"))
+    entries = client.xrange(Keys().match_events("cheat-1"))
     client.close()
     events = [spectate_pb2.MatchEvent.FromString(fields[b"e"]) for _, fields in entries]
     assert [e.sequence for e in events] == list(range(len(events)))
@@ -183,9 +183,7 @@ def test_agent_reconnecting_plays_on(engine_process, make_agent, shared_redis_se
     assert 1 + len(kinds) + len(second.decisions) == 2 + 5
 
 
-def test_new_stream_replaces_old_and_gets_the_pending_decision(
-    engine_process, make_agent, shared_redis_server
-) -> None:
+def test_new_stream_replaces_old_and_gets_the_pending_decision(engine_process, make_agent, shared_redis_server) -> None:
     agent_id, token = make_agent("twice")
 
     async def run() -> tuple[dict, ScriptedAgent, ScriptedAgent]:
@@ -246,20 +244,40 @@ def test_duplicate_answer_gets_a_notice(engine_process, make_agent, shared_redis
 def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_agent, shared_redis_server) -> None:
     """``ohell agent`` (a built-in bot over the SDK) is SIGKILLed while the match runs."""
     agent_id, token = make_agent("killed")
-    process = subprocess.Popen([sys.executable, "-m", "arena.cli", "agent", "--bot", "random", "--address",
-                                engine_process.address, "--token", token], stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "agent",
+            "--bot",
+            "random",
+            "--address",
+            engine_process.address,
+            "--token",
+            token,
+        ],
+        stdout=subprocess.DEVNULL,
+    )
     client = redis.Redis.from_url(shared_redis_server.url)
     try:
         deadline = time.monotonic() + 20
-        while client.get(keyspace.agent_presence(agent_id)) is None:
+        while client.get(Keys().agent_presence(agent_id)) is None:
             assert time.monotonic() < deadline and process.poll() is None, "the agent never connected"
             time.sleep(0.05)
 
         async def run() -> dict:
             seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("heuristic"), SeatSpec.builtin("random")]
-            hosting = asyncio.create_task(host_match("killed-1", preset("classic"), seats, 4,
-                                                     time_control=TimeControl(decision_ms=20_000, max_faults=200),
-                                                     redis_url=shared_redis_server.url))
+            hosting = asyncio.create_task(
+                host_match(
+                    "killed-1",
+                    preset("classic"),
+                    seats,
+                    4,
+                    time_control=TimeControl(decision_ms=20_000, max_faults=200),
+                    redis_url=shared_redis_server.url,
+                )
+            )
             await asyncio.sleep(0.15)
             process.kill()
             return await asyncio.wait_for(hosting, 30)

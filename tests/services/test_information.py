@@ -12,10 +12,10 @@ import pytest
 from google.protobuf.message import Message
 from svc_helpers import ScriptedAgent, first_legal, legal_policy
 
+from arena.play.events import PublicFeed
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, spectate_pb2, spectate_pb2_grpc
-from arena.services.engine.events import PublicFeed
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.cards import parse_card
 from ohell.observation import observe
 from ohell.presets import preset
@@ -146,8 +146,9 @@ def test_no_hidden_card_reaches_an_agent_or_a_spectator(
 
         watcher = asyncio.create_task(watch())
         seats = [SeatSpec.connected(agent_id) for agent_id, _ in ids_tokens]
-        record = await host_match(match_id, rules, seats, 21, time_control=TimeControl(decision_ms=3000),
-                                  redis_url=shared_redis_server.url)
+        record = await host_match(
+            match_id, rules, seats, 21, time_control=TimeControl(decision_ms=3000), redis_url=shared_redis_server.url
+        )
         for agent in agents:
             await asyncio.wait_for(agent.ended.wait(), 5)
             await agent.stop()
@@ -180,8 +181,9 @@ def test_public_feed_shows_the_trump_at_once_and_blind_bids_only_at_the_reveal()
     state.act(state.dealer, BID_BASE + 3)  # the bids total the tricks: the dealer must rebid
     assert state.rebid
     revealed = feed.step(state)
-    assert [(e.bid_made.seat, e.bid_made.bid) for e in revealed] == [(s, 3 if s == state.dealer else 0)
-                                                                    for s in state.order]
+    assert [(e.bid_made.seat, e.bid_made.bid) for e in revealed] == [
+        (s, 3 if s == state.dealer else 0) for s in state.order
+    ]
     observed = observe(state, state.dealer)
     assert observed.hand == (), "the dealer rebids without seeing its cards"
     assert observed.bids == tuple(3 if s == state.dealer else 0 for s in range(4)), "the reveal shows every bid"

@@ -9,10 +9,10 @@ from typing import Any
 from prometheus_client import REGISTRY
 from svc_helpers import ScriptedAgent, card, first_legal
 
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import match_pb2
-from arena.services.common.metrics_http import start_metrics_server
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
+from arena.rpc.metrics_http import start_metrics_server
 from ohell.rules import Rules
 
 
@@ -45,9 +45,14 @@ def test_decisions_timeouts_and_illegal_actions_are_counted(engine_process, make
     async def run() -> dict:
         agent = await ScriptedAgent(engine_process.address, token, policy).start()
         seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
-        record = await host_match("metered-1", Rules(hand_sizes=(3,)), seats, 2,
-                                  time_control=TimeControl(decision_ms=1000, time_bank_ms=0),
-                                  redis_url=shared_redis_server.url)
+        record = await host_match(
+            "metered-1",
+            Rules(hand_sizes=(3,)),
+            seats,
+            2,
+            time_control=TimeControl(decision_ms=1000, time_bank_ms=0),
+            redis_url=shared_redis_server.url,
+        )
         await agent.stop()
         return record
 

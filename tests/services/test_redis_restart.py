@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 import redis
 from svc_helpers import EngineProcess, ScriptedAgent
 
-from arena.services.common.keyspace import agent_presence, register_agent_token
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
+from arena.keys import Keys, register_agent_token
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from ohell.rules import Rules
+
+pytestmark = pytest.mark.slow  # starts whole stacks of processes; `-m "not slow"` leaves it out
 
 
 def test_relay_works_again_after_redis_restarts(redis_server) -> None:
@@ -21,17 +24,23 @@ def test_relay_works_again_after_redis_restarts(redis_server) -> None:
     seats = [SeatSpec.connected("survivor"), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
 
     async def play(match_id: str) -> dict:
-        return await host_match(match_id, Rules(hand_sizes=(2,)), seats, 1,
-                                time_control=TimeControl(decision_ms=2000), redis_url=redis_server.url)
+        return await host_match(
+            match_id,
+            Rules(hand_sizes=(2,)),
+            seats,
+            1,
+            time_control=TimeControl(decision_ms=2000),
+            redis_url=redis_server.url,
+        )
 
     async def run() -> tuple[dict, dict]:
         agent = await ScriptedAgent(engine.address, "survivor-token").start()
         before = await play("before-restart")
         redis_server.stop(kill=True)  # presence keys and subscriptions are gone
         redis_server.start()
-        client.delete(agent_presence("survivor"))  # whatever the AOF kept: the gateway must re-mark it
+        client.delete(Keys().agent_presence("survivor"))  # whatever the AOF kept: the gateway must re-mark it
         deadline = time.monotonic() + 10
-        while client.get(agent_presence("survivor")) is None or not client.pubsub_channels("ohell:gateway:*"):
+        while client.get(Keys().agent_presence("survivor")) is None or not client.pubsub_channels("ohell:gateway:*"):
             assert time.monotonic() < deadline, "the gateway did not come back to Redis"
             await asyncio.sleep(0.05)
         after = await play("after-restart")

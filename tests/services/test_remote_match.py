@@ -8,10 +8,10 @@ import asyncio
 import grpc
 from svc_helpers import ScriptedAgent
 
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import spectate_pb2, spectate_pb2_grpc
 from arena.sdk import connect_async, serve_async
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.bots import make_bot
 from ohell.presets import preset
 from ohell.referee import referee
@@ -24,12 +24,17 @@ def test_classic_game_mixed_seats_across_processes(engine_process, make_agent, s
     async def run() -> tuple[dict, ScriptedAgent, list[spectate_pb2.MatchEvent]]:
         ready = asyncio.Event()
         sdk_agent = asyncio.create_task(
-            connect_async(make_bot("heuristic", 3), engine_process.address, sdk_token, matches=1, ready=ready))
+            connect_async(make_bot("heuristic", 3), engine_process.address, sdk_token, matches=1, ready=ready)
+        )
         await asyncio.wait_for(ready.wait(), 10)
         raw = await ScriptedAgent(engine_process.address, raw_token).start()
         endpoint = await serve_async(make_bot("random", 4))
-        seats = [SeatSpec.connected(sdk_id, "sdk-heuristic"), SeatSpec.endpoint(f"127.0.0.1:{endpoint.port}"),
-                 SeatSpec.builtin("heuristic"), SeatSpec.connected(raw_id)]
+        seats = [
+            SeatSpec.connected(sdk_id, "sdk-heuristic"),
+            SeatSpec.endpoint(f"127.0.0.1:{endpoint.port}"),
+            SeatSpec.builtin("heuristic"),
+            SeatSpec.connected(raw_id),
+        ]
         spectated: list[spectate_pb2.MatchEvent] = []
 
         async def spectate() -> None:
@@ -39,8 +44,14 @@ def test_classic_game_mixed_seats_across_processes(engine_process, make_agent, s
                     spectated.append(response.event)
 
         watcher = asyncio.create_task(spectate())
-        record = await host_match("full-1", preset("classic"), seats, seed=11,
-                                  time_control=TimeControl(decision_ms=2000), redis_url=shared_redis_server.url)
+        record = await host_match(
+            "full-1",
+            preset("classic"),
+            seats,
+            seed=11,
+            time_control=TimeControl(decision_ms=2000),
+            redis_url=shared_redis_server.url,
+        )
         session = await asyncio.wait_for(sdk_agent, 10)
         assert session.matches_ended == 1
         await asyncio.wait_for(watcher, 10)

@@ -7,10 +7,10 @@ import json
 import grpc
 import pytest
 
+from arena.play.host import host_match_sync
+from arena.play.specs import SeatSpec
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2, rules_service_pb2, rules_service_pb2_grpc
-from arena.services.engine.convert import rules_from_proto
-from arena.services.engine.host import host_match_sync
-from arena.services.engine.specs import SeatSpec
+from arena.wire import rules_from_proto
 from ohell.presets import PRESETS
 from ohell.rules import Rules
 
@@ -36,8 +36,6 @@ def history(**kwargs: object) -> rules_service_pb2.GameHistory:
     return rules_service_pb2.GameHistory(**{**base, **kwargs})
 
 
-
-
 def test_presets_round_trip_every_option(rules_stub) -> None:
     presets = rules_stub.ListPresets(rules_service_pb2.ListPresetsRequest(), timeout=5).presets
     assert {p.name for p in presets} == set(PRESETS)
@@ -46,8 +44,9 @@ def test_presets_round_trip_every_option(rules_stub) -> None:
 
 
 def test_resolve_rules_gives_the_schedule_and_names_bad_fields(rules_stub) -> None:
-    answer = rules_stub.ResolveRules(rules_service_pb2.ResolveRulesRequest(
-        rules=rules_pb2.Rules(preset="classic"), num_players=4), timeout=5)
+    answer = rules_stub.ResolveRules(
+        rules_service_pb2.ResolveRulesRequest(rules=rules_pb2.Rules(preset="classic"), num_players=4), timeout=5
+    )
     assert list(answer.schedule) == [*range(10, 0, -1), *range(2, 11)]
     with pytest.raises(grpc.RpcError) as bad:
         rules_stub.ResolveRules(rules_service_pb2.ResolveRulesRequest(rules=rules_pb2.Rules(), num_players=9))
@@ -82,11 +81,17 @@ def test_apply_refuses_wrong_seat_illegal_and_garbage(rules_stub) -> None:
     legal = rules_stub.GetLegalActions(rules_service_pb2.GetLegalActionsRequest(history=history()), timeout=5)
     seat = legal.seat
     cases = [
-        (match_pb2.Action(seat=(seat + 1) % 3, bid=0), grpc.StatusCode.INVALID_ARGUMENT,
-         f"action.seat={(seat + 1) % 3} but seat {seat} is to act"),
+        (
+            match_pb2.Action(seat=(seat + 1) % 3, bid=0),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"action.seat={(seat + 1) % 3} but seat {seat} is to act",
+        ),
         (match_pb2.Action(seat=seat), grpc.StatusCode.INVALID_ARGUMENT, "neither bid nor card"),
-        (match_pb2.Action(seat=seat, card=card_pb(0)), grpc.StatusCode.INVALID_ARGUMENT,
-         "action.card is set but the decision is a bid"),
+        (
+            match_pb2.Action(seat=seat, card=card_pb(0)),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "action.card is set but the decision is a bid",
+        ),
         (match_pb2.Action(seat=seat, bid=5), grpc.StatusCode.FAILED_PRECONDITION, "bids run from 0 to 2"),
     ]
     for action, code, words in cases:
@@ -101,8 +106,12 @@ def test_apply_refuses_wrong_seat_illegal_and_garbage(rules_stub) -> None:
 
 
 def test_score_hand_and_referee(rules_stub) -> None:
-    score = rules_stub.ScoreHand(rules_service_pb2.ScoreHandRequest(
-        scoring=rules_pb2.SCORING_EXACT, bid=2, tricks=2, hand_size=5, hand_number=1), timeout=5)
+    score = rules_stub.ScoreHand(
+        rules_service_pb2.ScoreHandRequest(
+            scoring=rules_pb2.SCORING_EXACT, bid=2, tricks=2, hand_size=5, hand_number=1
+        ),
+        timeout=5,
+    )
     assert score.points == 12
     with pytest.raises(grpc.RpcError) as bad:
         rules_stub.ScoreHand(rules_service_pb2.ScoreHandRequest(scoring=rules_pb2.SCORING_EXACT, bid=6, hand_size=5))
@@ -120,19 +129,24 @@ def test_score_hand_and_referee(rules_stub) -> None:
     assert not garbage.valid and "not JSON" in garbage.summary
 
 
-@pytest.mark.parametrize(("rules", "field"), [
-    (rules_pb2.Rules(hand_sizes=[14]), "rules.hand_sizes"),
-    (rules_pb2.Rules(min_cards=17), "rules.min_cards"),
-    (rules_pb2.Rules(scoring=rules_pb2.SCORING_ANDERSON, vienna=True), "rules.vienna"),
-])
+@pytest.mark.parametrize(
+    ("rules", "field"),
+    [
+        (rules_pb2.Rules(hand_sizes=[14]), "rules.hand_sizes"),
+        (rules_pb2.Rules(min_cards=17), "rules.min_cards"),
+        (rules_pb2.Rules(scoring=rules_pb2.SCORING_ANDERSON, vienna=True), "rules.vienna"),
+    ],
+)
 def test_rules_that_cannot_be_dealt_are_invalid_argument_in_every_rpc(rules_stub, rules, field) -> None:
     resolve = refusal(rules_stub.ResolveRules, rules_service_pb2.ResolveRulesRequest(rules=rules, num_players=4))
     assert resolve.code() == grpc.StatusCode.INVALID_ARGUMENT and field in resolve.details()
     game = rules_service_pb2.GameHistory(rules=rules, num_players=4, seed=1)
     legal = refusal(rules_stub.GetLegalActions, rules_service_pb2.GetLegalActionsRequest(history=game))
     assert legal.code() == grpc.StatusCode.INVALID_ARGUMENT and f"history.{field}" in legal.details()
-    applied = refusal(rules_stub.ApplyAction, rules_service_pb2.ApplyActionRequest(
-        history=game, action=match_pb2.Action(seat=1, bid=0)))
+    applied = refusal(
+        rules_stub.ApplyAction,
+        rules_service_pb2.ApplyActionRequest(history=game, action=match_pb2.Action(seat=1, bid=0)),
+    )
     assert applied.code() == grpc.StatusCode.INVALID_ARGUMENT and f"history.{field}" in applied.details()
 
 
@@ -144,21 +158,32 @@ def test_a_history_answering_with_the_wrong_kind_is_refused(rules_stub) -> None:
     assert "history.actions[0].card is set but the decision is a bid" in refused.details()
 
 
-@pytest.mark.parametrize(("request_fields", "words"), [
-    ({"scoring": rules_pb2.SCORING_ANDERSON, "vienna": True, "hand_size": 3, "hand_number": 2}, "vienna=true"),
-    ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 0}, "hand_size=0"),
-    ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 18}, "hand_size=18"),
-    ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 3, "tricks": 4}, "tricks=4"),
-    ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 3, "bid": 9}, "bid=9"),
-])
+@pytest.mark.parametrize(
+    ("request_fields", "words"),
+    [
+        ({"scoring": rules_pb2.SCORING_ANDERSON, "vienna": True, "hand_size": 3, "hand_number": 2}, "vienna=true"),
+        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 0}, "hand_size=0"),
+        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 18}, "hand_size=18"),
+        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 3, "tricks": 4}, "tricks=4"),
+        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 3, "bid": 9}, "bid=9"),
+    ],
+)
 def test_score_hand_refuses_what_cannot_be_scored(rules_stub, request_fields, words) -> None:
     refused = refusal(rules_stub.ScoreHand, rules_service_pb2.ScoreHandRequest(**request_fields))
     assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT and words in refused.details()
 
 
 def test_score_hand_consolation(rules_stub) -> None:
-    made = rules_stub.ScoreHand(rules_service_pb2.ScoreHandRequest(
-        scoring=rules_pb2.SCORING_CONSOLATION, bid=2, tricks=2, hand_size=5, hand_number=1), timeout=5)
-    missed = rules_stub.ScoreHand(rules_service_pb2.ScoreHandRequest(
-        scoring=rules_pb2.SCORING_CONSOLATION, bid=2, tricks=3, hand_size=5, hand_number=1), timeout=5)
+    made = rules_stub.ScoreHand(
+        rules_service_pb2.ScoreHandRequest(
+            scoring=rules_pb2.SCORING_CONSOLATION, bid=2, tricks=2, hand_size=5, hand_number=1
+        ),
+        timeout=5,
+    )
+    missed = rules_stub.ScoreHand(
+        rules_service_pb2.ScoreHandRequest(
+            scoring=rules_pb2.SCORING_CONSOLATION, bid=2, tricks=3, hand_size=5, hand_number=1
+        ),
+        timeout=5,
+    )
     assert (made.points, missed.points) == (10 + 2 + 2, 3)

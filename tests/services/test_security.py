@@ -14,6 +14,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from svc_helpers import ScriptedAgent, first_legal, until
 
+from arena.keys import MATCH_EVENTS_TTL_S, Keys
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import (
     agent_pb2,
     agent_pb2_grpc,
@@ -26,14 +29,11 @@ from arena.proto.ohell.v1 import (
     spectate_pb2,
     spectate_pb2_grpc,
 )
+from arena.rpc.auth import auth_metadata
 from arena.sdk import serve_async
-from arena.services.common import keyspace
-from arena.services.common.auth import auth_metadata
-from arena.services.engine.challenge import RecentIds
-from arena.services.engine.host import host_match
-from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.bots import make_bot
 from ohell.rules import Rules
+from services.engine.challenge import RecentIds
 
 
 def test_connect_without_or_with_a_wrong_token_is_unauthenticated(engine_process) -> None:
@@ -62,9 +62,14 @@ def test_acting_for_another_seat_is_refused(engine_process, make_agent, shared_r
     async def run() -> tuple[dict, ScriptedAgent]:
         agent = await ScriptedAgent(engine_process.address, token, other_seat).start()
         seats = [SeatSpec.builtin("random"), SeatSpec.connected(agent_id), SeatSpec.builtin("random")]
-        record = await host_match("impostor-1", Rules(hand_sizes=(2,)), seats, 3,
-                                  time_control=TimeControl(decision_ms=3000, max_faults=2),
-                                  redis_url=shared_redis_server.url)
+        record = await host_match(
+            "impostor-1",
+            Rules(hand_sizes=(2,)),
+            seats,
+            3,
+            time_control=TimeControl(decision_ms=3000, max_faults=2),
+            redis_url=shared_redis_server.url,
+        )
         await asyncio.wait_for(agent.task, 5)  # type: ignore[arg-type]
         return record, agent
 
@@ -109,8 +114,11 @@ def test_challenge_plays_connected_endpoint_and_builtin_seats(engine_process, ma
         agent = await ScriptedAgent(engine_process.address, token).start()
         endpoint = await serve_async(make_bot("heuristic", 1), token="endpoint-secret")
         request = challenge_pb2.ChallengeRequest(
-            rules=rules_pb2.Rules(preset="classic", hand_sizes=[3, 1]), seed=9, match_id="challenge-ok",
-            seats=_seats(("agent_id", agent_id), ("endpoint", f"127.0.0.1:{endpoint.port}"), ("builtin", "random")))
+            rules=rules_pb2.Rules(preset="classic", hand_sizes=[3, 1]),
+            seed=9,
+            match_id="challenge-ok",
+            seats=_seats(("agent_id", agent_id), ("endpoint", f"127.0.0.1:{endpoint.port}"), ("builtin", "random")),
+        )
         response = await asyncio.to_thread(_challenge, engine_process.address, request, token)
         await agent.stop()
         await endpoint.server.stop(0)
@@ -134,20 +142,48 @@ def test_challenge_plays_connected_endpoint_and_builtin_seats(engine_process, ma
     ("seats", "rules", "code", "words"),
     [
         (_seats(("builtin", "random"), ("builtin", "random")), None, "INVALID_ARGUMENT", "3 to 7 seats, got 2"),
-        (_seats(("builtin", "nobody"), ("builtin", "random"), ("builtin", "random")), None, "INVALID_ARGUMENT",
-         "seats[0]: bot='nobody'"),
-        ([challenge_pb2.ChallengeSeat(name="x")] + _seats(("builtin", "random"), ("builtin", "random")), None,
-         "INVALID_ARGUMENT", "seats[0] sets none of"),
-        (_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
-         rules_pb2.Rules(preset="nonesuch"), "INVALID_ARGUMENT", "rules.preset='nonesuch'"),
-        (_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
-         rules_pb2.Rules(min_cards=99), "INVALID_ARGUMENT", "rules.min_cards=99"),
-        (_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
-         rules_pb2.Rules(hand_sizes=[14]), "INVALID_ARGUMENT", "rules.hand_sizes has 14 cards"),
-        (_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
-         rules_pb2.Rules(min_cards=17), "INVALID_ARGUMENT", "rules.min_cards=17 exceeds"),
-        (_seats(("agent_id", "ghost"), ("builtin", "random"), ("builtin", "random")), None,
-         "FAILED_PRECONDITION", "seats[0].agent_id='ghost' is not connected"),
+        (
+            _seats(("builtin", "nobody"), ("builtin", "random"), ("builtin", "random")),
+            None,
+            "INVALID_ARGUMENT",
+            "seats[0]: bot='nobody'",
+        ),
+        (
+            [challenge_pb2.ChallengeSeat(name="x")] + _seats(("builtin", "random"), ("builtin", "random")),
+            None,
+            "INVALID_ARGUMENT",
+            "seats[0] sets none of",
+        ),
+        (
+            _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
+            rules_pb2.Rules(preset="nonesuch"),
+            "INVALID_ARGUMENT",
+            "rules.preset='nonesuch'",
+        ),
+        (
+            _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
+            rules_pb2.Rules(min_cards=99),
+            "INVALID_ARGUMENT",
+            "rules.min_cards=99",
+        ),
+        (
+            _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
+            rules_pb2.Rules(hand_sizes=[14]),
+            "INVALID_ARGUMENT",
+            "rules.hand_sizes has 14 cards",
+        ),
+        (
+            _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
+            rules_pb2.Rules(min_cards=17),
+            "INVALID_ARGUMENT",
+            "rules.min_cards=17 exceeds",
+        ),
+        (
+            _seats(("agent_id", "ghost"), ("builtin", "random"), ("builtin", "random")),
+            None,
+            "FAILED_PRECONDITION",
+            "seats[0].agent_id='ghost' is not connected",
+        ),
     ],
 )
 def test_bad_challenges_are_refused_with_the_right_code(engine_process, make_agent, seats, rules, code, words) -> None:
@@ -163,7 +199,9 @@ def test_challenge_needs_a_token_and_a_fresh_match_id(engine_process, make_agent
     _, token = make_agent("asker")
     request = challenge_pb2.ChallengeRequest(
         seats=_seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
-        rules=rules_pb2.Rules(hand_sizes=[1]), match_id="once")
+        rules=rules_pb2.Rules(hand_sizes=[1]),
+        match_id="once",
+    )
     with pytest.raises(grpc.RpcError) as refused:
         _challenge(engine_process.address, request, None)
     assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
@@ -185,7 +223,7 @@ def test_a_refused_challenge_does_not_use_up_its_match_id(engine_process, make_a
     assert _challenge(engine_process.address, good, token).record.hands_played == 1
     client = redis.Redis.from_url(shared_redis_server.url)
     try:  # the id is reserved in Redis for as long as the match's events are kept, not forever
-        assert 0 < client.ttl(keyspace.challenge_id(match_id)) <= keyspace.MATCH_EVENTS_TTL_S
+        assert 0 < client.ttl(Keys().challenge_id(match_id)) <= MATCH_EVENTS_TTL_S
     finally:
         client.close()
 
@@ -217,8 +255,12 @@ def test_health_reflection_and_message_size_limit(engine_process) -> None:
         reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
         answer = next(reflection.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")])))
         names = {service.name for service in answer.list_services_response.service}
-        assert {"ohell.v1.AgentGatewayService", "ohell.v1.ChallengeService", "ohell.v1.RulesService",
-                "ohell.v1.SpectateService"} <= names
+        assert {
+            "ohell.v1.AgentGatewayService",
+            "ohell.v1.ChallengeService",
+            "ohell.v1.RulesService",
+            "ohell.v1.SpectateService",
+        } <= names
         rules = rules_service_pb2_grpc.RulesServiceStub(channel)
         with pytest.raises(grpc.RpcError) as too_big:
             rules.RefereeRecord(rules_service_pb2.RefereeRecordRequest(record_json="x" * (5 * 1024 * 1024)), timeout=10)

@@ -13,14 +13,16 @@ import redis
 import redis.asyncio as aioredis
 
 from arena.embedded_redis import free_port
+from arena.keys import Keys
+from arena.play.events import FeedSilent, LocalEventLog, RedisEventLog
+from arena.play.host import host_match
+from arena.play.relay import HostLink, register_local_gateway, unregister_local_gateway
+from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import match_pb2, spectate_pb2
-from arena.services.common import keyspace
-from arena.services.engine.events import FeedSilent, LocalEventLog, RedisEventLog
-from arena.services.engine.gateway import Connection, Gateway
-from arena.services.engine.host import host_match
-from arena.services.engine.relay import LOCAL_GATEWAYS, HostLink
-from arena.services.engine.specs import SeatSpec, TimeControl
 from ohell.rules import Rules
+from services.engine.gateway import Connection, Gateway
+
+pytestmark = pytest.mark.slow  # starts whole stacks of processes; `-m "not slow"` leaves it out
 
 SMALL = Rules(hand_sizes=(3, 2))
 
@@ -44,16 +46,24 @@ def test_agent_not_reading_its_stream_is_disconnected_and_the_match_goes_on() ->
         stream = _UnreadStream()
         connection = Connection("stuck", stream)  # type: ignore[arg-type]
         gateway.connections["stuck"] = connection
-        LOCAL_GATEWAYS.append(gateway)
+        register_local_gateway(gateway)
         try:
             seats = [SeatSpec.connected("stuck"), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
             began = time.monotonic()
-            record = await asyncio.wait_for(host_match(
-                "unread-1", SMALL, seats, 3, time_control=TimeControl(decision_ms=300, time_bank_ms=0, max_faults=2),
-                spectate=False), 30)
+            record = await asyncio.wait_for(
+                host_match(
+                    "unread-1",
+                    SMALL,
+                    seats,
+                    3,
+                    time_control=TimeControl(decision_ms=300, time_bank_ms=0, max_faults=2),
+                    spectate=False,
+                ),
+                30,
+            )
             return record, connection, stream, time.monotonic() - began
         finally:
-            LOCAL_GATEWAYS.remove(gateway)
+            unregister_local_gateway(gateway)
 
     record, connection, stream, elapsed = asyncio.run(run())
     seat0 = [fault for fault in record["faults"] if fault["seat"] == 0]
@@ -96,15 +106,22 @@ def test_redis_going_away_mid_match_keeps_the_record(redis_server) -> None:
     """The agent's gateway (here a bare subscriber) never answers: every decision waits out its
     deadline, until Redis dies; from then on the seat is DISCONNECTED and the match still ends."""
     client = redis.Redis.from_url(redis_server.url)
-    client.set(keyspace.agent_presence("mute"), "gw-mute")
+    client.set(Keys().agent_presence("mute"), "gw-mute")
     gateway_side = client.pubsub()
-    gateway_side.subscribe(keyspace.gateway_channel("gw-mute"))
+    gateway_side.subscribe(Keys().gateway_channel("gw-mute"))
 
     async def run() -> dict:
         seats = [SeatSpec.connected("mute"), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
-        hosting = asyncio.create_task(host_match(
-            "blip-1", Rules(hand_sizes=(5, 5, 5)), seats, 2,
-            time_control=TimeControl(decision_ms=40, time_bank_ms=0, max_faults=1000), redis_url=redis_server.url))
+        hosting = asyncio.create_task(
+            host_match(
+                "blip-1",
+                Rules(hand_sizes=(5, 5, 5)),
+                seats,
+                2,
+                time_control=TimeControl(decision_ms=40, time_bank_ms=0, max_faults=1000),
+                redis_url=redis_server.url,
+            )
+        )
         await asyncio.sleep(0.3)
         redis_server.stop(kill=True)
         return await asyncio.wait_for(hosting, 30)
@@ -120,8 +137,9 @@ def test_redis_going_away_mid_match_keeps_the_record(redis_server) -> None:
 
 
 def _started(match_id: str) -> spectate_pb2.MatchEvent:
-    return spectate_pb2.MatchEvent(sequence=0, match_id=match_id,
-                                   match_started=spectate_pb2.SpectateMatchStarted(match_id=match_id))
+    return spectate_pb2.MatchEvent(
+        sequence=0, match_id=match_id, match_started=spectate_pb2.SpectateMatchStarted(match_id=match_id)
+    )
 
 
 async def _follow_until_silent(log: Any, match_id: str, silence_s: float) -> tuple[list, FeedSilent, float]:

@@ -1,0 +1,234 @@
+"""Every Redis key of every process, in one place. Every key starts with one configurable prefix
+(default "ohell:"; ``OHELL_REDIS_PREFIX`` or ``--prefix``), so stacks with different prefixes share
+one Redis without seeing each other. Python builds names with ``Keys``; the Lua scripts with the
+functions of ``Keys.lua()``, rendered from the same templates.
+
+    {p}agent:{id}              hash   an agent (name, kind, bot, version, endpoint, token_sha, house)
+    {p}agent-names             hash   name -> agent id (names are unique)
+    {p}agent_tokens            hash   SHA-256 of a token -> agent id
+    {p}agent-seq               string last agent number
+    {p}agent-matches:{id}      list   match ids the agent played, newest first
+    {p}ladders                 set    ladder names
+    {p}ladder:{l}              string the ladder definition (JSON)
+    {p}house:{l}               list   house agent ids of a ladder
+    {p}queue:{l}               zset   agent id -> enqueue time (ms): one ticket per agent per ladder
+    {p}ticket:{l}:{id}         string the ticket's lease; expires when its holder stops renewing it
+                                      (no TTL for built-in agents, which stay enrolled)
+    {p}enrolled:{l}            set    built-in agents put back in the queue after each match
+    {p}busy:{id}               string the match an agent sits at (so it never sits at two)
+    {p}seated:{id}             stream tables a connected or endpoint agent was seated at (match, seat)
+    {p}match-seq               string last match number
+    {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times
+    {p}match-lease:{m}         string the runner holding the match; expires if it dies
+    {p}active                  set    matches not finished yet (the recovery sweep reads it)
+    {p}record:{m}              string the JSON match record of a finished match
+    {p}log:{l}                 stream the durable match log: one entry per finished match
+    {p}rated:{l}               string stream id of the last log entry applied to the ratings
+    {p}ratings:{l}             hash   agent id -> JSON [mu, sigma]
+    {p}stats:{l}               hash   agent id -> JSON counts [games, hands, exact, faults, forfeits,
+                                      win shares (x420), points] (arena.ladder.ratings.STAT_FIELDS)
+    {p}board:{l}               zset   agent id -> ordinal (mu - 3 sigma)
+    {p}agent:{id}:gateway      string the gateway holding the agent's stream (TTL PRESENCE_TTL_S)
+    {p}gateway:{g}             pubsub RelayEnvelopes for the agents gateway g holds
+    {p}host:{h}                pubsub actions and undeliverable notices for match host h
+    {p}match:{m}:events        stream the match's public MatchEvents (field ``e``), for spectators
+    {p}challenge:{m}           string reserves a challenge's match id (SET NX, TTL MATCH_EVENTS_TTL_S)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"  # REDIS_URL when unset, for every process of the stack
+DEFAULT_PREFIX = "ohell:"
+PREFIX_ENV = "OHELL_REDIS_PREFIX"
+
+PRESENCE_TTL_S = 10  # an agent's presence key lives this long without a refresh
+PRESENCE_REFRESH_S = 2  # also how soon presence is back after a Redis restart
+MATCH_EVENTS_TTL_S = 24 * 3600
+MATCH_EVENTS_MAXLEN = 20_000
+
+# name -> key after the prefix; each "{}" is filled, in order, with the arguments of Keys.<name>(...).
+TEMPLATES: dict[str, str] = {
+    "agent": "agent:{}",
+    "agent_names": "agent-names",
+    "agent_tokens": "agent_tokens",
+    "agent_seq": "agent-seq",
+    "agent_matches": "agent-matches:{}",
+    "ladders": "ladders",
+    "ladder": "ladder:{}",
+    "house": "house:{}",
+    "queue": "queue:{}",
+    "ticket": "ticket:{}:{}",
+    "enrolled": "enrolled:{}",
+    "busy": "busy:{}",
+    "seated": "seated:{}",
+    "match_seq": "match-seq",
+    "match": "match:{}",
+    "match_lease": "match-lease:{}",
+    "active": "active",
+    "record": "record:{}",
+    "log": "log:{}",
+    "rated": "rated:{}",
+    "ratings": "ratings:{}",
+    "stats": "stats:{}",
+    "board": "board:{}",
+    "agent_presence": "agent:{}:gateway",
+    "gateway_channel": "gateway:{}",
+    "host_channel": "host:{}",
+    "match_events": "match:{}:events",
+    "challenge_id": "challenge:{}",
+}
+
+Fields = Mapping[bytes | str, bytes | str]  # the fields of a stream entry, as redis-py returns them
+# An XRANGE / XREVRANGE reply as redis-py types it: ids and fields are optional there because
+# XAUTOCLAIM and XREADGROUP report deleted entries that way (XRANGE never does).
+StreamReply = Sequence[tuple[bytes | str | None, Fields | None]] | None
+
+
+def text(value: bytes | str) -> str:
+    """A Redis reply (bytes) as text."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def stream_entries(reply: StreamReply) -> list[tuple[str, Fields]]:
+    """An XRANGE / XREVRANGE reply as (entry id, fields), in the order Redis sent them."""
+    return [(text(entry_id), fields) for entry_id, fields in reply or () if entry_id is not None and fields is not None]
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _lua_function(name: str, template: str) -> str:
+    parts = template.split("{}")
+    args = [f"a{i}" for i in range(len(parts) - 1)]
+    pieces = ["p"]
+    for index, part in enumerate(parts):
+        if part:
+            pieces.append(repr(part))
+        if index < len(args):
+            pieces.append(args[index])
+    return f"K.{name} = function({', '.join(['p', *args])}) return {' .. '.join(pieces)} end"
+
+
+LUA_KEYS = "local K = {}\n" + "\n".join(_lua_function(name, template) for name, template in TEMPLATES.items()) + "\n"
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Key names under one prefix: ``Keys("x:").queue("l") == "x:queue:l"``."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    @classmethod
+    def from_env(cls) -> Keys:
+        return cls(os.environ.get(PREFIX_ENV) or DEFAULT_PREFIX)
+
+    @staticmethod
+    def lua(script: str) -> str:
+        """``script`` with the key functions in front: ``K.queue(p, l)`` is ``Keys(p).queue(l)``."""
+        return LUA_KEYS + script
+
+    def _key(self, name: str, *parts: Any) -> str:
+        return self.prefix + TEMPLATES[name].format(*parts)
+
+    def agent(self, agent_id: str) -> str:
+        return self._key("agent", agent_id)
+
+    @property
+    def agent_names(self) -> str:
+        return self._key("agent_names")
+
+    @property
+    def agent_tokens(self) -> str:
+        """hash: sha256(token) hex -> agent id; the store writes it, the gateway reads it."""
+        return self._key("agent_tokens")
+
+    @property
+    def agent_seq(self) -> str:
+        return self._key("agent_seq")
+
+    def agent_matches(self, agent_id: str) -> str:
+        return self._key("agent_matches", agent_id)
+
+    @property
+    def ladders(self) -> str:
+        return self._key("ladders")
+
+    def ladder(self, ladder: str) -> str:
+        return self._key("ladder", ladder)
+
+    def house(self, ladder: str) -> str:
+        return self._key("house", ladder)
+
+    def queue(self, ladder: str) -> str:
+        return self._key("queue", ladder)
+
+    def ticket(self, ladder: str, agent_id: str) -> str:
+        return self._key("ticket", ladder, agent_id)
+
+    def enrolled(self, ladder: str) -> str:
+        return self._key("enrolled", ladder)
+
+    def busy(self, agent_id: str) -> str:
+        return self._key("busy", agent_id)
+
+    def seated(self, agent_id: str) -> str:
+        return self._key("seated", agent_id)
+
+    @property
+    def match_seq(self) -> str:
+        return self._key("match_seq")
+
+    def match(self, match_id: str) -> str:
+        return self._key("match", match_id)
+
+    def match_lease(self, match_id: str) -> str:
+        return self._key("match_lease", match_id)
+
+    @property
+    def active(self) -> str:
+        return self._key("active")
+
+    def record(self, match_id: str) -> str:
+        return self._key("record", match_id)
+
+    def log(self, ladder: str) -> str:
+        return self._key("log", ladder)
+
+    def rated(self, ladder: str) -> str:
+        return self._key("rated", ladder)
+
+    def ratings(self, ladder: str) -> str:
+        return self._key("ratings", ladder)
+
+    def stats(self, ladder: str) -> str:
+        return self._key("stats", ladder)
+
+    def board(self, ladder: str) -> str:
+        return self._key("board", ladder)
+
+    def agent_presence(self, agent_id: str) -> str:
+        return self._key("agent_presence", agent_id)
+
+    def gateway_channel(self, gateway_id: str) -> str:
+        return self._key("gateway_channel", gateway_id)
+
+    def host_channel(self, host_id: str) -> str:
+        return self._key("host_channel", host_id)
+
+    def match_events(self, match_id: str) -> str:
+        return self._key("match_events", match_id)
+
+    def challenge_id(self, match_id: str) -> str:
+        return self._key("challenge_id", match_id)
+
+
+def register_agent_token(client: Any, agent_id: str, token: str, keys: Keys = Keys()) -> None:
+    """Store ``token`` for ``agent_id`` with a sync ``redis.Redis`` client (only its hash)."""
+    client.hset(keys.agent_tokens, token_hash(token), agent_id)

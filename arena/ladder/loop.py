@@ -1,0 +1,111 @@
+"""The matchmaker's background work, as plain functions: form tables, hand matches to the
+workers, and the recovery sweep (matches whose runner died, ratings that fell behind)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from arena.ladder import metrics
+from arena.ladder.forming import FormingPolicy, form_tables
+from arena.ladder.model import Ladder, now_ms
+from arena.ladder.redis_store import RedisStore
+from arena.ladder.store import StoreError
+
+log = logging.getLogger(__name__)
+
+Dispatch = Callable[[str, str], None]  # (match id, celery queue)
+
+
+def policy_for(ladder: Ladder) -> FormingPolicy:
+    return FormingPolicy(
+        seats=ladder.seats,
+        base_window=ladder.base_window,
+        widen_per_s=ladder.widen_per_s,
+        house_fill=ladder.house_fill,
+        fill_after_s=ladder.fill_after_s,
+        max_window=max(FormingPolicy.max_window, ladder.base_window),
+    )
+
+
+def form_once(store: RedisStore, ladder: Ladder, dispatch: Dispatch | None) -> list[str]:
+    """One forming round on one ladder; returns the ids of the matches created."""
+    now = now_ms()
+    tickets = store.snapshot(ladder.name, now)
+    metrics.TICKETS_WAITING.labels(ladder.name).set(len(tickets))
+    if not tickets:
+        return []
+    house = store.house_bots(ladder.name) if ladder.house_fill else []
+    tables = form_tables(tickets, policy_for(ladder), house)
+    claims = store.claim_queued(ladder.name, [table.seated for table in tables], now)
+    waited = {ticket.agent_id: ticket.waited_s for ticket in tickets}
+    created = []
+    for table, claimed in zip(tables, claims, strict=True):
+        if claimed is None:
+            metrics.CLAIMS_REJECTED.labels(ladder.name).inc()
+            continue
+        created.append(claimed)
+        metrics.TABLES_FORMED.labels(ladder.name).inc()
+        for agent in table.agents:
+            metrics.QUEUE_WAIT.labels(ladder.name).observe(waited[agent])
+    if dispatch is not None:
+        for match_id, queue in created:
+            dispatch(match_id, queue)
+    return [match_id for match_id, _ in created]
+
+
+@dataclass
+class SweepPolicy:
+    redispatch_after_s: float = 30.0  # a queued match nobody started is sent again after this
+
+
+def sweep(store: RedisStore, dispatch: Dispatch, rate: Callable[[str], None], policy: SweepPolicy) -> int:
+    """Send again every unfinished match whose runner is gone (its lease lapsed) or that no
+    worker picked up in time; ask for a rating catch-up where the log is ahead of the ratings.
+    Duplicate sends are harmless: run_match is idempotent. Returns matches sent again."""
+    sent = 0
+    now = now_ms()
+    for match_id in store.active_matches():
+        try:
+            info = store.get_match(match_id)
+        except StoreError:
+            continue
+        if info.state not in ("queued", "running") or store.lease_alive(match_id):
+            continue
+        stale = now - store.dispatched_ms(match_id) >= policy.redispatch_after_s * 1000
+        if info.state == "running" or stale:
+            store.mark_dispatched(match_id)
+            dispatch(match_id, info.queue)
+            metrics.MATCHES_REDISPATCHED.labels(info.ladder).inc()
+            sent += 1
+    for ladder in store.list_ladders():
+        if store.ratings_behind(ladder.name):
+            rate(ladder.name)
+    return sent
+
+
+def run_forever(
+    store: RedisStore,
+    dispatch: Dispatch,
+    rate: Callable[[str], None],
+    stop: Callable[[], bool],
+    tick_s: float = 0.05,
+    sweep_every_s: float = 2.0,
+    sweep_policy: SweepPolicy | None = None,
+) -> None:
+    """The matchmaker's loop (run in a thread): form on every ladder each tick, sweep now and then."""
+    policy = sweep_policy or SweepPolicy()
+    next_sweep = 0.0
+    while not stop():
+        try:
+            for ladder in store.list_ladders():
+                form_once(store, ladder, dispatch)
+            if time.monotonic() >= next_sweep:
+                sweep(store, dispatch, rate, policy)
+                next_sweep = time.monotonic() + sweep_every_s
+        except Exception:  # Redis restarting, a bad ladder: log, wait, go on
+            log.exception("matchmaker round failed")
+            time.sleep(min(1.0, tick_s * 10))
+        time.sleep(tick_s)

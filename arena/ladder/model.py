@@ -1,0 +1,113 @@
+"""Plain values the matchmaker store reads and writes (no I/O here)."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from arena.play.specs import SEAT_KINDS, SeatSpec
+from ohell.presets import preset
+from ohell.rules import Rules
+
+AGENT_KINDS = SEAT_KINDS
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds: the time stamps of tickets and matches."""
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class Agent:
+    agent_id: str
+    name: str
+    kind: str  # builtin | connected | endpoint
+    version: str = ""
+    bot: str = ""  # built-in bot name when kind == "builtin"
+    endpoint: str = ""  # host:port of an endpoint agent
+    house: bool = False  # a house bot that fills tables
+    created_ms: int = 0
+
+    def seat_spec(self) -> SeatSpec:
+        """How the match host must seat this agent (stored with each match)."""
+        return SeatSpec(
+            self.kind,
+            self.name,
+            bot=self.bot,
+            agent_id=self.agent_id,
+            address=self.endpoint,
+            version=self.version,
+            house=self.house,
+        )
+
+
+@dataclass(frozen=True)
+class Ladder:
+    name: str
+    preset: str = "classic"
+    overrides: dict[str, Any] = field(default_factory=dict)  # rule options over the preset
+    seats: int = 4
+    house_fill: bool = False
+    fill_after_s: float = 5.0
+    house_bots: tuple[str, ...] = ()  # built-in bot names used as house agents
+    base_window: float = 5.0
+    widen_per_s: float = 2.0
+    think_ms: int = 0  # built-in seats pause this long per decision (for spectators and tests)
+
+    def rules(self) -> Rules:
+        base = preset(self.preset) if self.preset else Rules()
+        return Rules.from_dict(self.overrides, base=base) if self.overrides else base
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["house_bots"] = list(self.house_bots)
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Ladder:
+        data = json.loads(text)
+        data["house_bots"] = tuple(data.get("house_bots", ()))
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class MatchInfo:
+    match_id: str
+    ladder: str
+    state: str  # queued | running | finished | failed
+    seats: list[SeatSpec]
+    queue: str
+    created_ms: int
+    started_ms: int = 0
+    finished_ms: int = 0
+    attempts: int = 0
+    log_id: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One agent on one ladder: rating and what it did."""
+
+    agent_id: str
+    name: str
+    mu: float
+    sigma: float
+    games: int = 0
+    hands: int = 0
+    exact: int = 0
+    faults: int = 0
+    forfeits: int = 0
+    wins: float = 0.0
+    points: int = 0
+    rank: int = 0  # 1-based place on the leaderboard (0 = not ranked yet)
+
+    @property
+    def ordinal(self) -> float:
+        return self.mu - 3 * self.sigma
+
+    @property
+    def exact_rate(self) -> float:
+        return self.exact / self.hands if self.hands else 0.0

@@ -1,0 +1,404 @@
+"""``RedisStore``: the ladder's store on Redis 6.2 (keyspace in ``arena.keys``, scripts in ``arena.ladder.scripts``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
+
+import redis
+from redis.typing import EncodableT, FieldT
+
+from arena.keys import Keys, stream_entries, text, token_hash
+from arena.ladder import scripts
+from arena.ladder.forming import HouseBot, Ticket
+from arena.ladder.matchlog import encode, summarize
+from arena.ladder.model import AGENT_KINDS, Agent, Ladder, MatchInfo, Standing, now_ms
+from arena.ladder.ratings import MODEL, STAT_FIELDS, WIN_SHARE, catch_up, rebuild
+from arena.ladder.routing import Queues
+from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
+from arena.play.specs import SeatSpec
+from arena.redis_client import retrying_client
+from ohell.bots import BOT_FACTORIES
+from ohell.errors import OhHellError
+
+AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+LADDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}$")  # no '-': match ids are "{ladder}-{n}"
+
+
+PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before its gateway stream is up
+
+
+class RedisStore:
+    """The store of agents, ladders, tickets, matches and ratings on Redis 6.2: the one implementation
+    (its guarantees: ``arena.ladder.store``)."""
+
+    def __init__(self, client: redis.Redis, keys: Keys | None = None) -> None:
+        self.client = client
+        self.keys = keys or Keys()
+        self.queues = Queues(self.keys.prefix)
+        self._snapshot = client.register_script(Keys.lua(scripts.SNAPSHOT))
+        self._claim = client.register_script(Keys.lua(scripts.CLAIM))
+        self._join = client.register_script(Keys.lua(scripts.JOIN))
+        self._start = client.register_script(Keys.lua(scripts.START))
+        self._renew = client.register_script(scripts.RENEW)
+        self._finish = client.register_script(Keys.lua(scripts.FINISH))
+        self._fail = client.register_script(Keys.lua(scripts.FAIL))
+
+    @classmethod
+    def connect(cls, redis_url: str, keys: Keys | None = None, retries: int = 10) -> RedisStore:
+        """A store on a retrying client (see ``arena.redis_client``)."""
+        return cls(retrying_client(redis_url, retries, health_check_interval=10), keys)
+
+    # agents ---------------------------------------------------------------------------------
+    def register_agent(
+        self, name: str, kind: str, version: str = "", bot: str = "", endpoint: str = "", house: bool = False
+    ) -> tuple[Agent, str]:
+        if not AGENT_NAME.match(name):
+            raise StoreError(f"name {name!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
+        if kind not in AGENT_KINDS:
+            raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
+        if kind == "builtin" and bot not in BOT_FACTORIES:
+            raise StoreError(f"bot {bot!r} is not a built-in bot ({', '.join(sorted(BOT_FACTORIES))})", "bot")
+        if kind == "endpoint" and not re.match(r"^[\w.\-\[\]:]+:\d+$", endpoint):
+            raise StoreError(f"endpoint {endpoint!r} must look like host:port", "endpoint")
+        if len(version) > 64:
+            raise StoreError("version must be at most 64 characters", "version")
+        number = self.client.incr(self.keys.agent_seq)
+        agent = Agent(
+            f"a{number}",
+            name,
+            kind,
+            version,
+            bot if kind == "builtin" else "",
+            endpoint if kind == "endpoint" else "",
+            house,
+            now_ms(),
+        )
+        if not self.client.hsetnx(self.keys.agent_names, name, agent.agent_id):
+            raise AlreadyExists(f"an agent named {name!r} exists", "name")
+        token = secrets.token_urlsafe(24)
+        fields: dict[FieldT, EncodableT] = {
+            "agent_id": agent.agent_id,
+            "name": name,
+            "kind": kind,
+            "version": version,
+            "bot": agent.bot,
+            "endpoint": agent.endpoint,
+            "house": int(house),
+            "created_ms": agent.created_ms,
+            "token_sha": token_hash(token),
+        }
+        with self.client.pipeline() as pipe:
+            pipe.hset(self.keys.agent(agent.agent_id), mapping=fields)
+            pipe.hset(self.keys.agent_tokens, token_hash(token), agent.agent_id)
+            pipe.execute()
+        return agent, token
+
+    def authenticate(self, agent_id: str, token: str) -> Agent:
+        stored = self.client.hget(self.keys.agent(agent_id), "token_sha")
+        if stored is None or not secrets.compare_digest(text(stored), token_hash(token)):
+            raise Unauthenticated(f"no agent {agent_id!r} with this token", "token")
+        return self.get_agent(agent_id)
+
+    def agent_for_token(self, token: str) -> Agent | None:
+        agent_id = self.client.hget(self.keys.agent_tokens, token_hash(token))
+        return self.get_agent(text(agent_id)) if agent_id else None
+
+    def get_agent(self, agent_id: str) -> Agent:
+        return self.get_agents([agent_id])[agent_id]
+
+    def get_agents(self, agent_ids: Iterable[str]) -> dict[str, Agent]:
+        """Several agents in one round trip."""
+        ids = list(dict.fromkeys(agent_ids))
+        with self.client.pipeline(transaction=False) as pipe:
+            for agent_id in ids:
+                pipe.hgetall(self.keys.agent(agent_id))
+            found = pipe.execute()
+        agents = {}
+        for agent_id, raw in zip(ids, found, strict=True):
+            if not raw:
+                raise NotFound(f"no agent {agent_id!r}", "agent_id")
+            agents[agent_id] = _agent(raw)
+        return agents
+
+    def agent_by_name(self, name: str) -> Agent:
+        agent_id = self.client.hget(self.keys.agent_names, name)
+        if agent_id is None:
+            raise NotFound(f"no agent named {name!r}", "name")
+        return self.get_agent(text(agent_id))
+
+    def set_version(self, agent_id: str, version: str) -> Agent:
+        if not version or len(version) > 64:
+            raise StoreError("version must be 1-64 characters", "version")
+        self.get_agent(agent_id)
+        self.client.hset(self.keys.agent(agent_id), "version", version)
+        return self.get_agent(agent_id)
+
+    # ladders --------------------------------------------------------------------------------
+    def create_ladder(self, ladder: Ladder) -> Ladder:
+        if not LADDER_NAME.match(ladder.name):
+            raise StoreError(f"ladder name {ladder.name!r} must be 1-64 of a-z 0-9 '_' '.'", "name")
+        if not 3 <= ladder.seats <= 7:
+            raise StoreError(f"seats={ladder.seats} must be from 3 to 7", "seats")
+        try:
+            ladder.rules()
+        except OhHellError as error:
+            raise StoreError(str(error), "rules") from None
+        unknown = [bot for bot in ladder.house_bots if bot not in BOT_FACTORIES]
+        if unknown:
+            raise StoreError(f"house bot {unknown[0]!r} is not a built-in bot", "house_bots")
+        if ladder.house_fill and not ladder.house_bots:
+            raise StoreError("house_fill needs at least one house bot", "house_bots")
+        if ladder.fill_after_s < 0 or ladder.base_window < 0 or ladder.widen_per_s < 0 or ladder.think_ms < 0:
+            raise StoreError("fill_after_s, base_window, widen_per_s and think_ms must be >= 0", "ladder")
+        if not self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), nx=True):
+            raise AlreadyExists(f"ladder {ladder.name!r} exists", "name")
+        self.client.sadd(self.keys.ladders, ladder.name)
+        house_ids = []
+        for bot in ladder.house_bots:  # seats - 1 of each, so a lone agent can fill a table with one kind
+            for copy in range(1, ladder.seats):
+                name = f"house-{bot}-{copy}"
+                try:
+                    house_ids.append(self.agent_by_name(name).agent_id)
+                except NotFound:
+                    house_ids.append(self.register_agent(name, "builtin", bot=bot, house=True)[0].agent_id)
+        if house_ids:
+            self.client.rpush(self.keys.house(ladder.name), *house_ids)
+        return ladder
+
+    def get_ladder(self, name: str) -> Ladder:
+        raw = self.client.get(self.keys.ladder(name))
+        if raw is None:
+            raise NotFound(f"no ladder {name!r}", "ladder")
+        return Ladder.from_json(raw)
+
+    def list_ladders(self) -> list[Ladder]:
+        return [self.get_ladder(text(name)) for name in sorted(self.client.smembers(self.keys.ladders))]
+
+    def house_bots(self, ladder: str) -> list[HouseBot]:
+        ids = [text(agent) for agent in self.client.lrange(self.keys.house(ladder), 0, -1)]
+        ratings = self.client.hmget(self.keys.ratings(ladder), ids) if ids else []
+        pairs = zip(ids, ratings, strict=True)
+        return [HouseBot(agent, json.loads(raw)[0] if raw else MODEL.mu) for agent, raw in pairs]
+
+    # ratings --------------------------------------------------------------------------------
+    def catch_up_ratings(self, ladder: str) -> int:
+        """Apply the ladder's new log entries to its ratings, exactly once (``arena.ladder.ratings``)."""
+        return catch_up(self.client, self.keys, ladder)
+
+    def rebuild_ratings(self, ladder: str) -> int:
+        """Recompute the ladder's ratings and statistics from its whole log; returns matches replayed."""
+        return rebuild(self.client, self.keys, ladder)
+
+    def ratings_behind(self, ladder: str) -> bool:
+        """Whether the ladder's log holds a match its ratings have not applied yet."""
+        last = stream_entries(self.client.xrevrange(self.keys.log(ladder), count=1))
+        if not last:
+            return False
+        rated = self.client.get(self.keys.rated(ladder))
+        return rated is None or text(rated) != last[0][0]
+
+    # ratings (read side) ----------------------------------------------------------------------
+    def leaderboard(self, ladder: str, offset: int, limit: int) -> tuple[list[Standing], int]:
+        self.get_ladder(ladder)
+        total = self.client.zcard(self.keys.board(ladder))
+        # without withscores ZREVRANGE gives members only; redis-py's return type also covers the pairs
+        members = cast(list[bytes | str], self.client.zrevrange(self.keys.board(ladder), offset, offset + limit - 1))
+        ids = [text(a) for a in members]
+        return [self.standing(ladder, agent, rank=offset + i + 1) for i, agent in enumerate(ids)], total
+
+    def standing(self, ladder: str, agent_id: str, rank: int = 0) -> Standing:
+        agent = self.get_agent(agent_id)
+        raw = self.client.hget(self.keys.ratings(ladder), agent_id)
+        mu, sigma = json.loads(raw) if raw else (MODEL.mu, MODEL.sigma)
+        counted = self.client.hget(self.keys.stats(ladder), agent_id)
+        counts: dict[str, Any] = dict(zip(STAT_FIELDS, json.loads(counted) if counted else [0] * 7, strict=True))
+        if not rank and raw:
+            # without withscore ZREVRANK gives the rank only; redis-py's return type also covers [rank, score]
+            position = cast(int | None, self.client.zrevrank(self.keys.board(ladder), agent_id))
+            rank = position + 1 if position is not None else 0
+        wins = counts.pop("win_shares") / WIN_SHARE
+        return Standing(agent_id, agent.name, mu, sigma, wins=wins, rank=rank, **counts)
+
+    # queue ----------------------------------------------------------------------------------
+    def join(self, ladder: str, agent_id: str, lease_s: float | None, enroll: bool = False) -> float:
+        """Queue (or renew) the agent's ticket; returns its enqueue time in ms. ``lease_s=None``:
+        the ticket does not expire (built-in agents)."""
+        self.get_ladder(ladder)
+        agent = self.get_agent(agent_id)
+        if agent.house:
+            raise StoreError(f"house agent {agent_id!r} fills tables; it does not queue", "agent_id")
+        lease_ms = 0 if lease_s is None else max(1, int(lease_s * 1000))
+        now = now_ms()
+        value = f"g:{now}" if agent.kind == "connected" else str(now)
+        args: list[str | int] = [self.keys.prefix, ladder, agent_id, now, lease_ms, int(enroll), value]
+        return float(self._join(args=args))
+
+    def leave(self, ladder: str, agent_id: str) -> bool:
+        with self.client.pipeline() as pipe:
+            pipe.delete(self.keys.ticket(ladder, agent_id))
+            pipe.zrem(self.keys.queue(ladder), agent_id)
+            pipe.srem(self.keys.enrolled(ladder), agent_id)
+            removed = pipe.execute()
+        return bool(removed[0] or removed[1])
+
+    def has_ticket(self, ladder: str, agent_id: str) -> bool:
+        return bool(self.client.exists(self.keys.ticket(ladder, agent_id)))
+
+    def busy_match(self, agent_id: str) -> str:
+        """The match the agent sits at now, or ''."""
+        match_id = self.client.get(self.keys.busy(agent_id))
+        return text(match_id) if match_id else ""
+
+    def last_seated_id(self, agent_id: str) -> str:
+        """Where to start reading ``seated_since``: the newest seating so far, or the beginning."""
+        newest = stream_entries(self.client.xrevrange(self.keys.seated(agent_id), count=1))
+        return newest[0][0] if newest else "0-0"
+
+    def seated_since(self, agent_id: str, after: str) -> list[tuple[str, str, int]]:
+        """(stream id, match id, seat) of each table the agent was seated at after ``after``."""
+        entries = stream_entries(self.client.xrange(self.keys.seated(agent_id), min=f"({after}", count=100))
+        return [(entry_id, text(fields[b"match"]), int(fields[b"seat"])) for entry_id, fields in entries]
+
+    def queued(self, ladder: str) -> int:
+        return int(self.client.zcard(self.keys.queue(ladder)))
+
+    def snapshot(self, ladder: str, now_ms: int, presence_grace_s: float = PRESENCE_GRACE_S) -> list[Ticket]:
+        flat = self._snapshot(args=[self.keys.prefix, ladder, now_ms, int(presence_grace_s * 1000)])
+        tickets = []
+        for i in range(0, len(flat), 4):
+            rating = json.loads(flat[i + 2]) if flat[i + 2] else (MODEL.mu, MODEL.sigma)
+            waited = max(0.0, (now_ms - float(flat[i + 1])) / 1000)
+            games = json.loads(flat[i + 3])[0] if flat[i + 3] else 0
+            tickets.append(Ticket(text(flat[i]), float(rating[0]), games, waited))
+        return tickets
+
+    def claim(self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int) -> list[str | None]:
+        """Form the tables whose agents are all still free; ``tables[i]`` lists agent ids (queued
+        agents and house bots). Returns the new match id, or None, per table."""
+        return [claimed[0] if claimed else None for claimed in self.claim_queued(ladder, tables, now_ms)]
+
+    def claim_queued(self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int) -> list[tuple[str, str] | None]:
+        """``claim``, giving (match id, Celery queue) for each table formed."""
+        if not tables:
+            return []
+        agents = self.get_agents(agent for table in tables for agent in table)
+        specs = {agent_id: agent.seat_spec() for agent_id, agent in agents.items()}
+        payload: list[dict[str, Any]] = []  # one JSON object per table, for the claim script
+        for table in tables:
+            seats = [specs[agent_id] for agent_id in table]
+            queued = [seat.agent_id for seat in seats if not seat.house]
+            payload.append(
+                {"agents": queued, "seats": [seat.to_dict() for seat in seats], "queue": self.queues.for_seats(seats)}
+            )
+        by_queue: dict[str, list[int]] = {}
+        for index, formed in enumerate(payload):
+            by_queue.setdefault(formed["queue"], []).append(index)
+        result: list[tuple[str, str] | None] = [None] * len(payload)
+        for celery_queue, indices in by_queue.items():
+            chunk = json.dumps([payload[i] for i in indices])
+            ids = self._claim(args=[self.keys.prefix, ladder, now_ms, celery_queue, chunk])
+            for index, match_id in zip(indices, ids, strict=True):
+                result[index] = (text(match_id), celery_queue) if match_id else None
+        return result
+
+    # matches --------------------------------------------------------------------------------
+    def start_match(self, match_id: str, runner: str, lease_s: float) -> str:
+        """'run' (the caller holds the lease now), 'busy' (another live runner holds it),
+        'finished', 'failed' or 'missing'."""
+        return self.start_match_info(match_id, runner, lease_s)[0]
+
+    def start_match_info(self, match_id: str, runner: str, lease_s: float) -> tuple[str, MatchInfo | None]:
+        """``start_match``, with the match as stored once started when the status is 'run'."""
+        args: list[str | int] = [self.keys.prefix, match_id, runner, int(lease_s * 1000), now_ms()]
+        reply = self._start(args=args)
+        status = text(reply[0])
+        if status != "run":
+            return status, None
+        flat = reply[1]
+        return status, _match_info(dict(zip(flat[::2], flat[1::2], strict=True)))
+
+    def renew_match(self, match_id: str, runner: str, lease_s: float) -> bool:
+        keys = [self.keys.match_lease(match_id)]
+        return bool(self._renew(keys=keys, args=[runner, int(lease_s * 1000)]))
+
+    def finish_match(self, match_id: str, record: dict[str, Any], info: MatchInfo | None = None) -> tuple[bool, str]:
+        """Store the record and log the match once; returns (this call was the first, log id)."""
+        info = info or self.get_match(match_id)
+        summary = summarize(record, info.ladder, [seat.agent_id for seat in info.seats])
+        args: list[str | int] = [self.keys.prefix, match_id, json.dumps(record), encode(summary), now_ms()]
+        outcome, log_id = self._finish(args=args)
+        if text(outcome) == "missing":
+            raise NotFound(f"no match {match_id!r}", "match_id")
+        return text(outcome) == "first", text(log_id)
+
+    def fail_match(self, match_id: str, error: str) -> bool:
+        return bool(self._fail(args=[self.keys.prefix, match_id, error[:500], now_ms()]))
+
+    def mark_dispatched(self, match_id: str) -> None:
+        self.client.hset(self.keys.match(match_id), "dispatched_ms", now_ms())
+
+    def get_match(self, match_id: str) -> MatchInfo:
+        raw = self.client.hgetall(self.keys.match(match_id))
+        if not raw:
+            raise NotFound(f"no match {match_id!r}", "match_id")
+        return _match_info(raw)
+
+    def dispatched_ms(self, match_id: str) -> int:
+        return int(self.client.hget(self.keys.match(match_id), "dispatched_ms") or 0)
+
+    def lease_alive(self, match_id: str) -> bool:
+        return bool(self.client.exists(self.keys.match_lease(match_id)))
+
+    def get_record(self, match_id: str) -> dict[str, Any]:
+        raw = self.client.get(self.keys.record(match_id))
+        if raw is None:
+            self.get_match(match_id)  # NotFound for an unknown id
+            raise NotFound(f"match {match_id!r} has no record yet (not finished)", "match_id")
+        return dict(json.loads(raw))
+
+    def list_matches(self, ladder: str, agent_id: str, offset: int, limit: int) -> list[MatchInfo]:
+        """Finished matches, newest first: of one agent when ``agent_id`` is given."""
+        if agent_id:
+            ids = [text(m) for m in self.client.lrange(self.keys.agent_matches(agent_id), offset, offset + limit - 1)]
+            matches = [self.get_match(m) for m in ids]
+            return [m for m in matches if not ladder or m.ladder == ladder]
+        entries = stream_entries(self.client.xrevrange(self.keys.log(ladder), count=offset + limit))[offset:]
+        return [self.get_match(text(fields[b"match"])) for _, fields in entries]
+
+    def active_matches(self) -> list[str]:
+        return sorted(text(m) for m in self.client.smembers(self.keys.active))
+
+
+def _agent(raw: dict[bytes, bytes]) -> Agent:
+    data = {text(k): text(v) for k, v in raw.items()}
+    return Agent(
+        data["agent_id"],
+        data["name"],
+        data["kind"],
+        data.get("version", ""),
+        data.get("bot", ""),
+        data.get("endpoint", ""),
+        data.get("house") == "1",
+        int(data.get("created_ms", 0)),
+    )
+
+
+def _match_info(raw: Mapping[bytes | str, bytes | str]) -> MatchInfo:
+    data = {text(k): text(v) for k, v in raw.items()}
+    return MatchInfo(
+        data["match_id"],
+        data["ladder"],
+        data["state"],
+        [SeatSpec.from_dict(s) for s in json.loads(data["seats"])],
+        data["queue"],
+        int(data["created_ms"]),
+        int(data.get("started_ms", 0)),
+        int(data.get("finished_ms", 0)),
+        int(data.get("attempts", 0)),
+        data.get("log_id", ""),
+        data.get("error", ""),
+    )

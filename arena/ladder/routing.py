@@ -1,0 +1,90 @@
+"""Celery queues, task names, which queue a match goes to, and the Celery configuration shared by
+the workers' app (``workers.app``) and the processes that only send tasks (the matchmaker)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from celery import Celery
+from kombu import Exchange, Queue
+
+from arena.keys import DEFAULT_PREFIX
+from arena.play.specs import SeatSpec, all_builtin
+
+RUN_MATCH = "ohell.run_match"
+UPDATE_RATINGS = "ohell.update_ratings"
+
+
+@dataclass(frozen=True)
+class Queues:
+    """The Celery queues of one stack, named after its key prefix ("ohell:" -> "ohell.builtin"), so
+    stacks with different prefixes on one Redis never take each other's tasks."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    @property
+    def builtin(self) -> str:  # CPU-bound: every seat is a built-in bot, played in-process
+        return f"{self.prefix.rstrip(':')}.builtin"
+
+    @property
+    def remote(self) -> str:  # I/O-bound: at least one seat is a connected or endpoint agent
+        return f"{self.prefix.rstrip(':')}.remote"
+
+    @property
+    def ratings(self) -> str:  # short rating updates
+        return f"{self.prefix.rstrip(':')}.ratings"
+
+    @property
+    def all(self) -> tuple[str, str, str]:
+        return self.builtin, self.remote, self.ratings
+
+    def for_seats(self, seats: Iterable[SeatSpec]) -> str:
+        return self.builtin if all_builtin(seats) else self.remote
+
+
+QUEUE_BUILTIN, QUEUE_REMOTE, QUEUE_RATINGS = ALL_QUEUES = Queues().all  # of the default prefix
+
+
+def make_celery(redis_url: str, include: Iterable[str] = (), prefix: str = DEFAULT_PREFIX) -> Celery:
+    """A Celery app on ``redis_url`` with the queues of the stack of ``prefix`` and the ladder's
+    delivery guarantees."""
+    queues = Queues(prefix)
+    app = Celery("ohell", broker=redis_url, backend=redis_url, include=list(include))
+    app.conf.update(
+        task_acks_late=True,  # a task is acknowledged only when it returns: a dead worker's task comes back
+        task_reject_on_worker_lost=True,  # ... at once when a pool child dies (SIGKILL, OOM)
+        worker_prefetch_multiplier=1,  # one match at a time per process
+        task_queues=[Queue(name, Exchange(name), routing_key=name) for name in queues.all],
+        task_default_queue=queues.builtin,
+        task_default_exchange=queues.builtin,
+        task_default_routing_key=queues.builtin,
+        task_routes={RUN_MATCH: {"queue": queues.builtin}, UPDATE_RATINGS: {"queue": queues.ratings}},
+        task_ignore_result=True,  # state lives in the store; the backend is for ad-hoc inspection
+        task_serializer="json",
+        accept_content=["json"],
+        broker_transport_options={"visibility_timeout": int(os.environ.get("OHELL_VISIBILITY_TIMEOUT_S", 3600))},
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,  # ride out a Redis restart
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+    )
+    return app
+
+
+def celery_senders(redis_url: str, prefix: str = DEFAULT_PREFIX) -> tuple[Any, Any]:
+    """(dispatch(match_id, queue), rate(ladder)): send run_match / update_ratings to the workers."""
+    app = make_celery(redis_url, prefix=prefix)
+    ratings_queue = Queues(prefix).ratings
+
+    # ignore_result: nobody waits for these results (state lives in the store), and without it
+    # every send subscribes to the result backend and unsubscribes when the AsyncResult is dropped.
+    def dispatch(match_id: str, queue: str) -> None:
+        app.send_task(RUN_MATCH, args=[match_id], queue=queue, ignore_result=True)
+
+    def rate(ladder: str) -> None:
+        app.send_task(UPDATE_RATINGS, args=[ladder], queue=ratings_queue, ignore_result=True)
+
+    return dispatch, rate

@@ -1,0 +1,172 @@
+"""Lua scripts of the Redis store (Redis 6.2). Each runs atomically. Key names come from the
+functions ``K.<name>(prefix, ...)`` that ``arena.keys.Keys.lua`` puts in front of each script, with
+the prefix given as ARGV[1] (one Redis instance, not a cluster: see docs/operations.md)."""
+
+from __future__ import annotations
+
+# Tickets of one ladder that can be seated now: [agent, enqueued_ms, rating JSON|false, stats JSON|false]*.
+# ARGV = prefix, ladder, now_ms, grace_ms. Tickets whose lease expired are dropped here. A
+# connected agent's ticket (value "g:<joined ms>") needs the agent's gateway presence key: without
+# it the agent is not seated, and after grace_ms its ticket is dropped (its connection died).
+# Agents busy at another table are skipped.
+SNAPSHOT = """
+local p, l, now, grace = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local queue = K.queue(p, l)
+local members = redis.call('ZRANGE', queue, 0, -1, 'WITHSCORES')
+local out = {}
+for i = 1, #members, 2 do
+  local agent = members[i]
+  local ticket = redis.call('GET', K.ticket(p, l, agent))
+  local seatable = ticket ~= false
+  if seatable and string.sub(ticket, 1, 2) == 'g:'
+      and redis.call('EXISTS', K.agent_presence(p, agent)) == 0 then
+    seatable = false
+    if now - tonumber(string.sub(ticket, 3)) < grace then ticket = 'wait' else ticket = false end
+  end
+  if ticket == false then
+    redis.call('DEL', K.ticket(p, l, agent))
+    redis.call('ZREM', queue, agent)
+  elseif seatable and redis.call('EXISTS', K.busy(p, agent)) == 0 then
+    out[#out + 1] = agent
+    out[#out + 1] = members[i + 1]
+    out[#out + 1] = redis.call('HGET', K.ratings(p, l), agent)
+    out[#out + 1] = redis.call('HGET', K.stats(p, l), agent)
+  end
+end
+return out
+"""
+
+# Claim tables: ARGV = prefix, ladder, now_ms, celery queue, JSON [{agents, seats}, ...].
+# A table is formed only if each of its queued agents still holds a ticket and sits nowhere
+# else; then their tickets go, they are marked busy, remote agents are told their seat and the
+# match is created. Returns one match
+# id (or false) per table.
+CLAIM = """
+local p, l, now, celery_queue = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local tables = cjson.decode(ARGV[5])
+local out = {}
+for i, table_ in ipairs(tables) do
+  local ok = true
+  for _, agent in ipairs(table_.agents) do
+    if redis.call('EXISTS', K.ticket(p, l, agent)) == 0
+        or redis.call('EXISTS', K.busy(p, agent)) == 1 then
+      ok = false
+      break
+    end
+  end
+  if ok then
+    local match_id = l .. '-' .. redis.call('INCR', K.match_seq(p))
+    for _, agent in ipairs(table_.agents) do
+      redis.call('ZREM', K.queue(p, l), agent)
+      redis.call('DEL', K.ticket(p, l, agent))
+      redis.call('SET', K.busy(p, agent), match_id)
+    end
+    for seat, spec in ipairs(table_.seats) do  -- tell remote agents where they sit (WatchQueue)
+      if spec.kind ~= 'builtin' then
+        redis.call('XADD', K.seated(p, spec.agent_id), 'MAXLEN', '~', 100, '*', 'match', match_id,
+          'seat', seat - 1)
+      end
+    end
+    redis.call('HSET', K.match(p, match_id), 'match_id', match_id, 'ladder', l, 'state', 'queued',
+      'seats', cjson.encode(table_.seats), 'queue', celery_queue, 'created_ms', now,
+      'dispatched_ms', now, 'attempts', 0)
+    redis.call('SADD', K.active(p), match_id)
+    out[i] = match_id
+  else
+    out[i] = false
+  end
+end
+return out
+"""
+
+# Join: ARGV = prefix, ladder, agent, now_ms, lease_ms (0 = no expiry), enroll (1 = put back
+# in the queue after every match), ticket value ("g:<ms>" ties it to the gateway connection).
+# Joining again renews the lease and keeps the place.
+JOIN = """
+local p, l, agent = ARGV[1], ARGV[2], ARGV[3]
+local ticket = K.ticket(p, l, agent)
+if tonumber(ARGV[5]) > 0 then
+  redis.call('SET', ticket, ARGV[7], 'PX', ARGV[5])
+else
+  redis.call('SET', ticket, ARGV[7])
+end
+redis.call('ZADD', K.queue(p, l), 'NX', ARGV[4], agent)
+if ARGV[6] == '1' then redis.call('SADD', K.enrolled(p, l), agent) end
+return redis.call('ZSCORE', K.queue(p, l), agent)
+"""
+
+# Start (or resume) running a match: ARGV = prefix, match, runner, lease_ms, now_ms. Returns
+# {status}, or {'run', HGETALL of the match} (the runner needs its seats: no second round trip).
+START = """
+local p, id, runner = ARGV[1], ARGV[2], ARGV[3]
+local match = K.match(p, id)
+local state = redis.call('HGET', match, 'state')
+if not state then return {'missing'} end
+if state == 'finished' or state == 'failed' then return {state} end
+local lease = K.match_lease(p, id)
+local holder = redis.call('GET', lease)
+if holder and holder ~= runner then return {'busy'} end
+redis.call('SET', lease, runner, 'PX', ARGV[4])
+redis.call('HSET', match, 'state', 'running', 'started_ms', ARGV[5], 'runner', runner)
+redis.call('HINCRBY', match, 'attempts', 1)
+return {'run', redis.call('HGETALL', match)}
+"""
+
+RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+# Shared by FINISH and FAIL: free the seated agents and put enrolled built-ins back in the queue.
+_RELEASE = """
+local function release(p, l, id, now)
+  redis.call('SREM', K.active(p), id)
+  redis.call('DEL', K.match_lease(p, id))
+  for _, seat in ipairs(cjson.decode(redis.call('HGET', K.match(p, id), 'seats'))) do
+    local agent = seat.agent_id
+    redis.call('LPUSH', K.agent_matches(p, agent), id)
+    redis.call('LTRIM', K.agent_matches(p, agent), 0, 9999)
+    if not seat.house then
+      if redis.call('GET', K.busy(p, agent)) == id then redis.call('DEL', K.busy(p, agent)) end
+      if redis.call('SISMEMBER', K.enrolled(p, l), agent) == 1 then
+        redis.call('SET', K.ticket(p, l, agent), now)
+        redis.call('ZADD', K.queue(p, l), 'NX', now, agent)
+      end
+    end
+  end
+end
+"""
+
+# Finish: ARGV = prefix, match, record JSON, summary JSON, now_ms. The first call appends the
+# summary to the ladder's log and stores the record; any later call changes nothing.
+FINISH = (
+    _RELEASE
+    + """
+local p, id, now = ARGV[1], ARGV[2], ARGV[5]
+local match = K.match(p, id)
+local state = redis.call('HGET', match, 'state')
+if not state then return {'missing', ''} end
+if state == 'finished' then return {'duplicate', redis.call('HGET', match, 'log_id')} end
+if state == 'failed' then return {'failed', ''} end
+local l = redis.call('HGET', match, 'ladder')
+local log_id = redis.call('XADD', K.log(p, l), '*', 'match', id, 'summary', ARGV[4])
+redis.call('SET', K.record(p, id), ARGV[3])
+redis.call('HSET', match, 'state', 'finished', 'finished_ms', now, 'log_id', log_id)
+release(p, l, id, now)
+return {'first', log_id}
+"""
+)
+
+# Fail: ARGV = prefix, match, error, now_ms. The match is given up (not logged, not rated).
+FAIL = (
+    _RELEASE
+    + """
+local p, id, now = ARGV[1], ARGV[2], ARGV[4]
+local match = K.match(p, id)
+local state = redis.call('HGET', match, 'state')
+if not state or state == 'finished' or state == 'failed' then return 0 end
+redis.call('HSET', match, 'state', 'failed', 'finished_ms', now, 'error', ARGV[3])
+release(p, redis.call('HGET', match, 'ladder'), id, now)
+return 1
+"""
+)

@@ -1,0 +1,35 @@
+"""The ladder store's errors and guarantees. ``arena.ladder.redis_store.RedisStore`` is its one
+implementation; the matchmaker, the forming loop, the jobs and the tools use only its methods
+(none reaches into its Redis client or keys).
+
+Guarantees:
+- agent names are unique; a token is shown once (only its SHA-256 is stored);
+- one ticket per agent per ladder; ``join`` again renews the lease and keeps the place;
+  a ticket whose lease runs out is gone (its holder stopped renewing it: connection died);
+- ``claim`` is atomic per table: a table forms only if every queued agent in it still holds a
+  ticket and sits at no other table; otherwise nothing of that table changes;
+- ``finish_match`` is idempotent: the first call logs the match, later calls change nothing;
+- ratings move only through the match log (``arena.ladder.ratings``), exactly once per match.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """A request the store refuses; ``field`` names the bad input."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NotFound(StoreError):
+    pass
+
+
+class AlreadyExists(StoreError):
+    pass
+
+
+class Unauthenticated(StoreError):
+    pass

@@ -1,0 +1,1 @@
+"""Local tools: the stack of processes behind ``ohell up`` and ``ohell demo``, ``ohell play``."""

@@ -1,0 +1,107 @@
+"""``ohell up``, ``ohell demo`` and ``ohell ladder``: run the stack, the demo ladder, ratings tools."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import tempfile
+import time
+
+from ohell.errors import OhHellError
+
+
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from arena.local.stack import Stack, StackConfig
+
+    config = StackConfig(
+        redis_url=args.redis_url or os.environ.get("REDIS_URL"),
+        builtin_workers=args.workers,
+        concurrency=args.concurrency,
+        remote_concurrency=args.remote_concurrency,
+        metrics=args.metrics,
+        log_dir=args.log_dir or tempfile.mkdtemp(prefix="ohell-up-"),
+    )
+    stack = Stack(config)
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # also when started where SIGINT is ignored (`cmd &`)
+        signal.signal(stop_signal, _interrupt)
+    try:
+        stack.start()
+        print(f"redis       {stack.redis_url}{'  (embedded, AOF on)' if stack.redis else ''}")
+        print(f"engine      {stack.engine_address}   (agents connect here)")
+        print(f"matchmaker  {stack.matchmaker_address}")
+        print(f"workers     {args.workers} x {args.concurrency} built-in + 1 x {args.remote_concurrency} remote")
+        for name, port in sorted(stack.metrics_ports.items()):
+            print(f"metrics     {name}: http://127.0.0.1:{port}/metrics")
+        print(f"logs        {stack.log_dir}\nCtrl-C stops everything.", flush=True)
+        services = [proc for proc in stack.procs if proc not in stack.workers]  # workers are restarted
+        while all(proc.popen.poll() is None for proc in services):
+            time.sleep(0.5)
+        dead = [proc.name for proc in services if proc.popen.poll() is not None]
+        print(f"stopping: {', '.join(dead)} exited (logs in {stack.log_dir})")
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        stack.cleanup()
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from arena.local.demo import run_demo
+
+    return run_demo(args)
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    from arena.keys import Keys
+    from arena.ladder.redis_store import RedisStore
+    from arena.ladder.store import StoreError
+
+    url = args.redis_url or os.environ.get("REDIS_URL")
+    if not url:
+        raise OhHellError("give --redis-url or set REDIS_URL")
+    store = RedisStore.connect(url, Keys(args.prefix))
+    ladders = [args.ladder] if args.ladder else [ladder.name for ladder in store.list_ladders()]
+    for name in ladders:
+        try:
+            store.get_ladder(name)
+        except StoreError as error:
+            raise OhHellError(str(error)) from None
+        print(f"{name}: ratings rebuilt from {store.rebuild_ratings(name)} logged matches")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    up = sub.add_parser("up", help="run the whole ladder stack as local processes until Ctrl-C")
+    up.add_argument("--redis-url", help="use this Redis (default: $REDIS_URL, else an embedded one)")
+    up.add_argument("--workers", type=int, default=1, help="worker processes for built-in matches")
+    up.add_argument("--concurrency", type=int, default=os.cpu_count() or 2, help="pool size of each worker")
+    up.add_argument("--remote-concurrency", type=int, default=16, help="threads for matches with remote agents")
+    up.add_argument("--metrics", action="store_true", help="serve /metrics from every process")
+    up.add_argument("--log-dir", help="process logs (and the embedded Redis's data) go here")
+    up.set_defaults(handler=cmd_up)
+
+    demo = sub.add_parser("demo", help="the README's main job: a ladder of built-in bots on the local stack")
+    demo.add_argument("--games", type=int, default=150, help="rated matches to play")
+    demo.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
+    demo.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a rule (default for the demo: hand_sizes=[5,4,3,2,1])",
+    )
+    demo.add_argument("--seats", type=int, default=4)
+    demo.set_defaults(handler=cmd_demo)
+
+    ladder = sub.add_parser("ladder", help="ladder maintenance")
+    ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
+    rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
+    rebuild.add_argument("--redis-url")
+    rebuild.add_argument("--ladder", help="one ladder (default: all)")
+    rebuild.add_argument("--prefix", default="ohell:")
+    rebuild.set_defaults(handler=cmd_rebuild)

@@ -1,0 +1,124 @@
+"""``ohell demo``: built-in bots on a local ladder through the real stack (embedded Redis, the
+matchmaker, Celery worker processes), with a progress bar and the leaderboard at the end."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import grpc
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from arena.local.stack import Stack, StackConfig
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+from arena.rpc.auth import auth_metadata
+from arena.wire import rules_to_proto
+from ohell.bots import BOT_FACTORIES
+from ohell.errors import OhHellError
+from ohell.presets import preset_with_options
+
+console = Console()
+DEMO_LADDER = "demo"
+DEMO_OPTIONS = ["hand_sizes=[5,4,3,2,1]"]  # a short game keeps the demo near a minute with the strong bot
+
+
+def demo_agents() -> list[tuple[str, str]]:
+    """(name, bot): three each of random and heuristic, two strong ones when that bot exists."""
+    agents = [(f"{bot}-{i}", bot) for bot in ("random", "heuristic") for i in (1, 2, 3)]
+    if "strong" in BOT_FACTORIES:
+        agents += [(f"strong-{i}", "strong") for i in (1, 2)]
+    return agents
+
+
+def demo_rules(preset_name: str, options: list[str]) -> pb.Ladder:
+    rules = preset_with_options(preset_name, options or DEMO_OPTIONS)
+    message = rules_to_proto(rules)
+    message.preset = preset_name
+    return message
+
+
+def rated_matches(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, seats: int) -> int:
+    board = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder=DEMO_LADDER, page_size=500))
+    return sum(s.games for s in board.standings) // seats
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    if args.games < 1:
+        raise OhHellError(f"--games must be at least 1, got {args.games}")
+    if not 3 <= args.seats <= 7:
+        raise OhHellError(f"--seats must be from 3 to 7, got {args.seats}")
+    rules = demo_rules(args.rules, args.option)
+    stack = Stack(StackConfig(engine=False, concurrency=2, remote_worker=False))
+    try:
+        with console.status("starting the stack: redis, matchmaker, Celery workers"):
+            stack.start()
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            return play_ladder(stub, stack, rules, args)
+    except KeyboardInterrupt:
+        console.print("interrupted: stopping every process of the stack")
+        return 130
+    finally:
+        stack.cleanup()
+
+
+def play_ladder(
+    stub: matchmaker_pb2_grpc.MatchmakerServiceStub, stack: Stack, rules: pb.Ladder, args: argparse.Namespace
+) -> int:
+    stub.CreateLadder(
+        pb.CreateLadderRequest(
+            ladder=pb.Ladder(name=DEMO_LADDER, rules=rules, seats=args.seats, base_window=8.0, widen_per_second=8.0)
+        )
+    )
+    tokens = {}
+    for name, bot in demo_agents():
+        reply = stub.RegisterAgent(pb.RegisterAgentRequest(name=name, kind=pb.AGENT_KIND_BUILTIN, bot=bot))
+        tokens[reply.agent.agent_id] = reply.token
+    for agent_id, token in tokens.items():
+        stub.JoinQueue(pb.JoinQueueRequest(ladder=DEMO_LADDER, agent_id=agent_id), metadata=auth_metadata(token))
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    )
+    with progress:
+        task = progress.add_task(f"ladder '{DEMO_LADDER}': {len(tokens)} bots, {args.seats} seats", total=args.games)
+        while (done := rated_matches(stub, args.seats)) < args.games:
+            progress.update(task, completed=done)
+            time.sleep(0.2)
+        for agent_id, token in tokens.items():
+            stub.LeaveQueue(pb.LeaveQueueRequest(ladder=DEMO_LADDER, agent_id=agent_id), metadata=auth_metadata(token))
+        progress.update(task, completed=args.games, description="finishing the matches in play")
+        settle(stub, args.seats)
+    print_board(stub)
+    return 0
+
+
+def settle(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, seats: int, quiet_s: float = 1.5) -> None:
+    """Wait until matches in play have finished and been rated (no change for ``quiet_s``)."""
+    last, since = -1, time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        now = rated_matches(stub, seats)
+        if now != last:
+            last, since = now, time.monotonic()
+        time.sleep(0.2)
+
+
+def print_board(stub: matchmaker_pb2_grpc.MatchmakerServiceStub) -> None:
+    board = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder=DEMO_LADDER, page_size=500))
+    table = Table(title=f"leaderboard of '{DEMO_LADDER}' (OpenSkill Plackett-Luce; ordinal = mu - 3 sigma)")
+    for column in ("#", "agent", "ordinal", "mu", "sigma", "games", "exact bids", "wins"):
+        table.add_column(column, justify="left" if column == "agent" else "right")
+    for s in board.standings:
+        table.add_row(
+            str(s.rank),
+            s.name,
+            f"{s.ordinal:.2f}",
+            f"{s.mu:.2f}",
+            f"{s.sigma:.2f}",
+            str(s.games),
+            f"{100 * s.exact_bid_rate:.1f}%",
+            f"{s.wins:.1f}",
+        )
+    console.print(table)

@@ -1,0 +1,257 @@
+"""The whole ladder as local processes: Redis (embedded unless a URL is given), the engine
+service, the matchmaker and Celery workers. Used by ``ohell up``, ``ohell demo`` and the tests.
+
+Every process is started in its own session, so a Ctrl-C in the terminal reaches only us and
+``stop()`` ends each process group we started (a Celery worker and its pool children).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.embedded_redis import EmbeddedRedis, free_port
+from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
+from arena.ladder.routing import Queues
+
+PORT_LINE = re.compile(r"service on port (\d+)")
+WORKER_READY = re.compile(r"ohell worker ready")
+
+
+@dataclass
+class StackConfig:
+    redis_url: str | None = None  # None: start an embedded redis-server (AOF on)
+    prefix: str = DEFAULT_PREFIX  # every Redis key of this stack starts with it (arena.keys)
+    builtin_workers: int = 1  # worker processes for built-in matches and ratings ...
+    concurrency: int = 2  # ... each with this many prefork children
+    remote_concurrency: int = 8  # threads of the one worker for matches with remote seats
+    remote_worker: bool = True
+    engine: bool = True
+    metrics: bool = False  # serve /metrics from every process (ports in Stack.metrics_ports)
+    env: dict[str, str] = field(default_factory=dict)  # extra environment (lease, visibility timeout)
+    matchmaker_args: tuple[str, ...] = ()
+    log_dir: str | None = None
+    worker_log_level: str = "WARNING"  # INFO logs two lines per task
+
+
+class Proc:
+    def __init__(self, name: str, command: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.name = name
+        self.log_path = log_path
+        self.command, self.env = command, env
+        self._log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.popen = self._spawn()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self.command,
+            env=self.env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    def respawn(self) -> None:
+        """Start the same command again (its log goes on in the same file)."""
+        self.popen = self._spawn()
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_for(self, pattern: re.Pattern[str] | str, timeout: float) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern) if isinstance(pattern, str) else pattern
+        while True:
+            found = regex.search(self.log_text())
+            if found:
+                return found
+            if self.popen.poll() is not None or time.monotonic() > deadline:
+                tail = self.log_text()[-1500:]
+                raise RuntimeError(f"{self.name} did not get ready (exit {self.popen.poll()}):\n{tail}")
+            time.sleep(0.05)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.popen.poll() is None:
+            try:
+                os.killpg(self.popen.pid, signal.SIGTERM)
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait()
+            except ProcessLookupError:
+                pass
+        self._log.close()
+
+
+class Stack:
+    def __init__(self, config: StackConfig | None = None) -> None:
+        self.config = config or StackConfig()
+        self.redis: EmbeddedRedis | None = None
+        self.redis_url = self.config.redis_url or ""
+        self.procs: list[Proc] = []
+        self.engine_port = 0
+        self.matchmaker_port = 0
+        self.metrics_ports: dict[str, int] = {}
+        self.workers: list[Proc] = []
+        self.worker_restarts = 0
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
+        self._own_log_dir = self.config.log_dir is None
+        self.log_dir = Path(self.config.log_dir or tempfile.mkdtemp(prefix="ohell-stack-"))
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def matchmaker_address(self) -> str:
+        return f"127.0.0.1:{self.matchmaker_port}"
+
+    @property
+    def engine_address(self) -> str:
+        return f"127.0.0.1:{self.engine_port}"
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ) | {"REDIS_URL": self.redis_url, PREFIX_ENV: self.config.prefix, "PYTHONUNBUFFERED": "1"}
+        env |= self.config.env
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        return env
+
+    def _metrics_args(self, name: str) -> list[str]:
+        if not self.config.metrics:
+            return []
+        self.metrics_ports[name] = free_port()
+        return ["--metrics-port", str(self.metrics_ports[name])]
+
+    def start(self, timeout: float = 60.0) -> Stack:
+        try:
+            if not self.redis_url:
+                (self.log_dir / "redis").mkdir(exist_ok=True)
+                self.redis = EmbeddedRedis(data_dir=str(self.log_dir / "redis")).start()
+                self.redis_url = self.redis.url
+            python = sys.executable
+            if self.config.engine:
+                engine = self._spawn(
+                    "engine",
+                    [
+                        python,
+                        "-m",
+                        "services.engine",
+                        "--address",
+                        "127.0.0.1:0",
+                        "--redis-url",
+                        self.redis_url,
+                        *self._metrics_args("engine"),
+                    ],
+                )
+            matchmaker = self._spawn(
+                "matchmaker",
+                [
+                    python,
+                    "-m",
+                    "services.matchmaker",
+                    "--address",
+                    "127.0.0.1:0",
+                    "--redis-url",
+                    self.redis_url,
+                    *self._metrics_args("matchmaker"),
+                    *self.config.matchmaker_args,
+                ],
+            )
+            workers = [self.start_worker(f"builtin{i}") for i in range(self.config.builtin_workers)]
+            if self.config.remote_worker:
+                workers.append(self.start_worker("remote", remote=True))
+            if self.config.engine:
+                self.engine_port = int(engine.wait_for(PORT_LINE, timeout).group(1))
+            self.matchmaker_port = int(matchmaker.wait_for(PORT_LINE, timeout).group(1))
+            for worker in workers:
+                worker.wait_for(WORKER_READY, timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self._supervisor = threading.Thread(target=self._supervise, daemon=True, name="stack-supervisor")
+        self._supervisor.start()
+        return self
+
+    def _supervise(self, every_s: float = 0.5) -> None:
+        """Start a worker again when it exits on its own, as compose's ``restart: unless-stopped``
+        or a Kubernetes Deployment would (a Celery worker can exit on a lost broker connection)."""
+        while not self._stopping.wait(every_s):
+            for worker in list(self.workers):
+                if worker.popen.poll() is not None and not self._stopping.is_set():
+                    worker.respawn()
+                    self.worker_restarts += 1
+
+    def start_worker(self, name: str, remote: bool = False, concurrency: int | None = None) -> Proc:
+        """A Celery worker process (call ``wait_for(WORKER_READY)`` on the result before relying on it)."""
+        env = self.env()
+        if self.config.metrics:
+            env["OHELL_METRICS_PORT"] = str(free_port())
+            self.metrics_ports[f"worker-{name}"] = int(env["OHELL_METRICS_PORT"])
+            env["PROMETHEUS_MULTIPROC_DIR"] = str(self.log_dir / f"metrics-{name}")
+        stack_queues = Queues(self.config.prefix)
+        queues = stack_queues.remote if remote else f"{stack_queues.builtin},{stack_queues.ratings}"
+        pool = (
+            ["-P", "threads", "-c", str(self.config.remote_concurrency)]
+            if remote
+            else ["-c", str(concurrency or self.config.concurrency)]
+        )
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers.app",
+            "worker",
+            "-Q",
+            queues,
+            *pool,
+            "-n",
+            f"{name}-{os.getpid()}@%h",
+            "--loglevel",
+            self.config.worker_log_level,
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
+        proc = Proc(f"worker {name}", command, env, self.log_dir / f"worker-{name}.log")
+        self.procs.append(proc)
+        self.workers.append(proc)
+        return proc
+
+    def _spawn(self, name: str, command: list[str]) -> Proc:
+        proc = Proc(name, command, self.env(), self.log_dir / f"{name}.log")
+        self.procs.append(proc)
+        return proc
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._supervisor is not None:
+            self._supervisor.join()
+        for proc in reversed(self.procs):
+            proc.stop()
+        self.procs.clear()
+        self.workers.clear()
+        if self.redis is not None:
+            self.redis.stop()
+
+    def cleanup(self) -> None:
+        self.stop()
+        if self.redis is not None:
+            self.redis.cleanup()
+            self.redis = None
+        if self._own_log_dir:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
+
+    def __enter__(self) -> Stack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

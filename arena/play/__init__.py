@@ -1,0 +1,1 @@
+"""Match hosting: the host, its players (built-in, connected, endpoint), the relay, seat specs, events."""

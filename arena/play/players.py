@@ -1,0 +1,192 @@
+"""Remote seats as the match host sees them: ask for a decision (an AgentEvent carrying a
+DecisionRequest), wait at most ``timeout``.
+
+A ``Reply`` carries the agent's Action, or ``undeliverable`` when the agent is not reachable
+(a DISCONNECTED fault); ``None`` from ``decide`` means the deadline passed (TIMEOUT).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import grpc
+
+from arena.play.relay import WRITE_LIMIT_S, HostLink, Reply
+from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc, match_pb2
+from arena.rpc.auth import auth_metadata
+from arena.rpc.server import channel_options
+
+
+class ConnectedPlayer:
+    """An agent holding a stream to a gateway (here or in another process)."""
+
+    kind = "connected"
+
+    def __init__(self, agent_id: str, link: HostLink) -> None:
+        self.agent_id = agent_id
+        self.link = link
+        self.started: match_pb2.AgentEvent | None = None
+        self.resend_start = False
+
+    async def open(self, started: match_pb2.MatchStarted) -> None:
+        self.started = match_pb2.AgentEvent(match_started=started)
+        self.resend_start = await self.link.send(self.agent_id, self.started) is not None
+
+    async def decide(self, event: match_pb2.AgentEvent, timeout: float) -> Reply | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout  # the writes spend the same allowance as the answer
+        if self.resend_start and self.started is not None:  # it missed the start: it may be back
+            self.resend_start = await self.link.send(self.agent_id, self.started, timeout) is not None
+        decision_id = event.decision.decision_id
+        future = self.link.expect(self.agent_id, decision_id)
+        problem = await self.link.send(self.agent_id, event, max(0.0, deadline - loop.time()))
+        if problem is not None:
+            self.link.forget(self.agent_id, decision_id)
+            self.resend_start = True
+            return Reply(undeliverable=problem)
+        reply = await wait_reply(future, max(0.0, deadline - loop.time()))
+        if reply is None:
+            self.link.forget(self.agent_id, decision_id)
+            return None
+        if reply.undeliverable:
+            self.resend_start = True
+        return reply
+
+    async def notify(self, event: match_pb2.AgentEvent) -> None:
+        await self.link.send(self.agent_id, event)
+
+    async def close(self) -> None:
+        return None
+
+
+class EndpointPlayer:
+    """An agent running its own AgentService: one Play stream per match, redialled once per
+    decision after a failure."""
+
+    kind = "endpoint"
+
+    def __init__(self, address: str, token: str = "") -> None:
+        self.address = address
+        self.metadata = auth_metadata(token) if token else None
+        self.channel: grpc.aio.Channel | None = None
+        self.call: grpc.aio.StreamStreamCall | None = None
+        self.reader: asyncio.Task[None] | None = None
+        self.waiting: dict[int, asyncio.Future[Reply | None]] = {}
+        self.started: match_pb2.MatchStarted | None = None
+        self.broken = ""
+
+    async def open(self, started: match_pb2.MatchStarted) -> None:
+        self.started = started
+        await self._dial(WRITE_LIMIT_S)
+
+    async def _dial(self, timeout: float) -> None:
+        await self._hang_up()
+        self.broken = ""
+        self.channel = grpc.aio.insecure_channel(self.address, options=channel_options())
+        self.call = agent_pb2_grpc.AgentServiceStub(self.channel).Play(metadata=self.metadata)
+        if self.started is not None:
+            await self._write(match_pb2.AgentEvent(match_started=self.started), timeout)
+        # reading starts after the first write: a receive pending while the endpoint refuses the
+        # call (UNAUTHENTICATED) can surface as INTERNAL in grpc.aio, hiding the endpoint's reason
+        self.reader = asyncio.create_task(self._read(self.call))
+
+    async def _write(self, event: match_pb2.AgentEvent, timeout: float) -> bool:
+        """Write ``event`` within ``timeout`` s; past it the endpoint has stopped reading: broken."""
+        if self.call is None or self.broken:
+            return False
+        try:
+            async with asyncio.timeout(timeout):
+                await self.call.write(agent_pb2.PlayRequest(event=event))
+            return True
+        except TimeoutError:
+            self._fail(f"endpoint {self.address} is not reading its Play stream (a write waited {timeout:.3g} s)")
+            return False
+        except Exception as error:  # AioRpcError, UsageError, InvalidStateError: the stream is gone
+            self._fail(f"endpoint {self.address}: {await self._final_status(error)}")
+            return False
+
+    async def _final_status(self, error: BaseException) -> str:
+        """The status the endpoint ended the call with (a failed write may only say INTERNAL)."""
+        if self.call is not None:
+            with contextlib.suppress(Exception):
+                code = await asyncio.wait_for(self.call.code(), 1.0)
+                if code is not None and code != grpc.StatusCode.OK:
+                    return f"{code.name}: {await self.call.details()}"
+        return _describe(error)
+
+    async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
+        try:
+            async for response in call:
+                future = self.waiting.pop(response.action.decision_id, None)
+                if future is not None and not future.done():
+                    future.set_result(Reply(action=response.action))
+            self._fail(f"endpoint {self.address} ended its Play stream")
+        except grpc.aio.AioRpcError as error:
+            self._fail(f"endpoint {self.address}: {_describe(error)}")
+        except asyncio.CancelledError:
+            raise
+
+    def _fail(self, why: str) -> None:
+        self.broken = why
+        for future in self.waiting.values():
+            if not future.done():
+                future.set_result(Reply(undeliverable=why))
+        self.waiting.clear()
+
+    async def decide(self, event: match_pb2.AgentEvent, timeout: float) -> Reply | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout  # the writes spend the same allowance as the answer
+        if self.broken:
+            await self._dial(timeout)
+        decision_id = event.decision.decision_id
+        future: asyncio.Future[Reply | None] = loop.create_future()
+        self.waiting[decision_id] = future
+        if not await self._write(event, max(0.0, deadline - loop.time())):
+            self.waiting.pop(decision_id, None)
+            return Reply(undeliverable=self.broken or f"endpoint {self.address} is not reachable")
+        reply = await wait_reply(future, max(0.0, deadline - loop.time()))
+        if reply is None:
+            self.waiting.pop(decision_id, None)
+        return reply
+
+    async def notify(self, event: match_pb2.AgentEvent) -> None:
+        await self._write(event, WRITE_LIMIT_S)
+
+    async def _hang_up(self) -> None:
+        if self.reader is not None:
+            self.reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.reader
+            self.reader = None
+        if self.channel is not None:
+            await self.channel.close()
+            self.channel = None
+        self.call = None
+
+    async def close(self) -> None:
+        if self.call is not None and not self.broken:
+            with contextlib.suppress(Exception):
+                await self.call.done_writing()
+        await self._hang_up()
+
+
+async def wait_reply(future: asyncio.Future[Reply | None], timeout: float) -> Reply | None:
+    """The reply, or None after ``timeout`` seconds (cheaper than asyncio.wait_for: no extra
+    future or loop turn on the common path)."""
+    handle = asyncio.get_running_loop().call_later(timeout, _expire, future)
+    try:
+        return await future
+    finally:
+        handle.cancel()
+
+
+def _expire(future: asyncio.Future[Reply | None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, grpc.aio.AioRpcError):
+        return f"{error.code().name}: {error.details()}"
+    return f"{type(error).__name__}: {error}"

@@ -1,0 +1,198 @@
+"""How a match host reaches connected agents: directly when the gateway holding the agent's
+stream is in this process, else through Redis pub/sub (docs/protocol.md, "Relay").
+
+Host -> agent: ``GET ohell:agent:{id}:gateway`` -> gateway id, then ``PUBLISH
+ohell:gateway:{gid}`` a RelayEnvelope(to_agent, reply_channel). Agent -> host: the gateway
+``PUBLISH``es RelayEnvelope(from_agent) to the reply channel ``ohell:host:{host_id}``; when the
+agent is not connected, or its stream ends with a decision pending, it publishes
+RelayEnvelope(undeliverable, decision_id) instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol
+
+from arena.keys import Keys
+from arena.proto.ohell.v1 import match_pb2, relay_pb2
+
+# How long one write to an agent's stream may wait when no decision deadline bounds it (an event
+# that asks nothing: MatchStarted, HandEnded, MatchEnded, a Notice). Past it the agent is taken to
+# have stopped reading and is disconnected.
+WRITE_LIMIT_S = 5.0
+
+ReplyTarget = Callable[[relay_pb2.RelayEnvelope], None] | str  # local callback or Redis channel
+
+
+class LocalGateway(Protocol):
+    def holds(self, agent_id: str) -> bool: ...
+
+    async def deliver(
+        self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget, timeout: float
+    ) -> str | None: ...
+
+
+_LOCAL_GATEWAYS: list[LocalGateway] = []  # gateways running in this process
+
+
+def register_local_gateway(gateway: LocalGateway) -> None:
+    """Hosts in this process deliver straight to ``gateway`` (no Redis) while it is registered."""
+    _LOCAL_GATEWAYS.append(gateway)
+
+
+def unregister_local_gateway(gateway: LocalGateway) -> None:
+    if gateway in _LOCAL_GATEWAYS:
+        _LOCAL_GATEWAYS.remove(gateway)
+
+
+def local_gateway_holding(agent_id: str) -> LocalGateway | None:
+    """The gateway of this process that holds ``agent_id``'s stream, if any."""
+    return next((gateway for gateway in _LOCAL_GATEWAYS if gateway.holds(agent_id)), None)
+
+
+class Reply:
+    """What came back for one decision: an action, or why none will come."""
+
+    __slots__ = ("action", "undeliverable")
+
+    def __init__(self, action: match_pb2.Action | None = None, undeliverable: str = "") -> None:
+        self.action = action
+        self.undeliverable = undeliverable
+
+
+class HostLink:
+    """The host's side of the relay, for one match."""
+
+    def __init__(self, redis_client: Any | None = None, keys: Keys | None = None) -> None:
+        self.redis = redis_client  # redis.asyncio.Redis or None (local gateways only)
+        self.keys = keys or Keys()
+        self.host_id = uuid.uuid4().hex
+        self.channel = self.keys.host_channel(self.host_id)
+        self._waiting: dict[tuple[str, int], asyncio.Future[Reply | None]] = {}
+        self._gateway_of: dict[str, str] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        if self.redis is not None:
+            self._reader = await listen(self.redis, self.channel, self._on_message)
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+
+    def expect(self, agent_id: str, decision_id: int) -> asyncio.Future[Reply | None]:
+        future: asyncio.Future[Reply | None] = asyncio.get_running_loop().create_future()
+        self._waiting[(agent_id, decision_id)] = future
+        return future
+
+    def forget(self, agent_id: str, decision_id: int) -> None:
+        self._waiting.pop((agent_id, decision_id), None)
+
+    async def send(self, agent_id: str, event: match_pb2.AgentEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
+        """Deliver ``event`` (a local stream write may take at most ``timeout`` s); None when
+        handed on, else a sentence why it could not be. Never raises: a Redis failure is a reason."""
+        gateway = local_gateway_holding(agent_id)
+        if gateway is not None:
+            return await gateway.deliver(agent_id, event, self.receive, timeout)
+        if self.redis is None:
+            return f"agent {agent_id!r} is not connected to this engine service"
+        gateway_id = self._gateway_of.get(agent_id)
+        envelope = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel, to_agent=event)
+        try:
+            if gateway_id is None:
+                found = await self.redis.get(self.keys.agent_presence(agent_id))
+                if found is None:
+                    return f"agent {agent_id!r} is not connected to any gateway"
+                gateway_id = found.decode() if isinstance(found, bytes) else str(found)
+                self._gateway_of[agent_id] = gateway_id
+            receivers = await self.redis.publish(self.keys.gateway_channel(gateway_id), envelope.SerializeToString())
+        except Exception as error:  # Redis away: this event is lost, the match goes on
+            self._gateway_of.pop(agent_id, None)
+            return f"cannot relay to agent {agent_id!r}: Redis failed ({type(error).__name__}: {error})"
+        if not receivers:
+            self._gateway_of.pop(agent_id, None)
+            return f"the gateway holding agent {agent_id!r} is gone"
+        return None
+
+    def receive(self, envelope: relay_pb2.RelayEnvelope) -> None:
+        """A reply from a gateway (called directly by a local gateway, or from pub/sub)."""
+        body = envelope.WhichOneof("body")
+        if body == "from_agent":
+            key = (envelope.agent_id, envelope.from_agent.decision_id)
+            reply = Reply(action=envelope.from_agent)
+        elif body == "undeliverable":
+            self._gateway_of.pop(envelope.agent_id, None)
+            key = (envelope.agent_id, envelope.decision_id)
+            reply = Reply(undeliverable=envelope.undeliverable)
+        else:
+            return
+        future = self._waiting.pop(key, None)
+        if future is not None and not future.done():
+            future.set_result(reply)
+
+    async def _on_message(self, data: bytes) -> None:
+        self.receive(relay_pb2.RelayEnvelope.FromString(data))
+
+
+async def listen(
+    client: Any,
+    channel: str,
+    handle: Callable[[bytes], Coroutine[Any, Any, None]],
+    on_resubscribe: Callable[[], Coroutine[Any, Any, None]] | None = None,
+) -> asyncio.Task[None]:
+    """Subscribe to ``channel`` (subscribed when this returns) and pass each message to
+    ``handle``; when the connection to Redis drops, subscribe again and call ``on_resubscribe``.
+    Messages sent meanwhile are lost (pub/sub keeps nothing): the decisions they carried become
+    faults when their deadline passes."""
+    first = client.pubsub(ignore_subscribe_messages=True)
+    await first.subscribe(channel)
+
+    async def run() -> None:
+        pubsub: Any = first
+        while True:
+            try:
+                if pubsub is None:
+                    pubsub = client.pubsub(ignore_subscribe_messages=True)
+                    await pubsub.subscribe(channel)
+                    if on_resubscribe is not None:
+                        await on_resubscribe()
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        with contextlib.suppress(Exception):  # one bad envelope must not stop the rest
+                            await handle(message["data"])
+            except asyncio.CancelledError:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                raise
+            except Exception:
+                pass
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+            pubsub = None
+            await asyncio.sleep(0.1)
+
+    return asyncio.create_task(run())
+
+
+async def publish_reply(redis_client: Any, channel: str, envelope: relay_pb2.RelayEnvelope) -> None:
+    """Best effort: with Redis away the host's deadline turns the lost reply into a fault."""
+    with contextlib.suppress(Exception):
+        await redis_client.publish(channel, envelope.SerializeToString())
+
+
+async def reply_to(
+    target: ReplyTarget,
+    envelope: relay_pb2.RelayEnvelope,
+    publish: Callable[[str, relay_pb2.RelayEnvelope], Coroutine[Any, Any, None]] | None,
+) -> None:
+    """Send ``envelope`` to a host: call a local host directly or publish to its channel
+    (awaited, so the reply cannot be lost with an unreferenced task)."""
+    if callable(target):
+        target(envelope)
+    elif publish is not None:
+        await publish(target, envelope)

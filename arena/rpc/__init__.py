@@ -1,0 +1,1 @@
+"""What every gRPC process shares: the server harness, token auth, the metrics endpoint."""

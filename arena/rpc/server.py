@@ -1,0 +1,125 @@
+"""The gRPC server harness: one call builds a started grpc.aio server with health checking,
+reflection, message size limits and keepalive; ``serve_until_signal`` stops it gracefully.
+
+    served = await create_server("127.0.0.1:0", [Service(name, register)])
+    print(served.port)                      # port 0 binds a free port (tests)
+    await serve_until_signal(served)        # SIGTERM/SIGINT: NOT_SERVING, drain, stop
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Transport limits shared by servers and the channels that dial agents."""
+
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+    keepalive_time_ms: int = 20_000  # ping an idle connection this often ...
+    keepalive_timeout_ms: int = 10_000  # ... and drop it when the ping is not answered in time
+    min_ping_interval_ms: int = 5_000  # the fastest client pings a server accepts
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def server_options(limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
+    return [
+        ("grpc.max_receive_message_length", limits.max_message_bytes),
+        ("grpc.max_send_message_length", limits.max_message_bytes),
+        ("grpc.keepalive_time_ms", limits.keepalive_time_ms),
+        ("grpc.keepalive_timeout_ms", limits.keepalive_timeout_ms),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", limits.min_ping_interval_ms),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+
+
+def channel_options(limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
+    return [
+        ("grpc.max_receive_message_length", limits.max_message_bytes),
+        ("grpc.max_send_message_length", limits.max_message_bytes),
+        ("grpc.keepalive_time_ms", max(limits.keepalive_time_ms, limits.min_ping_interval_ms)),
+        ("grpc.keepalive_timeout_ms", limits.keepalive_timeout_ms),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+
+
+@dataclass(frozen=True)
+class Service:
+    """One servicer: its full proto name (for health and reflection) and how to add it."""
+
+    name: str  # e.g. "ohell.v1.RulesService"
+    register: Callable[[grpc.aio.Server], None]
+
+
+class Served(NamedTuple):
+    server: grpc.aio.Server
+    port: int
+    health: health.HealthServicer
+
+
+async def create_server(
+    address: str = "127.0.0.1:0",
+    services: Sequence[Service] = (),
+    limits: Limits = DEFAULT_LIMITS,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+) -> Served:
+    """A started server on ``address`` (port 0: a free port, returned in ``Served.port``)."""
+    server = grpc.aio.server(interceptors=list(interceptors), options=server_options(limits))
+    for service in services:
+        service.register(server)
+    health_servicer = health.HealthServicer(experimental_non_blocking=True)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = [service.name for service in services]
+    reflection.enable_server_reflection(
+        [*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME], server
+    )
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot bind gRPC server to {address!r}")
+    await server.start()
+    for name in ["", *names]:  # "" is the whole server
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return Served(server, port, health_servicer)
+
+
+async def stop_server(served: Served, grace: float = 5.0) -> None:
+    """Report NOT_SERVING, let calls in flight finish for ``grace`` seconds, then stop."""
+    served.health.enter_graceful_shutdown()
+    await served.server.stop(grace)
+
+
+async def serve_until_signal(served: Served, grace: float = 5.0, on_stop: Callable[[], Any] | None = None) -> None:
+    """Serve until SIGTERM or SIGINT, then stop gracefully (``on_stop`` runs first)."""
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    try:
+        waiter = asyncio.ensure_future(served.server.wait_for_termination())
+        signalled = asyncio.ensure_future(stopping.wait())
+        await asyncio.wait({waiter, signalled}, return_when=asyncio.FIRST_COMPLETED)
+        if stopping.is_set():
+            if on_stop is not None:
+                result = on_stop()
+                if asyncio.iscoroutine(result):
+                    await result
+            await stop_server(served, grace)
+        signalled.cancel()
+        await waiter
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)

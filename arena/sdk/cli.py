@@ -1,0 +1,87 @@
+"""``ohell challenge`` and ``ohell agent``: start an ad-hoc match, connect or serve a built-in bot as a
+remote agent."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ohell.errors import OhHellError
+
+
+def _seat(text: str) -> Any:
+    from arena.proto.ohell.v1 import challenge_pb2
+
+    kind, sep, value = text.partition(":")
+    fields = {"builtin": "builtin", "agent": "agent_id", "endpoint": "endpoint"}
+    if not sep or kind not in fields or not value:
+        raise OhHellError(f"--seat {text!r} must be builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT")
+    return challenge_pb2.ChallengeSeat(**{fields[kind]: value})
+
+
+def cmd_challenge(args: argparse.Namespace) -> int:
+    import grpc
+
+    from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2, rules_pb2
+    from arena.rpc.auth import auth_metadata
+
+    request = challenge_pb2.ChallengeRequest(
+        rules=rules_pb2.Rules(preset=args.rules),
+        seats=[_seat(s) for s in args.seat],
+        seed=args.seed,
+        time_control=match_pb2.TimeControl(decision_ms=args.decision_ms),
+    )
+    with grpc.insecure_channel(args.address) as channel:
+        try:
+            response = challenge_pb2_grpc.ChallengeServiceStub(channel).Challenge(
+                request, metadata=auth_metadata(args.token), timeout=args.timeout
+            )
+        except grpc.RpcError as error:
+            print(f"challenge refused: {error.code().name}: {error.details()}")
+            return 2
+    record = response.record
+    print(
+        f"match {response.match_id}: totals {list(record.totals)}, winners {list(record.winners)}, "
+        f"{len(record.faults)} fault(s)"
+    )
+    if args.out:
+        Path(args.out).write_text(json.dumps(json.loads(record.json), indent=1))
+        print(f"record written to {args.out}")
+    return 0
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    from arena.sdk import connect, serve
+    from ohell.bots import make_bot
+
+    bot = make_bot(args.bot, args.seed)
+    if args.serve:
+        serve(bot, args.address, args.token)
+    else:
+        connect(bot, args.address, args.token)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    challenge = sub.add_parser("challenge", help="play an ad-hoc match on an engine service")
+    challenge.add_argument("--address", default="127.0.0.1:50051")
+    challenge.add_argument("--token", required=True, help="your agent token")
+    challenge.add_argument(
+        "--seat", action="append", required=True, help="builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT; 3-7 of them"
+    )
+    challenge.add_argument("--rules", default="classic")
+    challenge.add_argument("--seed", type=int, default=0)
+    challenge.add_argument("--decision-ms", type=int, default=0)
+    challenge.add_argument("--timeout", type=float, default=600.0)
+    challenge.add_argument("--out", help="write the match record here")
+    challenge.set_defaults(handler=cmd_challenge)
+
+    agent = sub.add_parser("agent", help="play a built-in bot as a remote agent (connected, or --serve)")
+    agent.add_argument("--bot", default="heuristic")
+    agent.add_argument("--seed", type=int, default=0)
+    agent.add_argument("--address", default="127.0.0.1:50051", help="the gateway, or with --serve where to listen")
+    agent.add_argument("--token", default="")
+    agent.add_argument("--serve", action="store_true", help="serve AgentService instead of dialling the gateway")
+    agent.set_defaults(handler=cmd_agent)

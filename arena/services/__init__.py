@@ -1,1 +1,0 @@
-"""gRPC services of the platform: common harness, engine (agents, rules, spectate), matchmaker."""

@@ -1,1 +1,0 @@
-"""The game-engine service: agent gateway, match host, rules API, challenge and spectate."""

@@ -1,1 +1,0 @@
-"""The matchmaker service: agents, ladders, queue tickets, table forming, leaderboard, history."""

@@ -1,5 +1,0 @@
-import sys
-
-from arena.services.matchmaker.server import main
-
-sys.exit(main())

@@ -1,0 +1,317 @@
+"""Engine values <-> ohell.v1 messages. Errors name the field and value (ConversionError)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any
+
+from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
+from ohell.cards import NO_CARD
+from ohell.errors import OhHellError, RulesError
+from ohell.observation import Observation
+from ohell.presets import PRESETS, preset_name
+from ohell.rules import Bidding, Direction, MaxCards, Rules, Scoring, TieBreak
+from ohell.schedule import hand_sizes
+from ohell.state import BID_BASE, Phase, Trick
+
+
+class ConversionError(OhHellError):
+    """A message field with a value the engine cannot use; the text names the field."""
+
+
+# Prebuilt Card messages: building the observation is on every decision's path.
+_CARDS = tuple(cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2) for c in range(52))  # type: ignore[arg-type]
+
+_ENUMS: dict[str, tuple[type, str]] = {
+    "direction": (Direction, "DIRECTION_"),
+    "max_cards_auto": (MaxCards, "MAX_CARDS_AUTO_"),
+    "bidding": (Bidding, "BIDDING_"),
+    "scoring": (Scoring, "SCORING_"),
+    "tie_break": (TieBreak, "TIE_BREAK_"),
+}
+_ENUM_TYPES: dict[str, Any] = {
+    "direction": rules_pb2.Direction,
+    "max_cards_auto": rules_pb2.MaxCardsAuto,
+    "bidding": rules_pb2.Bidding,
+    "scoring": rules_pb2.Scoring,
+    "tie_break": rules_pb2.TieBreak,
+}
+_OPTIONAL = (
+    "rebound",
+    "min_cards",
+    "max_cards",
+    "no_trump_every",
+    "hook",
+    "bid_changes",
+    "vienna",
+    "sudden_death_limit",
+)
+
+
+def card_to_proto(card: int) -> cards_pb2.Card:
+    return _CARDS[card]
+
+
+def card_from_proto(card: cards_pb2.Card, field: str = "card") -> int:
+    if not 1 <= card.suit <= 4:
+        raise ConversionError(f"{field}.suit={card.suit} is not a suit (SUIT_CLUBS..SUIT_SPADES)")
+    if not 2 <= card.rank <= 14:
+        raise ConversionError(f"{field}.rank={card.rank} is not a rank (RANK_TWO..RANK_ACE)")
+    return (card.suit - 1) * 13 + card.rank - 2
+
+
+def enum_to_proto(name: str, value: object) -> int:
+    enum_type, prefix = _ENUMS[name]
+    return int(_ENUM_TYPES[name].Value(prefix + str(value.value).upper()))  # type: ignore[attr-defined]
+
+
+def enum_from_proto(name: str, number: int, field: str) -> Any:
+    """The engine enum value of a proto enum number (``name`` is the Rules field)."""
+    enum_type, prefix = _ENUMS[name]
+    proto_enum = _ENUM_TYPES[name]
+    if number == 0 or number not in proto_enum.values():
+        raise ConversionError(f"{field}={number} is not a value of {proto_enum.DESCRIPTOR.name}")
+    return enum_type(proto_enum.Name(number)[len(prefix) :].lower())
+
+
+def rules_to_proto(rules: Rules) -> rules_pb2.Rules:
+    message = rules_pb2.Rules(preset=preset_name(rules) or "")
+    for name in _ENUMS:
+        setattr(message, name, enum_to_proto(name, getattr(rules, name)))
+    for name in _OPTIONAL:
+        value = getattr(rules, name)
+        if value is not None:
+            setattr(message, name, value)
+    if rules.hand_sizes:
+        message.hand_sizes.extend(rules.hand_sizes)
+    return message
+
+
+def rules_from_proto(message: rules_pb2.Rules, field: str = "rules") -> Rules:
+    """The preset (or engine defaults) with every set field applied."""
+    if message.preset and message.preset not in PRESETS:
+        raise ConversionError(f"{field}.preset={message.preset!r} is not a preset; known: {', '.join(sorted(PRESETS))}")
+    base = PRESETS[message.preset] if message.preset else Rules()
+    overrides: dict[str, object] = {}
+    for name in _ENUMS:
+        number = getattr(message, name)
+        if number:
+            overrides[name] = enum_from_proto(name, number, f"{field}.{name}")
+    for name in _OPTIONAL:
+        if message.HasField(name):
+            overrides[name] = getattr(message, name)
+    if message.hand_sizes:
+        overrides["hand_sizes"] = tuple(message.hand_sizes)
+    try:
+        return replace(base, **overrides) if overrides else base  # type: ignore[arg-type]
+    except RulesError as error:
+        raise ConversionError(f"{field}.{error}") from None  # engine messages start with the option
+
+
+def rules_for_table(message: rules_pb2.Rules, num_players: int, field: str = "rules") -> Rules:
+    """``rules_from_proto``, also refusing rules whose schedule cannot be dealt to
+    ``num_players`` (e.g. hand_sizes [14] for 4 players): ConversionError naming the field."""
+    rules = rules_from_proto(message, field)
+    try:
+        hand_sizes(rules, num_players)
+    except RulesError as error:
+        raise ConversionError(f"{field}.{error}") from None
+    return rules
+
+
+@lru_cache(maxsize=4096)  # a finished trick is sent in every observation until the hand ends
+def trick_to_proto(trick: Trick) -> match_pb2.Trick:
+    return match_pb2.Trick(leader=trick.leader, cards=[_CARDS[c] for c in trick.cards], winner=trick.winner)
+
+
+_PHASES = {phase: int(phase) + 1 for phase in Phase}  # engine CUT=0 .. GAME_OVER=4 -> proto 1..5
+_ENGINE_PHASES = {number: phase for phase, number in _PHASES.items()}
+
+
+def phase_to_proto(phase: Phase) -> Any:
+    return _PHASES[phase]
+
+
+def phase_from_proto(number: int, field: str = "phase") -> Phase:
+    """The engine phase of a proto Phase; PHASE_UNSPECIFIED or an unknown number is refused."""
+    phase = _ENGINE_PHASES.get(number)
+    if phase is None:
+        raise ConversionError(f"{field}={number} is not a phase (PHASE_CUT..PHASE_GAME_OVER)")
+    return phase
+
+
+def decision_kind(phase: Phase) -> Any:
+    """The DecisionKind of the decision pending in ``phase`` (BID or PLAY)."""
+    return match_pb2.DECISION_KIND_BID if phase == Phase.BID else match_pb2.DECISION_KIND_PLAY
+
+
+def observation_to_proto(
+    obs: Observation, time_bank_ms: int = 0, out: match_pb2.Observation | None = None
+) -> match_pb2.Observation:
+    """The wire form of ``obs``, written into ``out`` when given (saves a copy)."""
+    message = match_pb2.Observation() if out is None else out
+    _write_hand_fixed(obs, message)
+    if obs.tricks:
+        message.tricks.extend([trick_to_proto(t) for t in obs.tricks])
+    _write_changing(obs, time_bank_ms, message)
+    return message
+
+
+def _write_hand_fixed(obs: Observation, message: match_pb2.Observation) -> None:
+    """The fields that stay the same for one seat through one hand (finished tricks aside)."""
+    message.seat, message.num_players = obs.seat, obs.num_players
+    message.hand_number, message.hands_scheduled, message.hand_size = (
+        obs.hand_number,
+        obs.hands_scheduled,
+        obs.hand_size,
+    )
+    message.dealer = max(obs.dealer, 0)
+    message.participants.extend(obs.participants)
+    message.scores.extend(obs.scores)
+    message.sudden_death = obs.sudden_death
+    if obs.trump_card != NO_CARD:
+        message.trump_card.CopyFrom(_CARDS[obs.trump_card])
+
+
+def _write_changing(obs: Observation, time_bank_ms: int, message: match_pb2.Observation) -> None:
+    message.phase = _PHASES[obs.phase]  # type: ignore[assignment]
+    if obs.to_act >= 0:  # unset when no decision is pending: 0 would name seat 0
+        message.to_act = obs.to_act
+    message.hand.extend([_CARDS[c] for c in obs.hand])
+    message.bids.extend(obs.bids)
+    message.tricks_won.extend(obs.tricks_won)
+    message.forbidden_bid = -1 if obs.forbidden_bid is None else obs.forbidden_bid
+    message.time_bank_ms = time_bank_ms
+    if obs.current_trick:
+        message.current_trick.leader = obs.trick_leader
+        message.current_trick.cards.extend([_CARDS[c] for c in obs.current_trick])
+
+
+class ObservationWriter:
+    """``observation_to_proto`` for the decisions of one match: per seat, the fields fixed
+    within a hand and the finished tricks are built once into a base message (a trick is added
+    as it finishes) and copied in; only what changes between decisions is converted each time.
+    The same bytes as ``observation_to_proto``."""
+
+    def __init__(self) -> None:
+        self._bases: dict[int, tuple[tuple[Any, ...], match_pb2.Observation]] = {}
+
+    def write(self, obs: Observation, time_bank_ms: int, out: match_pb2.Observation) -> None:
+        key = (obs.hand_number, obs.dealer, obs.trump_card, obs.sudden_death, obs.scores, obs.participants)
+        cached = self._bases.get(obs.seat)
+        if cached is None or cached[0] != key or len(cached[1].tricks) > len(obs.tricks):
+            base = match_pb2.Observation()
+            _write_hand_fixed(obs, base)
+            cached = self._bases[obs.seat] = (key, base)
+        base = cached[1]
+        known = len(base.tricks)
+        if known < len(obs.tricks):  # finished tricks only grow within a hand
+            base.tricks.extend([trick_to_proto(t) for t in obs.tricks[known:]])
+        out.CopyFrom(base)
+        _write_changing(obs, time_bank_ms, out)
+
+
+def _indexes(cards: Any) -> tuple[int, ...]:
+    """Card messages from the platform (trusted, so unchecked) as engine indexes."""
+    return tuple([c.suit * 13 + c.rank - 15 for c in cards])  # (suit - 1) * 13 + (rank - 2)
+
+
+def observation_from_proto(
+    message: match_pb2.Observation,
+    rules: Rules,
+    legal_actions: tuple[int, ...] = (),
+    known_tricks: tuple[Trick, ...] = (),
+) -> Observation:
+    """The engine's Observation (what built-in bots read) from the wire, for SDK bots;
+    ConversionError for an unspecified phase. ``known_tricks``: the finished tricks of this hand
+    already decoded from an earlier observation (only later ones are decoded)."""
+    wire_tricks = message.tricks
+    if len(known_tricks) > len(wire_tricks):
+        known_tricks = ()
+    has_trump = message.HasField("trump_card")
+    trump = message.trump_card
+    current = message.current_trick if message.HasField("current_trick") else None
+    return Observation(
+        seat=message.seat,
+        num_players=message.num_players,
+        rules=rules,
+        phase=phase_from_proto(message.phase, "observation.phase"),
+        hand_number=message.hand_number,
+        hands_scheduled=message.hands_scheduled,
+        hand_size=message.hand_size,
+        dealer=message.dealer,
+        participants=tuple(message.participants),
+        to_act=message.to_act if message.HasField("to_act") else -1,
+        hand=_indexes(message.hand),
+        trump_card=trump.suit * 13 + trump.rank - 15 if has_trump else NO_CARD,
+        trump_suit=trump.suit - 1 if has_trump else -1,
+        bids=tuple(message.bids),
+        tricks_won=tuple(message.tricks_won),
+        trick_leader=current.leader if current is not None else -1,
+        current_trick=_indexes(current.cards) if current is not None else (),
+        tricks=known_tricks
+        + tuple([Trick(t.leader, _indexes(t.cards), t.winner) for t in wire_tricks[len(known_tricks) :]]),
+        scores=tuple(message.scores),
+        legal_actions=legal_actions,
+        forbidden_bid=None if message.forbidden_bid < 0 else message.forbidden_bid,
+        sudden_death=message.sudden_death,
+    )
+
+
+def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:
+    if request.kind == match_pb2.DECISION_KIND_BID:
+        return tuple([BID_BASE + b for b in request.legal_bids])
+    return _indexes(request.legal_cards)
+
+
+def action_number(action: match_pb2.Action, kind: int, field: str = "action") -> int:
+    """The engine action of a well-formed Action answering a ``kind`` decision (a DecisionKind);
+    ConversionError (GARBAGE) otherwise, a bid answering a play request included."""
+    choice = action.WhichOneof("choice")
+    if choice is None:
+        raise ConversionError(f"{field} sets neither bid nor card")
+    if kind not in (match_pb2.DECISION_KIND_BID, match_pb2.DECISION_KIND_PLAY):
+        raise ValueError(f"kind={kind} is not DECISION_KIND_BID or DECISION_KIND_PLAY")
+    wanted, decision = ("bid", "bid") if kind == match_pb2.DECISION_KIND_BID else ("card", "play")
+    if choice != wanted:
+        raise ConversionError(f"{field}.{choice} is set but the decision is a {decision}: set {field}.{wanted}")
+    if choice == "bid":
+        if action.bid > 17:
+            raise ConversionError(f"{field}.bid={action.bid} is more than any hand holds")
+        return BID_BASE + action.bid
+    return card_from_proto(action.card, f"{field}.card")
+
+
+_FAULT_KINDS = {
+    "TIMEOUT": match_pb2.FAULT_KIND_TIMEOUT,
+    "ILLEGAL": match_pb2.FAULT_KIND_ILLEGAL,
+    "GARBAGE": match_pb2.FAULT_KIND_GARBAGE,
+    "DISCONNECTED": match_pb2.FAULT_KIND_DISCONNECTED,
+}
+
+
+def fault_to_proto(fault: dict[str, Any]) -> match_pb2.Fault:
+    """A fault of a match record (seat, hand, kind, detail) as a message."""
+    return match_pb2.Fault(
+        seat=fault["seat"], hand=fault["hand"], kind=_FAULT_KINDS[fault["kind"]], detail=fault["detail"]
+    )
+
+
+def record_to_proto(record: dict[str, Any], rules: Rules) -> match_pb2.MatchRecord:
+    """The summary of a JSON match record, with the whole record as ``json``."""
+    seats = [match_pb2.SeatInfo(seat=i, name=s["name"], kind=s.get("kind", "")) for i, s in enumerate(record["seats"])]
+    return match_pb2.MatchRecord(
+        match_id=record["match_id"] or "",
+        rules=rules_to_proto(rules),
+        seed=record["seed"] or 0,
+        seats=seats,
+        complete=record["complete"],
+        totals=record["totals"],
+        winners=record["winners"],
+        forfeited=record["forfeited"],
+        faults=[fault_to_proto(f) for f in record["faults"]],
+        hands_played=len(record["hands"]),
+        json=json.dumps(record),
+    )

@@ -1,1 +1,0 @@
-"""Celery workers of the ladder: ``celery -A arena.workers.app worker -Q ohell.builtin,ohell.ratings``."""

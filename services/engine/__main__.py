@@ -1,0 +1,86 @@
+"""Run the engine service: agent gateway, rules API, challenge and spectate on one gRPC server.
+
+python -m services.engine --address 127.0.0.1:50051 --redis-url redis://...
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
+from arena.play.specs import TimeControl
+from arena.rpc.metrics_http import start_metrics_server
+from arena.rpc.server import serve_until_signal
+from ohell.errors import OhHellError
+from services.engine.server import start_engine
+
+
+def _tokens(pairs: list[str]) -> dict[str, str]:
+    tokens = {}
+    for pair in pairs:
+        agent_id, sep, token = pair.partition("=")
+        if not sep or not agent_id or not token:
+            raise OhHellError(f"--agent {pair!r} must look like AGENT_ID=TOKEN")
+        tokens[token] = agent_id
+    return tokens
+
+
+def run(args: argparse.Namespace) -> None:
+    async def serve() -> None:
+        engine = await start_engine(
+            args.address,
+            _tokens(args.agent),
+            args.redis_url or os.environ.get("REDIS_URL"),
+            TimeControl(args.decision_ms, args.time_bank_ms, args.max_faults),
+            keys=Keys(args.prefix),
+        )
+        if args.metrics_port is not None:
+            _, _, port = start_metrics_server(args.metrics_port, args.metrics_address)
+            print(f"metrics on http://{args.metrics_address}:{port}/metrics", flush=True)
+        print(f"engine service on port {engine.port}", flush=True)
+        await serve_until_signal(engine.served, on_stop=engine.gateway.stop)
+        if engine.redis is not None:
+            await engine.redis.aclose()
+
+    asyncio.run(serve())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m services.engine", description=__doc__.splitlines()[0])
+    parser.add_argument("--address", default="127.0.0.1:50051")
+    parser.add_argument("--redis-url", help="relay and spectate through Redis (default: $REDIS_URL)")
+    parser.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="AGENT_ID=TOKEN",
+        help="accept this token for this agent (besides tokens registered in Redis)",
+    )
+    parser.add_argument(
+        "--prefix",
+        default=Keys.from_env().prefix,
+        help=f"Redis key prefix (default: ${PREFIX_ENV} or {DEFAULT_PREFIX!r})",
+    )
+    parser.add_argument("--decision-ms", type=int, default=1000)
+    parser.add_argument("--time-bank-ms", type=int, default=10_000)
+    parser.add_argument("--max-faults", type=int, default=10)
+    parser.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port")
+    parser.add_argument("--metrics-address", default="127.0.0.1")
+
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        run(build_parser().parse_args(argv))
+    except OhHellError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,271 @@
+"""The agent gateway: each agent holds one live stream; match hosts reach it through here.
+
+Hosts in this process call ``deliver`` directly (the gateway registers with ``register_local_gateway``);
+hosts elsewhere publish RelayEnvelopes on this gateway's Redis channel (see relay.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from arena.keys import PRESENCE_REFRESH_S, PRESENCE_TTL_S, Keys
+from arena.play import metrics
+from arena.play.relay import (
+    WRITE_LIMIT_S,
+    ReplyTarget,
+    listen,
+    publish_reply,
+    register_local_gateway,
+    reply_to,
+    unregister_local_gateway,
+)
+from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay_pb2
+from arena.rpc.auth import TokenStore, authenticate
+
+_MATCHES_REMEMBERED = 256
+
+# Compare-and-delete: drop the presence key only if this gateway still owns it.
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
+
+class Connection:
+    """One agent's live stream and what is pending on it. Hosts write to the stream directly
+    (under a lock: one write at a time), which saves a task hop on every decision."""
+
+    def __init__(self, agent_id: str, context: grpc.aio.ServicerContext) -> None:
+        self.agent_id = agent_id
+        self.context = context
+        self.write_lock = asyncio.Lock()
+        self.closed = asyncio.Event()
+        self.seats: OrderedDict[str, int] = OrderedDict()  # match id -> the agent's seat
+        self.started: dict[str, match_pb2.AgentEvent] = {}  # match id -> its MatchStarted
+        self.pending: dict[tuple[str, int], tuple[ReplyTarget, match_pb2.AgentEvent]] = {}
+        self.fatal: tuple[grpc.StatusCode, str] | None = None
+
+    def learn_seat(self, match_id: str, seat: int) -> None:
+        self.seats[match_id] = seat
+        self.seats.move_to_end(match_id)
+        while len(self.seats) > _MATCHES_REMEMBERED:
+            old, _ = self.seats.popitem(last=False)
+            self.started.pop(old, None)
+
+    async def send(self, event: match_pb2.AgentEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
+        """Write ``event``, waiting at most ``timeout`` s (for the lock and the flow-control
+        window): an agent that stops reading its stream is disconnected, not waited for."""
+        if self.closed.is_set():
+            return f"agent {self.agent_id!r} is disconnecting" + (f": {self.fatal[1]}" if self.fatal else "")
+        try:
+            async with asyncio.timeout(timeout):  # no extra task, unlike wait_for
+                async with self.write_lock:
+                    await self.context.write(gateway_pb2.ConnectResponse(event=event))
+        except TimeoutError:
+            why = f"agent {self.agent_id!r} is not reading its stream (a write waited {timeout:.3g} s)"
+            self.end(grpc.StatusCode.DEADLINE_EXCEEDED, why)
+            return why
+        except Exception as error:  # the stream ended under us
+            self.end()
+            return f"agent {self.agent_id!r} stream failed: {type(error).__name__}"
+        return None
+
+    def end(self, code: grpc.StatusCode | None = None, message: str = "") -> None:
+        if code is not None and self.fatal is None:
+            self.fatal = (code, message)
+        self.closed.set()
+
+    def take_over(self, old: Connection) -> list[match_pb2.AgentEvent]:
+        """A new stream replaces ``old``: keep its matches; returns what to re-send."""
+        self.seats, self.started, self.pending = old.seats, old.started, old.pending
+        resend = [self.started[m] for m in {match_id for match_id, _ in self.pending} if m in self.started]
+        return resend + [event for _, event in self.pending.values()]
+
+
+class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
+    def __init__(self, tokens: TokenStore, redis_client: Any | None = None, keys: Keys | None = None) -> None:
+        self.keys = keys or Keys()
+        self.tokens = tokens
+        self.redis = redis_client
+        self.gateway_id = uuid.uuid4().hex
+        self.connections: dict[str, Connection] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        register_local_gateway(self)
+        if self.redis is not None:
+            channel = self.keys.gateway_channel(self.gateway_id)
+            self._tasks.append(await listen(self.redis, channel, self._relayed, self._mark_present))
+            self._tasks.append(asyncio.create_task(self._refresh_presence()))
+
+    async def stop(self) -> None:
+        unregister_local_gateway(self)
+        for connection in list(self.connections.values()):
+            connection.end(grpc.StatusCode.UNAVAILABLE, "the engine service is shutting down")
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    # ------------------------------------------------------------------ host side
+    def holds(self, agent_id: str) -> bool:
+        return agent_id in self.connections and asyncio.get_running_loop() is self.loop
+
+    async def deliver(
+        self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget, timeout: float = WRITE_LIMIT_S
+    ) -> str | None:
+        connection = self.connections.get(agent_id)
+        if connection is None:
+            return f"agent {agent_id!r} is not connected"
+        kind = event.WhichOneof("event")
+        key = None
+        if kind == "match_started":
+            connection.learn_seat(event.match_started.match_id, event.match_started.seat)
+            connection.started[event.match_started.match_id] = event
+        elif kind == "decision":
+            decision = event.decision
+            connection.learn_seat(decision.match_id, decision.seat)
+            for stale in [k for k in connection.pending if k[0] == decision.match_id]:
+                del connection.pending[stale]  # one decision per match at a time: older ones lapsed
+            key = (decision.match_id, decision.decision_id)
+            connection.pending[key] = (reply, event)
+        elif kind == "match_ended":
+            connection.started.pop(event.match_ended.match_id, None)
+        problem = await connection.send(event, timeout)
+        if problem is not None and key is not None:
+            connection.pending.pop(key, None)
+        return problem
+
+    async def _relayed(self, data: bytes) -> None:
+        envelope = relay_pb2.RelayEnvelope.FromString(data)
+        if envelope.WhichOneof("body") == "to_agent":
+            event = envelope.to_agent
+            timeout = WRITE_LIMIT_S
+            if event.WhichOneof("event") == "decision":  # the host's allowance: deadline plus bank
+                request = event.decision
+                timeout = (request.deadline_ms + request.observation.time_bank_ms) / 1000
+            problem = await self.deliver(envelope.agent_id, event, envelope.reply_channel, timeout)
+            if problem is not None and envelope.to_agent.WhichOneof("event") == "decision":
+                await publish_reply(
+                    self.redis,
+                    envelope.reply_channel,
+                    relay_pb2.RelayEnvelope(
+                        agent_id=envelope.agent_id,
+                        undeliverable=problem,
+                        decision_id=envelope.to_agent.decision.decision_id,
+                    ),
+                )
+
+    async def _refresh_presence(self) -> None:
+        while True:
+            await asyncio.sleep(PRESENCE_REFRESH_S)
+            await self._mark_present()
+
+    async def _mark_present(self) -> None:
+        """(Re)write the presence key of every agent held here; Redis away: next time."""
+        assert self.redis is not None
+        with contextlib.suppress(Exception):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for agent_id in self.connections:
+                    pipe.set(self.keys.agent_presence(agent_id), self.gateway_id, ex=PRESENCE_TTL_S)
+                await pipe.execute()
+
+    async def _publish(self, channel: str, envelope: relay_pb2.RelayEnvelope) -> None:
+        if self.redis is not None:
+            await publish_reply(self.redis, channel, envelope)
+
+    # ------------------------------------------------------------------ agent side
+    async def Connect(
+        self, request_iterator: AsyncIterator[gateway_pb2.ConnectRequest], context: grpc.aio.ServicerContext
+    ) -> None:
+        agent_id = await authenticate(context, self.tokens)
+        connection = Connection(agent_id, context)
+        resend: list[match_pb2.AgentEvent] = []
+        old = self.connections.get(agent_id)
+        if old is not None:
+            old.end(grpc.StatusCode.ABORTED, f"agent {agent_id!r} connected again: this stream is replaced")
+            resend = connection.take_over(old)
+        metrics.AGENTS_CONNECTED.labels("replaced" if old is not None else "new").inc()
+        self.connections[agent_id] = connection
+        reader: asyncio.Task[None] | None = None
+        try:
+            if self.redis is not None:
+                with contextlib.suppress(Exception):  # Redis away: local hosts still reach the agent
+                    await self.redis.set(self.keys.agent_presence(agent_id), self.gateway_id, ex=PRESENCE_TTL_S)
+            await context.send_initial_metadata((("ohell-agent-id", agent_id),))  # the agent knows it is live
+            for event in resend:
+                await connection.send(event)
+            reader = asyncio.create_task(self._read(connection))
+            await connection.closed.wait()
+            if connection.fatal is not None:
+                await context.abort(*connection.fatal)
+        finally:
+            if reader is not None:
+                reader.cancel()
+            await self._closed(connection)
+
+    async def _read(self, connection: Connection) -> None:
+        try:
+            while connection.fatal is None:
+                request = await connection.context.read()
+                if request is grpc.aio.EOF:
+                    break
+                await self._on_action(connection, request)
+        except Exception:  # the transport failed under us: the stream is over
+            pass
+        connection.end()
+
+    async def _on_action(self, connection: Connection, request: gateway_pb2.ConnectRequest) -> None:
+        action = request.action
+        if not action.match_id:
+            await self._notice(connection, "INVALID_ARGUMENT", "action.match_id is empty: echo the DecisionRequest's")
+            return
+        seat = connection.seats.get(action.match_id)
+        if seat is None or seat != action.seat:
+            where = (
+                f"has no seat in match {action.match_id!r}"
+                if seat is None
+                else (f"sits in seat {seat} of match {action.match_id!r}, not seat {action.seat}")
+            )
+            connection.end(grpc.StatusCode.PERMISSION_DENIED, f"agent {connection.agent_id!r} {where}")
+            return
+        pending = connection.pending.pop((action.match_id, action.decision_id), None)
+        if pending is None:
+            await self._notice(
+                connection,
+                "FAILED_PRECONDITION",
+                (
+                    f"action.decision_id={action.decision_id} of match {action.match_id!r} is not pending "
+                    "(already answered, timed out or never asked)"
+                ),
+            )
+            return
+        reply, _ = pending
+        await reply_to(reply, relay_pb2.RelayEnvelope(agent_id=connection.agent_id, from_agent=action), self._publish)
+
+    async def _notice(self, connection: Connection, code: str, message: str) -> None:
+        await connection.send(match_pb2.AgentEvent(notice=match_pb2.Notice(code=code, message=message)))
+
+    async def _closed(self, connection: Connection) -> None:
+        agent_id = connection.agent_id
+        if self.connections.get(agent_id) is not connection:
+            return  # replaced: the new stream took over what was pending
+        del self.connections[agent_id]
+        why = f"agent {agent_id!r} disconnected with the decision pending"
+        for (_, decision_id), (reply, _) in connection.pending.items():
+            await reply_to(
+                reply,
+                relay_pb2.RelayEnvelope(agent_id=agent_id, undeliverable=why, decision_id=decision_id),
+                self._publish,
+            )
+        connection.pending.clear()
+        if self.redis is not None:
+            with contextlib.suppress(Exception):
+                await self.redis.eval(_RELEASE, 1, self.keys.agent_presence(agent_id), self.gateway_id)

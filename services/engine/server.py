@@ -1,0 +1,99 @@
+"""The engine service: gateway, rules API, challenge and spectate on one gRPC server.
+
+engine = await start_engine("127.0.0.1:0", tokens, redis_url=...)   # tests, `ohell engine`
+...; await engine.stop()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from arena.keys import Keys
+from arena.play.events import EventLog, RedisEventLog
+from arena.play.host import local_events
+from arena.play.specs import TimeControl
+from arena.proto.ohell.v1 import (
+    challenge_pb2,
+    challenge_pb2_grpc,
+    gateway_pb2,
+    gateway_pb2_grpc,
+    rules_service_pb2,
+    rules_service_pb2_grpc,
+    spectate_pb2,
+    spectate_pb2_grpc,
+)
+from arena.rpc.auth import RedisTokens, StaticTokens, TokenStore
+from arena.rpc.server import DEFAULT_LIMITS, Limits, Served, Service, create_server, stop_server
+from services.engine.challenge import ChallengeApi
+from services.engine.gateway import Gateway
+from services.engine.rules_api import RulesApi
+from services.engine.spectate import SpectateApi
+
+
+def _name(module: Any, service: str) -> str:
+    return str(module.DESCRIPTOR.services_by_name[service].full_name)
+
+
+@dataclass
+class Engine:
+    served: Served
+    gateway: Gateway
+    redis: Any | None
+
+    @property
+    def port(self) -> int:
+        return self.served.port
+
+    async def stop(self, grace: float = 2.0) -> None:
+        await self.gateway.stop()
+        await stop_server(self.served, grace)
+        if self.redis is not None:
+            await self.redis.aclose()
+
+
+async def start_engine(
+    address: str = "127.0.0.1:0",
+    tokens: dict[str, str] | None = None,
+    redis_url: str | None = None,
+    time_control: TimeControl | None = None,
+    limits: Limits | None = None,
+    keys: Keys | None = None,
+) -> Engine:
+    """Start the engine service. ``tokens`` maps token -> agent id (besides those in Redis)."""
+    redis_client = None
+    keys = keys or Keys.from_env()
+    static = StaticTokens(tokens or {})
+    token_store: TokenStore = static
+    log: EventLog = local_events()
+    if redis_url:
+        import redis.asyncio as aioredis
+
+        redis_client = aioredis.Redis.from_url(redis_url)
+        token_store = RedisTokens(redis_client, keys, fallback=static)
+        log = RedisEventLog(redis_client, keys)
+    gateway = Gateway(token_store, redis_client, keys)
+    await gateway.start()
+    rules_api = RulesApi()
+    challenge = ChallengeApi(token_store, redis_client, time_control or TimeControl(), keys)
+    spectate = SpectateApi(log)
+    services = [
+        Service(
+            _name(gateway_pb2, "AgentGatewayService"),
+            lambda s: gateway_pb2_grpc.add_AgentGatewayServiceServicer_to_server(gateway, s),
+        ),
+        Service(
+            _name(rules_service_pb2, "RulesService"),
+            lambda s: rules_service_pb2_grpc.add_RulesServiceServicer_to_server(rules_api, s),
+        ),
+        Service(
+            _name(challenge_pb2, "ChallengeService"),
+            lambda s: challenge_pb2_grpc.add_ChallengeServiceServicer_to_server(challenge, s),
+        ),
+        Service(
+            _name(spectate_pb2, "SpectateService"),
+            lambda s: spectate_pb2_grpc.add_SpectateServiceServicer_to_server(spectate, s),
+        ),
+    ]
+    served = await create_server(address, services, limits or DEFAULT_LIMITS)
+    return Engine(served, gateway, redis_client)

@@ -1,0 +1,5 @@
+import sys
+
+from services.matchmaker.server import main
+
+sys.exit(main())

@@ -1,0 +1,80 @@
+"""Run the matchmaker: the gRPC service plus its forming/recovery loop in a thread.
+
+python -m services.matchmaker --address 127.0.0.1:50052 --redis-url redis://...
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import threading
+
+from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
+from arena.ladder import loop
+from arena.ladder.redis_store import RedisStore
+from arena.ladder.routing import celery_senders
+from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+from arena.rpc.server import Service, create_server, serve_until_signal
+from services.matchmaker.servicer import MatchmakerServicer
+
+SERVICE_NAME = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
+
+
+async def serve(args: argparse.Namespace) -> None:
+    store = RedisStore.connect(args.redis_url, Keys(args.prefix))
+    servicer = MatchmakerServicer(store)
+    service = Service(
+        SERVICE_NAME, lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)
+    )
+    served = await create_server(args.address, [service])
+    stopping = threading.Event()
+    worker = None
+    if not args.no_forming:
+        dispatch, rate = celery_senders(args.redis_url, args.prefix)
+        sweep = loop.SweepPolicy(redispatch_after_s=args.redispatch_after)
+        worker = threading.Thread(
+            target=loop.run_forever,
+            args=(store, dispatch, rate, stopping.is_set),
+            kwargs={"tick_s": args.tick, "sweep_every_s": args.sweep_every, "sweep_policy": sweep},
+            daemon=True,
+            name="forming",
+        )
+        worker.start()
+    if args.metrics_port is not None:
+        from arena.rpc.metrics_http import start_metrics_server
+
+        _, _, port = start_metrics_server(args.metrics_port, args.metrics_address)
+        print(f"metrics on http://{args.metrics_address}:{port}/metrics", flush=True)
+    print(f"matchmaker service on port {served.port}", flush=True)
+    await serve_until_signal(served, on_stop=stopping.set)
+    if worker is not None:
+        worker.join(timeout=5)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m services.matchmaker", description=__doc__.splitlines()[0])
+    parser.add_argument("--address", default="127.0.0.1:50052")
+    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    parser.add_argument(
+        "--prefix",
+        default=Keys.from_env().prefix,
+        help=f"Redis key prefix (default: ${PREFIX_ENV} or {DEFAULT_PREFIX!r})",
+    )
+    parser.add_argument("--tick", type=float, default=0.05, help="seconds between forming rounds")
+    parser.add_argument("--sweep-every", type=float, default=2.0, help="seconds between recovery sweeps")
+    parser.add_argument(
+        "--redispatch-after",
+        type=float,
+        default=30.0,
+        help="send a queued match again when no worker started it within this many seconds",
+    )
+    parser.add_argument("--no-forming", action="store_true", help="serve the API only (another replica forms)")
+    parser.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port")
+    parser.add_argument("--metrics-address", default="127.0.0.1")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    asyncio.run(serve(build_parser().parse_args(argv)))
+    return 0

@@ -1,0 +1,1 @@
+"""Tests of the matchmaker service, the store and table forming."""

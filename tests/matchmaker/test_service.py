@@ -1,0 +1,121 @@
+"""The matchmaker's gRPC API on a real server process: status codes, auth, queue streams."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.redis_store import RedisStore
+from arena.local.stack import PORT_LINE, Proc
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
+from arena.rpc.auth import auth_metadata
+
+from ..ladder.helpers import wait_until
+
+Stub = matchmaker_pb2_grpc.MatchmakerServiceStub
+
+
+@pytest.fixture
+def stub(redis_server: EmbeddedRedis) -> Iterator[Stub]:
+    """A matchmaker process that serves the API only (no forming loop), on port 0."""
+    folder = Path(tempfile.mkdtemp(prefix="ohell-mm-"))
+    log = folder / "matchmaker.log"
+    proc = Proc(
+        "matchmaker",
+        [
+            sys.executable,
+            "-m",
+            "services.matchmaker",
+            "--address",
+            "127.0.0.1:0",
+            "--redis-url",
+            redis_server.url,
+            "--no-forming",
+        ],
+        {},
+        log,
+    )
+    try:
+        port = int(proc.wait_for(PORT_LINE, 30).group(1))
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            yield Stub(channel)
+    finally:
+        proc.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def code_of(call, *args, **kwargs) -> tuple[grpc.StatusCode, str]:  # type: ignore[no-untyped-def]
+    with pytest.raises(grpc.RpcError) as error:
+        call(*args, **kwargs)
+    return error.value.code(), error.value.details()
+
+
+def register(stub: Stub, name: str, kind: int = pb.AGENT_KIND_CONNECTED, **fields: str) -> pb.RegisterAgentResponse:
+    return stub.RegisterAgent(pb.RegisterAgentRequest(name=name, kind=kind, **fields))
+
+
+def test_status_codes_name_the_problem(stub: Stub) -> None:
+    alice = register(stub, "alice")
+    assert alice.token and alice.agent.agent_id
+    assert code_of(register, stub, "alice") == (grpc.StatusCode.ALREADY_EXISTS, "an agent named 'alice' exists")
+    code, detail = code_of(register, stub, "bob", pb.AGENT_KIND_UNSPECIFIED)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "kind" in detail
+    code, detail = code_of(register, stub, "bob", pb.AGENT_KIND_BUILTIN, bot="nobot")
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "nobot" in detail
+    ladder = pb.Ladder(name="l", rules=rules_pb2.Rules(preset="classic"), seats=9)
+    code, detail = code_of(stub.CreateLadder, pb.CreateLadderRequest(ladder=ladder))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "seats=9" in detail
+    ladder.seats = 4
+    code, detail = code_of(
+        stub.CreateLadder, pb.CreateLadderRequest(ladder=pb.Ladder(name="l", rules=rules_pb2.Rules(preset="nope")))
+    )
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "nope" in detail
+    created = stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder)).ladder
+    assert created.rules.preset == "classic" and created.seats == 4
+    join = pb.JoinQueueRequest(ladder="l", agent_id=alice.agent.agent_id)
+    assert code_of(stub.JoinQueue, join)[0] == grpc.StatusCode.UNAUTHENTICATED
+    assert code_of(stub.JoinQueue, join, metadata=auth_metadata("forged"))[0] == grpc.StatusCode.UNAUTHENTICATED
+    bob = register(stub, "bob")
+    code, detail = code_of(stub.JoinQueue, join, metadata=auth_metadata(bob.token))
+    assert code == grpc.StatusCode.PERMISSION_DENIED and alice.agent.agent_id in detail
+    code, detail = code_of(stub.JoinQueue, pb.JoinQueueRequest(ladder="nope"), metadata=auth_metadata(bob.token))
+    assert code == grpc.StatusCode.NOT_FOUND and "nope" in detail
+    assert stub.JoinQueue(join, metadata=auth_metadata(alice.token)).queued_at_ms > 0
+    assert stub.GetLadder(pb.GetLadderRequest(name="l")).tickets_waiting == 1
+    assert stub.LeaveQueue(pb.LeaveQueueRequest(ladder="l"), metadata=auth_metadata(alice.token)).left
+    code, detail = code_of(stub.GetLeaderboard, pb.GetLeaderboardRequest(ladder="l", page_size=501))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "page_size" in detail
+    code, detail = code_of(stub.GetLeaderboard, pb.GetLeaderboardRequest(ladder="l", page_token="x"))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "page_token" in detail
+    assert code_of(stub.GetMatch, pb.GetMatchRequest(match_id="l-99"))[0] == grpc.StatusCode.NOT_FOUND
+    assert code_of(stub.GetAgent, pb.GetAgentRequest(agent_id="a999"))[0] == grpc.StatusCode.NOT_FOUND
+    version = pb.SetAgentVersionRequest(agent_id=alice.agent.agent_id, version="2.1")
+    assert stub.SetAgentVersion(version, metadata=auth_metadata(alice.token)).agent.version == "2.1"
+    assert (
+        code_of(stub.SetAgentVersion, version, metadata=auth_metadata(bob.token))[0]
+        == grpc.StatusCode.PERMISSION_DENIED
+    )
+
+
+def test_closing_the_queue_stream_leaves_the_queue(stub: Stub, redis_server: EmbeddedRedis) -> None:
+    import redis
+
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="w", rules=rules_pb2.Rules(preset="classic"))))
+    agent = register(stub, "watcher")
+    call = stub.WatchQueue(
+        pb.WatchQueueRequest(ladder="w", agent_id=agent.agent.agent_id), metadata=auth_metadata(agent.token)
+    )
+    wait_until(lambda: store.has_ticket("w", agent.agent.agent_id), 10, "the stream to queue the agent")
+    call.cancel()  # as when the agent's connection dies
+    wait_until(
+        lambda: not store.has_ticket("w", agent.agent.agent_id) and store.queued("w") == 0, 10, "the ticket to go"
+    )

@@ -1,0 +1,182 @@
+"""The Redis store on a real redis-server: agents, tickets, atomic claims, the match lifecycle."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore, now_ms
+from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
+from ohell.record import RECORD_FORMAT
+
+
+def agents(store: RedisStore, count: int, kind: str = "builtin", prefix: str = "a") -> list[str]:
+    ids = []
+    for i in range(count):
+        bot = "random" if kind == "builtin" else ""
+        ids.append(store.register_agent(f"{prefix}{i}", kind, bot=bot)[0].agent_id)
+    return ids
+
+
+def fake_record(match_id: str, seats: int) -> dict[str, object]:
+    return {
+        "format": RECORD_FORMAT,
+        "match_id": match_id,
+        "hands": [],
+        "totals": list(range(seats)),
+        "winners": [seats - 1],
+        "faults": [],
+        "forfeited": [],
+    }
+
+
+def test_register_and_authenticate(store: RedisStore) -> None:
+    agent, token = store.register_agent("alice", "connected", version="1.0")
+    assert store.authenticate(agent.agent_id, token) == agent
+    assert store.agent_for_token(token) == agent
+    assert store.agent_for_token("nope") is None
+    with pytest.raises(Unauthenticated):
+        store.authenticate(agent.agent_id, "wrong")
+    with pytest.raises(AlreadyExists, match="alice"):
+        store.register_agent("alice", "connected")
+    assert store.set_version(agent.agent_id, "2.0").version == "2.0"
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("bad name!", "connected"), "name"),
+        (("x", "robot"), "kind"),
+        (("x", "builtin", "", "nobot"), "bot"),
+        (("x", "endpoint", "", "", "no-port"), "endpoint"),
+    ],
+)
+def test_bad_registrations_name_the_field(store: RedisStore, args: tuple[str, ...], field: str) -> None:
+    with pytest.raises(StoreError) as error:
+        store.register_agent(*args)
+    assert error.value.field == field
+
+
+def test_ladder_validation(store: RedisStore) -> None:
+    with pytest.raises(StoreError, match="seats=8"):
+        store.create_ladder(Ladder("x", seats=8))
+    with pytest.raises(StoreError, match="hand_sizes"):
+        store.create_ladder(Ladder("x", overrides={"hand_sizes": [99]}))
+    with pytest.raises(StoreError, match="house bot"):
+        store.create_ladder(Ladder("x", house_bots=("nobot",)))
+    store.create_ladder(Ladder("x", house_bots=("random",), house_fill=True))
+    assert len(store.house_bots("x")) == 3  # seats - 1 of each house bot
+    with pytest.raises(AlreadyExists):
+        store.create_ladder(Ladder("x"))
+    with pytest.raises(NotFound):
+        store.get_ladder("nope")
+
+
+def test_one_ticket_per_agent_and_renewal_keeps_the_place(store: RedisStore) -> None:
+    store.create_ladder(Ladder("l"))
+    (a,) = agents(store, 1, "connected")
+    first = store.join("l", a, 5.0)
+    time.sleep(0.01)
+    assert store.join("l", a, 5.0) == first
+    assert store.queued("l") == 1
+
+
+def test_ticket_expires_when_its_lease_is_not_renewed(store: RedisStore) -> None:
+    store.create_ladder(Ladder("l"))
+    ids = [store.register_agent(f"e{i}", "endpoint", endpoint=f"127.0.0.1:{7000 + i}")[0].agent_id for i in range(4)]
+    for agent in ids:
+        store.join("l", agent, 0.2)
+    time.sleep(0.3)
+    assert store.snapshot("l", now_ms()) == []
+    assert store.queued("l") == 0
+
+
+def test_connected_ticket_needs_the_gateway_connection(store: RedisStore) -> None:
+    store.create_ladder(Ladder("l"))
+    (a,) = agents(store, 1, "connected")
+    store.join("l", a, 30.0)
+    assert store.snapshot("l", now_ms()) == []  # no gateway stream: not seatable, kept for the grace
+    assert store.queued("l") == 1
+    store.client.set(f"ohell:agent:{a}:gateway", "gw1", ex=30)  # the gateway's presence key
+    assert [t.agent_id for t in store.snapshot("l", now_ms())] == [a]
+    store.client.delete(f"ohell:agent:{a}:gateway")  # the connection died
+    assert store.snapshot("l", now_ms() + 11_000) == []
+    assert store.queued("l") == 0  # dropped after the grace
+
+
+def test_leaving_while_the_table_forms_is_safe(store: RedisStore) -> None:
+    store.create_ladder(Ladder("l", seats=3))
+    ids = agents(store, 4)
+    for agent in ids:
+        store.join("l", agent, None)
+    snapshot = store.snapshot("l", now_ms())  # the former has read the queue ...
+    assert len(snapshot) == 4
+    store.leave("l", ids[1])  # ... the agent leaves ...
+    assert store.claim("l", [ids[:3]], now_ms()) == [None]  # ... so this table is not formed
+    assert not store.busy_match(ids[0]) and not store.busy_match(ids[1])
+    assert sorted(t.agent_id for t in store.snapshot("l", now_ms())) == sorted([ids[0], ids[2], ids[3]])
+    (match_id,) = store.claim("l", [[ids[0], ids[2], ids[3]]], now_ms())
+    assert match_id and store.queued("l") == 0
+    assert store.get_match(match_id).state == "queued"
+
+
+def test_no_agent_at_two_tables(store: RedisStore) -> None:
+    store.create_ladder(Ladder("l1", seats=3))
+    store.create_ladder(Ladder("l2", seats=3))
+    ids = agents(store, 5)
+    for agent in ids:
+        store.join("l1", agent, None)
+        store.join("l2", agent, None)
+    first = store.claim("l1", [ids[:3]], now_ms())
+    second = store.claim("l2", [[ids[2], ids[3], ids[4]]], now_ms())  # ids[2] already plays on l1
+    assert first[0] and second == [None]
+    assert sorted(t.agent_id for t in store.snapshot("l2", now_ms())) == sorted(ids[3:])  # busy ones wait
+
+
+def test_finish_is_idempotent_and_enrolled_agents_requeue(store: RedisStore) -> None:
+    store.create_ladder(Ladder("l", seats=3))
+    ids = agents(store, 3)
+    for agent in ids:
+        store.join("l", agent, None, enroll=True)
+    (match_id,) = store.claim("l", [ids], now_ms())
+    assert store.start_match(match_id, "r1", 5) == "run"
+    assert store.start_match(match_id, "r2", 5) == "busy"
+    assert store.finish_match(match_id, fake_record(match_id, 3))[0] is True
+    assert store.finish_match(match_id, fake_record(match_id, 3))[0] is False
+    assert store.start_match(match_id, "r3", 5) == "finished"
+    assert store.client.xlen(store.keys.log("l")) == 1
+    assert store.queued("l") == 3 and not any(store.busy_match(a) for a in ids)
+    assert store.get_record(match_id)["match_id"] == match_id
+    assert [m.match_id for m in store.list_matches("l", "", 0, 10)] == [match_id]
+    assert [m.match_id for m in store.list_matches("", ids[0], 0, 10)] == [match_id]
+
+
+def test_a_failed_match_frees_its_agents_and_is_not_logged(store: RedisStore) -> None:
+    store.create_ladder(Ladder("l", seats=3))
+    ids = agents(store, 3)
+    for agent in ids:
+        store.join("l", agent, 30.0)
+    (match_id,) = store.claim("l", [ids], now_ms())
+    assert store.fail_match(match_id, "boom")
+    assert store.get_match(match_id).state == "failed"
+    assert store.client.xlen(store.keys.log("l")) == 0
+    assert not any(store.busy_match(a) for a in ids) and store.queued("l") == 0  # not enrolled
+    assert store.finish_match(match_id, fake_record(match_id, 3))[0] is False
+
+
+def test_house_bots_fill_a_lone_agents_table(store: RedisStore) -> None:
+    from arena.ladder.loop import form_once
+
+    ladder = store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True, fill_after_s=0.0))
+    (lone,) = agents(store, 1, "connected")
+    store.join("h", lone, 30.0)
+    store.client.set(f"ohell:agent:{lone}:gateway", "gw1")
+    sent: list[tuple[str, str]] = []
+    (match_id,) = form_once(store, ladder, lambda match, queue: sent.append((match, queue)))
+    seats = store.get_match(match_id).seats
+    assert sent == [(match_id, "ohell.remote")] and seats[0].agent_id == lone
+    assert [seat.house for seat in seats] == [False, True, True]
+    assert store.busy_match(lone) == match_id
+    assert not any(store.busy_match(seat.agent_id) for seat in seats[1:])  # house bots sit anywhere

@@ -1,0 +1,27 @@
+"""The Celery app: configuration only. Broker and result backend: REDIS_URL.
+
+Environment: REDIS_URL (default redis://127.0.0.1:6379/0), OHELL_METRICS_PORT (serve /metrics
+from the worker's main process; 0 or unset = off), PROMETHEUS_MULTIPROC_DIR (made if unset when
+metrics are on), OHELL_VISIBILITY_TIMEOUT_S (when an unacknowledged task of a dead worker is
+delivered again; default 3600), OHELL_MATCH_LEASE_S (see arena.ladder.jobs).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+# Must happen before anything imports prometheus_client (the tasks do, via arena.ladder.metrics).
+if os.environ.get("OHELL_METRICS_PORT", "0") not in ("", "0") and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="ohell-worker-metrics-")
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # prometheus_client writes there and needs it to exist
+    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
+
+from arena.keys import DEFAULT_REDIS_URL, Keys  # noqa: E402
+from arena.ladder.routing import make_celery  # noqa: E402
+
+REDIS_URL = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
+
+app = make_celery(REDIS_URL, include=["workers.tasks"], prefix=Keys.from_env().prefix)
+
+import workers.signals  # noqa: E402,F401  (metrics server in the main process)

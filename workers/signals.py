@@ -1,0 +1,34 @@
+"""Worker process hooks: serve /metrics from the main process, tidy up after children."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from celery.signals import worker_init, worker_process_shutdown, worker_ready
+
+from arena.ladder import metrics
+
+
+@worker_init.connect
+def _serve_metrics(**_: Any) -> None:
+    port = int(os.environ.get("OHELL_METRICS_PORT", "0") or 0)
+    if not port or not metrics.multiprocess_dir():
+        return
+    from arena.rpc.metrics_http import start_metrics_server
+
+    metrics.clear_multiprocess_dir()
+    address = os.environ.get("OHELL_METRICS_ADDRESS", "127.0.0.1")
+    start_metrics_server(port, address, registry=metrics.multiprocess_registry())
+
+
+@worker_process_shutdown.connect
+def _child_exit(pid: int | None = None, **_: Any) -> None:
+    metrics.mark_dead(pid or os.getpid())
+
+
+@worker_ready.connect
+def _announce(**_: Any) -> None:
+    """One line on stderr whatever the log level: ``arena.local.stack`` waits for it."""
+    print(f"ohell worker ready (pid {os.getpid()})", file=sys.stderr, flush=True)

@@ -1,0 +1,54 @@
+"""Thin Celery tasks over ``arena.ladder.jobs``; they take ids and re-read state from Redis."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from arena.keys import Keys
+from arena.ladder import jobs, metrics
+from arena.ladder.redis_store import RedisStore
+from arena.ladder.routing import RUN_MATCH, UPDATE_RATINGS
+from arena.redis_client import REDIS_ERRORS
+from workers.app import REDIS_URL, app
+
+
+@cache
+def store() -> RedisStore:
+    """One client per process (redis-py resets its pool after a fork); it retries through a Redis
+    restart of ~15 s, and every store write is idempotent, so a retried write is safe."""
+    return RedisStore.connect(REDIS_URL, Keys.from_env(), retries=25)
+
+
+def rate_now(ladder: str) -> None:
+    """Apply the ladder's new log entries here, right after the match (no extra task per match;
+    the cursor makes it exactly once even when workers race, and the matchmaker's sweep sends
+    ``update_ratings`` for anything left behind)."""
+    jobs.update_ratings(store(), ladder)
+
+
+@app.task(name=RUN_MATCH, bind=True, max_retries=5)
+def run_match(self: Any, match_id: str) -> str:
+    ladder = match_id.rpartition("-")[0]  # match ids are "<ladder>-<n>"
+    try:
+        outcome = jobs.run_match(store(), match_id, rate_now)
+    except REDIS_ERRORS as error:
+        metrics.MATCHES_FAILED.labels(ladder, "redis").inc()
+        raise self.retry(exc=error, countdown=1.0) from None
+    except Exception as error:
+        metrics.MATCHES_FAILED.labels(ladder, type(error).__name__).inc()
+        if self.request.retries >= self.max_retries:
+            store().fail_match(match_id, f"{type(error).__name__}: {error}")
+            raise
+        raise self.retry(exc=error, countdown=2**self.request.retries) from None
+    if outcome == "busy":  # held by another runner: look again when its lease would have lapsed
+        raise self.retry(countdown=jobs.lease_seconds(), max_retries=None)
+    return outcome
+
+
+@app.task(name=UPDATE_RATINGS, bind=True, max_retries=None)
+def update_ratings(self: Any, ladder: str) -> int:
+    try:
+        return jobs.update_ratings(store(), ladder)
+    except REDIS_ERRORS as error:
+        raise self.retry(exc=error, countdown=1.0) from None
