@@ -24,28 +24,31 @@ import time
 from collections.abc import Callable, Sequence
 
 from ohell.bots.heuristic import choose_bid, trick_estimate
+from ohell.bots.inference import PlayEvidence
 from ohell.bots.playout import follow_card, lead_card, play_out
 from ohell.bots.sampling import HiddenDeal, bid_weight, estimate_tricks, is_blind
+from ohell.bots.value import HandValue
 from ohell.cards import NO_CARD, SUIT_MASKS, winning_card
 from ohell.observation import Observation
 from ohell.rules import Bidding, Scoring
-from ohell.scoring import hand_score
 
-DEFAULT_BUDGET_MS = 80.0
+DEFAULT_BUDGET_MS = 1000.0
 PLAY_WORK = 9000  # card plays simulated per decision (samples x candidates x cards left)
 BID_WORK = 12000
 MIN_SAMPLES = 8
 MAX_SAMPLES = 200
 BID_SPAN = 3  # bids further than this from the heuristic estimate are not simulated
-RIVAL_WEIGHT = 0.15  # utility: own hand score minus this times the other seats' mean (wins games)
 
 
 class StrongBot:
     name = "strong"
 
-    def __init__(self, seed: int = 0, budget_ms: float = DEFAULT_BUDGET_MS, effort: float = 1.0) -> None:
+    def __init__(
+        self, seed: int = 0, budget_ms: float = DEFAULT_BUDGET_MS, effort: float = 1.0, win_weight: float | None = None
+    ) -> None:
         """``budget_ms``: the most time one decision may take. ``effort`` scales the fixed amount
-        of simulation per decision (below 1 also the minimum number of samples)."""
+        of simulation per decision (below 1 also the minimum number of samples). ``win_weight``:
+        the weight of the game-win term (``ohell.bots.value``; None: the default, 0: points only)."""
         if budget_ms <= 0:
             raise ValueError(f"budget_ms={budget_ms!r} must be positive")
         if effort <= 0:
@@ -53,8 +56,11 @@ class StrongBot:
         self.rng = random.Random(seed)
         self.budget_s = budget_ms / 1000.0
         self.effort = effort
+        self.win_weight = win_weight
         self.last_samples = 0  # samples evaluated by the latest search (for tests and tuning)
         self.last_planned = 0  # samples it would have evaluated without the time budget
+        self.decisions = 0  # searched decisions so far
+        self.ceiling_hits = 0  # of which cut short by ``budget_ms``
 
     # ----------------------------------------------------------------- bidding
     def bid(self, obs: Observation) -> int:
@@ -74,6 +80,7 @@ class StrongBot:
         totals = [0.0] * len(candidates)
         over_wants = obs.rules.scoring is Scoring.POSITIVE
         hook = obs.rules.hook
+        valuer = HandValue(obs, win_weight=self.win_weight)
         for _ in range(samples):
             hands, trump_card = hidden.sample(self.rng)
             trump_suit = (trump_card // 13 if trump_card != NO_CARD else -1) if blind else obs.trump_suit
@@ -93,10 +100,11 @@ class StrongBot:
                 bids = self._table_bids(known_bids, guesses, me, candidate, obs.hand_size, hook)
                 won = [0] * k
                 play_out(list(hands), bids, won, 0, [], trump_suit, over_wants)
-                totals[index] += weight * self._utility(obs, me, bids, won)
+                totals[index] += weight * valuer.value(bids, won)
             self.last_samples += 1
             if time.perf_counter() > deadline:
                 break
+        self._count()
         return _best(candidates, totals, lambda bid: -abs(bid - centre))
 
     @staticmethod
@@ -134,6 +142,8 @@ class StrongBot:
         totals = [0.0] * len(candidates)
         over_wants = obs.rules.scoring is Scoring.POSITIVE
         weigh_bids = obs.rules.bidding is not Bidding.BLIND
+        valuer = HandValue(obs, win_weight=self.win_weight)
+        evidence = PlayEvidence(obs)
         for _ in range(samples):
             hands, _trump = hidden.sample(self.rng)
             weight = 1.0
@@ -142,13 +152,15 @@ class StrongBot:
                     if pos != me and bids[pos] >= 0:
                         dealt = hands[pos] | hidden.played[pos]
                         weight *= bid_weight(dealt, obs.trump_suit, bids[pos], obs.num_players)
+            weight *= evidence.weight(hands)
             for index, card in enumerate(candidates):
                 won = list(won_now)
                 play_out(list(hands), bids, won, me, trick, obs.trump_suit, over_wants, card)
-                totals[index] += weight * self._utility(obs, me, bids, won)
+                totals[index] += weight * valuer.value(bids, won)
             self.last_samples += 1
             if time.perf_counter() > deadline:
                 break
+        self._count()
         favourite = favourite_of(candidates, policy_card(obs))
         return _best(candidates, totals, lambda card: card == favourite)
 
@@ -161,25 +173,9 @@ class StrongBot:
         self.last_planned = max(floor, min(MAX_SAMPLES, wanted))
         return self.last_planned
 
-    @staticmethod
-    def _utility(obs: Observation, me: int, bids: Sequence[int], won: Sequence[int]) -> float:
-        """The hand's value to us: its score, or in a sudden-death hand +1 when we alone are
-        exact (we win), -1 when another alone is (they win), 0 otherwise (another hand)."""
-        if obs.sudden_death:
-            exact = [pos for pos in range(len(bids)) if bids[pos] == won[pos]]
-            if len(exact) != 1:
-                return 0.0
-            return 1.0 if exact[0] == me else -1.0
-        rules = obs.rules
-        mine = hand_score(rules.scoring, bids[me], won[me], obs.hand_size, obs.hand_number, rules.vienna)
-        if not RIVAL_WEIGHT:
-            return mine
-        theirs = sum(
-            hand_score(rules.scoring, bids[pos], won[pos], obs.hand_size, obs.hand_number, rules.vienna)
-            for pos in range(len(bids))
-            if pos != me
-        )
-        return mine - RIVAL_WEIGHT * theirs / (len(bids) - 1)
+    def _count(self) -> None:
+        self.decisions += 1
+        self.ceiling_hits += self.last_samples < self.last_planned
 
 
 def _best(candidates: Sequence[int], totals: Sequence[float], preference: Callable[[int], float]) -> int:
