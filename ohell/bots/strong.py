@@ -83,7 +83,7 @@ class StrongBot:
         valuer = HandValue(obs, win_weight=self.win_weight)
         for _ in range(samples):
             hands, trump_card = hidden.sample(self.rng)
-            trump_suit = (trump_card // 13 if trump_card != NO_CARD else -1) if blind else obs.trump_suit
+            trump_suit = trump_card // 13 if trump_card != NO_CARD else obs.trump_suit
             weight = 1.0
             guesses = [0.0] * k
             for pos in range(k):
