@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ohell.bots.heuristic import choose_bid, trick_estimate
 from ohell.bots.inference import PlayEvidence
 from ohell.bots.playout import follow_card, lead_card, play_out
-from ohell.bots.sampling import HiddenDeal, bid_weight, estimate_tricks, is_blind
+from ohell.bots.sampling import HiddenDeal, bid_fit, estimate_tricks, is_blind
 from ohell.bots.value import HandValue
 from ohell.cards import NO_CARD, SUIT_MASKS, winning_card
 from ohell.observation import Observation
@@ -38,6 +38,8 @@ BID_WORK = 12000
 MIN_SAMPLES = 8
 MAX_SAMPLES = 200
 BID_SPAN = 3  # bids further than this from the heuristic estimate are not simulated
+DRAW_FACTOR = 4  # deals drawn and weighed per deal searched, when there is evidence to weigh
+MAX_DRAWS = 400
 
 
 class StrongBot:
@@ -81,23 +83,25 @@ class StrongBot:
         over_wants = obs.rules.scoring is Scoring.POSITIVE
         hook = obs.rules.hook
         valuer = HandValue(obs, win_weight=self.win_weight)
-        for _ in range(samples):
-            hands, trump_card = hidden.sample(self.rng)
+        size = obs.hand_size
+        evidence = [] if blind else [(pos, bid, past_forbidden(known_bids, pos, size, hook)) for pos, bid in
+                                     enumerate(known_bids) if bid >= 0 and pos != me]  # fmt: skip
+
+        def weigh(hands: list[int], trump_card: int) -> float:
             trump_suit = trump_card // 13 if trump_card != NO_CARD else obs.trump_suit
             weight = 1.0
+            for pos, bid, forbidden in evidence:
+                weight *= bid_fit(hands[pos], trump_suit, bid, size, forbidden, obs.num_players)
+            return weight
+
+        for hands, trump_card, weight in self._worlds(hidden, samples, weigh if evidence else None):
+            trump_suit = trump_card // 13 if trump_card != NO_CARD else obs.trump_suit
             guesses = [0.0] * k
             for pos in range(k):
-                if pos == me:
-                    continue
-                if known_bids[pos] >= 0:
-                    if not blind:
-                        weight *= bid_weight(hands[pos], trump_suit, known_bids[pos], obs.num_players)
-                elif blind:
-                    guesses[pos] = obs.hand_size / k
-                else:
-                    guesses[pos] = estimate_tricks(hands[pos], trump_suit, obs.num_players)
+                if pos != me and known_bids[pos] < 0:
+                    guesses[pos] = size / k if blind else estimate_tricks(hands[pos], trump_suit, obs.num_players)
             for index, candidate in enumerate(candidates):
-                bids = self._table_bids(known_bids, guesses, me, candidate, obs.hand_size, hook)
+                bids = self._table_bids(known_bids, guesses, me, candidate, size, hook)
                 won = [0] * k
                 play_out(list(hands), bids, won, 0, [], trump_suit, over_wants)
                 totals[index] += weight * valuer.value(bids, won)
@@ -143,16 +147,24 @@ class StrongBot:
         over_wants = obs.rules.scoring is Scoring.POSITIVE
         weigh_bids = obs.rules.bidding is not Bidding.BLIND
         valuer = HandValue(obs, win_weight=self.win_weight)
-        evidence = PlayEvidence(obs)
-        for _ in range(samples):
-            hands, _trump = hidden.sample(self.rng)
-            weight = 1.0
-            if weigh_bids:
-                for pos in range(k):
-                    if pos != me and bids[pos] >= 0:
-                        dealt = hands[pos] | hidden.played[pos]
-                        weight *= bid_weight(dealt, obs.trump_suit, bids[pos], obs.num_players)
-            weight *= evidence.weight(hands)
+        plays = PlayEvidence(obs)
+        hook = obs.rules.hook and weigh_bids
+        size = obs.hand_size
+        evidence = [
+            (pos, bids[pos], past_forbidden(bids, pos, size, hook))
+            for pos in range(k)
+            if weigh_bids and pos != me and bids[pos] >= 0
+        ]
+        played = hidden.played
+
+        def weigh(hands: list[int], _trump: int) -> float:
+            weight = plays.weight(hands)
+            for pos, bid, forbidden in evidence:
+                weight *= bid_fit(hands[pos] | played[pos], obs.trump_suit, bid, size, forbidden, obs.num_players)
+            return weight
+
+        informed = bool(evidence or plays.choices)
+        for hands, _trump, weight in self._worlds(hidden, samples, weigh if informed else None):
             for index, card in enumerate(candidates):
                 won = list(won_now)
                 play_out(list(hands), bids, won, me, trick, obs.trump_suit, over_wants, card)
@@ -165,6 +177,39 @@ class StrongBot:
         return _best(candidates, totals, lambda card: card == favourite)
 
     # ----------------------------------------------------------------- shared
+    def _worlds(
+        self, hidden: HiddenDeal, samples: int, weigh: Callable[[list[int], int], float] | None
+    ) -> Iterator[tuple[list[int], int, float]]:
+        """The deals to search, each with its weight. Without evidence (``weigh`` None): sampled
+        deals, weight 1. With it: ``DRAW_FACTOR`` times as many deals are drawn and weighed, and
+        ``samples`` of them are picked in proportion to their weights (systematic resampling);
+        a deal picked several times is searched once, its weight the number of picks. So the
+        playouts go to the likely worlds."""
+        rng = self.rng
+        if weigh is None:
+            for _ in range(samples):
+                hands, trump = hidden.sample(rng)
+                yield hands, trump, 1.0
+            return
+        drawn = [hidden.sample(rng) for _ in range(min(MAX_DRAWS, DRAW_FACTOR * samples))]
+        weights = [weigh(hands, trump) for hands, trump in drawn]
+        total = sum(weights)
+        step = total / samples
+        point = rng.random() * step
+        cumulative = 0.0
+        picks: dict[int, int] = {}
+        picked = 0
+        for index, weight in enumerate(weights):
+            cumulative += weight
+            while point < cumulative and picked < samples:
+                picks[index] = picks.get(index, 0) + 1
+                picked += 1
+                point += step
+        self.last_planned = len(picks)
+        for index, count in picks.items():
+            hands, trump = drawn[index]
+            yield hands, trump, float(count)
+
     def _plan(self, work: int, cost_per_sample: int) -> int:
         """How many deals to sample: ``work`` card plays split over the cost of one sample."""
         wanted = int(work * self.effort) // max(1, cost_per_sample)
@@ -176,6 +221,13 @@ class StrongBot:
     def _count(self) -> None:
         self.decisions += 1
         self.ceiling_hits += self.last_samples < self.last_planned
+
+
+def past_forbidden(bids: Sequence[int], pos: int, size: int, hook: bool) -> int:
+    """The bid the hook forbade to position ``pos`` when it bid (the dealer, last), else -1."""
+    if not hook or pos != len(bids) - 1:
+        return -1
+    return size - sum(b for b in bids[:-1] if b >= 0)
 
 
 def _best(candidates: Sequence[int], totals: Sequence[float], preference: Callable[[int], float]) -> int:
