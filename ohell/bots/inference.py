@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ohell.bots.playout import ABOVE, follow_card, lead_card
+from ohell.bots.playout import ABOVE, follow_card, highest, lead_card
 from ohell.cards import SUIT_MASKS
 from ohell.observation import Observation
 from ohell.rules import Scoring
@@ -87,6 +87,9 @@ class PlayEvidence:
                 if legal & (legal - 1) == 0:
                     continue
                 policy = follow_card(legal, choice.want, choice.best, choice.last, trump_mask)
+                if policy != choice.card and choice.want and not choice.last and (1 << policy) & trump_mask:
+                    # ruffing to win before the last seat, the highest trump is as natural as the cheapest
+                    policy = highest(legal & trump_mask, trump_mask)
             else:
                 policy = lead_card(held, choice.want, trump_mask)
             if policy != choice.card:
