@@ -3,7 +3,7 @@
 ``HiddenDeal.from_observation`` collects the seat's knowledge: its own hand (or nothing while
 bidding blind), the turned trump card, every card played this hand, and the voids shown (a seat
 that did not follow the led suit holds none of it). ``sample`` deals the unseen cards so that
-every count and void holds; ``bid_weight`` says how well a sampled hand explains a bid made.
+every count and void holds; ``bid_fit`` says how well a sampled hand explains a bid made.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from ohell.schedule import no_trump_hand
 from ohell.state import Phase
 
 _RETRIES = 20
-BID_SPREAD = 1.0  # how far (in tricks) a bid may stray from the trick estimate of its hand
 BID_FIT_SPREAD = 0.25  # bid_fit: how far (in tricks) an estimate may stray past the bid's own range
 BID_FIT_FLOOR = 0.01  # bid_fit never rules a deal out: players are not the model
 
@@ -206,12 +205,6 @@ def estimate_tricks(hand: int, trump_suit: int, num_players: int) -> float:
     if trump_suit >= 0:
         total += 0.3 * min(short, max(0, trumps - 1))
     return total
-
-
-def bid_weight(dealt: int, trump_suit: int, bid: int, num_players: int) -> float:
-    """Likelihood (unnormalised) that a player dealt ``dealt`` bids ``bid``."""
-    estimate = estimate_tricks(dealt, trump_suit, num_players)
-    return math.exp(-((estimate - bid) ** 2) / (2 * BID_SPREAD * BID_SPREAD))
 
 
 def bid_fit(dealt: int, trump_suit: int, bid: int, size: int, forbidden: int, num_players: int) -> float:

@@ -1,20 +1,23 @@
-"""Search bot: perfect-information Monte Carlo over deals consistent with what the seat has seen.
+"""Search bot: perfect-information Monte Carlo over the likely deals, valued for the whole game.
 
-For every decision it samples the hidden cards (``ohell.bots.sampling``: counts, voids shown,
-the turned trump; deals are weighted by how well they explain the bids made), finishes the
-hand on each sample with the fast playout policy (``ohell.bots.playout``) once per candidate,
-and picks the candidate with the best weighted mean of the hand's real score under the rule
-set (``ohell.scoring.hand_score``), less a small share of the other seats' scores. In a
-sudden-death hand the value is +1 when it alone is exact, -1 when another seat alone is.
+For every decision it draws deals of the hidden cards consistent with what the seat has seen
+(``ohell.bots.sampling``: counts, voids shown, the turned trump), weighs them by how well they
+explain every bid (``sampling.bid_fit``) and every card the others chose to play
+(``ohell.bots.inference``), and searches a weighted resample of them: on each, every candidate
+is tried and the hand finished with the fast playout policy (``ohell.bots.playout``). Outcomes
+are valued by ``ohell.bots.value.HandValue``: the hand's real score under the rule set, a small
+share of the others' scores against it, and the estimated chance of winning the game with the
+totals and the hands left in view (sudden-death hands: win, lose or go on).
 
 A bid is a candidate like a card: the playouts then play to that bid, so bidding maximises
-expected score over the predicted distribution of tricks. The hook needs no special case: the
+expected value over the predicted distribution of tricks. The hook needs no special case: the
 forbidden bid is not among the legal ones.
 
-Determinism: the number of samples is a function of the observation only (a fixed amount of
+Determinism: the number of deals is a function of the observation only (a fixed amount of
 playout work per decision, split over the candidates), drawn from the bot's own seeded
-``random.Random``. ``budget_ms`` is a ceiling: if the work has not finished by then, the bot
-decides on the samples done so far. Only then can the machine's speed change a decision.
+``random.Random``. ``budget_ms`` is a safety ceiling: if the work has not finished by then, the
+bot decides on the deals done so far (counted in ``ceiling_hits``). Only then can the machine's
+speed change a decision.
 """
 
 from __future__ import annotations

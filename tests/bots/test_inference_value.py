@@ -134,3 +134,17 @@ def test_ismcts_resampler_keeps_the_information_set_and_hides_the_rest() -> None
             assert world.legal_actions() == state.legal_actions()
             changed += str(world) != str(state)
     assert checked > 50 and changed > checked // 2  # the other hands are redealt, not kept
+
+
+def test_bid_fit_favours_the_nearest_legal_bid() -> None:
+    from ohell.bots.sampling import bid_fit, estimate_tricks
+
+    hand = mask_of(_cards("AS KS AH 2C 3D"))  # spades trump: about three tricks
+    estimate = estimate_tricks(hand, 3, 4)
+    nearest = round(estimate)
+    assert bid_fit(hand, 3, nearest, 5, -1, 4) == 1.0
+    assert bid_fit(hand, 3, nearest + 2, 5, -1, 4) < 0.05
+    assert bid_fit(hand, 3, 0, 5, -1, 4) == pytest.approx(0.01)  # never ruled out
+    # a hooked dealer whose nearest bid was forbidden says the next nearest: that is a perfect fit
+    neighbour = nearest + 1 if estimate >= nearest else nearest - 1
+    assert bid_fit(hand, 3, neighbour, 5, nearest, 4) == 1.0
