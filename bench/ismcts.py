@@ -163,7 +163,7 @@ def make_ismcts(pyspiel: Any, table: OpenSpielTable, seed: int, uct_c: float) ->
     from open_spiel.python.algorithms import ismcts, mcts
 
     class TimedISMCTS(ismcts.ISMCTSBot):
-        """ISMCTS that runs simulations until ``self.budget_s`` has passed (at least one)."""
+        """ISMCTS that runs simulations until ``self.budget_s`` has passed (at least two)."""
 
         budget_s = 0.01
         simulations: list[int] = []
@@ -178,7 +178,7 @@ def make_ismcts(pyspiel: Any, table: OpenSpielTable, seed: int, uct_c: float) ->
             started = time.perf_counter()
             deadline = started + self.budget_s
             count = 0
-            while count == 0 or time.perf_counter() < deadline:
+            while count < 2 or time.perf_counter() < deadline:  # the first one only expands the root
                 self.run_simulation(self.sample_root_state(state))
                 count += 1
             self.simulations.append(count)
