@@ -12,36 +12,38 @@ from ohell.cards import SUIT_MASKS
 ABOVE: tuple[int, ...] = tuple(SUIT_MASKS[c // 13] & ~((2 << c) - 1) for c in range(52))
 """The cards of the same suit ranking above each card."""
 
+BEATS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(ABOVE[c] | (0 if trump < 0 or c // 13 == trump else SUIT_MASKS[trump]) for c in range(52))
+    for trump in (0, 1, 2, 3, -1)
+)
+"""``BEATS[trump_suit][card]``: the cards that beat ``card`` when it is winning a trick
+(``trump_suit`` -1, no trump, is the last row)."""
+
+
 def highest(mask: int, trump_mask: int) -> int:
-    """The strongest card of ``mask``: its top trump, else its highest rank of any suit."""
+    """The strongest card of ``mask``: its top trump, else its highest rank of any suit (the
+    lowest suit among equals)."""
     trumps = mask & trump_mask
     if trumps:
         return trumps.bit_length() - 1
-    best = -1
-    best_rank = -1
-    for shift in (0, 13, 26, 39):
-        pattern = (mask >> shift) & 0x1FFF
-        if pattern:
-            rank = pattern.bit_length() - 1
-            if rank > best_rank:
-                best_rank, best = rank, shift + rank
-    return best
+    rank = ((mask | mask >> 13 | mask >> 26 | mask >> 39) & 0x1FFF).bit_length() - 1
+    card = rank
+    while not (mask >> card) & 1:
+        card += 13
+    return card
 
 
 def lowest(mask: int, trump_mask: int) -> int:
-    """The weakest card of ``mask``: its lowest side-suit rank, else its lowest trump."""
+    """The weakest card of ``mask``: its lowest side-suit rank (the lowest suit among equals),
+    else its lowest trump."""
     side = mask & ~trump_mask
     if not side:
         return (mask & -mask).bit_length() - 1
-    best = -1
-    best_rank = 13
-    for shift in (0, 13, 26, 39):
-        pattern = (side >> shift) & 0x1FFF
-        if pattern:
-            rank = (pattern & -pattern).bit_length() - 1
-            if rank < best_rank:
-                best_rank, best = rank, shift + rank
-    return best
+    folded = (side | side >> 13 | side >> 26 | side >> 39) & 0x1FFF
+    card = (folded & -folded).bit_length() - 1
+    while not (side >> card) & 1:
+        card += 13
+    return card
 
 
 def lead_card(hand: int, want: bool, trump_mask: int) -> int:
@@ -82,6 +84,7 @@ def play_out(
     now, if given (the candidate being evaluated)."""
     k = len(hands)
     trump_mask = SUIT_MASKS[trump_suit] if trump_suit >= 0 else 0
+    beats = BEATS[trump_suit]
     remaining = 0
     for hand in hands:
         remaining |= hand
@@ -93,7 +96,7 @@ def play_out(
         lead_mask = SUIT_MASKS[trick[0] // 13]
         leader = (to_play - count) % k
         for index, card in enumerate(trick):
-            if best < 0 or (1 << card) & (ABOVE[best] | (0 if (trump_mask >> best) & 1 else trump_mask)):
+            if best < 0 or (1 << card) & beats[best]:
                 best, best_pos = card, (leader + index) % k
     pos = to_play
     while remaining:
@@ -110,7 +113,7 @@ def play_out(
         if count == 0:
             lead_mask = SUIT_MASKS[card // 13]
             best, best_pos = card, pos
-        elif (1 << card) & (ABOVE[best] | (0 if (trump_mask >> best) & 1 else trump_mask)):
+        elif (1 << card) & beats[best]:
             best, best_pos = card, pos
         bit = 1 << card
         hands[pos] = hand ^ bit

@@ -3,7 +3,7 @@
 ``HiddenDeal.from_observation`` collects the seat's knowledge: its own hand (or nothing while
 bidding blind), the turned trump card, every card played this hand, and the voids shown (a seat
 that did not follow the led suit holds none of it). ``sample`` deals the unseen cards so that
-every count and void holds; ``bid_weight`` says how well a sampled hand explains a bid made.
+every count and void holds; ``bid_fit`` says how well a sampled hand explains a bid made.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from ohell.schedule import no_trump_hand
 from ohell.state import Phase
 
 _RETRIES = 20
-BID_SPREAD = 1.0  # how far (in tricks) a bid may stray from the trick estimate of its hand
+BID_FIT_SPREAD = 0.25  # bid_fit: how far (in tricks) an estimate may stray past the bid's own range
+BID_FIT_FLOOR = 0.01  # bid_fit never rules a deal out: players are not the model
 
 
 @dataclass(frozen=True)
@@ -85,14 +86,15 @@ class HiddenDeal:
     def sample(self, rng: random.Random) -> tuple[list[int], int]:
         """Hands now held (by position) and the trump card (NO_CARD unless it is hidden)."""
         cards = cards_of(self.unknown)
-        rng.shuffle(cards)
+        draw = rng.random
+        cards.sort(key=lambda _card: draw())  # a uniform shuffle, cheaper than rng.shuffle
         constrained = any(a != FULL_DECK for a, n in zip(self.allowed, self.counts, strict=True) if n)
         if constrained:
             for _ in range(_RETRIES):
                 hands = self._deal_with_voids(cards, rng)
                 if hands is not None:
                     break
-                rng.shuffle(cards)
+                cards.sort(key=lambda _card: draw())
             else:  # not expected: the true deal satisfies every constraint
                 hands = self._deal_in_order(cards)
         else:
@@ -205,7 +207,15 @@ def estimate_tricks(hand: int, trump_suit: int, num_players: int) -> float:
     return total
 
 
-def bid_weight(dealt: int, trump_suit: int, bid: int, num_players: int) -> float:
-    """Likelihood (unnormalised) that a player dealt ``dealt`` bids ``bid``."""
+def bid_fit(dealt: int, trump_suit: int, bid: int, size: int, forbidden: int, num_players: int) -> float:
+    """Likelihood (unnormalised) that a player dealt ``dealt`` bids ``bid`` among the bids
+    ``0..size`` less ``forbidden`` (the hook; -1 for none): 1 when ``bid`` is the legal bid
+    nearest the hand's trick estimate (what the heuristic would bid), falling off with how much
+    further from the estimate it is than that nearest bid (spread ``BID_FIT_SPREAD``)."""
     estimate = estimate_tricks(dealt, trump_suit, num_players)
-    return math.exp(-((estimate - bid) ** 2) / (2 * BID_SPREAD * BID_SPREAD))
+    low = int(estimate)
+    nearest = min(abs(estimate - b) for b in (low - 1, low, low + 1, low + 2) if 0 <= b <= size and b != forbidden)
+    excess = abs(estimate - bid) - nearest
+    if excess <= 0:
+        return 1.0
+    return max(BID_FIT_FLOOR, math.exp(-(excess * excess) / (2 * BID_FIT_SPREAD * BID_FIT_SPREAD)))

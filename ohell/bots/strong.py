@@ -1,51 +1,59 @@
-"""Search bot: perfect-information Monte Carlo over deals consistent with what the seat has seen.
+"""Search bot: perfect-information Monte Carlo over the likely deals, valued for the whole game.
 
-For every decision it samples the hidden cards (``ohell.bots.sampling``: counts, voids shown,
-the turned trump; deals are weighted by how well they explain the bids made), finishes the
-hand on each sample with the fast playout policy (``ohell.bots.playout``) once per candidate,
-and picks the candidate with the best weighted mean of the hand's real score under the rule
-set (``ohell.scoring.hand_score``), less a small share of the other seats' scores. In a
-sudden-death hand the value is +1 when it alone is exact, -1 when another seat alone is.
+For every decision it draws deals of the hidden cards consistent with what the seat has seen
+(``ohell.bots.sampling``: counts, voids shown, the turned trump), weighs them by how well they
+explain every bid (``sampling.bid_fit``) and every card the others chose to play
+(``ohell.bots.inference``), and searches a weighted resample of them: on each, every candidate
+is tried and the hand finished with the fast playout policy (``ohell.bots.playout``). Outcomes
+are valued by ``ohell.bots.value.HandValue``: the hand's real score under the rule set, a small
+share of the others' scores against it, and the estimated chance of winning the game with the
+totals and the hands left in view (sudden-death hands: win, lose or go on).
 
 A bid is a candidate like a card: the playouts then play to that bid, so bidding maximises
-expected score over the predicted distribution of tricks. The hook needs no special case: the
+expected value over the predicted distribution of tricks. The hook needs no special case: the
 forbidden bid is not among the legal ones.
 
-Determinism: the number of samples is a function of the observation only (a fixed amount of
+Determinism: the number of deals is a function of the observation only (a fixed amount of
 playout work per decision, split over the candidates), drawn from the bot's own seeded
-``random.Random``. ``budget_ms`` is a ceiling: if the work has not finished by then, the bot
-decides on the samples done so far. Only then can the machine's speed change a decision.
+``random.Random``. ``budget_ms`` is a safety ceiling: if the work has not finished by then, the
+bot decides on the deals done so far (counted in ``ceiling_hits``). Only then can the machine's
+speed change a decision.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ohell.bots.heuristic import choose_bid, trick_estimate
+from ohell.bots.inference import PlayEvidence
 from ohell.bots.playout import follow_card, lead_card, play_out
-from ohell.bots.sampling import HiddenDeal, bid_weight, estimate_tricks, is_blind
+from ohell.bots.sampling import HiddenDeal, bid_fit, estimate_tricks, is_blind
+from ohell.bots.value import HandValue
 from ohell.cards import NO_CARD, SUIT_MASKS, winning_card
 from ohell.observation import Observation
 from ohell.rules import Bidding, Scoring
-from ohell.scoring import hand_score
 
-DEFAULT_BUDGET_MS = 80.0
+DEFAULT_BUDGET_MS = 1000.0
 PLAY_WORK = 9000  # card plays simulated per decision (samples x candidates x cards left)
 BID_WORK = 12000
 MIN_SAMPLES = 8
 MAX_SAMPLES = 200
 BID_SPAN = 3  # bids further than this from the heuristic estimate are not simulated
-RIVAL_WEIGHT = 0.15  # utility: own hand score minus this times the other seats' mean (wins games)
+DRAW_FACTOR = 4  # deals drawn and weighed per deal searched, when there is evidence to weigh
+MAX_DRAWS = 400
 
 
 class StrongBot:
     name = "strong"
 
-    def __init__(self, seed: int = 0, budget_ms: float = DEFAULT_BUDGET_MS, effort: float = 1.0) -> None:
+    def __init__(
+        self, seed: int = 0, budget_ms: float = DEFAULT_BUDGET_MS, effort: float = 1.0, win_weight: float | None = None
+    ) -> None:
         """``budget_ms``: the most time one decision may take. ``effort`` scales the fixed amount
-        of simulation per decision (below 1 also the minimum number of samples)."""
+        of simulation per decision (below 1 also the minimum number of samples). ``win_weight``:
+        the weight of the game-win term (``ohell.bots.value``; None: the default, 0: points only)."""
         if budget_ms <= 0:
             raise ValueError(f"budget_ms={budget_ms!r} must be positive")
         if effort <= 0:
@@ -53,8 +61,11 @@ class StrongBot:
         self.rng = random.Random(seed)
         self.budget_s = budget_ms / 1000.0
         self.effort = effort
+        self.win_weight = win_weight
         self.last_samples = 0  # samples evaluated by the latest search (for tests and tuning)
         self.last_planned = 0  # samples it would have evaluated without the time budget
+        self.decisions = 0  # searched decisions so far
+        self.ceiling_hits = 0  # of which cut short by ``budget_ms``
 
     # ----------------------------------------------------------------- bidding
     def bid(self, obs: Observation) -> int:
@@ -74,29 +85,33 @@ class StrongBot:
         totals = [0.0] * len(candidates)
         over_wants = obs.rules.scoring is Scoring.POSITIVE
         hook = obs.rules.hook
-        for _ in range(samples):
-            hands, trump_card = hidden.sample(self.rng)
-            trump_suit = (trump_card // 13 if trump_card != NO_CARD else -1) if blind else obs.trump_suit
+        valuer = HandValue(obs, win_weight=self.win_weight)
+        size = obs.hand_size
+        evidence = [] if blind else [(pos, bid, past_forbidden(known_bids, pos, size, hook)) for pos, bid in
+                                     enumerate(known_bids) if bid >= 0 and pos != me]  # fmt: skip
+
+        def weigh(hands: list[int], trump_card: int) -> float:
+            trump_suit = trump_card // 13 if trump_card != NO_CARD else obs.trump_suit
             weight = 1.0
+            for pos, bid, forbidden in evidence:
+                weight *= bid_fit(hands[pos], trump_suit, bid, size, forbidden, obs.num_players)
+            return weight
+
+        for hands, trump_card, weight in self._worlds(hidden, samples, weigh if evidence else None):
+            trump_suit = trump_card // 13 if trump_card != NO_CARD else obs.trump_suit
             guesses = [0.0] * k
             for pos in range(k):
-                if pos == me:
-                    continue
-                if known_bids[pos] >= 0:
-                    if not blind:
-                        weight *= bid_weight(hands[pos], trump_suit, known_bids[pos], obs.num_players)
-                elif blind:
-                    guesses[pos] = obs.hand_size / k
-                else:
-                    guesses[pos] = estimate_tricks(hands[pos], trump_suit, obs.num_players)
+                if pos != me and known_bids[pos] < 0:
+                    guesses[pos] = size / k if blind else estimate_tricks(hands[pos], trump_suit, obs.num_players)
             for index, candidate in enumerate(candidates):
-                bids = self._table_bids(known_bids, guesses, me, candidate, obs.hand_size, hook)
+                bids = self._table_bids(known_bids, guesses, me, candidate, size, hook)
                 won = [0] * k
                 play_out(list(hands), bids, won, 0, [], trump_suit, over_wants)
-                totals[index] += weight * self._utility(obs, me, bids, won)
+                totals[index] += weight * valuer.value(bids, won)
             self.last_samples += 1
             if time.perf_counter() > deadline:
                 break
+        self._count()
         return _best(candidates, totals, lambda bid: -abs(bid - centre))
 
     @staticmethod
@@ -134,25 +149,70 @@ class StrongBot:
         totals = [0.0] * len(candidates)
         over_wants = obs.rules.scoring is Scoring.POSITIVE
         weigh_bids = obs.rules.bidding is not Bidding.BLIND
-        for _ in range(samples):
-            hands, _trump = hidden.sample(self.rng)
-            weight = 1.0
-            if weigh_bids:
-                for pos in range(k):
-                    if pos != me and bids[pos] >= 0:
-                        dealt = hands[pos] | hidden.played[pos]
-                        weight *= bid_weight(dealt, obs.trump_suit, bids[pos], obs.num_players)
+        valuer = HandValue(obs, win_weight=self.win_weight)
+        plays = PlayEvidence(obs)
+        hook = obs.rules.hook and weigh_bids
+        size = obs.hand_size
+        evidence = [
+            (pos, bids[pos], past_forbidden(bids, pos, size, hook))
+            for pos in range(k)
+            if weigh_bids and pos != me and bids[pos] >= 0
+        ]
+        played = hidden.played
+
+        def weigh(hands: list[int], _trump: int) -> float:
+            weight = plays.weight(hands)
+            for pos, bid, forbidden in evidence:
+                weight *= bid_fit(hands[pos] | played[pos], obs.trump_suit, bid, size, forbidden, obs.num_players)
+            return weight
+
+        informed = bool(evidence or plays.choices)
+        for hands, _trump, weight in self._worlds(hidden, samples, weigh if informed else None):
             for index, card in enumerate(candidates):
                 won = list(won_now)
                 play_out(list(hands), bids, won, me, trick, obs.trump_suit, over_wants, card)
-                totals[index] += weight * self._utility(obs, me, bids, won)
+                totals[index] += weight * valuer.value(bids, won)
             self.last_samples += 1
             if time.perf_counter() > deadline:
                 break
+        self._count()
         favourite = favourite_of(candidates, policy_card(obs))
         return _best(candidates, totals, lambda card: card == favourite)
 
     # ----------------------------------------------------------------- shared
+    def _worlds(
+        self, hidden: HiddenDeal, samples: int, weigh: Callable[[list[int], int], float] | None
+    ) -> Iterator[tuple[list[int], int, float]]:
+        """The deals to search, each with its weight. Without evidence (``weigh`` None): sampled
+        deals, weight 1. With it: ``DRAW_FACTOR`` times as many deals are drawn and weighed, and
+        ``samples`` of them are picked in proportion to their weights (systematic resampling);
+        a deal picked several times is searched once, its weight the number of picks. So the
+        playouts go to the likely worlds."""
+        rng = self.rng
+        if weigh is None:
+            for _ in range(samples):
+                hands, trump = hidden.sample(rng)
+                yield hands, trump, 1.0
+            return
+        drawn = [hidden.sample(rng) for _ in range(min(MAX_DRAWS, DRAW_FACTOR * samples))]
+        weights = [weigh(hands, trump) for hands, trump in drawn]
+        total = sum(weights)
+        step = total / samples
+        point = rng.random() * step
+        cumulative = 0.0
+        picks: dict[int, int] = {}
+        picked = 0
+        for index, weight in enumerate(weights):
+            cumulative += weight
+            while point < cumulative and picked < samples:
+                picks[index] = picks.get(index, 0) + 1
+                picked += 1
+                point += step
+        self.last_planned = len(picks)
+        for index, count in picks.items():
+            hands, trump = drawn[index]
+            yield hands, trump, float(count)
+
     def _plan(self, work: int, cost_per_sample: int) -> int:
         """How many deals to sample: ``work`` card plays split over the cost of one sample."""
         wanted = int(work * self.effort) // max(1, cost_per_sample)
@@ -161,39 +221,16 @@ class StrongBot:
         self.last_planned = max(floor, min(MAX_SAMPLES, wanted))
         return self.last_planned
 
-    @staticmethod
-    def _utility(obs: Observation, me: int, bids: Sequence[int], won: Sequence[int]) -> float:
-        """The hand's value to us: its score, or in a sudden-death hand +1 when we alone are
-        exact (we win), -1 when another alone is (they win), 0 otherwise (another hand)."""
-        if obs.sudden_death:
-            exact = [pos for pos in range(len(bids)) if bids[pos] == won[pos]]
-            if len(exact) != 1:
-                return 0.0
-            return 1.0 if exact[0] == me else -1.0
-        rules = obs.rules
-        mine = hand_score(
-            method=rules.scoring,
-            bid=bids[me],
-            tricks=won[me],
-            cards_dealt=obs.hand_size,
-            hand_number=obs.hand_number,
-            vienna=rules.vienna,
-        )
-        if not RIVAL_WEIGHT:
-            return mine
-        theirs = sum(
-            hand_score(
-                method=rules.scoring,
-                bid=bids[pos],
-                tricks=won[pos],
-                cards_dealt=obs.hand_size,
-                hand_number=obs.hand_number,
-                vienna=rules.vienna,
-            )
-            for pos in range(len(bids))
-            if pos != me
-        )
-        return mine - RIVAL_WEIGHT * theirs / (len(bids) - 1)
+    def _count(self) -> None:
+        self.decisions += 1
+        self.ceiling_hits += self.last_samples < self.last_planned
+
+
+def past_forbidden(bids: Sequence[int], pos: int, size: int, hook: bool) -> int:
+    """The bid the hook forbade to position ``pos`` when it bid (the dealer, last), else -1."""
+    if not hook or pos != len(bids) - 1:
+        return -1
+    return size - sum(b for b in bids[:-1] if b >= 0)
 
 
 def _best(candidates: Sequence[int], totals: Sequence[float], preference: Callable[[int], float]) -> int:

@@ -177,6 +177,7 @@ def test_equivalent_cards_are_searched_once() -> None:
     assert distinct_cards(held, 0) == [parse_card("9H"), parse_card("2S")]
 
 
+@pytest.mark.slow
 def test_strong_beats_heuristic() -> None:
     """40 games of 7 down to 1 and back, seats rotated; measured margins were +1.8 points per
     hand and +15.6 points of exact bids, so these bars sit about three standard errors lower."""
