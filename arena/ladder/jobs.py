@@ -78,15 +78,17 @@ class LeaseRenewer:
 RENEWER = LeaseRenewer()
 
 
-_LADDERS: dict[tuple[int, str], Ladder] = {}
+_LADDERS: dict[tuple[int, str], tuple[float, Ladder]] = {}
+LADDER_CACHE_S = 5.0  # the host may update a ladder: a definition is read again after this long
 
 
 def _ladder(store: RedisStore, name: str) -> Ladder:
-    """Ladder definitions never change once created: read each once per process."""
+    """A ladder's definition, read at most once per LADDER_CACHE_S per process."""
     key = (id(store), name)
-    if key not in _LADDERS:
-        _LADDERS[key] = store.get_ladder(name)
-    return _LADDERS[key]
+    cached = _LADDERS.get(key)
+    if cached is None or time.monotonic() - cached[0] > LADDER_CACHE_S:
+        cached = _LADDERS[key] = (time.monotonic(), store.get_ladder(name))
+    return cached[1]
 
 
 def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lease_s: float | None = None) -> str:
