@@ -107,7 +107,9 @@ def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lea
     started = time.perf_counter()
     running = metrics.MATCHES_RUNNING.labels(info.ladder)
     with running.track_inprogress(), RENEWER.holding(store, match_id, runner, lease):
-        record = play_match(match_id, ladder.rules(), info.seats, ladder.think_ms)
+        record = play_match(
+            match_id, ladder.rules(), info.seats, info.seed or store.ensure_seed(match_id), ladder.think_ms
+        )
     first, _ = store.finish_match(match_id, record, info)
     if first:
         metrics.MATCHES_FINISHED.labels(info.ladder).inc()

@@ -90,6 +90,7 @@ class MatchInfo:
     attempts: int = 0
     log_id: str = ""
     error: str = ""
+    seed: int = 0  # secret until the match is finished (then in its record); never sent before
 
 
 @dataclass(frozen=True)

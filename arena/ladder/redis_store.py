@@ -426,7 +426,12 @@ class RedisStore:
             seats = [specs[agent_id] for agent_id in table]
             queued = [seat.agent_id for seat in seats if not seat.house]
             payload.append(
-                {"agents": queued, "seats": [seat.to_dict() for seat in seats], "queue": self.queues.for_seats(seats)}
+                {
+                    "agents": queued,
+                    "seats": [seat.to_dict() for seat in seats],
+                    "queue": self.queues.for_seats(seats),
+                    "seed": str(secrets.randbits(63)),  # the deals' secret: never derived from public ids
+                }
             )
         by_queue: dict[str, list[int]] = {}
         for index, formed in enumerate(payload):
@@ -471,6 +476,11 @@ class RedisStore:
 
     def fail_match(self, match_id: str, error: str) -> bool:
         return bool(self._fail(args=[self.keys.prefix, match_id, error[:500], now_ms()]))
+
+    def ensure_seed(self, match_id: str) -> int:
+        """The match's secret seed; one is drawn now for a match claimed before seeds were stored."""
+        self.client.hsetnx(self.keys.match(match_id), "seed", secrets.randbits(63))
+        return int(self.client.hget(self.keys.match(match_id), "seed") or 0)
 
     def mark_dispatched(self, match_id: str) -> None:
         self.client.hset(self.keys.match(match_id), "dispatched_ms", now_ms())
@@ -537,4 +547,5 @@ def _match_info(raw: Mapping[bytes | str, bytes | str]) -> MatchInfo:
         int(data.get("attempts", 0)),
         data.get("log_id", ""),
         data.get("error", ""),
+        int(data.get("seed", 0)),
     )
