@@ -228,7 +228,10 @@ class RedisStore:
         except OhHellError as error:
             raise StoreError(str(error), "rules") from None
         if len(schedule) > MAX_SCHEDULE:
-            raise StoreError(f"rules: a schedule of {len(schedule)} hands is over {MAX_SCHEDULE}", "rules.hand_sizes")
+            raise StoreError(
+                f"ladder.rules.hand_sizes: a schedule of {len(schedule)} hands is over {MAX_SCHEDULE}",
+                "rules.hand_sizes",
+            )
         if len(ladder.house_bots) > MAX_HOUSE_BOTS:
             raise StoreError(f"house_bots: at most {MAX_HOUSE_BOTS}", "house_bots")
         unknown = [bot for bot in ladder.house_bots if bot not in BOT_FACTORIES]
