@@ -177,7 +177,7 @@ def main() -> None:
             enroll(store, agents)
             rate, window, cpu_ms = measure_stack(store, "bench", args.warmup, matches, sample)
             drain(store, agents)  # the stack idles while the reference plays
-            jobs = [(match_id, rules, info.seats, info.seed) for info in map(store.get_match, window)]
+            jobs = [(info.match_id, rules, info.seats, info.seed) for info in map(store.get_match, window)]
             reference, reference_cpu_ms = measure_inprocess(jobs, args.concurrency)
             stack_rates.append(rate)
             reference_rates.append(reference)
