@@ -23,8 +23,8 @@ from pathlib import Path
 import grpc
 
 from arena.embedded_redis import EmbeddedRedis
-from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, rules_pb2, rules_service_pb2, rules_service_pb2_grpc
 from arena.local.stack import PORT_LINE, Proc
+from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, rules_pb2, rules_service_pb2, rules_service_pb2_grpc
 from arena.rpc.auth import HOST_TOKEN_ENV, auth_metadata, new_host_token
 from arena.rpc.ratelimit import RATE_ENV
 
