@@ -4,12 +4,14 @@ redis-server, and a thread that runs endpoint agents (SDK) on their own event lo
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.redis_store import RedisStore
 from arena.local.stack import Stack, StackConfig
 from arena.sdk import serve_async
 from ohell.bots import make_bot
@@ -49,3 +51,15 @@ class Endpoints:
             asyncio.run_coroutine_threadsafe(served.server.stop(0), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound and released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def match_state(store: RedisStore, match_id: str) -> str:
+    """The match's state, or '' while it does not exist."""
+    return store.get_match(match_id).state if store.client.exists(store.keys.match(match_id)) else ""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Callable
 
 import grpc
@@ -20,7 +19,7 @@ from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
 
 from .conftest import HOST_TOKEN, Service
-from .stacks import Endpoints, start_stack, wait_until
+from .stacks import Endpoints, free_port, match_state, start_stack, wait_until
 
 pytestmark = pytest.mark.slow  # a whole stack
 
@@ -35,7 +34,7 @@ def test_ladder_dials_endpoints_with_their_token(redis_server: EmbeddedRedis) ->
             host = auth_metadata(stack.host_token)
             ladder = pb.Ladder(name="ep", rules=rules_pb2.Rules(hand_sizes=[3]), seats=3, base_window=50)
             stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=host)
-            port = _free_port()
+            port = free_port()
             agent = stub.RegisterAgent(
                 pb.RegisterAgentRequest(name="ep", kind=pb.AGENT_KIND_ENDPOINT, endpoint=f"127.0.0.1:{port}"),
                 metadata=host,
@@ -51,7 +50,7 @@ def test_ladder_dials_endpoints_with_their_token(redis_server: EmbeddedRedis) ->
                 )
             join = pb.JoinQueueRequest(ladder="ep", agent_id=agent.agent.agent_id, lease_seconds=60)
             stub.JoinQueue(join, metadata=auth_metadata(agent.token))
-            wait_until(lambda: _state(store, "ep-1") == "finished", 60, "the endpoint's match to finish")
+            wait_until(lambda: match_state(store, "ep-1") == "finished", 60, "the endpoint's match to finish")
             record = store.get_record("ep-1")
         assert record["faults"] == []  # the endpoint saw its token on every call
         assert [seat["kind"] for seat in record["seats"]].count("endpoint") == 1
@@ -67,7 +66,7 @@ def test_agents_cannot_make_the_engine_dial_and_errors_hide_the_network(
     engine = start_service("services.engine")
     client = redis.Redis.from_url(redis_server.url)
     register_agent_token(client, "prober", "prober-token-0123456789")
-    closed = _free_port()  # nothing listens here
+    closed = free_port()  # nothing listens here
     seats = [challenge_pb2.ChallengeSeat(endpoint=f"127.0.0.1:{closed}")] + [
         challenge_pb2.ChallengeSeat(builtin="random") for _ in range(2)
     ]
@@ -94,13 +93,3 @@ def test_agents_cannot_make_the_engine_dial_and_errors_hide_the_network(
         assert "not reachable" in fault["detail"], fault["detail"]
         for leak in ("refused", "errno", "Connection", "failed to connect", "ipv4:"):
             assert leak not in fault["detail"], fault["detail"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _state(store: RedisStore, match_id: str) -> str:
-    return store.get_match(match_id).state if store.client.exists(store.keys.match(match_id)) else ""

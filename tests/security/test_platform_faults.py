@@ -4,8 +4,6 @@ is voided: failed, not logged, not rated."""
 
 from __future__ import annotations
 
-import socket
-
 import grpc
 import pytest
 import redis
@@ -19,7 +17,7 @@ from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
 
-from .stacks import start_stack, wait_until
+from .stacks import free_port, match_state, start_stack, wait_until
 
 pytestmark = pytest.mark.slow  # whole stacks and a Redis restart
 
@@ -63,7 +61,7 @@ def test_a_match_whose_remote_seats_were_all_cut_off_is_voided(redis_server: Emb
             for index in range(2):  # endpoints nobody serves: as if the platform could reach no one
                 registered = stub.RegisterAgent(
                     pb.RegisterAgentRequest(
-                        name=f"gone{index}", kind=pb.AGENT_KIND_ENDPOINT, endpoint=f"127.0.0.1:{_free_port()}"
+                        name=f"gone{index}", kind=pb.AGENT_KIND_ENDPOINT, endpoint=f"127.0.0.1:{free_port()}"
                     ),
                     metadata=host,
                 )
@@ -76,7 +74,7 @@ def test_a_match_whose_remote_seats_were_all_cut_off_is_voided(redis_server: Emb
                     pb.JoinQueueRequest(ladder="cut", agent_id=agent.agent.agent_id, lease_seconds=60),
                     metadata=auth_metadata(agent.token),
                 )
-            wait_until(lambda: _state(store, "cut-1") == "failed", 60, "the spoiled match to be voided")
+            wait_until(lambda: match_state(store, "cut-1") == "failed", 60, "the spoiled match to be voided")
         info = store.get_match("cut-1")
         assert info.error.startswith("voided:") and "disconnected" in info.error
         assert store.client.xlen(store.keys.log("cut")) == 0  # not logged, so never rated
@@ -84,13 +82,3 @@ def test_a_match_whose_remote_seats_were_all_cut_off_is_voided(redis_server: Emb
     finally:
         stack.cleanup()
         store.client.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _state(store: RedisStore, match_id: str) -> str:
-    return store.get_match(match_id).state if store.client.exists(store.keys.match(match_id)) else ""
