@@ -42,11 +42,10 @@ class Connection:
     """One agent's live stream and what is pending on it. Hosts write to the stream directly
     (under a lock: one write at a time), which saves a task hop on every decision."""
 
-    def __init__(self, agent_id: str, context: grpc.aio.ServicerContext) -> None:
+    def __init__(self, agent_id: str, context: grpc.aio.ServicerContext, challengeable: bool = False) -> None:
         self.agent_id = agent_id
         self.context = context
-        metadata = context.invocation_metadata() or ()
-        self.challengeable = any(k.lower() == CHALLENGES_HEADER and v == "open" for k, v in metadata)
+        self.challengeable = challengeable  # other agents may seat it in their challenges
         self.write_lock = asyncio.Lock()
         self.closed = asyncio.Event()
         self.seats: OrderedDict[str, int] = OrderedDict()  # match id -> the agent's seat
@@ -197,7 +196,9 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self, request_iterator: AsyncIterator[gateway_pb2.ConnectRequest], context: grpc.aio.ServicerContext
     ) -> None:
         agent_id = await authenticate(context, self.tokens)
-        connection = Connection(agent_id, context)
+        metadata = context.invocation_metadata() or ()
+        opted_in = any(key.lower() == CHALLENGES_HEADER and value == "open" for key, value in metadata)
+        connection = Connection(agent_id, context, opted_in)
         resend: list[match_pb2.AgentEvent] = []
         old = self.connections.get(agent_id)
         if old is not None:
