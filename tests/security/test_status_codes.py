@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable
 
 import grpc
@@ -88,8 +89,7 @@ def test_long_spectate_waits_and_spectator_bounds(
         with pytest.raises(grpc.RpcError) as missing:
             list(stub.Spectate(spectate_pb2.SpectateRequest(match_id="nobody", wait_ms=6000), timeout=20))
         assert missing.value.code() == grpc.StatusCode.NOT_FOUND
-        # many spectators of one match (from several callers) share one reader
-        baseline = len(client.client_list())
+        # many spectators of one match (from several callers) share one reader: one blocked XREAD
         streams = []
         tokens = [f"spectator-token-{n}" for n in range(3)]
         for number, token in enumerate(tokens):
@@ -101,9 +101,9 @@ def test_long_spectate_waits_and_spectator_bounds(
         readers = [threading.Thread(target=_drain, args=(call,), daemon=True) for call in streams]
         for reader in readers:
             reader.start()
-        _until(lambda: len(client.client_list()) > baseline)  # the shared reader is connected
-        grown = len(client.client_list()) - baseline
-        assert grown <= 3, f"{len(streams)} spectators opened {grown} Redis connections"
+        _until(lambda: _blocked_reads(client) >= 1)  # the shared reader is waiting for the match
+        time.sleep(1.0)  # every stream is open by now
+        assert _blocked_reads(client) == 1, f"{len(streams)} spectators hold {_blocked_reads(client)} XREADs"
         # one caller may not open more than its share
         with pytest.raises(grpc.RpcError) as too_many:
             extra = spectate_pb2.SpectateRequest(match_id="other", wait_ms=30_000)
@@ -116,6 +116,11 @@ def test_long_spectate_waits_and_spectator_bounds(
     client.close()
 
 
+def _blocked_reads(client: redis.Redis) -> int:
+    """Redis connections whose last command is XREAD (a spectator's read of a match's events)."""
+    return sum(1 for entry in client.client_list() if entry.get("cmd") == "xread")
+
+
 def _drain(call: object) -> None:
     try:
         for _ in call:  # type: ignore[attr-defined]
@@ -125,8 +130,6 @@ def _drain(call: object) -> None:
 
 
 def _until(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    import time
-
     deadline = time.monotonic() + timeout_s
     while not condition():
         assert time.monotonic() < deadline, "timed out"
