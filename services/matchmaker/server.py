@@ -20,6 +20,7 @@ from arena.rpc.ratelimit import CallGuard, Limiter, RateLimit
 from arena.rpc.server import Service, create_server, serve_until_signal
 from services.matchmaker.servicer import MatchmakerServicer
 
+REGISTRATIONS = RateLimit(rate=1 / 60, burst=5)  # self-registrations per caller: 5 at once, then 1 a minute
 SERVICE_NAME = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
 
 
@@ -29,11 +30,12 @@ async def serve(args: argparse.Namespace) -> None:
     keys = Keys(args.prefix)
     store = RedisStore.connect(args.redis_url, keys)
     host_token = load_host_token(args.host_token_file)
-    servicer = MatchmakerServicer(store, host_token=host_token)
+    limits_client = aioredis.Redis.from_url(args.redis_url)
+    registrations = Limiter(REGISTRATIONS, limits_client, keys)  # open self-registration, per caller
+    servicer = MatchmakerServicer(store, host_token=host_token, registrations=registrations)
     service = Service(
         SERVICE_NAME, lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)
     )
-    limits_client = aioredis.Redis.from_url(args.redis_url)
     guard = CallGuard(Limiter(RateLimit.from_env(), limits_client, keys), host_token)
     served = await create_server(args.address, [service], interceptors=[guard])
     stopping = threading.Event()

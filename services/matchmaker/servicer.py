@@ -27,6 +27,7 @@ from arena.ladder.store import (
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import bearer_token, is_host
+from arena.rpc.ratelimit import Limiter, caller_of
 from arena.wire import rules_from_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset
@@ -143,10 +144,16 @@ async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, messag
 
 class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
     def __init__(
-        self, store: RedisStore, poll_s: float = 0.1, renew_s: float = 10.0, host_token: str | None = None
+        self,
+        store: RedisStore,
+        poll_s: float = 0.1,
+        renew_s: float = 10.0,
+        host_token: str | None = None,
+        registrations: Limiter | None = None,
     ) -> None:
         self.store = store
         self.host_token = host_token
+        self.registrations = registrations  # the stricter limit of open self-registration
         self.poll_s = poll_s
         self.renew_s = renew_s
 
@@ -192,6 +199,15 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
     async def RegisterAgent(self, request: pb.RegisterAgentRequest, context: Any) -> pb.RegisterAgentResponse:
         host = await self._host(context, self_registration=True)
+        if not host and self.registrations is not None:
+            wait_ms = await self.registrations.wait_ms("register:" + caller_of(context))
+            if wait_ms > 0:
+                seconds = math.ceil(wait_ms) / 1000
+                await context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"self-registration limit reached: retry after {seconds:.3f} s",
+                    trailing_metadata=(("retry-after", f"{seconds:.3f}"),),
+                )
         if request.kind not in KIND_OF:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"kind={request.kind} must be BUILTIN, CONNECTED or ENDPOINT"

@@ -89,6 +89,12 @@ def test_open_self_registration_and_ladder_entry(start_service: Callable[..., Se
         code, detail = refused(stub.JoinQueue, closed, token)
         assert code == grpc.StatusCode.PERMISSION_DENIED and "host registered" in detail
         assert stub.JoinQueue(pb.JoinQueueRequest(ladder="open", agent_id=mine.agent.agent_id), metadata=token)
+        # self-registration has its own, stricter limit per caller: a burst of 5, then 1 a minute
+        for number in range(2):  # the 4th and 5th registrations of this caller
+            stub.RegisterAgent(pb.RegisterAgentRequest(name=f"more{number}", kind=pb.AGENT_KIND_CONNECTED))
+        code, detail = refused(stub.RegisterAgent, pb.RegisterAgentRequest(name="spam", kind=pb.AGENT_KIND_CONNECTED))
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "self-registration" in detail
+        assert stub.RegisterAgent(pb.RegisterAgentRequest(name="byhost", kind=pb.AGENT_KIND_CONNECTED), metadata=HOST)
 
 
 @pytest.mark.parametrize(
