@@ -27,7 +27,7 @@ from arena.play.relay import (
     unregister_local_gateway,
 )
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay_pb2
-from arena.rpc.auth import TokenStore, authenticate
+from arena.rpc.auth import TokenStore, authenticate, bearer_token
 
 _MATCHES_REMEMBERED = 256
 # Connect metadata by which an agent accepts challenges from other agents (else only its own
@@ -42,9 +42,12 @@ class Connection:
     """One agent's live stream and what is pending on it. Hosts write to the stream directly
     (under a lock: one write at a time), which saves a task hop on every decision."""
 
-    def __init__(self, agent_id: str, context: grpc.aio.ServicerContext, challengeable: bool = False) -> None:
+    def __init__(
+        self, agent_id: str, context: grpc.aio.ServicerContext, challengeable: bool = False, token: str = ""
+    ) -> None:
         self.agent_id = agent_id
         self.context = context
+        self.token = token  # checked again now and then: a revoked token ends the stream
         self.challengeable = challengeable  # other agents may seat it in their challenges
         self.write_lock = asyncio.Lock()
         self.closed = asyncio.Event()
@@ -175,6 +178,17 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         while True:
             await asyncio.sleep(PRESENCE_REFRESH_S)
             await self._mark_present()
+            await self._drop_revoked()
+
+    async def _drop_revoked(self) -> None:
+        """End the stream of an agent whose token the host revoked or rotated since it connected."""
+        for agent_id, connection in list(self.connections.items()):
+            try:
+                holder = await self.tokens.agent_for_token(connection.token)
+            except Exception:  # Redis away: check again next time
+                return
+            if holder != agent_id:
+                connection.end(grpc.StatusCode.UNAUTHENTICATED, "the agent's token was revoked or rotated")
 
     async def _mark_present(self) -> None:
         """(Re)write the presence key of every agent held here; Redis away: next time."""
@@ -198,7 +212,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         agent_id = await authenticate(context, self.tokens)
         metadata = context.invocation_metadata() or ()
         opted_in = any(key.lower() == CHALLENGES_HEADER and value == "open" for key, value in metadata)
-        connection = Connection(agent_id, context, opted_in)
+        connection = Connection(agent_id, context, opted_in, bearer_token(metadata) or "")
         resend: list[match_pb2.AgentEvent] = []
         old = self.connections.get(agent_id)
         if old is not None:

@@ -146,3 +146,26 @@ def test_rate_limits_are_per_caller_and_shared_across_processes(start_service: C
         stubs[1].ListLadders(pb.ListLaddersRequest(), metadata=auth_metadata(agent.token), timeout=10)
         for _ in range(10):
             stubs[0].ListLadders(pb.ListLaddersRequest(), metadata=HOST, timeout=10)
+
+
+def test_a_revoked_token_ends_the_agents_open_stream(start_service: Callable[..., Service]) -> None:
+    import asyncio
+
+    from .agents import Agent
+
+    engine = start_service("services.engine")
+    with start_service("services.matchmaker").channel() as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        agent = stub.RegisterAgent(pb.RegisterAgentRequest(name="doomed", kind=pb.AGENT_KIND_CONNECTED), metadata=HOST)
+
+        async def run() -> grpc.aio.AioRpcError | None:
+            connected = await Agent(engine.address, agent.token).start()
+            assert connected.alive
+            request = pb.RevokeAgentTokenRequest(agent_id=agent.agent.agent_id)
+            await asyncio.to_thread(stub.RevokeAgentToken, request, metadata=HOST)
+            assert connected.task is not None
+            await asyncio.wait_for(connected.task, 15)  # the gateway re-checks its streams' tokens
+            return connected.error
+
+        error = asyncio.run(run())
+    assert error is not None and error.code() == grpc.StatusCode.UNAUTHENTICATED and "revoked" in error.details()
