@@ -116,6 +116,16 @@ class BadRequest:
         self.message_type = message_type
 
 
+async def refuse(context: grpc.aio.ServicerContext, wait_ms: float, why: str) -> None:
+    """End the call RESOURCE_EXHAUSTED: ``why``, and when to retry (message and ``retry-after``)."""
+    seconds = math.ceil(wait_ms) / 1000
+    await context.abort(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        f"{why}: retry after {seconds:.3f} s",
+        trailing_metadata=(("retry-after", f"{seconds:.3f}"),),
+    )
+
+
 def caller_of(context: grpc.aio.ServicerContext) -> str:
     """Who is calling, for limits: ``t:<token hash>`` or ``p:<peer host>`` (port left out)."""
     token = bearer_token(context.invocation_metadata())
@@ -138,13 +148,8 @@ class CallGuard(grpc.aio.ServerInterceptor):
             return
         wait_ms = await self.limiter.wait_ms(caller_of(context))
         if wait_ms > 0:
-            seconds = math.ceil(wait_ms) / 1000
-            await context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"rate limit of {self.limiter.limit.rate:g} calls/s (burst {self.limiter.limit.burst}) "
-                f"reached: retry after {seconds:.3f} s",
-                trailing_metadata=(("retry-after", f"{seconds:.3f}"),),
-            )
+            limit = self.limiter.limit
+            await refuse(context, wait_ms, f"rate limit of {limit.rate:g} calls/s (burst {limit.burst}) reached")
 
     async def intercept_service(
         self,

@@ -27,7 +27,7 @@ from arena.ladder.store import (
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import bearer_token, is_host
-from arena.rpc.ratelimit import Limiter, caller_of
+from arena.rpc.ratelimit import Limiter, caller_of, refuse
 from arena.wire import rules_from_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset
@@ -202,12 +202,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         if not host and self.registrations is not None:
             wait_ms = await self.registrations.wait_ms("register:" + caller_of(context))
             if wait_ms > 0:
-                seconds = math.ceil(wait_ms) / 1000
-                await context.abort(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"self-registration limit reached: retry after {seconds:.3f} s",
-                    trailing_metadata=(("retry-after", f"{seconds:.3f}"),),
-                )
+                await refuse(context, wait_ms, "self-registration limit reached")
         if request.kind not in KIND_OF:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"kind={request.kind} must be BUILTIN, CONNECTED or ENDPOINT"
