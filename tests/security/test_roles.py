@@ -116,7 +116,7 @@ def test_ladder_sizes_are_bounded(start_service: Callable[..., Service], ladder:
 
 
 def test_ladder_count_is_bounded(start_service: Callable[..., Service]) -> None:
-    from arena.ladder.redis_store import MAX_LADDERS
+    from arena.ladder.limits import MAX_LADDERS
 
     with start_service("services.matchmaker").channel() as channel:
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
