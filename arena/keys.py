@@ -33,6 +33,8 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}host:{h}                pubsub actions and undeliverable notices for match host h
     {p}match:{m}:events        stream the match's public MatchEvents (field ``e``), for spectators
     {p}challenge:{m}           string reserves a challenge's match id (SET NX, TTL MATCH_EVENTS_TTL_S)
+    {p}rate:{c}                string a caller's rate limit (GCRA theoretical arrival time, ms)
+    {p}challengeable:{id}      string the agent accepts challenges from others (TTL PRESENCE_TTL_S)
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ TEMPLATES: dict[str, str] = {
     "host_channel": "host:{}",
     "match_events": "match:{}:events",
     "challenge_id": "challenge:{}",
+    "rate_limit": "rate:{}",
+    "challengeable": "challengeable:{}",
 }
 
 Fields = Mapping[bytes | str, bytes | str]  # the fields of a stream entry, as redis-py returns them
@@ -227,6 +231,14 @@ class Keys:
 
     def challenge_id(self, match_id: str) -> str:
         return self._key("challenge_id", match_id)
+
+    def rate_limit(self, caller: str) -> str:
+        """string: the rate-limit state of one caller (a token's hash, or the peer's address)."""
+        return self._key("rate_limit", caller)
+
+    def challengeable(self, agent_id: str) -> str:
+        """string: present while the agent's gateway stream says it accepts challenges from others."""
+        return self._key("challengeable", agent_id)
 
 
 def register_agent_token(client: Any, agent_id: str, token: str, keys: Keys = Keys()) -> None:

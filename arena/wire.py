@@ -89,6 +89,9 @@ def rules_to_proto(rules: Rules) -> rules_pb2.Rules:
     return message
 
 
+MAX_HAND_SIZES = 1000  # hands in an explicit schedule sent over the wire
+
+
 def rules_from_proto(message: rules_pb2.Rules, field: str = "rules") -> Rules:
     """The preset (or engine defaults) with every set field applied."""
     if message.preset and message.preset not in PRESETS:
@@ -103,6 +106,8 @@ def rules_from_proto(message: rules_pb2.Rules, field: str = "rules") -> Rules:
         if message.HasField(name):
             overrides[name] = getattr(message, name)
     if message.hand_sizes:
+        if len(message.hand_sizes) > MAX_HAND_SIZES:  # bounds the work any caller can ask for
+            raise ConversionError(f"{field}.hand_sizes has {len(message.hand_sizes)} hands, over {MAX_HAND_SIZES}")
         overrides["hand_sizes"] = tuple(message.hand_sizes)
     try:
         return replace(base, **overrides) if overrides else base  # type: ignore[arg-type]

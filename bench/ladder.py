@@ -109,12 +109,12 @@ def measure_stack(
     return matches / seconds, window, cpu_ms
 
 
-def play(job: tuple[str, Any, list[dict[str, Any]]]) -> int:
+def play(job: tuple[str, Any, list[dict[str, Any]], int]) -> int:
     record = play_builtin(*job)
     return len(record["hands"])
 
 
-def measure_inprocess(jobs: list[tuple[str, Any, list[dict[str, Any]]]], processes: int) -> tuple[float, float]:
+def measure_inprocess(jobs: list[tuple[str, Any, list[dict[str, Any]], int]], processes: int) -> tuple[float, float]:
     """Matches per second and CPU milliseconds per match of ``processes`` pool processes."""
     with Pool(processes) as pool:
         pool.map(play, jobs[:processes])  # start-up and imports are not part of the games
@@ -177,7 +177,7 @@ def main() -> None:
             enroll(store, agents)
             rate, window, cpu_ms = measure_stack(store, "bench", args.warmup, matches, sample)
             drain(store, agents)  # the stack idles while the reference plays
-            jobs = [(match_id, rules, store.get_match(match_id).seats) for match_id in window]
+            jobs = [(info.match_id, rules, info.seats, info.seed) for info in map(store.get_match, window)]
             reference, reference_cpu_ms = measure_inprocess(jobs, args.concurrency)
             stack_rates.append(rate)
             reference_rates.append(reference)

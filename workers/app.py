@@ -23,5 +23,6 @@ from arena.ladder.routing import make_celery  # noqa: E402
 REDIS_URL = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
 
 app = make_celery(REDIS_URL, include=["workers.tasks"], prefix=Keys.from_env().prefix)
+app.conf.worker_consumer = "workers.consumer:Consumer"  # rides out a Redis restart with tasks in flight
 
 import workers.signals  # noqa: E402,F401  (metrics server in the main process)

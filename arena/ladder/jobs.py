@@ -9,11 +9,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from arena.ladder import metrics
 from arena.ladder.matchplay import play_match
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
+from arena.play.relay import PLATFORM_FAULT
+from arena.play.specs import SeatSpec
 
 DEFAULT_LEASE_S = 10.0
 
@@ -78,20 +81,23 @@ class LeaseRenewer:
 RENEWER = LeaseRenewer()
 
 
-_LADDERS: dict[tuple[int, str], Ladder] = {}
+_LADDERS: dict[tuple[int, str], tuple[float, Ladder]] = {}
+LADDER_CACHE_S = 5.0  # the host may update a ladder: a definition is read again after this long
 
 
 def _ladder(store: RedisStore, name: str) -> Ladder:
-    """Ladder definitions never change once created: read each once per process."""
+    """A ladder's definition, read at most once per LADDER_CACHE_S per process."""
     key = (id(store), name)
-    if key not in _LADDERS:
-        _LADDERS[key] = store.get_ladder(name)
-    return _LADDERS[key]
+    cached = _LADDERS.get(key)
+    if cached is None or time.monotonic() - cached[0] > LADDER_CACHE_S:
+        cached = _LADDERS[key] = (time.monotonic(), store.get_ladder(name))
+    return cached[1]
 
 
 def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lease_s: float | None = None) -> str:
     """Play ``match_id`` unless it is finished or held by a live runner; returns what happened:
-    'finished', 'duplicate' (someone finished it first), 'busy', 'failed' or 'missing'."""
+    'finished', 'duplicate' (someone finished it first), 'voided' (spoiled by the platform: failed,
+    not logged, not rated), 'busy', 'failed' or 'missing'."""
     lease = lease_s or lease_seconds()
     runner = runner_id()
     status, info = store.start_match_info(match_id, runner, lease)
@@ -105,7 +111,14 @@ def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lea
     started = time.perf_counter()
     running = metrics.MATCHES_RUNNING.labels(info.ladder)
     with running.track_inprogress(), RENEWER.holding(store, match_id, runner, lease):
-        record = play_match(match_id, ladder.rules(), info.seats, ladder.think_ms)
+        record = play_match(
+            match_id, ladder.rules(), info.seats, info.seed or store.ensure_seed(match_id), ladder.think_ms
+        )
+    spoiled = spoiled_by_platform(record, info.seats)
+    if spoiled:  # the agents did nothing wrong: the match is voided, never rated as their loss
+        store.fail_match(match_id, f"voided: {spoiled}")
+        metrics.MATCH_RUNS_SKIPPED.labels("voided").inc()
+        return "voided"
     first, _ = store.finish_match(match_id, record, info)
     if first:
         metrics.MATCHES_FINISHED.labels(info.ladder).inc()
@@ -116,6 +129,21 @@ def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lea
         metrics.MATCH_RUNS_SKIPPED.labels("duplicate").inc()
     rate(info.ladder)
     return "finished" if first else "duplicate"
+
+
+def spoiled_by_platform(record: dict[str, Any], seats: list[SeatSpec]) -> str:
+    """Why the platform, not the agents, spoiled this match ('' if it did not): a relay failure
+    (Redis) reached the match host, or every remote seat (two or more) was forfeited for being
+    disconnected, which is what a lost Redis or gateway looks like from the host."""
+    faults = record.get("faults", [])
+    if any(str(fault.get("detail", "")).startswith(PLATFORM_FAULT) for fault in faults):
+        return "the platform lost Redis during the match"
+    remote = [seat for seat, spec in enumerate(seats) if spec.kind != "builtin"]
+    forfeited = set(record.get("forfeited", []))
+    kinds = {seat: {f["kind"] for f in faults if f["seat"] == seat} for seat in remote}
+    if len(remote) >= 2 and all(seat in forfeited and kinds[seat] == {"DISCONNECTED"} for seat in remote):
+        return "every remote seat was forfeited as disconnected"
+    return ""
 
 
 def update_ratings(store: RedisStore, ladder: str) -> int:

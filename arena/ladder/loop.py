@@ -100,7 +100,8 @@ def run_forever(
     next_sweep = 0.0
     while not stop():
         try:
-            for ladder in store.list_ladders():
+            ladders = [ladder for ladder in store.list_ladders() if not ladder.paused]
+            for ladder in store.waiting_ladders(ladders):  # an empty queue costs no snapshot
                 form_once(store, ladder, dispatch)
             if time.monotonic() >= next_sweep:
                 sweep(store, dispatch, rate, policy)

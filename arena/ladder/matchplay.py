@@ -7,7 +7,6 @@ tables with connected or endpoint agents go through the engine service's match h
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Sequence
@@ -21,11 +20,6 @@ from ohell.observation import Observation
 from ohell.record import build_record
 from ohell.rules import Rules
 from ohell.state import Game
-
-
-def match_seed(match_id: str) -> int:
-    """Deterministic per match: a match played again after a crash deals the same cards."""
-    return int.from_bytes(hashlib.sha256(match_id.encode()).digest()[:6], "big")
 
 
 class PacedBot:
@@ -45,8 +39,9 @@ class PacedBot:
         return self._bot.play(observation)
 
 
-def play_builtin(match_id: str, rules: Rules, seats: Sequence[SeatSpec], think_ms: int = 0) -> dict[str, Any]:
-    seed = match_seed(match_id)
+def play_builtin(
+    match_id: str, rules: Rules, seats: Sequence[SeatSpec], seed: int, think_ms: int = 0
+) -> dict[str, Any]:
     bots: list[Any] = [make_bot(seat.bot, seed * 8 + index) for index, seat in enumerate(seats)]
     if think_ms > 0:
         bots = [PacedBot(bot, think_ms) for bot in bots]
@@ -54,17 +49,19 @@ def play_builtin(match_id: str, rules: Rules, seats: Sequence[SeatSpec], think_m
     return build_record(state, [seat.record_entry() for seat in seats], seed=seed, match_id=match_id)
 
 
-def play_match(match_id: str, rules: Rules, seats: Sequence[SeatSpec], think_ms: int = 0) -> dict[str, Any]:
-    """The record of the match ``match_id`` with ``seats`` (the specs stored at claim time)."""
+def play_match(match_id: str, rules: Rules, seats: Sequence[SeatSpec], seed: int, think_ms: int = 0) -> dict[str, Any]:
+    """The record of the match ``match_id`` with ``seats`` (the specs stored at claim time) and
+    its secret ``seed`` (drawn from a CSPRNG at claim time and kept in the match's hash, so a
+    match played again after a crash deals the same cards; published only in the record)."""
     if all_builtin(seats):
-        return play_builtin(match_id, rules, seats, think_ms)
-    return play_remote(match_id, rules, seats, think_ms)
+        return play_builtin(match_id, rules, seats, seed, think_ms)
+    return play_remote(match_id, rules, seats, seed)
 
 
-def play_remote(match_id: str, rules: Rules, seats: Sequence[SeatSpec], think_ms: int) -> dict[str, Any]:
+def play_remote(match_id: str, rules: Rules, seats: Sequence[SeatSpec], seed: int) -> dict[str, Any]:
     """Through the engine's match host: connected seats are reached over the Redis relay (their
     gateway may be another process), endpoint seats are dialled; faults and forfeits are recorded."""
     from arena.play.host import host_match_sync  # grpc is loaded only where remote matches are hosted
 
     redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)  # the Redis the worker itself uses
-    return host_match_sync(match_id, rules, seats, match_seed(match_id), redis_url=redis_url)
+    return host_match_sync(match_id, rules, seats, seed, redis_url=redis_url)

@@ -29,6 +29,8 @@ class Agent:
     endpoint: str = ""  # host:port of an endpoint agent
     house: bool = False  # a house bot that fills tables
     created_ms: int = 0
+    self_registered: bool = False  # registered without the host token: enters only open ladders
+    dial_token: str = ""  # an endpoint agent's token, presented to its endpoint (never shown)
 
     def seat_spec(self) -> SeatSpec:
         """How the match host must seat this agent (stored with each match)."""
@@ -38,6 +40,7 @@ class Agent:
             bot=self.bot,
             agent_id=self.agent_id,
             address=self.endpoint,
+            token=self.dial_token,
             version=self.version,
             house=self.house,
         )
@@ -55,6 +58,8 @@ class Ladder:
     base_window: float = 5.0
     widen_per_s: float = 2.0
     think_ms: int = 0  # built-in seats pause this long per decision (for spectators and tests)
+    entry: str = "host"  # who may queue: "host" (host-registered agents) or "open" (also self-registered)
+    paused: bool = False  # no tables are formed while paused
 
     def rules(self) -> Rules:
         base = preset(self.preset) if self.preset else Rules()
@@ -85,6 +90,7 @@ class MatchInfo:
     attempts: int = 0
     log_id: str = ""
     error: str = ""
+    seed: int = 0  # secret until the match is finished (then in its record); never sent before
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import json
 import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 import redis
@@ -14,18 +15,25 @@ from redis.typing import EncodableT, FieldT
 from arena.keys import Keys, stream_entries, text, token_hash
 from arena.ladder import scripts
 from arena.ladder.forming import HouseBot, Ticket
+from arena.ladder.limits import MAX_LADDERS, check_ladder
 from arena.ladder.matchlog import encode, summarize
 from arena.ladder.model import AGENT_KINDS, Agent, Ladder, MatchInfo, Standing, now_ms
 from arena.ladder.ratings import MODEL, STAT_FIELDS, WIN_SHARE, catch_up, rebuild
 from arena.ladder.routing import Queues
-from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
+from arena.ladder.store import (
+    AlreadyExists,
+    InUse,
+    LimitReached,
+    NotFound,
+    PermissionDenied,
+    StoreError,
+    Unauthenticated,
+)
 from arena.play.specs import SeatSpec
 from arena.redis_client import retrying_client
 from ohell.bots import BOT_FACTORIES
-from ohell.errors import OhHellError
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-LADDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}$")  # no '-': match ids are "{ladder}-{n}"
 
 
 PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before its gateway stream is up
@@ -54,7 +62,14 @@ class RedisStore:
 
     # agents ---------------------------------------------------------------------------------
     def register_agent(
-        self, name: str, kind: str, version: str = "", bot: str = "", endpoint: str = "", house: bool = False
+        self,
+        name: str,
+        kind: str,
+        version: str = "",
+        bot: str = "",
+        endpoint: str = "",
+        house: bool = False,
+        self_registered: bool = False,
     ) -> tuple[Agent, str]:
         if not AGENT_NAME.match(name):
             raise StoreError(f"name {name!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
@@ -62,11 +77,14 @@ class RedisStore:
             raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
         if kind == "builtin" and bot not in BOT_FACTORIES:
             raise StoreError(f"bot {bot!r} is not a built-in bot ({', '.join(sorted(BOT_FACTORIES))})", "bot")
-        if kind == "endpoint" and not re.match(r"^[\w.\-\[\]:]+:\d+$", endpoint):
+        if self_registered and kind != "connected":
+            raise PermissionDenied(f"kind {kind!r}: a self-registered agent can only be connected", "kind")
+        if kind == "endpoint" and (len(endpoint) > 255 or not re.match(r"^[\w.\-\[\]:]+:\d{1,5}$", endpoint)):
             raise StoreError(f"endpoint {endpoint!r} must look like host:port", "endpoint")
         if len(version) > 64:
             raise StoreError("version must be at most 64 characters", "version")
         number = self.client.incr(self.keys.agent_seq)
+        token = secrets.token_urlsafe(24)
         agent = Agent(
             f"a{number}",
             name,
@@ -76,10 +94,11 @@ class RedisStore:
             endpoint if kind == "endpoint" else "",
             house,
             now_ms(),
+            self_registered,
+            token if kind == "endpoint" else "",
         )
         if not self.client.hsetnx(self.keys.agent_names, name, agent.agent_id):
             raise AlreadyExists(f"an agent named {name!r} exists", "name")
-        token = secrets.token_urlsafe(24)
         fields: dict[FieldT, EncodableT] = {
             "agent_id": agent.agent_id,
             "name": name,
@@ -90,6 +109,8 @@ class RedisStore:
             "house": int(house),
             "created_ms": agent.created_ms,
             "token_sha": token_hash(token),
+            "self_registered": int(self_registered),
+            "dial_token": agent.dial_token,
         }
         with self.client.pipeline() as pipe:
             pipe.hset(self.keys.agent(agent.agent_id), mapping=fields)
@@ -106,6 +127,40 @@ class RedisStore:
     def agent_for_token(self, token: str) -> Agent | None:
         agent_id = self.client.hget(self.keys.agent_tokens, token_hash(token))
         return self.get_agent(text(agent_id)) if agent_id else None
+
+    def open_ladder_exists(self) -> bool:
+        """Whether some ladder lets self-registered agents in (open self-registration)."""
+        return any(ladder.entry == "open" for ladder in self.list_ladders())
+
+    def set_token(self, agent_id: str, rotate: bool) -> str | None:
+        """Replace (``rotate``) or remove the agent's token; returns the new token, or for a
+        revocation the old hash (None when it had no token). The old token stops working at once."""
+        agent = self.get_agent(agent_id)
+        old = self.client.hget(self.keys.agent(agent_id), "token_sha")
+        token = secrets.token_urlsafe(24) if rotate else None
+        with self.client.pipeline() as pipe:
+            if old:
+                pipe.hdel(self.keys.agent_tokens, text(old))
+            if token is not None:
+                pipe.hset(self.keys.agent_tokens, token_hash(token), agent_id)
+                fields: dict[FieldT, EncodableT] = {"token_sha": token_hash(token)}
+                if agent.kind == "endpoint":
+                    fields["dial_token"] = token
+                pipe.hset(self.keys.agent(agent_id), mapping=fields)
+            else:
+                pipe.hset(self.keys.agent(agent_id), "token_sha", "")
+            pipe.execute()
+        return token if rotate else (text(old) if old else None)
+
+    def list_agents(self, offset: int, limit: int) -> tuple[list[Agent], bool]:
+        """Agents in registration order from the ``offset``-th; and whether more follow."""
+        last = int(self.client.get(self.keys.agent_seq) or 0)
+        numbers = range(offset + 1, min(last, offset + limit) + 1)
+        with self.client.pipeline(transaction=False) as pipe:
+            for number in numbers:
+                pipe.hgetall(self.keys.agent(f"a{number}"))
+            found = pipe.execute()
+        return [_agent(raw) for raw in found if raw], offset + limit < last
 
     def get_agent(self, agent_id: str) -> Agent:
         return self.get_agents([agent_id])[agent_id]
@@ -139,24 +194,16 @@ class RedisStore:
 
     # ladders --------------------------------------------------------------------------------
     def create_ladder(self, ladder: Ladder) -> Ladder:
-        if not LADDER_NAME.match(ladder.name):
-            raise StoreError(f"ladder name {ladder.name!r} must be 1-64 of a-z 0-9 '_' '.'", "name")
-        if not 3 <= ladder.seats <= 7:
-            raise StoreError(f"seats={ladder.seats} must be from 3 to 7", "seats")
-        try:
-            ladder.rules()
-        except OhHellError as error:
-            raise StoreError(str(error), "rules") from None
-        unknown = [bot for bot in ladder.house_bots if bot not in BOT_FACTORIES]
-        if unknown:
-            raise StoreError(f"house bot {unknown[0]!r} is not a built-in bot", "house_bots")
-        if ladder.house_fill and not ladder.house_bots:
-            raise StoreError("house_fill needs at least one house bot", "house_bots")
-        if ladder.fill_after_s < 0 or ladder.base_window < 0 or ladder.widen_per_s < 0 or ladder.think_ms < 0:
-            raise StoreError("fill_after_s, base_window, widen_per_s and think_ms must be >= 0", "ladder")
+        check_ladder(ladder)
+        if self.client.scard(self.keys.ladders) >= MAX_LADDERS:
+            raise LimitReached(f"there are {MAX_LADDERS} ladders already (the limit): delete one first", "ladder")
         if not self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), nx=True):
             raise AlreadyExists(f"ladder {ladder.name!r} exists", "name")
         self.client.sadd(self.keys.ladders, ladder.name)
+        self._house(ladder)
+        return ladder
+
+    def _house(self, ladder: Ladder) -> None:
         house_ids = []
         for bot in ladder.house_bots:  # seats - 1 of each, so a lone agent can fill a table with one kind
             for copy in range(1, ladder.seats):
@@ -165,9 +212,40 @@ class RedisStore:
                     house_ids.append(self.agent_by_name(name).agent_id)
                 except NotFound:
                     house_ids.append(self.register_agent(name, "builtin", bot=bot, house=True)[0].agent_id)
-        if house_ids:
-            self.client.rpush(self.keys.house(ladder.name), *house_ids)
+        with self.client.pipeline() as pipe:
+            pipe.delete(self.keys.house(ladder.name))
+            if house_ids:
+                pipe.rpush(self.keys.house(ladder.name), *house_ids)
+            pipe.execute()
+
+    def update_ladder(self, ladder: Ladder) -> Ladder:
+        """Replace a ladder's definition (its paused flag stays); matches in play are not changed."""
+        current = self.get_ladder(ladder.name)
+        ladder = replace(ladder, paused=current.paused)
+        check_ladder(ladder)
+        self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), xx=True)
+        self._house(ladder)
         return ladder
+
+    def set_paused(self, name: str, paused: bool) -> Ladder:
+        ladder = replace(self.get_ladder(name), paused=paused)
+        self.client.set(self.keys.ladder(name), ladder.to_json(), xx=True)
+        return ladder
+
+    def delete_ladder(self, name: str) -> None:
+        """Remove a ladder's definition, queue and tickets; its log, records and ratings stay."""
+        self.get_ladder(name)
+        playing = [m for m in self.active_matches() if m.rsplit("-", 1)[0] == name]
+        if playing:
+            raise InUse(f"ladder {name!r} has {len(playing)} match(es) in play: pause it and retry", "name")
+        members = cast(list[bytes | str], self.client.zrange(self.keys.queue(name), 0, -1))
+        queued = [text(a) for a in members]
+        with self.client.pipeline() as pipe:
+            pipe.srem(self.keys.ladders, name)
+            pipe.delete(self.keys.ladder(name), self.keys.queue(name), self.keys.enrolled(name), self.keys.house(name))
+            for agent_id in queued:
+                pipe.delete(self.keys.ticket(name, agent_id))
+            pipe.execute()
 
     def get_ladder(self, name: str) -> Ladder:
         raw = self.client.get(self.keys.ladder(name))
@@ -176,7 +254,17 @@ class RedisStore:
         return Ladder.from_json(raw)
 
     def list_ladders(self) -> list[Ladder]:
-        return [self.get_ladder(text(name)) for name in sorted(self.client.smembers(self.keys.ladders))]
+        names = sorted(text(name) for name in self.client.smembers(self.keys.ladders))
+        found = self.client.mget([self.keys.ladder(name) for name in names]) if names else []
+        return [Ladder.from_json(raw) for raw in found if raw is not None]
+
+    def waiting_ladders(self, ladders: Sequence[Ladder]) -> list[Ladder]:
+        """The ladders among ``ladders`` that have a ticket queued (one round trip)."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for ladder in ladders:
+                pipe.zcard(self.keys.queue(ladder.name))
+            counts = pipe.execute()
+        return [ladder for ladder, count in zip(ladders, counts, strict=True) if count]
 
     def house_bots(self, ladder: str) -> list[HouseBot]:
         ids = [text(agent) for agent in self.client.lrange(self.keys.house(ladder), 0, -1)]
@@ -227,10 +315,12 @@ class RedisStore:
     def join(self, ladder: str, agent_id: str, lease_s: float | None, enroll: bool = False) -> float:
         """Queue (or renew) the agent's ticket; returns its enqueue time in ms. ``lease_s=None``:
         the ticket does not expire (built-in agents)."""
-        self.get_ladder(ladder)
+        definition = self.get_ladder(ladder)
         agent = self.get_agent(agent_id)
         if agent.house:
-            raise StoreError(f"house agent {agent_id!r} fills tables; it does not queue", "agent_id")
+            raise PermissionDenied(f"house agent {agent_id!r} fills tables; it does not queue", "agent_id")
+        if agent.self_registered and definition.entry != "open":
+            raise PermissionDenied(f"ladder {ladder!r} admits only agents the host registered", "agent_id")
         lease_ms = 0 if lease_s is None else max(1, int(lease_s * 1000))
         now = now_ms()
         value = f"g:{now}" if agent.kind == "connected" else str(now)
@@ -292,7 +382,12 @@ class RedisStore:
             seats = [specs[agent_id] for agent_id in table]
             queued = [seat.agent_id for seat in seats if not seat.house]
             payload.append(
-                {"agents": queued, "seats": [seat.to_dict() for seat in seats], "queue": self.queues.for_seats(seats)}
+                {
+                    "agents": queued,
+                    "seats": [seat.to_dict() for seat in seats],
+                    "queue": self.queues.for_seats(seats),
+                    "seed": str(secrets.randbits(63)),  # the deals' secret: never derived from public ids
+                }
             )
         by_queue: dict[str, list[int]] = {}
         for index, formed in enumerate(payload):
@@ -337,6 +432,11 @@ class RedisStore:
 
     def fail_match(self, match_id: str, error: str) -> bool:
         return bool(self._fail(args=[self.keys.prefix, match_id, error[:500], now_ms()]))
+
+    def ensure_seed(self, match_id: str) -> int:
+        """The match's secret seed; one is drawn now for a match claimed before seeds were stored."""
+        self.client.hsetnx(self.keys.match(match_id), "seed", secrets.randbits(63))
+        return int(self.client.hget(self.keys.match(match_id), "seed") or 0)
 
     def mark_dispatched(self, match_id: str) -> None:
         self.client.hset(self.keys.match(match_id), "dispatched_ms", now_ms())
@@ -384,6 +484,8 @@ def _agent(raw: dict[bytes, bytes]) -> Agent:
         data.get("endpoint", ""),
         data.get("house") == "1",
         int(data.get("created_ms", 0)),
+        data.get("self_registered") == "1",
+        data.get("dial_token", ""),
     )
 
 
@@ -401,4 +503,5 @@ def _match_info(raw: Mapping[bytes | str, bytes | str]) -> MatchInfo:
         int(data.get("attempts", 0)),
         data.get("log_id", ""),
         data.get("error", ""),
+        int(data.get("seed", 0)),
     )

@@ -36,7 +36,8 @@ end
 return out
 """
 
-# Claim tables: ARGV = prefix, ladder, now_ms, celery queue, JSON [{agents, seats}, ...].
+# Claim tables: ARGV = prefix, ladder, now_ms, celery queue, JSON [{agents, seats, queue, seed}, ...]
+# (seed: the match's secret deal seed, a decimal string drawn by the caller from a CSPRNG).
 # A table is formed only if each of its queued agents still holds a ticket and sits nowhere
 # else; then their tickets go, they are marked busy, remote agents are told their seat and the
 # match is created. Returns one match
@@ -69,7 +70,7 @@ for i, table_ in ipairs(tables) do
     end
     redis.call('HSET', K.match(p, match_id), 'match_id', match_id, 'ladder', l, 'state', 'queued',
       'seats', cjson.encode(table_.seats), 'queue', celery_queue, 'created_ms', now,
-      'dispatched_ms', now, 'attempts', 0)
+      'dispatched_ms', now, 'attempts', 0, 'seed', table_.seed)
     redis.call('SADD', K.active(p), match_id)
     out[i] = match_id
   else

@@ -33,3 +33,15 @@ class AlreadyExists(StoreError):
 
 class Unauthenticated(StoreError):
     pass
+
+
+class PermissionDenied(StoreError):
+    pass
+
+
+class LimitReached(StoreError):
+    """A bound on how much a caller may create (ladders): RESOURCE_EXHAUSTED."""
+
+
+class InUse(StoreError):
+    """The thing is in use (a ladder with matches in play): FAILED_PRECONDITION."""

@@ -37,6 +37,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"workers     {args.workers} x {args.concurrency} built-in + 1 x {args.remote_concurrency} remote")
         for name, port in sorted(stack.metrics_ports.items()):
             print(f"metrics     {name}: http://127.0.0.1:{port}/metrics")
+        print(f"host token  {stack.host_token_path}   (administration: send it as 'authorization: Bearer <token>')")
         print(f"logs        {stack.log_dir}\nCtrl-C stops everything.", flush=True)
         services = [proc for proc in stack.procs if proc not in stack.workers]  # workers are restarted
         while all(proc.popen.poll() is None for proc in services):

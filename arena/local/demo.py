@@ -68,14 +68,18 @@ def run_demo(args: argparse.Namespace) -> int:
 def play_ladder(
     stub: matchmaker_pb2_grpc.MatchmakerServiceStub, stack: Stack, rules: pb.Ladder, args: argparse.Namespace
 ) -> int:
+    host = auth_metadata(stack.host_token)  # the stack's administration credential
     stub.CreateLadder(
         pb.CreateLadderRequest(
             ladder=pb.Ladder(name=DEMO_LADDER, rules=rules, seats=args.seats, base_window=8.0, widen_per_second=8.0)
-        )
+        ),
+        metadata=host,
     )
     tokens = {}
     for name, bot in demo_agents():
-        reply = stub.RegisterAgent(pb.RegisterAgentRequest(name=name, kind=pb.AGENT_KIND_BUILTIN, bot=bot))
+        reply = stub.RegisterAgent(
+            pb.RegisterAgentRequest(name=name, kind=pb.AGENT_KIND_BUILTIN, bot=bot), metadata=host
+        )
         tokens[reply.agent.agent_id] = reply.token
     for agent_id, token in tokens.items():
         stub.JoinQueue(pb.JoinQueueRequest(ladder=DEMO_LADDER, agent_id=agent_id), metadata=auth_metadata(token))

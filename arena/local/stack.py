@@ -22,6 +22,7 @@ from pathlib import Path
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
 from arena.ladder.routing import Queues
+from arena.rpc.auth import HOST_TOKEN_ENV, new_host_token
 
 PORT_LINE = re.compile(r"service on port (\d+)")
 WORKER_READY = re.compile(r"ohell worker ready")
@@ -41,6 +42,7 @@ class StackConfig:
     matchmaker_args: tuple[str, ...] = ()
     log_dir: str | None = None
     worker_log_level: str = "WARNING"  # INFO logs two lines per task
+    host_token: str = ""  # the administration credential given to the services ("" = a new random one)
 
 
 class Proc:
@@ -96,6 +98,8 @@ class Proc:
 class Stack:
     def __init__(self, config: StackConfig | None = None) -> None:
         self.config = config or StackConfig()
+        # the administration credential (send it with auth_metadata); also in host_token_path, mode 0600
+        self.host_token = self.config.host_token or os.environ.get(HOST_TOKEN_ENV) or new_host_token()
         self.redis: EmbeddedRedis | None = None
         self.redis_url = self.config.redis_url or ""
         self.procs: list[Proc] = []
@@ -109,6 +113,9 @@ class Stack:
         self._own_log_dir = self.config.log_dir is None
         self.log_dir = Path(self.config.log_dir or tempfile.mkdtemp(prefix="ohell-stack-"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.host_token_path = self.log_dir / "host-token"
+        self.host_token_path.touch(mode=0o600)
+        self.host_token_path.write_text(self.host_token + "\n")
 
     @property
     def matchmaker_address(self) -> str:
@@ -120,6 +127,7 @@ class Stack:
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ) | {"REDIS_URL": self.redis_url, PREFIX_ENV: self.config.prefix, "PYTHONUNBUFFERED": "1"}
+        env[HOST_TOKEN_ENV] = self.host_token
         env |= self.config.env
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         return env

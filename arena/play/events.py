@@ -129,9 +129,8 @@ class RedisEventLog:
         give_up = loop.time() + wait_s
         seen_any = False
         while True:
-            block_ms = max(1, int((give_up - loop.time()) * 1000))
-            if seen_any:
-                block_ms = min(block_ms, 1000)
+            # at most 1 s per read: a block longer than the client's socket timeout would fail the read
+            block_ms = min(max(1, int((give_up - loop.time()) * 1000)), 1000)
             answer = await self.client.xread({key: last}, count=100, block=block_ms)
             if not answer:
                 if loop.time() >= give_up:

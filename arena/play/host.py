@@ -18,13 +18,14 @@ import asyncio
 import random
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 from arena.keys import Keys
 from arena.play import metrics
 from arena.play.events import EventLog, FeedWriter, LocalEventLog, PublicFeed, RedisEventLog, hand_ended
 from arena.play.players import ConnectedPlayer, EndpointPlayer
-from arena.play.relay import HostLink, Reply
+from arena.play.relay import PLATFORM_FAULT, HostLink, Reply
 from arena.play.specs import SeatSpec, SeatSpecError, TimeControl
 from arena.proto.ohell.v1 import match_pb2
 from arena.wire import (
@@ -60,8 +61,10 @@ class _Match:
         time_control: TimeControl,
         link: HostLink,
         log: EventLog | None,
+        bot_executor: Executor | None = None,
     ) -> None:
         self.match_id = match_id
+        self.bot_executor = bot_executor
         self.specs = list(seats)
         self.seed = seed
         self.tc = time_control
@@ -73,7 +76,8 @@ class _Match:
         n = len(seats)
         self.bank_ms = [float(time_control.time_bank_ms)] * n
         self.fault_count = [0] * n
-        self.faults: list[dict[str, Any]] = []
+        self.faults: list[dict[str, Any]] = []  # full details: the offending seat and the record
+        self.public_faults: list[dict[str, Any]] = []  # what other seats and spectators see
         self.forfeited: set[int] = set()
         self.decisions = 0
         self.fault_events: list[Any] = []
@@ -138,17 +142,25 @@ class _Match:
         event = match_pb2.AgentEvent(hand_ended=hand_ended(self.match_id, self.state, index))
         await asyncio.gather(*(player.notify(event) for _, player in self.remote()))
 
-    async def finish(self, seat_infos: list[match_pb2.SeatInfo]) -> dict[str, Any]:
+    def ended(self, seat: int | None) -> match_pb2.MatchEnded:
+        """MatchEnded as ``seat`` may see it: full details of its own faults, public ones of others."""
         state = self.state
-        ended = match_pb2.MatchEnded(
+        pairs = zip(self.faults, self.public_faults, strict=True)
+        faults = [full if full["seat"] == seat else public for full, public in pairs]
+        return match_pb2.MatchEnded(
             match_id=self.match_id,
             totals=state.scores,
             winners=final_winners(state, sorted(self.forfeited)),
             forfeited=sorted(self.forfeited),
-            faults=[fault_to_proto(f) for f in self.faults],
+            faults=[fault_to_proto(f) for f in faults],
         )
-        await asyncio.gather(*(player.notify(match_pb2.AgentEvent(match_ended=ended)) for _, player in self.remote()))
-        self.publish([self.feed.ended(ended)])
+
+    async def finish(self, seat_infos: list[match_pb2.SeatInfo]) -> dict[str, Any]:
+        state = self.state
+        await asyncio.gather(
+            *(player.notify(match_pb2.AgentEvent(match_ended=self.ended(seat))) for seat, player in self.remote())
+        )
+        self.publish([self.feed.ended(self.ended(None))])
         return build_record(
             state,
             [spec.record_entry() for spec in self.specs],
@@ -164,6 +176,8 @@ class _Match:
         if seat in self.forfeited:
             return state.default_action()
         if spec.kind == "builtin":
+            if self.bot_executor is not None:  # a service's event loop must not think for bots
+                return await asyncio.get_running_loop().run_in_executor(self.bot_executor, self.builtin_action, seat)
             return self.builtin_action(seat)
         began = time.perf_counter()  # the round trip: building the request to checking the answer
         legal = state.legal_actions()
@@ -228,12 +242,14 @@ class _Match:
     def fault(self, seat: int, kind: str, detail: str) -> int:
         state = self.state
         self.faults.append({"seat": seat, "hand": state.hand_number, "kind": kind, "detail": detail})
+        public = public_detail(seat, kind, state.phase == Phase.BID, detail)
+        self.public_faults.append({"seat": seat, "hand": state.hand_number, "kind": kind, "detail": public})
         self.fault_count[seat] += 1
         metrics.observe_fault(self.specs[seat].kind, kind)
         if self.fault_count[seat] >= self.tc.max_faults:
             self.forfeited.add(seat)
         if self.writer is not None:  # published with the step's events, before the default action
-            self.fault_events.append(self.feed.fault(fault_to_proto(self.faults[-1])))
+            self.fault_events.append(self.feed.fault(fault_to_proto(self.public_faults[-1])))
         return state.default_action()
 
     def builtin_action(self, seat: int) -> int:
@@ -249,6 +265,20 @@ class _Match:
         if action not in state.legal_actions():
             return self.fault(seat, "ILLEGAL", f"built-in bot chose {describe_action(action)}")
         return action
+
+
+def public_detail(seat: int, kind: str, bidding: bool, detail: str) -> str:
+    """A fault as other seats and spectators see it: the kind of mistake, never a card (the full
+    detail can name the card tried and the cards held) nor a network error of an endpoint."""
+    if kind == "TIMEOUT":
+        return f"seat {seat} did not act in time"
+    if kind == "ILLEGAL":
+        return f"seat {seat} made an illegal {'bid' if bidding else 'play'}"
+    if kind == "GARBAGE":
+        return f"seat {seat} sent an action that is not for this decision or cannot be read"
+    if detail.startswith(PLATFORM_FAULT):
+        return f"seat {seat} could not be reached: the platform failed, not the agent"
+    return f"seat {seat} is not connected"
 
 
 def check_seats(seats: Sequence[SeatSpec]) -> None:
@@ -267,6 +297,7 @@ async def host_match(
     redis_client: Any | None = None,
     keys: Keys | None = None,
     spectate: bool = True,
+    bot_executor: Executor | None = None,
 ) -> dict[str, Any]:
     """Play a whole match and return its record (``ohell.record.build_record``: seats, faults
     with seat/hand/kind/detail, forfeited). Connected seats are reached through gateways in this
@@ -288,7 +319,8 @@ async def host_match(
         await link.start()  # replies from gateways elsewhere come to this host's channel
     metrics.MATCHES_HOSTED.inc()
     try:
-        return await _Match(match_id, rules, seats, seed, time_control or TimeControl(), link, log).run()
+        match = _Match(match_id, rules, seats, seed, time_control or TimeControl(), link, log, bot_executor)
+        return await match.run()
     finally:
         await link.close()
         if own_client is not None:

@@ -111,8 +111,10 @@ class EndpointPlayer:
         if self.call is not None:
             with contextlib.suppress(Exception):
                 code = await asyncio.wait_for(self.call.code(), 1.0)
+                if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                    return f"{code.name}: the endpoint is not reachable"
                 if code is not None and code != grpc.StatusCode.OK:
-                    return f"{code.name}: {await self.call.details()}"
+                    return f"{code.name}: {(await self.call.details() or '')[:200]}"
         return _describe(error)
 
     async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
@@ -187,6 +189,10 @@ def _expire(future: asyncio.Future[Reply | None]) -> None:
 
 
 def _describe(error: BaseException) -> str:
+    """Why the endpoint failed, without the transport's network details (which would tell a
+    closed port from an open one): the status code, and the endpoint's own message otherwise."""
     if isinstance(error, grpc.aio.AioRpcError):
-        return f"{error.code().name}: {error.details()}"
-    return f"{type(error).__name__}: {error}"
+        if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            return f"{error.code().name}: the endpoint is not reachable"
+        return f"{error.code().name}: {(error.details() or '')[:200]}"
+    return type(error).__name__

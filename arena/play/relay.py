@@ -24,11 +24,17 @@ from arena.proto.ohell.v1 import match_pb2, relay_pb2
 # have stopped reading and is disconnected.
 WRITE_LIMIT_S = 5.0
 
+# Starts the reason of an undeliverable event when the platform (Redis), not the agent, failed: the
+# ladder voids a match spoiled this way instead of rating it (arena.ladder.jobs).
+PLATFORM_FAULT = "platform: "
+
 ReplyTarget = Callable[[relay_pb2.RelayEnvelope], None] | str  # local callback or Redis channel
 
 
 class LocalGateway(Protocol):
     def holds(self, agent_id: str) -> bool: ...
+
+    def accepts_challenges(self, agent_id: str) -> bool: ...
 
     async def deliver(
         self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget, timeout: float
@@ -113,7 +119,7 @@ class HostLink:
             receivers = await self.redis.publish(self.keys.gateway_channel(gateway_id), envelope.SerializeToString())
         except Exception as error:  # Redis away: this event is lost, the match goes on
             self._gateway_of.pop(agent_id, None)
-            return f"cannot relay to agent {agent_id!r}: Redis failed ({type(error).__name__}: {error})"
+            return f"{PLATFORM_FAULT}cannot relay to agent {agent_id!r}: Redis failed ({type(error).__name__}: {error})"
         if not receivers:
             self._gateway_of.pop(agent_id, None)
             return f"the gateway holding agent {agent_id!r} is gone"

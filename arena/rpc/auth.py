@@ -1,13 +1,43 @@
-"""Token auth: agents send ``authorization: Bearer <token>`` metadata on every agent RPC."""
+"""Token auth: agents send ``authorization: Bearer <token>`` metadata on every agent RPC; the
+host sends its host token the same way on every administration RPC (docs/operations.md, roles).
+
+The host token is a secret the services read from ``OHELL_HOST_TOKEN`` or from a file
+(``--host-token-file``); without one, no caller is the host and every admin RPC is refused.
+"""
 
 from __future__ import annotations
 
+import os
+import secrets
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import grpc
 
 from arena.keys import Keys, token_hash
+
+HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
+MIN_HOST_TOKEN = 16  # characters: a short host token is refused at start-up
+
+
+def load_host_token(path: str | None = None) -> str | None:
+    """The host token from ``path`` (first line) or else ``$OHELL_HOST_TOKEN``; None if neither."""
+    token = Path(path).read_text().strip() if path else os.environ.get(HOST_TOKEN_ENV, "").strip()
+    if not token:
+        return None
+    if len(token) < MIN_HOST_TOKEN:
+        raise ValueError(f"the host token must be at least {MIN_HOST_TOKEN} characters")
+    return token
+
+
+def new_host_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def is_host(token: str | None, host_token: str | None) -> bool:
+    """Whether ``token`` is the host token (compared in constant time)."""
+    return bool(token and host_token and secrets.compare_digest(token.encode(), host_token.encode()))
 
 
 class TokenStore(Protocol):
@@ -60,6 +90,19 @@ async def authenticate(context: grpc.aio.ServicerContext, tokens: TokenStore) ->
     if agent_id is None:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown agent token in 'authorization'")
     return agent_id  # type: ignore[return-value]
+
+
+async def require_host(context: grpc.aio.ServicerContext, host_token: str | None, tokens: TokenStore) -> None:
+    """Abort unless the caller sent the host token: UNAUTHENTICATED without a token or with an
+    unknown one, PERMISSION_DENIED with an agent's token (agents only play)."""
+    token = bearer_token(context.invocation_metadata())
+    if is_host(token, host_token):
+        return
+    if token is None:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing metadata 'authorization: Bearer <host token>'")
+    if await tokens.agent_for_token(token) is not None:  # type: ignore[arg-type]
+        await context.abort(grpc.StatusCode.PERMISSION_DENIED, "this RPC needs the host token; agent tokens only play")
+    await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token in 'authorization'")
 
 
 def auth_metadata(token: str) -> tuple[tuple[str, str], ...]:

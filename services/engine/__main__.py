@@ -12,6 +12,7 @@ import sys
 
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.play.specs import TimeControl
+from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token
 from arena.rpc.metrics_http import start_metrics_server
 from arena.rpc.server import serve_until_signal
 from ohell.errors import OhHellError
@@ -29,6 +30,10 @@ def _tokens(pairs: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> None:
+    # built-in bots of challenges think in a thread: let it hand the GIL back to the event loop
+    # every millisecond rather than every 5 (other callers' latency; bench/challenge.py)
+    sys.setswitchinterval(0.001)
+
     async def serve() -> None:
         engine = await start_engine(
             args.address,
@@ -36,6 +41,7 @@ def run(args: argparse.Namespace) -> None:
             args.redis_url or os.environ.get("REDIS_URL"),
             TimeControl(args.decision_ms, args.time_bank_ms, args.max_faults),
             keys=Keys(args.prefix),
+            host_token=load_host_token(args.host_token_file),
         )
         if args.metrics_port is not None:
             _, _, port = start_metrics_server(args.metrics_port, args.metrics_address)
@@ -64,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=Keys.from_env().prefix,
         help=f"Redis key prefix (default: ${PREFIX_ENV} or {DEFAULT_PREFIX!r})",
     )
+    parser.add_argument("--host-token-file", help=f"read the host token from this file (default: ${HOST_TOKEN_ENV})")
     parser.add_argument("--decision-ms", type=int, default=1000)
     parser.add_argument("--time-bank-ms", type=int, default=10_000)
     parser.add_argument("--max-faults", type=int, default=10)

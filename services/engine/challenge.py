@@ -1,5 +1,15 @@
-"""ChallengeService: an authenticated agent starts an ad-hoc match and gets its record.
+"""ChallengeService: an authenticated agent (or the host) starts an ad-hoc match and gets its record.
 
+Who may sit where: an agent may seat built-in bots, itself, and connected agents that opted in
+(their gateway stream carries ``ohell-challenges: open``); only the host may seat other agents or
+dial an endpoint address. A caller-chosen seed is allowed only when every remote seat is the
+caller's own (or for the host): otherwise the seed is secret until the record is returned.
+Deadlines have a floor (``MIN_DECISION_MS``), schedules a ceiling (``MAX_MATCH_HANDS``), and each
+caller plays at most ``MAX_CHALLENGES_PER_CALLER`` challenges at once. Built-in bots decide on a
+small thread pool, never on the service's event loop.
+
+Caller-chosen match ids are 1-64 of letters, digits, '_', '.', '-' and never have the shape of a
+ladder match id (``<ladder>-<n>``), so a challenge can never write into a ladder match's keys.
 Match ids in use are remembered so a retry with the same id is ALREADY_EXISTS: in Redis
 (``Keys.challenge_id``, SET NX with the events' TTL, shared by every engine service) and,
 without Redis, in a bounded in-process list of the most recent ids (``RecentIds``).
@@ -7,9 +17,11 @@ without Redis, in a bounded in-process list of the most recent ids (``RecentIds`
 
 from __future__ import annotations
 
+import re
 import secrets
 import uuid
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
@@ -19,11 +31,26 @@ from arena.play.host import check_seats, host_match, local_events
 from arena.play.relay import local_gateway_holding
 from arena.play.specs import SeatSpec, SeatSpecError, TimeControl
 from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc
-from arena.rpc.auth import TokenStore, authenticate
+from arena.rpc.auth import TokenStore, authenticate, bearer_token, is_host
+from arena.rpc.ratelimit import caller_of
 from arena.wire import record_to_proto, rules_for_table
 from ohell.errors import OhHellError
+from ohell.schedule import hand_sizes
 
 RECENT_IDS = 10_000  # without Redis: how many recent match ids are refused for reuse
+MIN_DECISION_MS = 100  # a challenge cannot set a deadline an agent cannot meet
+MAX_MATCH_HANDS = 100
+MAX_CHALLENGES_PER_CALLER = 2
+BOT_THREADS = 2  # built-in bots of every challenge decide here, off the event loop
+CHALLENGE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+LADDER_MATCH_ID = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}-[0-9]+$")  # arena.ladder's "<ladder>-<n>"
+
+
+def check_match_id(match_id: str) -> None:
+    if not CHALLENGE_ID.match(match_id):
+        raise SeatSpecError(f"match_id={match_id[:80]!r} must be 1-64 of letters, digits, '_', '.', '-'")
+    if LADDER_MATCH_ID.match(match_id):
+        raise SeatSpecError(f"match_id={match_id!r} has the shape of a ladder match id ('<ladder>-<n>'): pick another")
 
 
 def seat_from_proto(seat: challenge_pb2.ChallengeSeat, index: int) -> SeatSpec:
@@ -69,18 +96,54 @@ class RecentIds:
 
 class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
     def __init__(
-        self, tokens: TokenStore, redis_client: Any | None, default_time: TimeControl, keys: Keys | None = None
+        self,
+        tokens: TokenStore,
+        redis_client: Any | None,
+        default_time: TimeControl,
+        keys: Keys | None = None,
+        host_token: str | None = None,
     ) -> None:
         self.keys = keys or Keys()
         self.tokens = tokens
         self.redis = redis_client
         self.default_time = default_time
+        self.host_token = host_token
         self.match_ids = RecentIds()
+        self.bots = ThreadPoolExecutor(BOT_THREADS, thread_name_prefix="challenge-bots")
+        self.playing: dict[str, int] = {}  # caller -> challenges in play
 
     async def _connected(self, agent_id: str) -> bool:
         if local_gateway_holding(agent_id) is not None:
             return True
         return self.redis is not None and bool(await self.redis.exists(self.keys.agent_presence(agent_id)))
+
+    async def _challengeable(self, agent_id: str) -> bool:
+        gateway = local_gateway_holding(agent_id)
+        if gateway is not None and gateway.accepts_challenges(agent_id):
+            return True
+        return self.redis is not None and bool(await self.redis.exists(self.keys.challengeable(agent_id)))
+
+    async def _check_access(
+        self, context: grpc.aio.ServicerContext, caller: str | None, seats: list[SeatSpec], seed: int
+    ) -> None:
+        """PERMISSION_DENIED for a seat the caller may not fill or a seed it may not choose."""
+        if caller is None:  # the host
+            return
+        for index, seat in enumerate(seats):
+            if seat.kind == "endpoint":
+                await context.abort(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    f"seats[{index}].endpoint: only the host may dial an endpoint (register it as an agent)",
+                )
+            if seat.kind == "connected" and seat.agent_id != caller and not await self._challengeable(seat.agent_id):
+                await context.abort(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    f"seats[{index}].agent_id={seat.agent_id!r} is not yours and does not accept challenges",
+                )
+        if seed and any(seat.kind == "connected" and seat.agent_id != caller for seat in seats):
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED, "seed: only a challenge among your own agents and bots may set it"
+            )
 
     async def _reserve(self, match_id: str) -> bool:
         """Claim ``match_id`` for a new match; False when a match has (or had) it."""
@@ -98,29 +161,56 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         seats = [seat_from_proto(seat, index) for index, seat in enumerate(request.seats)]
         check_seats(seats)
         rules = rules_for_table(request.rules, len(seats))  # a schedule the table cannot deal is refused
-        return rules, seats, TimeControl.from_proto(request.time_control, self.default_time)
+        if len(hand_sizes(rules, len(seats))) > MAX_MATCH_HANDS:
+            raise SeatSpecError(f"rules: a schedule of more than {MAX_MATCH_HANDS} hands")
+        time_control = TimeControl.from_proto(request.time_control, self.default_time)
+        if time_control.decision_ms < MIN_DECISION_MS:
+            raise SeatSpecError(f"time_control.decision_ms={time_control.decision_ms} is under {MIN_DECISION_MS}")
+        if request.match_id:
+            check_match_id(request.match_id)
+        return rules, seats, time_control
 
     async def Challenge(
         self, request: challenge_pb2.ChallengeRequest, context: grpc.aio.ServicerContext
     ) -> challenge_pb2.ChallengeResponse:
-        await authenticate(context, self.tokens)
+        host = is_host(bearer_token(context.invocation_metadata()), self.host_token)
+        caller = None if host else await authenticate(context, self.tokens)
         try:  # every check comes before the match id is claimed, so a corrected retry may reuse it
             rules, seats, time_control = self._parse(request)
         except OhHellError as error:  # ConversionError, SeatSpecError, or any engine refusal
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        await self._check_access(context, caller, seats, request.seed)
         for index, seat in enumerate(seats):
             if seat.kind == "connected" and not await self._connected(seat.agent_id):
                 await context.abort(
                     grpc.StatusCode.FAILED_PRECONDITION, f"seats[{index}].agent_id={seat.agent_id!r} is not connected"
                 )
-        match_id = request.match_id or f"challenge-{uuid.uuid4().hex[:12]}"
+        who = caller_of(context)
+        if self.playing.get(who, 0) >= MAX_CHALLENGES_PER_CALLER and not host:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_CHALLENGES_PER_CALLER} of your challenges are in play: wait for one to end",
+            )
+        match_id = request.match_id or f"challenge.{uuid.uuid4().hex[:16]}"  # no '-': never a ladder id
         if not await self._reserve(match_id):
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match_id={match_id!r} is already in use")
         seed = request.seed or secrets.randbits(63)
+        self.playing[who] = self.playing.get(who, 0) + 1
         try:
             record = await host_match(
-                match_id, rules, seats, seed, time_control=time_control, redis_client=self.redis, keys=self.keys
+                match_id,
+                rules,
+                seats,
+                seed,
+                time_control=time_control,
+                redis_client=self.redis,
+                keys=self.keys,
+                bot_executor=self.bots,
             )
         except OhHellError as error:  # every argument was checked above: this is the platform's fault
             await context.abort(grpc.StatusCode.INTERNAL, f"match {match_id!r} failed: {error}")
+        finally:
+            self.playing[who] -= 1
+            if not self.playing[who]:
+                del self.playing[who]
         return challenge_pb2.ChallengeResponse(match_id=match_id, record=record_to_proto(record, rules))

@@ -27,9 +27,12 @@ from arena.play.relay import (
     unregister_local_gateway,
 )
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay_pb2
-from arena.rpc.auth import TokenStore, authenticate
+from arena.rpc.auth import TokenStore, authenticate, bearer_token
 
 _MATCHES_REMEMBERED = 256
+# Connect metadata by which an agent accepts challenges from other agents (else only its own
+# challenges and the host's may seat it).
+CHALLENGES_HEADER = "ohell-challenges"
 
 # Compare-and-delete: drop the presence key only if this gateway still owns it.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
@@ -39,9 +42,13 @@ class Connection:
     """One agent's live stream and what is pending on it. Hosts write to the stream directly
     (under a lock: one write at a time), which saves a task hop on every decision."""
 
-    def __init__(self, agent_id: str, context: grpc.aio.ServicerContext) -> None:
+    def __init__(
+        self, agent_id: str, context: grpc.aio.ServicerContext, challengeable: bool = False, token: str = ""
+    ) -> None:
         self.agent_id = agent_id
         self.context = context
+        self.token = token  # checked again now and then: a revoked token ends the stream
+        self.challengeable = challengeable  # other agents may seat it in their challenges
         self.write_lock = asyncio.Lock()
         self.closed = asyncio.Event()
         self.seats: OrderedDict[str, int] = OrderedDict()  # match id -> the agent's seat
@@ -118,6 +125,10 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
     def holds(self, agent_id: str) -> bool:
         return agent_id in self.connections and asyncio.get_running_loop() is self.loop
 
+    def accepts_challenges(self, agent_id: str) -> bool:
+        connection = self.connections.get(agent_id)
+        return connection is not None and connection.challengeable
+
     async def deliver(
         self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget, timeout: float = WRITE_LIMIT_S
     ) -> str | None:
@@ -167,14 +178,27 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         while True:
             await asyncio.sleep(PRESENCE_REFRESH_S)
             await self._mark_present()
+            await self._drop_revoked()
+
+    async def _drop_revoked(self) -> None:
+        """End the stream of an agent whose token the host revoked or rotated since it connected."""
+        for agent_id, connection in list(self.connections.items()):
+            try:
+                holder = await self.tokens.agent_for_token(connection.token)
+            except Exception:  # Redis away: check again next time
+                return
+            if holder != agent_id:
+                connection.end(grpc.StatusCode.UNAUTHENTICATED, "the agent's token was revoked or rotated")
 
     async def _mark_present(self) -> None:
         """(Re)write the presence key of every agent held here; Redis away: next time."""
         assert self.redis is not None
         with contextlib.suppress(Exception):
             async with self.redis.pipeline(transaction=False) as pipe:
-                for agent_id in self.connections:
+                for agent_id, connection in self.connections.items():
                     pipe.set(self.keys.agent_presence(agent_id), self.gateway_id, ex=PRESENCE_TTL_S)
+                    if connection.challengeable:
+                        pipe.set(self.keys.challengeable(agent_id), b"1", ex=PRESENCE_TTL_S)
                 await pipe.execute()
 
     async def _publish(self, channel: str, envelope: relay_pb2.RelayEnvelope) -> None:
@@ -186,7 +210,9 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self, request_iterator: AsyncIterator[gateway_pb2.ConnectRequest], context: grpc.aio.ServicerContext
     ) -> None:
         agent_id = await authenticate(context, self.tokens)
-        connection = Connection(agent_id, context)
+        metadata = context.invocation_metadata() or ()
+        opted_in = any(key.lower() == CHALLENGES_HEADER and value == "open" for key, value in metadata)
+        connection = Connection(agent_id, context, opted_in, bearer_token(metadata) or "")
         resend: list[match_pb2.AgentEvent] = []
         old = self.connections.get(agent_id)
         if old is not None:
@@ -199,6 +225,10 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             if self.redis is not None:
                 with contextlib.suppress(Exception):  # Redis away: local hosts still reach the agent
                     await self.redis.set(self.keys.agent_presence(agent_id), self.gateway_id, ex=PRESENCE_TTL_S)
+                    if connection.challengeable:
+                        await self.redis.set(self.keys.challengeable(agent_id), b"1", ex=PRESENCE_TTL_S)
+                    else:
+                        await self.redis.delete(self.keys.challengeable(agent_id))
             await context.send_initial_metadata((("ohell-agent-id", agent_id),))  # the agent knows it is live
             for event in resend:
                 await connection.send(event)
@@ -234,7 +264,9 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 if seat is None
                 else (f"sits in seat {seat} of match {action.match_id!r}, not seat {action.seat}")
             )
-            connection.end(grpc.StatusCode.PERMISSION_DENIED, f"agent {connection.agent_id!r} {where}")
+            # a notice, never the end of the stream: a late or misdirected answer must not cost the
+            # agent its other matches (a stream ended here faults its ladder decisions DISCONNECTED)
+            await self._notice(connection, "PERMISSION_DENIED", f"agent {connection.agent_id!r} {where}")
             return
         pending = connection.pending.pop((action.match_id, action.decision_id), None)
         if pending is None:
@@ -269,3 +301,4 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         if self.redis is not None:
             with contextlib.suppress(Exception):
                 await self.redis.eval(_RELEASE, 1, self.keys.agent_presence(agent_id), self.gateway_id)
+                await self.redis.delete(self.keys.challengeable(agent_id))

@@ -34,6 +34,8 @@ from ohell.state import BID_BASE, Game, Phase, State
 
 Reply = TypeVar("Reply")
 MAX_HAND_SIZE = 17  # 52 cards over 3 players
+MAX_HAND_NUMBER = 100_000
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 class RequestError(Exception):
@@ -86,7 +88,9 @@ def score_hand(request: rules_service_pb2.ScoreHandRequest) -> int:
             raise _invalid(f"{field}={getattr(request, field)} is more than hand_size={request.hand_size}")
     if request.vienna and scoring is Scoring.ANDERSON:
         raise _invalid("vienna=true cannot be combined with scoring=SCORING_ANDERSON")
-    return hand_score(
+    if request.hand_number > MAX_HAND_NUMBER:
+        raise _invalid(f"hand_number={request.hand_number} is over {MAX_HAND_NUMBER}")
+    points = hand_score(
         method=scoring,
         bid=request.bid,
         tricks=request.tricks,
@@ -94,6 +98,9 @@ def score_hand(request: rules_service_pb2.ScoreHandRequest) -> int:
         hand_number=max(request.hand_number, 1),
         vienna=request.vienna,
     )
+    if not INT32_MIN <= points <= INT32_MAX:  # the response's points is an int32
+        raise _invalid(f"hand_number={request.hand_number}: the points do not fit in an int32")
+    return points
 
 
 def legal_actions(state: State) -> rules_service_pb2.GetLegalActionsResponse:

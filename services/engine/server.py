@@ -23,7 +23,8 @@ from arena.proto.ohell.v1 import (
     spectate_pb2,
     spectate_pb2_grpc,
 )
-from arena.rpc.auth import RedisTokens, StaticTokens, TokenStore
+from arena.rpc.auth import RedisTokens, StaticTokens, TokenStore, load_host_token
+from arena.rpc.ratelimit import CallGuard, Limiter, RateLimit
 from arena.rpc.server import DEFAULT_LIMITS, Limits, Served, Service, create_server, stop_server
 from services.engine.challenge import ChallengeApi
 from services.engine.gateway import Gateway
@@ -59,8 +60,12 @@ async def start_engine(
     time_control: TimeControl | None = None,
     limits: Limits | None = None,
     keys: Keys | None = None,
+    host_token: str | None = None,
+    rate_limit: RateLimit | None = None,
 ) -> Engine:
-    """Start the engine service. ``tokens`` maps token -> agent id (besides those in Redis)."""
+    """Start the engine service. ``tokens`` maps token -> agent id (besides those in Redis);
+    ``host_token`` defaults to ``$OHELL_HOST_TOKEN``; ``rate_limit`` to ``$OHELL_RATE_LIMIT``."""
+    host_token = host_token or load_host_token()
     redis_client = None
     keys = keys or Keys.from_env()
     static = StaticTokens(tokens or {})
@@ -75,7 +80,7 @@ async def start_engine(
     gateway = Gateway(token_store, redis_client, keys)
     await gateway.start()
     rules_api = RulesApi()
-    challenge = ChallengeApi(token_store, redis_client, time_control or TimeControl(), keys)
+    challenge = ChallengeApi(token_store, redis_client, time_control or TimeControl(), keys, host_token)
     spectate = SpectateApi(log)
     services = [
         Service(
@@ -95,5 +100,6 @@ async def start_engine(
             lambda s: spectate_pb2_grpc.add_SpectateServiceServicer_to_server(spectate, s),
         ),
     ]
-    served = await create_server(address, services, limits or DEFAULT_LIMITS)
+    guard = CallGuard(Limiter(rate_limit or RateLimit.from_env(), redis_client, keys), host_token)
+    served = await create_server(address, services, limits or DEFAULT_LIMITS, interceptors=[guard])
     return Engine(served, gateway, redis_client)

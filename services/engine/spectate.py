@@ -1,26 +1,115 @@
-"""SpectateService: the public events of a match, from its start, live until it ends."""
+"""SpectateService: the public events of a match, from its start, live until it ends.
+
+Every spectator of one match shares one reader of its event log (``SharedFeeds``): a thousand
+spectators cost one Redis read loop, not a thousand blocked connections. A caller (token, or peer
+address without one) may follow at most ``MAX_SPECTATES_PER_CALLER`` matches at once, and wait at
+most ``MAX_WAIT_MS`` for a match to appear.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import grpc
 
 from arena.play.events import EventLog, FeedSilent
 from arena.proto.ohell.v1 import spectate_pb2, spectate_pb2_grpc
+from arena.rpc.ratelimit import caller_of
+
+MAX_WAIT_MS = 60_000
+MAX_SPECTATES_PER_CALLER = 8
+
+
+class _Feed:
+    """One reader of one match's events, kept in memory for every follower."""
+
+    def __init__(self, log: EventLog, match_id: str) -> None:
+        self.events: list[spectate_pb2.MatchEvent] = []
+        self.outcome: BaseException | bool | None = None  # True: ended; an exception: how it failed
+        self.changed = asyncio.Event()
+        self.followers = 0
+        self.task = asyncio.create_task(self._read(log, match_id))
+
+    async def _read(self, log: EventLog, match_id: str) -> None:
+        try:
+            async for event in log.follow(match_id, MAX_WAIT_MS / 1000):
+                self.events.append(event)
+                self._wake()
+            self.outcome = True
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # LookupError, FeedSilent, or Redis failing: every follower sees it
+            self.outcome = error
+        self._wake()
+
+    def _wake(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+
+class SharedFeeds:
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
+        self.feeds: dict[str, _Feed] = {}
+
+    async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
+        """As ``EventLog.follow``: LookupError when nothing came within ``wait_s``."""
+        feed = self.feeds.get(match_id)
+        if feed is None or feed.outcome is not None:
+            feed = self.feeds[match_id] = _Feed(self.log, match_id)
+        feed.followers += 1
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        index = 0
+        try:
+            while True:
+                while index < len(feed.events):
+                    index += 1
+                    yield feed.events[index - 1]
+                if feed.outcome is True:
+                    return
+                if isinstance(feed.outcome, BaseException):
+                    raise feed.outcome
+                timeout = None if feed.events else deadline - loop.time()
+                if timeout is not None and timeout <= 0:
+                    raise LookupError(match_id)
+                try:
+                    await asyncio.wait_for(feed.changed.wait(), timeout)
+                except TimeoutError:
+                    raise LookupError(match_id) from None
+        finally:
+            feed.followers -= 1
+            if feed.followers == 0:
+                if self.feeds.get(match_id) is feed:
+                    del self.feeds[match_id]
+                feed.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await feed.task
 
 
 class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
     def __init__(self, log: EventLog) -> None:
-        self.log = log
+        self.feeds = SharedFeeds(log)
+        self.watching: dict[str, int] = {}  # caller -> streams open
 
     async def Spectate(
         self, request: spectate_pb2.SpectateRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[spectate_pb2.SpectateResponse]:
-        if not request.match_id:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id is empty")
+        if not request.match_id or len(request.match_id) > 128:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id must be 1-128 characters")
+        if request.wait_ms > MAX_WAIT_MS:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"wait_ms={request.wait_ms} is over {MAX_WAIT_MS}")
+        caller = caller_of(context)
+        if self.watching.get(caller, 0) >= MAX_SPECTATES_PER_CALLER:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_SPECTATES_PER_CALLER} spectate streams of yours are open: close one first",
+            )
+        self.watching[caller] = self.watching.get(caller, 0) + 1
         try:
-            async for event in self.log.follow(request.match_id, request.wait_ms / 1000):
+            async for event in self.feeds.follow(request.match_id, request.wait_ms / 1000):
                 yield spectate_pb2.SpectateResponse(event=event)
         except LookupError:
             await context.abort(
@@ -28,3 +117,11 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
             )
         except FeedSilent as silent:
             await context.abort(grpc.StatusCode.ABORTED, str(silent))
+        except Exception as error:  # the event log failed (Redis away): the caller may retry
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, f"the match's events cannot be read now: {type(error).__name__}"
+            )
+        finally:
+            self.watching[caller] -= 1
+            if not self.watching[caller]:
+                del self.watching[caller]

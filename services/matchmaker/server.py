@@ -15,19 +15,29 @@ from arena.ladder import loop
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import celery_senders
 from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token
+from arena.rpc.ratelimit import CallGuard, Limiter, RateLimit
 from arena.rpc.server import Service, create_server, serve_until_signal
 from services.matchmaker.servicer import MatchmakerServicer
 
+REGISTRATIONS = RateLimit(rate=1 / 60, burst=5)  # self-registrations per caller: 5 at once, then 1 a minute
 SERVICE_NAME = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
 
 
 async def serve(args: argparse.Namespace) -> None:
-    store = RedisStore.connect(args.redis_url, Keys(args.prefix))
-    servicer = MatchmakerServicer(store)
+    import redis.asyncio as aioredis
+
+    keys = Keys(args.prefix)
+    store = RedisStore.connect(args.redis_url, keys)
+    host_token = load_host_token(args.host_token_file)
+    limits_client = aioredis.Redis.from_url(args.redis_url)
+    registrations = Limiter(REGISTRATIONS, limits_client, keys)  # open self-registration, per caller
+    servicer = MatchmakerServicer(store, host_token=host_token, registrations=registrations)
     service = Service(
         SERVICE_NAME, lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)
     )
-    served = await create_server(args.address, [service])
+    guard = CallGuard(Limiter(RateLimit.from_env(), limits_client, keys), host_token)
+    served = await create_server(args.address, [service], interceptors=[guard])
     stopping = threading.Event()
     worker = None
     if not args.no_forming:
@@ -50,6 +60,7 @@ async def serve(args: argparse.Namespace) -> None:
     await serve_until_signal(served, on_stop=stopping.set)
     if worker is not None:
         worker.join(timeout=5)
+    await limits_client.aclose()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         help="send a queued match again when no worker started it within this many seconds",
+    )
+    parser.add_argument(
+        "--host-token-file",
+        help=f"read the host token (administration RPCs) from this file (default: ${HOST_TOKEN_ENV})",
     )
     parser.add_argument("--no-forming", action="store_true", help="serve the API only (another replica forms)")
     parser.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port")

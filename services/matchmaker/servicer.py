@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
@@ -13,10 +15,19 @@ import grpc
 
 from arena.ladder.model import AGENT_KINDS, Agent, Ladder, MatchInfo, Standing
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
+from arena.ladder.store import (
+    AlreadyExists,
+    InUse,
+    LimitReached,
+    NotFound,
+    PermissionDenied,
+    StoreError,
+    Unauthenticated,
+)
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
-from arena.rpc.auth import bearer_token
+from arena.rpc.auth import bearer_token, is_host
+from arena.rpc.ratelimit import Limiter, caller_of, refuse
 from arena.wire import rules_from_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset
@@ -27,7 +38,11 @@ KIND_NAMES = dict(
 )
 KIND_OF = {number: name for name, number in KIND_NAMES.items()}
 DEFAULT_LEASE_S = 30.0
+MAX_LEASE_S = 3600.0
 MAX_PAGE = 500
+PAGE_TOKEN = re.compile(r"^[0-9]{1,9}$")
+ENTRY_NAMES = {"host": pb.LADDER_ENTRY_HOST, "open": pb.LADDER_ENTRY_OPEN}
+ENTRY_OF = {pb.LADDER_ENTRY_UNSPECIFIED: "host", pb.LADDER_ENTRY_HOST: "host", pb.LADDER_ENTRY_OPEN: "open"}
 
 
 def agent_to_proto(agent: Agent) -> pb.Agent:
@@ -39,6 +54,7 @@ def agent_to_proto(agent: Agent) -> pb.Agent:
         bot=agent.bot,
         endpoint=agent.endpoint,
         house=agent.house,
+        self_registered=agent.self_registered,
     )
 
 
@@ -54,10 +70,14 @@ def ladder_to_proto(ladder: Ladder) -> pb.Ladder:
         house_bots=ladder.house_bots,
         base_window=ladder.base_window,
         widen_per_second=ladder.widen_per_s,
+        entry=ENTRY_NAMES[ladder.entry],
+        paused=ladder.paused,
     )
 
 
 def ladder_from_proto(message: pb.Ladder) -> Ladder:
+    if message.entry not in ENTRY_OF:
+        raise StoreError(f"ladder.entry={message.entry} is not a LadderEntry", "ladder.entry")
     rules = rules_from_proto(message.rules, "ladder.rules")
     base = preset(message.rules.preset) if message.rules.preset else type(rules)()
     overrides = {k: v for k, v in rules.to_dict().items() if base.to_dict()[k] != v}
@@ -72,6 +92,7 @@ def ladder_from_proto(message: pb.Ladder) -> Ladder:
         house_bots=tuple(message.house_bots),
         base_window=message.base_window or defaults.base_window,
         widen_per_s=message.widen_per_second or defaults.widen_per_s,
+        entry=ENTRY_OF[message.entry],
     )
 
 
@@ -109,6 +130,9 @@ _CODES = {
     NotFound: grpc.StatusCode.NOT_FOUND,
     AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
     Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
+    PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
+    LimitReached: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    InUse: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -119,8 +143,17 @@ async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, messag
 
 
 class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
-    def __init__(self, store: RedisStore, poll_s: float = 0.1, renew_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        store: RedisStore,
+        poll_s: float = 0.1,
+        renew_s: float = 10.0,
+        host_token: str | None = None,
+        registrations: Limiter | None = None,
+    ) -> None:
         self.store = store
+        self.host_token = host_token
+        self.registrations = registrations  # the stricter limit of open self-registration
         self.poll_s = poll_s
         self.renew_s = renew_s
 
@@ -132,6 +165,22 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         except OhHellError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         raise AssertionError("unreachable")
+
+    async def _host(self, context: grpc.aio.ServicerContext, self_registration: bool = False) -> bool:
+        """True for the host; False for an anonymous caller when ``self_registration`` is open
+        (some ladder admits self-registered agents); otherwise abort (agents only play)."""
+        token = bearer_token(context.invocation_metadata())
+        if is_host(token, self.host_token):
+            return True
+        if token is not None:
+            if await self._call(context, self.store.agent_for_token, token) is not None:
+                await abort(
+                    context, grpc.StatusCode.PERMISSION_DENIED, "this RPC needs the host token; agent tokens only play"
+                )
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token in 'authorization'")
+        if self_registration and await self._call(context, self.store.open_ladder_exists):
+            return False
+        await abort(context, grpc.StatusCode.UNAUTHENTICATED, "missing metadata 'authorization: Bearer <host token>'")
 
     async def _caller(self, context: grpc.aio.ServicerContext, agent_id: str) -> Agent:
         token = bearer_token(context.invocation_metadata())
@@ -149,6 +198,11 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         return agent
 
     async def RegisterAgent(self, request: pb.RegisterAgentRequest, context: Any) -> pb.RegisterAgentResponse:
+        host = await self._host(context, self_registration=True)
+        if not host and self.registrations is not None:
+            wait_ms = await self.registrations.wait_ms("register:" + caller_of(context))
+            if wait_ms > 0:
+                await refuse(context, wait_ms, "self-registration limit reached")
         if request.kind not in KIND_OF:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"kind={request.kind} must be BUILTIN, CONNECTED or ENDPOINT"
@@ -161,6 +215,8 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             request.version,
             request.bot,
             request.endpoint,
+            False,
+            not host,
         )
         return pb.RegisterAgentResponse(agent=agent_to_proto(agent), token=token)
 
@@ -170,10 +226,8 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         return pb.SetAgentVersionResponse(agent=agent_to_proto(updated))
 
     async def CreateLadder(self, request: pb.CreateLadderRequest, context: Any) -> pb.CreateLadderResponse:
-        try:
-            ladder = ladder_from_proto(request.ladder)
-        except OhHellError as error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        await self._host(context)
+        ladder = await self._ladder(context, request.ladder)
         created = await self._call(context, self.store.create_ladder, ladder)
         return pb.CreateLadderResponse(ladder=ladder_to_proto(created))
 
@@ -188,6 +242,12 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
     async def JoinQueue(self, request: pb.JoinQueueRequest, context: Any) -> pb.JoinQueueResponse:
         agent = await self._caller(context, request.agent_id)
+        if not (math.isfinite(request.lease_seconds) and 0 <= request.lease_seconds <= MAX_LEASE_S):
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"lease_seconds={request.lease_seconds!r} must be a finite number from 0 to {MAX_LEASE_S:g}",
+            )
         lease = request.lease_seconds if request.lease_seconds > 0 else DEFAULT_LEASE_S
         builtin = agent.kind == "builtin"
         queued_at = await self._call(
@@ -266,10 +326,58 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             record = json.dumps(await self._call(context, self.store.get_record, request.match_id))
         return pb.GetMatchResponse(match=match_to_proto(info), record_json=record)
 
+    async def _ladder(self, context: Any, message: pb.Ladder) -> Ladder:
+        try:
+            return ladder_from_proto(message)
+        except (OhHellError, StoreError) as error:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+
+    # administration (host token only) ------------------------------------------------------
+    async def UpdateLadder(self, request: pb.UpdateLadderRequest, context: Any) -> pb.UpdateLadderResponse:
+        await self._host(context)
+        ladder = await self._ladder(context, request.ladder)
+        updated = await self._call(context, self.store.update_ladder, ladder)
+        return pb.UpdateLadderResponse(ladder=ladder_to_proto(updated))
+
+    async def PauseLadder(self, request: pb.PauseLadderRequest, context: Any) -> pb.PauseLadderResponse:
+        await self._host(context)
+        return pb.PauseLadderResponse(
+            ladder=ladder_to_proto(await self._call(context, self.store.set_paused, request.name, True))
+        )
+
+    async def ResumeLadder(self, request: pb.ResumeLadderRequest, context: Any) -> pb.ResumeLadderResponse:
+        await self._host(context)
+        ladder = await self._call(context, self.store.set_paused, request.name, False)
+        return pb.ResumeLadderResponse(ladder=ladder_to_proto(ladder))
+
+    async def DeleteLadder(self, request: pb.DeleteLadderRequest, context: Any) -> pb.DeleteLadderResponse:
+        await self._host(context)
+        await self._call(context, self.store.delete_ladder, request.name)
+        return pb.DeleteLadderResponse(deleted=True)
+
+    async def RotateAgentToken(self, request: pb.RotateAgentTokenRequest, context: Any) -> pb.RotateAgentTokenResponse:
+        await self._host(context)
+        token = await self._call(context, self.store.set_token, request.agent_id, True)
+        agent = await self._call(context, self.store.get_agent, request.agent_id)
+        return pb.RotateAgentTokenResponse(agent=agent_to_proto(agent), token=token or "")
+
+    async def RevokeAgentToken(self, request: pb.RevokeAgentTokenRequest, context: Any) -> pb.RevokeAgentTokenResponse:
+        await self._host(context)
+        old = await self._call(context, self.store.set_token, request.agent_id, False)
+        return pb.RevokeAgentTokenResponse(revoked=old is not None)
+
+    async def ListAgents(self, request: pb.ListAgentsRequest, context: Any) -> pb.ListAgentsResponse:
+        await self._host(context)
+        offset, size = await _page(context, request.page_token, request.page_size)
+        agents, more = await self._call(context, self.store.list_agents, offset, size)
+        return pb.ListAgentsResponse(
+            agents=[agent_to_proto(a) for a in agents], next_page_token=str(offset + size) if more else ""
+        )
+
 
 async def _page(context: Any, token: str, size: int) -> tuple[int, int]:
     if size > MAX_PAGE:
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_size={size} is over {MAX_PAGE}")
-    if token and not token.isdigit():
+    if token and not PAGE_TOKEN.match(token):
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_token={token!r} is not one this service gave")
     return int(token or 0), size or 50

@@ -62,7 +62,8 @@ def test_ladder_end_to_end(make_stack: Callable[..., Stack], store: RedisStore) 
         try:
             for index in range(2):
                 reply = stub.RegisterAgent(
-                    pb.RegisterAgentRequest(name=f"remote-{index}", kind=pb.AGENT_KIND_CONNECTED, version="1")
+                    pb.RegisterAgentRequest(name=f"remote-{index}", kind=pb.AGENT_KIND_CONNECTED, version="1"),
+                    metadata=auth_metadata(stack.host_token),
                 )
                 command = [
                     sys.executable,

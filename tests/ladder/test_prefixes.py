@@ -18,6 +18,7 @@ from arena.ladder.redis_store import RedisStore
 from arena.local.stack import Stack
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+from arena.rpc.auth import auth_metadata
 
 from .helpers import builtin_ladder, leave_all, settle, wait_until
 from .test_e2e import QueueHolder
@@ -43,7 +44,10 @@ def test_two_stacks_with_different_prefixes_share_a_redis_and_see_nothing_of_eac
     try:
         for prefix, channel in zip(PREFIXES, channels, strict=True):
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
-            reply = stub.RegisterAgent(pb.RegisterAgentRequest(name="remote", kind=pb.AGENT_KIND_CONNECTED))
+            reply = stub.RegisterAgent(
+                pb.RegisterAgentRequest(name="remote", kind=pb.AGENT_KIND_CONNECTED),
+                metadata=auth_metadata(stacks[prefix].host_token),
+            )
             connected[prefix] = reply.agent.agent_id
             command = [
                 sys.executable,

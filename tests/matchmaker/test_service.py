@@ -21,6 +21,8 @@ from arena.rpc.auth import auth_metadata
 from ..ladder.helpers import wait_until
 
 Stub = matchmaker_pb2_grpc.MatchmakerServiceStub
+HOST_TOKEN = "test-host-token-0123456789"
+HOST = auth_metadata(HOST_TOKEN)  # administration (registering agents, creating ladders) needs it
 
 
 @pytest.fixture
@@ -40,7 +42,7 @@ def stub(redis_server: EmbeddedRedis) -> Iterator[Stub]:
             redis_server.url,
             "--no-forming",
         ],
-        {},
+        {"OHELL_HOST_TOKEN": HOST_TOKEN},
         log,
     )
     try:
@@ -59,7 +61,7 @@ def code_of(call, *args, **kwargs) -> tuple[grpc.StatusCode, str]:  # type: igno
 
 
 def register(stub: Stub, name: str, kind: int = pb.AGENT_KIND_CONNECTED, **fields: str) -> pb.RegisterAgentResponse:
-    return stub.RegisterAgent(pb.RegisterAgentRequest(name=name, kind=kind, **fields))
+    return stub.RegisterAgent(pb.RegisterAgentRequest(name=name, kind=kind, **fields), metadata=HOST)
 
 
 def test_status_codes_name_the_problem(stub: Stub) -> None:
@@ -71,14 +73,16 @@ def test_status_codes_name_the_problem(stub: Stub) -> None:
     code, detail = code_of(register, stub, "bob", pb.AGENT_KIND_BUILTIN, bot="nobot")
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "nobot" in detail
     ladder = pb.Ladder(name="l", rules=rules_pb2.Rules(preset="classic"), seats=9)
-    code, detail = code_of(stub.CreateLadder, pb.CreateLadderRequest(ladder=ladder))
+    code, detail = code_of(stub.CreateLadder, pb.CreateLadderRequest(ladder=ladder), metadata=HOST)
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "seats=9" in detail
     ladder.seats = 4
     code, detail = code_of(
-        stub.CreateLadder, pb.CreateLadderRequest(ladder=pb.Ladder(name="l", rules=rules_pb2.Rules(preset="nope")))
+        stub.CreateLadder,
+        pb.CreateLadderRequest(ladder=pb.Ladder(name="l", rules=rules_pb2.Rules(preset="nope"))),
+        metadata=HOST,
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "nope" in detail
-    created = stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder)).ladder
+    created = stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=HOST).ladder
     assert created.rules.preset == "classic" and created.seats == 4
     join = pb.JoinQueueRequest(ladder="l", agent_id=alice.agent.agent_id)
     assert code_of(stub.JoinQueue, join)[0] == grpc.StatusCode.UNAUTHENTICATED
@@ -109,7 +113,9 @@ def test_closing_the_queue_stream_leaves_the_queue(stub: Stub, redis_server: Emb
     import redis
 
     store = RedisStore(redis.Redis.from_url(redis_server.url))
-    stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="w", rules=rules_pb2.Rules(preset="classic"))))
+    stub.CreateLadder(
+        pb.CreateLadderRequest(ladder=pb.Ladder(name="w", rules=rules_pb2.Rules(preset="classic"))), metadata=HOST
+    )
     agent = register(stub, "watcher")
     call = stub.WatchQueue(
         pb.WatchQueueRequest(ladder="w", agent_id=agent.agent.agent_id), metadata=auth_metadata(agent.token)

@@ -19,6 +19,7 @@ from arena.rpc.auth import auth_metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 DROP = object()  # a policy returns this to hang up
+HOST_TOKEN = "services-test-host-token-0123"  # the engine process administers with it
 
 
 class EngineProcess:
@@ -38,7 +39,7 @@ class EngineProcess:
             "300",
             *extra,
         ]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "OHELL_HOST_TOKEN": HOST_TOKEN}
         self.process = subprocess.Popen(
             command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True
         )

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class ChallengeServiceStub:
-    """Challenges. Callers authenticate as an agent ("authorization: Bearer <token>").
+    """Challenges. Callers authenticate as an agent or as the host ("authorization: Bearer <token>").
     """
 
     def __init__(self, channel):
@@ -43,16 +43,20 @@ class ChallengeServiceStub:
 
 
 class ChallengeServiceServicer:
-    """Challenges. Callers authenticate as an agent ("authorization: Bearer <token>").
+    """Challenges. Callers authenticate as an agent or as the host ("authorization: Bearer <token>").
     """
 
     def Challenge(self, request, context):
         """Play one match now and return its record once it is over. Connected seats must be
         connected to this engine service (or relayed to it through Redis).
-        Status codes: UNAUTHENTICATED (no or unknown token), INVALID_ARGUMENT (seat count not
-        3..7, unknown built-in bot, empty seat, bad rules or time control), FAILED_PRECONDITION
-        (a connected seat's agent is not connected), ALREADY_EXISTS (match_id in use),
-        DEADLINE_EXCEEDED (the caller's deadline passed first).
+        An agent may seat built-in bots, itself, and connected agents that opted in (Connect
+        metadata `ohell-challenges: open`); only the host may seat other agents or endpoint
+        addresses. Status codes: UNAUTHENTICATED (no or unknown token), INVALID_ARGUMENT (seat count
+        not 3..7, unknown built-in bot, empty seat, bad rules, a schedule over 100 hands, time control
+        with decision_ms under 100, a bad match_id), PERMISSION_DENIED (a seat or a seed the caller
+        may not choose), FAILED_PRECONDITION (a connected seat's agent is not connected),
+        ALREADY_EXISTS (match_id in use), RESOURCE_EXHAUSTED (2 challenges of this caller in play,
+        or the rate limit), DEADLINE_EXCEEDED (the caller's deadline passed first).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -75,7 +79,7 @@ def add_ChallengeServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ChallengeService:
-    """Challenges. Callers authenticate as an agent ("authorization: Bearer <token>").
+    """Challenges. Callers authenticate as an agent or as the host ("authorization: Bearer <token>").
     """
 
     @staticmethod

@@ -50,12 +50,14 @@ class AgentGatewayServiceServicer:
         """The agent's one long-lived stream: the platform sends AgentEvents (match starts, decision
         requests, results), the agent sends Actions. A new Connect with the same token replaces
         the old stream (which ends with ABORTED); decisions pending on it are re-sent on the new
-        one. HTTP/2 keepalive pings notice dead connections.
-        Status codes: UNAUTHENTICATED (no or unknown token), PERMISSION_DENIED (an action for a
-        seat or match the agent does not hold; ends the stream), ABORTED (replaced by a newer
-        stream), UNAVAILABLE (shutting down). Problems that do not end the stream come back as an
-        AgentEvent.notice: INVALID_ARGUMENT (an action without match_id), FAILED_PRECONDITION (the
-        decision is not pending: answered, timed out or unknown).
+        one. HTTP/2 keepalive pings notice dead connections. Metadata `ohell-challenges: open`
+        lets other agents seat this agent in their challenges (without it only its own challenges
+        and the host's may).
+        Status codes: UNAUTHENTICATED (no or unknown token), ABORTED (replaced by a newer stream),
+        UNAVAILABLE (shutting down), RESOURCE_EXHAUSTED (rate limit). Problems with an action never
+        end the stream; they come back as an AgentEvent.notice: INVALID_ARGUMENT (an action without
+        match_id), PERMISSION_DENIED (an action for a seat or match the agent does not hold),
+        FAILED_PRECONDITION (the decision is not pending: answered, timed out or unknown).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

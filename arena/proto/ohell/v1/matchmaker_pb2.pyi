@@ -14,13 +14,22 @@ class AgentKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AGENT_KIND_BUILTIN: _ClassVar[AgentKind]
     AGENT_KIND_CONNECTED: _ClassVar[AgentKind]
     AGENT_KIND_ENDPOINT: _ClassVar[AgentKind]
+
+class LadderEntry(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    LADDER_ENTRY_UNSPECIFIED: _ClassVar[LadderEntry]
+    LADDER_ENTRY_HOST: _ClassVar[LadderEntry]
+    LADDER_ENTRY_OPEN: _ClassVar[LadderEntry]
 AGENT_KIND_UNSPECIFIED: AgentKind
 AGENT_KIND_BUILTIN: AgentKind
 AGENT_KIND_CONNECTED: AgentKind
 AGENT_KIND_ENDPOINT: AgentKind
+LADDER_ENTRY_UNSPECIFIED: LadderEntry
+LADDER_ENTRY_HOST: LadderEntry
+LADDER_ENTRY_OPEN: LadderEntry
 
 class Agent(_message.Message):
-    __slots__ = ("agent_id", "name", "kind", "version", "bot", "endpoint", "house")
+    __slots__ = ("agent_id", "name", "kind", "version", "bot", "endpoint", "house", "self_registered")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -28,6 +37,7 @@ class Agent(_message.Message):
     BOT_FIELD_NUMBER: _ClassVar[int]
     ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     HOUSE_FIELD_NUMBER: _ClassVar[int]
+    SELF_REGISTERED_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     name: str
     kind: AgentKind
@@ -35,7 +45,8 @@ class Agent(_message.Message):
     bot: str
     endpoint: str
     house: bool
-    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[AgentKind, str]] = ..., version: _Optional[str] = ..., bot: _Optional[str] = ..., endpoint: _Optional[str] = ..., house: _Optional[bool] = ...) -> None: ...
+    self_registered: bool
+    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[AgentKind, str]] = ..., version: _Optional[str] = ..., bot: _Optional[str] = ..., endpoint: _Optional[str] = ..., house: _Optional[bool] = ..., self_registered: _Optional[bool] = ...) -> None: ...
 
 class RegisterAgentRequest(_message.Message):
     __slots__ = ("name", "kind", "version", "bot", "endpoint")
@@ -74,7 +85,7 @@ class SetAgentVersionResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ...) -> None: ...
 
 class Ladder(_message.Message):
-    __slots__ = ("name", "rules", "seats", "house_fill", "fill_after_seconds", "house_bots", "base_window", "widen_per_second")
+    __slots__ = ("name", "rules", "seats", "house_fill", "fill_after_seconds", "house_bots", "base_window", "widen_per_second", "entry", "paused")
     NAME_FIELD_NUMBER: _ClassVar[int]
     RULES_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
@@ -83,6 +94,8 @@ class Ladder(_message.Message):
     HOUSE_BOTS_FIELD_NUMBER: _ClassVar[int]
     BASE_WINDOW_FIELD_NUMBER: _ClassVar[int]
     WIDEN_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_FIELD_NUMBER: _ClassVar[int]
     name: str
     rules: _rules_pb2.Rules
     seats: int
@@ -91,7 +104,9 @@ class Ladder(_message.Message):
     house_bots: _containers.RepeatedScalarFieldContainer[str]
     base_window: float
     widen_per_second: float
-    def __init__(self, name: _Optional[str] = ..., rules: _Optional[_Union[_rules_pb2.Rules, _Mapping]] = ..., seats: _Optional[int] = ..., house_fill: _Optional[bool] = ..., fill_after_seconds: _Optional[float] = ..., house_bots: _Optional[_Iterable[str]] = ..., base_window: _Optional[float] = ..., widen_per_second: _Optional[float] = ...) -> None: ...
+    entry: LadderEntry
+    paused: bool
+    def __init__(self, name: _Optional[str] = ..., rules: _Optional[_Union[_rules_pb2.Rules, _Mapping]] = ..., seats: _Optional[int] = ..., house_fill: _Optional[bool] = ..., fill_after_seconds: _Optional[float] = ..., house_bots: _Optional[_Iterable[str]] = ..., base_window: _Optional[float] = ..., widen_per_second: _Optional[float] = ..., entry: _Optional[_Union[LadderEntry, str]] = ..., paused: _Optional[bool] = ...) -> None: ...
 
 class CreateLadderRequest(_message.Message):
     __slots__ = ("ladder",)
@@ -292,3 +307,93 @@ class GetMatchResponse(_message.Message):
     match: MatchSummary
     record_json: str
     def __init__(self, match: _Optional[_Union[MatchSummary, _Mapping]] = ..., record_json: _Optional[str] = ...) -> None: ...
+
+class UpdateLadderRequest(_message.Message):
+    __slots__ = ("ladder",)
+    LADDER_FIELD_NUMBER: _ClassVar[int]
+    ladder: Ladder
+    def __init__(self, ladder: _Optional[_Union[Ladder, _Mapping]] = ...) -> None: ...
+
+class UpdateLadderResponse(_message.Message):
+    __slots__ = ("ladder",)
+    LADDER_FIELD_NUMBER: _ClassVar[int]
+    ladder: Ladder
+    def __init__(self, ladder: _Optional[_Union[Ladder, _Mapping]] = ...) -> None: ...
+
+class PauseLadderRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class PauseLadderResponse(_message.Message):
+    __slots__ = ("ladder",)
+    LADDER_FIELD_NUMBER: _ClassVar[int]
+    ladder: Ladder
+    def __init__(self, ladder: _Optional[_Union[Ladder, _Mapping]] = ...) -> None: ...
+
+class ResumeLadderRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class ResumeLadderResponse(_message.Message):
+    __slots__ = ("ladder",)
+    LADDER_FIELD_NUMBER: _ClassVar[int]
+    ladder: Ladder
+    def __init__(self, ladder: _Optional[_Union[Ladder, _Mapping]] = ...) -> None: ...
+
+class DeleteLadderRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DeleteLadderResponse(_message.Message):
+    __slots__ = ("deleted",)
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    deleted: bool
+    def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
+
+class RotateAgentTokenRequest(_message.Message):
+    __slots__ = ("agent_id",)
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class RotateAgentTokenResponse(_message.Message):
+    __slots__ = ("agent", "token")
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent: Agent
+    token: str
+    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
+
+class RevokeAgentTokenRequest(_message.Message):
+    __slots__ = ("agent_id",)
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class RevokeAgentTokenResponse(_message.Message):
+    __slots__ = ("revoked",)
+    REVOKED_FIELD_NUMBER: _ClassVar[int]
+    revoked: bool
+    def __init__(self, revoked: _Optional[bool] = ...) -> None: ...
+
+class ListAgentsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListAgentsResponse(_message.Message):
+    __slots__ = ("agents", "next_page_token")
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agents: _containers.RepeatedCompositeFieldContainer[Agent]
+    next_page_token: str
+    def __init__(self, agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

@@ -98,6 +98,41 @@ class MatchmakerServiceStub:
                 request_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetMatchRequest.SerializeToString,
                 response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetMatchResponse.FromString,
                 _registered_method=True)
+        self.UpdateLadder = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/UpdateLadder',
+                request_serializer=ohell_dot_v1_dot_matchmaker__pb2.UpdateLadderRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.UpdateLadderResponse.FromString,
+                _registered_method=True)
+        self.PauseLadder = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/PauseLadder',
+                request_serializer=ohell_dot_v1_dot_matchmaker__pb2.PauseLadderRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.PauseLadderResponse.FromString,
+                _registered_method=True)
+        self.ResumeLadder = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/ResumeLadder',
+                request_serializer=ohell_dot_v1_dot_matchmaker__pb2.ResumeLadderRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.ResumeLadderResponse.FromString,
+                _registered_method=True)
+        self.DeleteLadder = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/DeleteLadder',
+                request_serializer=ohell_dot_v1_dot_matchmaker__pb2.DeleteLadderRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.DeleteLadderResponse.FromString,
+                _registered_method=True)
+        self.RotateAgentToken = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/RotateAgentToken',
+                request_serializer=ohell_dot_v1_dot_matchmaker__pb2.RotateAgentTokenRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.RotateAgentTokenResponse.FromString,
+                _registered_method=True)
+        self.RevokeAgentToken = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/RevokeAgentToken',
+                request_serializer=ohell_dot_v1_dot_matchmaker__pb2.RevokeAgentTokenRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.RevokeAgentTokenResponse.FromString,
+                _registered_method=True)
+        self.ListAgents = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/ListAgents',
+                request_serializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsResponse.FromString,
+                _registered_method=True)
 
 
 class MatchmakerServiceServicer:
@@ -108,9 +143,14 @@ class MatchmakerServiceServicer:
     """
 
     def RegisterAgent(self, request, context):
-        """Register an agent. The name is unique; the token is returned once (only its hash is kept).
-        Status codes: INVALID_ARGUMENT (bad name, kind, bot or endpoint; the message names the field),
-        ALREADY_EXISTS (the name is taken).
+        """Register an agent. The name is unique; the token is returned once (only its hash is kept;
+        an endpoint agent's token is also kept server-side: the platform presents it to the endpoint
+        as "authorization: Bearer <token>"). Needs the host token, except open self-registration: a
+        caller without a token may register a CONNECTED agent while some ladder's entry is
+        LADDER_ENTRY_OPEN (rate limited per caller). Status codes: INVALID_ARGUMENT (bad name, kind,
+        bot or endpoint; the message names the field), ALREADY_EXISTS (the name is taken),
+        UNAUTHENTICATED (no host token and no open ladder, or an unknown token), PERMISSION_DENIED (an
+        agent token, or a self-registration of another kind), RESOURCE_EXHAUSTED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -126,8 +166,10 @@ class MatchmakerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CreateLadder(self, request, context):
-        """Define a ladder: rules, seats per table, house bots. Status codes: INVALID_ARGUMENT (bad
-        name, seats outside 3..7, impossible rules, unknown house bot), ALREADY_EXISTS.
+        """Define a ladder: rules, seats per table, house bots. Host token only. Status codes:
+        INVALID_ARGUMENT (bad name, seats outside 3..7, impossible rules, a schedule over 100 hands,
+        unknown house bot, a number that is NaN, infinite or out of range), ALREADY_EXISTS,
+        RESOURCE_EXHAUSTED (the ladder limit is reached), UNAUTHENTICATED, PERMISSION_DENIED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -151,7 +193,9 @@ class MatchmakerServiceServicer:
         """Queue the caller for a table (one ticket per agent per ladder; calling again renews the
         ticket's lease and keeps its place). A connected agent's ticket also needs its gateway
         stream: when that connection dies the ticket goes. Status codes: UNAUTHENTICATED,
-        PERMISSION_DENIED (another agent's id, or a house bot), NOT_FOUND (ladder).
+        PERMISSION_DENIED (another agent's id, a house bot, or a self-registered agent on a ladder
+        for host-registered agents), NOT_FOUND (ladder), INVALID_ARGUMENT (lease_seconds NaN,
+        infinite, negative or over 3600).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -200,6 +244,63 @@ class MatchmakerServiceServicer:
     def GetMatch(self, request, context):
         """A match: its state and, once finished, its record (JSON, docs/record.md) for replay.
         Status codes: NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateLadder(self, request, context):
+        """--- Administration: every RPC below needs the host token (env OHELL_HOST_TOKEN on the
+        services) as "authorization: Bearer <host token>". An agent token gets PERMISSION_DENIED, a
+        missing or unknown token UNAUTHENTICATED; every caller is rate limited (RESOURCE_EXHAUSTED with
+        trailing metadata `retry-after` in seconds).
+        Replace a ladder's settings (rules, seats, house bots, windows, entry). Matches in play keep
+        the settings they started with. Status codes: INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PauseLadder(self, request, context):
+        """Stop forming tables on a ladder (tickets stay; matches in play finish). Status codes: NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeLadder(self, request, context):
+        """Form tables on a paused ladder again. Status codes: NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteLadder(self, request, context):
+        """Delete a ladder: its definition, queue and tickets go; its match log, records and ratings stay
+        readable by match id. Status codes: NOT_FOUND, FAILED_PRECONDITION (matches still in play).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RotateAgentToken(self, request, context):
+        """Give an agent a new token; the old one stops working at once. Status codes: NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeAgentToken(self, request, context):
+        """Revoke an agent's token (it can no longer play or queue); RotateAgentToken gives it a new
+        one. Status codes: NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAgents(self, request, context):
+        """Registered agents by id, paged. Status codes: INVALID_ARGUMENT (page_size over 500 or a bad
+        page_token).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -267,6 +368,41 @@ def add_MatchmakerServiceServicer_to_server(servicer, server):
                     servicer.GetMatch,
                     request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetMatchRequest.FromString,
                     response_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetMatchResponse.SerializeToString,
+            ),
+            'UpdateLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateLadder,
+                    request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.UpdateLadderRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_matchmaker__pb2.UpdateLadderResponse.SerializeToString,
+            ),
+            'PauseLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.PauseLadder,
+                    request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.PauseLadderRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_matchmaker__pb2.PauseLadderResponse.SerializeToString,
+            ),
+            'ResumeLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeLadder,
+                    request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.ResumeLadderRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_matchmaker__pb2.ResumeLadderResponse.SerializeToString,
+            ),
+            'DeleteLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteLadder,
+                    request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.DeleteLadderRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_matchmaker__pb2.DeleteLadderResponse.SerializeToString,
+            ),
+            'RotateAgentToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateAgentToken,
+                    request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.RotateAgentTokenRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_matchmaker__pb2.RotateAgentTokenResponse.SerializeToString,
+            ),
+            'RevokeAgentToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeAgentToken,
+                    request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.RevokeAgentTokenRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_matchmaker__pb2.RevokeAgentTokenResponse.SerializeToString,
+            ),
+            'ListAgents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAgents,
+                    request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -597,6 +733,195 @@ class MatchmakerService:
             '/ohell.v1.MatchmakerService/GetMatch',
             ohell_dot_v1_dot_matchmaker__pb2.GetMatchRequest.SerializeToString,
             ohell_dot_v1_dot_matchmaker__pb2.GetMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/UpdateLadder',
+            ohell_dot_v1_dot_matchmaker__pb2.UpdateLadderRequest.SerializeToString,
+            ohell_dot_v1_dot_matchmaker__pb2.UpdateLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PauseLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/PauseLadder',
+            ohell_dot_v1_dot_matchmaker__pb2.PauseLadderRequest.SerializeToString,
+            ohell_dot_v1_dot_matchmaker__pb2.PauseLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/ResumeLadder',
+            ohell_dot_v1_dot_matchmaker__pb2.ResumeLadderRequest.SerializeToString,
+            ohell_dot_v1_dot_matchmaker__pb2.ResumeLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/DeleteLadder',
+            ohell_dot_v1_dot_matchmaker__pb2.DeleteLadderRequest.SerializeToString,
+            ohell_dot_v1_dot_matchmaker__pb2.DeleteLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateAgentToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/RotateAgentToken',
+            ohell_dot_v1_dot_matchmaker__pb2.RotateAgentTokenRequest.SerializeToString,
+            ohell_dot_v1_dot_matchmaker__pb2.RotateAgentTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeAgentToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/RevokeAgentToken',
+            ohell_dot_v1_dot_matchmaker__pb2.RevokeAgentTokenRequest.SerializeToString,
+            ohell_dot_v1_dot_matchmaker__pb2.RevokeAgentTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAgents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/ListAgents',
+            ohell_dot_v1_dot_matchmaker__pb2.ListAgentsRequest.SerializeToString,
+            ohell_dot_v1_dot_matchmaker__pb2.ListAgentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,58 @@
+"""Bounds on what a host may define: every ladder is checked against them before it is stored."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from arena.ladder.model import Ladder
+from arena.ladder.store import StoreError
+from ohell.bots import BOT_FACTORIES
+from ohell.errors import OhHellError
+from ohell.schedule import hand_sizes
+
+LADDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}$")  # no '-': match ids are "{ladder}-{n}"
+LADDER_ENTRIES = ("host", "open")
+MAX_LADDERS = 50  # every ladder costs the forming loop a round trip per tick
+MAX_SCHEDULE = 100  # hands per match (a classic game of 4 has 25)
+MAX_HOUSE_BOTS = 5
+MAX_WINDOW = 1000.0  # mu difference, and its widening per second
+MAX_FILL_AFTER_S = 86_400.0
+MAX_THINK_MS = 10_000
+
+
+def check_ladder(ladder: Ladder) -> None:
+    """Refuse a ladder definition that cannot be played or is out of bounds (StoreError naming
+    the field): every number finite and bounded, a schedule of at most MAX_SCHEDULE hands."""
+    if not LADDER_NAME.match(ladder.name):
+        raise StoreError(f"ladder name {ladder.name!r} must be 1-64 of a-z 0-9 '_' '.'", "name")
+    if not 3 <= ladder.seats <= 7:
+        raise StoreError(f"seats={ladder.seats} must be from 3 to 7", "seats")
+    if ladder.entry not in LADDER_ENTRIES:
+        raise StoreError(f"entry={ladder.entry!r} must be one of {', '.join(LADDER_ENTRIES)}", "entry")
+    bounds = {
+        "fill_after_seconds": (ladder.fill_after_s, MAX_FILL_AFTER_S),
+        "base_window": (ladder.base_window, MAX_WINDOW),
+        "widen_per_second": (ladder.widen_per_s, MAX_WINDOW),
+        "think_ms": (ladder.think_ms, MAX_THINK_MS),
+    }
+    for field, (value, high) in bounds.items():
+        if not (isinstance(value, int | float) and math.isfinite(value) and 0 <= value <= high):
+            raise StoreError(f"{field}={value!r} must be a finite number from 0 to {high:g}", field)
+    try:
+        rules = ladder.rules()
+        schedule = hand_sizes(rules, ladder.seats)
+    except OhHellError as error:
+        raise StoreError(str(error), "rules") from None
+    if len(schedule) > MAX_SCHEDULE:
+        raise StoreError(
+            f"ladder.rules.hand_sizes: a schedule of {len(schedule)} hands is over {MAX_SCHEDULE}",
+            "rules.hand_sizes",
+        )
+    if len(ladder.house_bots) > MAX_HOUSE_BOTS:
+        raise StoreError(f"house_bots: at most {MAX_HOUSE_BOTS}", "house_bots")
+    unknown = [bot for bot in ladder.house_bots if bot not in BOT_FACTORIES]
+    if unknown:
+        raise StoreError(f"house bot {unknown[0]!r} is not a built-in bot", "house_bots")
+    if ladder.house_fill and not ladder.house_bots:
+        raise StoreError("house_fill needs at least one house bot", "house_bots")

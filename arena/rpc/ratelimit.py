@@ -1,0 +1,211 @@
+"""Per-caller rate limits on every RPC, shared by every process through Redis, and a guard for
+requests that cannot be decoded. Both are one gRPC server interceptor (``CallGuard``).
+
+A caller is its bearer token (by hash) or, without one, its peer address; the host token is not
+limited. The limit is GCRA (a token bucket without a refill task): ``rate`` calls per second with
+bursts of ``burst``; its state is one Redis string per caller (``Keys.rate_limit``), updated by one
+Lua script on Redis's clock, so every replica of every service shares it. A refused call ends
+RESOURCE_EXHAUSTED with trailing metadata ``retry-after`` (seconds) and the seconds in the message.
+Redis away: the limit falls back to this process's own counters rather than refusing everyone.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from arena.keys import Keys, token_hash
+from arena.rpc.auth import bearer_token, is_host
+
+log = logging.getLogger(__name__)
+RATE_ENV = "OHELL_RATE_LIMIT"
+GUARDED = "/ohell.v1."  # the platform's own services  # "<calls per second>:<burst>", e.g. "50:200"
+
+# ARGV = prefix, caller, ms per call, burst window ms. Returns 0 (allowed) or ms to wait.
+GCRA = """
+local key = K.rate_limit(ARGV[1], ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local step, window = tonumber(ARGV[3]), tonumber(ARGV[4])
+local tat = tonumber(redis.call('GET', key) or now)
+if tat < now then tat = now end
+local wait = tat + step - window - now
+if wait > 0 then return wait end
+redis.call('SET', key, tat + step, 'PX', math.ceil(tat + step - now) + 1000)
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    rate: float = 100.0  # calls per second, sustained
+    burst: int = 400  # calls at once
+
+    @classmethod
+    def from_env(cls) -> RateLimit:
+        text = os.environ.get(RATE_ENV, "")
+        if not text:
+            return cls()
+        rate, _, burst = text.partition(":")
+        limit = cls(float(rate), int(burst or max(1, int(float(rate)))))
+        if not (math.isfinite(limit.rate) and limit.rate > 0 and limit.burst >= 1):
+            raise ValueError(f"{RATE_ENV}={text!r} must be '<calls per second>:<burst>', both positive")
+        return limit
+
+    @property
+    def step_ms(self) -> float:
+        return 1000.0 / self.rate
+
+    @property
+    def window_ms(self) -> float:
+        return self.step_ms * self.burst
+
+
+class LocalLimiter:
+    """GCRA in this process: the fallback when there is no Redis (or it is away)."""
+
+    def __init__(self, limit: RateLimit, max_callers: int = 10_000) -> None:
+        self.limit = limit
+        self.tat: dict[str, float] = {}
+        self.max_callers = max_callers
+
+    def wait_ms(self, caller: str) -> float:
+        now = time.monotonic() * 1000
+        tat = max(self.tat.get(caller, now), now)
+        wait = tat + self.limit.step_ms - self.limit.window_ms - now
+        if wait > 0:
+            return wait
+        if caller not in self.tat and len(self.tat) >= self.max_callers:
+            self.tat = {c: t for c, t in self.tat.items() if t > now}  # forget callers at rest
+        self.tat[caller] = tat + self.limit.step_ms
+        return 0.0
+
+
+class Limiter:
+    """Redis-backed GCRA; ``redis_client`` is a ``redis.asyncio`` client or None (local only)."""
+
+    def __init__(self, limit: RateLimit, redis_client: Any | None = None, keys: Keys | None = None) -> None:
+        self.limit = limit
+        self.local = LocalLimiter(limit)
+        self.keys = keys or Keys()
+        self.script = redis_client.register_script(Keys.lua(GCRA)) if redis_client is not None else None
+
+    async def wait_ms(self, caller: str) -> float:
+        if self.script is None:
+            return self.local.wait_ms(caller)
+        try:
+            args = [self.keys.prefix, caller, self.limit.step_ms, self.limit.window_ms]
+            return float(await self.script(args=args))
+        except Exception as error:  # Redis away: limit per process until it is back
+            log.warning("rate limit falls back to this process: %s", error)
+            return self.local.wait_ms(caller)
+
+
+class BadRequest:
+    """What a request that could not be decoded becomes (the handler answers INVALID_ARGUMENT)."""
+
+    def __init__(self, message_type: str) -> None:
+        self.message_type = message_type
+
+
+async def refuse(context: grpc.aio.ServicerContext, wait_ms: float, why: str) -> None:
+    """End the call RESOURCE_EXHAUSTED: ``why``, and when to retry (message and ``retry-after``)."""
+    seconds = math.ceil(wait_ms) / 1000
+    await context.abort(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        f"{why}: retry after {seconds:.3f} s",
+        trailing_metadata=(("retry-after", f"{seconds:.3f}"),),
+    )
+
+
+def caller_of(context: grpc.aio.ServicerContext) -> str:
+    """Who is calling, for limits: ``t:<token hash>`` or ``p:<peer host>`` (port left out)."""
+    token = bearer_token(context.invocation_metadata())
+    if token:
+        return "t:" + token_hash(token)[:32]
+    peer = context.peer() or "unknown"
+    return "p:" + (peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer)[:80]
+
+
+class CallGuard(grpc.aio.ServerInterceptor):
+    """Rate-limits every call (the host token excepted) and turns an undecodable request into
+    INVALID_ARGUMENT naming the message type (grpc would answer UNKNOWN or INTERNAL)."""
+
+    def __init__(self, limiter: Limiter, host_token: str | None = None) -> None:
+        self.limiter = limiter
+        self.host_token = host_token
+
+    async def admit(self, context: grpc.aio.ServicerContext) -> None:
+        if is_host(bearer_token(context.invocation_metadata()), self.host_token):
+            return
+        wait_ms = await self.limiter.wait_ms(caller_of(context))
+        if wait_ms > 0:
+            limit = self.limiter.limit
+            await refuse(context, wait_ms, f"rate limit of {limit.rate:g} calls/s (burst {limit.burst}) reached")
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None or not str(details.method).startswith(GUARDED):
+            return handler  # health and reflection: cheap, and their servicers are not coroutines
+        return self._wrap(handler, str(details.method))
+
+    def _wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        deserialize = handler.request_deserializer
+        if handler.request_streaming:
+            kind = "stream_stream" if handler.response_streaming else "stream_unary"
+        else:
+            kind = "unary_stream" if handler.response_streaming else "unary_unary"
+            deserialize = _tolerant(deserialize, method)
+        inner = getattr(handler, kind)
+        guard = self
+
+        if inspect.isasyncgenfunction(inner):
+
+            async def streaming(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                await guard._check(request, context)
+                async for response in inner(request, context):
+                    yield response
+
+            behavior: Any = streaming
+        else:
+
+            async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                await guard._check(request, context)
+                return await inner(request, context)
+
+            behavior = unary
+        factory = getattr(grpc, f"{kind}_rpc_method_handler")
+        return factory(behavior, request_deserializer=deserialize, response_serializer=handler.response_serializer)
+
+    async def _check(self, request: Any, context: grpc.aio.ServicerContext) -> None:
+        await self.admit(context)
+        if isinstance(request, BadRequest):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"request: the bytes are not a valid {request.message_type} message"
+            )
+
+
+def _tolerant(deserialize: Callable[[bytes], Any] | None, method: str) -> Callable[[bytes], Any] | None:
+    if deserialize is None:
+        return None
+    name = method.rsplit("/", 1)[-1] + "Request"
+
+    def tolerant(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except Exception:
+            return BadRequest(name)
+
+    return tolerant

@@ -1,0 +1,95 @@
+"""Class 5: the platform authenticates itself to endpoint agents (it presents the agent's token),
+dials only endpoints the host registered, and keeps network error details to itself."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+import grpc
+import pytest
+import redis
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.keys import register_agent_token
+from arena.ladder.redis_store import RedisStore
+from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2, matchmaker_pb2_grpc, rules_pb2
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.rpc.auth import auth_metadata
+
+from .conftest import HOST_TOKEN, Service
+from .stacks import Endpoints, free_port, match_state, start_stack, wait_until
+
+pytestmark = pytest.mark.slow  # a whole stack
+
+
+def test_ladder_dials_endpoints_with_their_token(redis_server: EmbeddedRedis) -> None:
+    stack = start_stack(redis_server, engine=False)
+    endpoints = Endpoints()
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    try:
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            host = auth_metadata(stack.host_token)
+            ladder = pb.Ladder(name="ep", rules=rules_pb2.Rules(hand_sizes=[3]), seats=3, base_window=50)
+            stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=host)
+            port = free_port()
+            agent = stub.RegisterAgent(
+                pb.RegisterAgentRequest(name="ep", kind=pb.AGENT_KIND_ENDPOINT, endpoint=f"127.0.0.1:{port}"),
+                metadata=host,
+            )
+            served = endpoints.serve_on("heuristic", agent.token, port)  # accepts only its own token
+            assert served == port
+            for index in range(2):
+                bot = stub.RegisterAgent(
+                    pb.RegisterAgentRequest(name=f"b{index}", kind=pb.AGENT_KIND_BUILTIN, bot="random"), metadata=host
+                )
+                stub.JoinQueue(
+                    pb.JoinQueueRequest(ladder="ep", agent_id=bot.agent.agent_id), metadata=auth_metadata(bot.token)
+                )
+            join = pb.JoinQueueRequest(ladder="ep", agent_id=agent.agent.agent_id, lease_seconds=60)
+            stub.JoinQueue(join, metadata=auth_metadata(agent.token))
+            wait_until(lambda: match_state(store, "ep-1") == "finished", 60, "the endpoint's match to finish")
+            record = store.get_record("ep-1")
+        assert record["faults"] == []  # the endpoint saw its token on every call
+        assert [seat["kind"] for seat in record["seats"]].count("endpoint") == 1
+    finally:
+        endpoints.close()
+        stack.cleanup()
+        store.client.close()
+
+
+def test_agents_cannot_make_the_engine_dial_and_errors_hide_the_network(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis
+) -> None:
+    engine = start_service("services.engine")
+    client = redis.Redis.from_url(redis_server.url)
+    register_agent_token(client, "prober", "prober-token-0123456789")
+    closed = free_port()  # nothing listens here
+    seats = [challenge_pb2.ChallengeSeat(endpoint=f"127.0.0.1:{closed}")] + [
+        challenge_pb2.ChallengeSeat(builtin="random") for _ in range(2)
+    ]
+    request = challenge_pb2.ChallengeRequest(
+        rules=rules_pb2.Rules(hand_sizes=[2]), seats=seats, time_control=match_pb2.TimeControl(decision_ms=500)
+    )
+
+    async def run() -> tuple[grpc.StatusCode, challenge_pb2.ChallengeResponse]:
+        async with grpc.aio.insecure_channel(engine.address) as channel:
+            stub = challenge_pb2_grpc.ChallengeServiceStub(channel)
+            try:
+                await stub.Challenge(request, metadata=auth_metadata("prober-token-0123456789"), timeout=30)
+                code = grpc.StatusCode.OK
+            except grpc.aio.AioRpcError as error:
+                code = error.code()
+            return code, await stub.Challenge(request, metadata=auth_metadata(HOST_TOKEN), timeout=30)
+
+    code, hosted = asyncio.run(run())
+    client.close()
+    assert code == grpc.StatusCode.PERMISSION_DENIED  # an agent cannot make the engine dial anything
+    faults = json.loads(hosted.record.json)["faults"]
+    assert faults and {f["kind"] for f in faults} == {"DISCONNECTED"}
+    for fault in faults:  # the seat's own record says it was unreachable, never how the network answered
+        assert "not reachable" in fault["detail"], fault["detail"]
+        for leak in ("refused", "errno", "Connection", "failed to connect", "ipv4:"):
+            assert leak not in fault["detail"], fault["detail"]

@@ -1,0 +1,84 @@
+"""Class 7: platform faults are not the agents' faults. The remote-match worker rides out a
+Redis restart with matches in flight; a match spoiled by the platform (every remote seat cut off)
+is voided: failed, not logged, not rated."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+import redis
+from celery import Celery
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore
+from arena.ladder.routing import RUN_MATCH, Queues, make_celery
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
+from arena.rpc.auth import auth_metadata
+
+from .stacks import free_port, match_state, start_stack, wait_until
+
+pytestmark = pytest.mark.slow  # whole stacks and a Redis restart
+
+
+def test_remote_worker_survives_a_redis_restart_with_matches_in_flight(redis_server: EmbeddedRedis) -> None:
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    store.create_ladder(Ladder("slow", overrides={"hand_sizes": [5, 5, 5]}, think_ms=60, base_window=50))
+    for index in range(8):
+        agent, _ = store.register_agent(f"b{index}", "builtin", bot="random")
+        store.join("slow", agent.agent_id, None, enroll=True)
+    stack = start_stack(redis_server, engine=False, builtin_workers=0)  # only the remote (threads) worker
+    app: Celery = make_celery(redis_server.url)
+    try:
+        wait_until(lambda: len(store.active_matches()) >= 2, 20, "tables to form")
+        in_flight = store.active_matches()[:2]
+        for match_id in in_flight:  # the thread-pool worker plays them
+            app.send_task(RUN_MATCH, args=[match_id], queue=Queues().remote)
+        wait_until(lambda: all(store.get_match(m).state == "running" for m in in_flight), 20, "the matches to run")
+        worker = stack.workers[0].popen
+        redis_server.stop(kill=True)
+        redis_server.start()
+        wait_until(lambda: all(store.get_match(m).state == "finished" for m in in_flight), 60, "the matches to end")
+        assert worker.poll() is None and stack.worker_restarts == 0, stack.workers[0].log_text()[-3000:]
+        assert "Unrecoverable error" not in stack.workers[0].log_text()
+    finally:
+        app.close()
+        stack.cleanup()
+        store.client.close()
+
+
+def test_a_match_whose_remote_seats_were_all_cut_off_is_voided(redis_server: EmbeddedRedis) -> None:
+    stack = start_stack(redis_server, engine=False)
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    try:
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            host = auth_metadata(stack.host_token)
+            ladder = pb.Ladder(name="cut", rules=rules_pb2.Rules(hand_sizes=[3, 3, 3]), seats=3, base_window=50)
+            stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=host)
+            remote = []
+            for index in range(2):  # endpoints nobody serves: as if the platform could reach no one
+                registered = stub.RegisterAgent(
+                    pb.RegisterAgentRequest(
+                        name=f"gone{index}", kind=pb.AGENT_KIND_ENDPOINT, endpoint=f"127.0.0.1:{free_port()}"
+                    ),
+                    metadata=host,
+                )
+                remote.append(registered)
+            bot = stub.RegisterAgent(
+                pb.RegisterAgentRequest(name="bot", kind=pb.AGENT_KIND_BUILTIN, bot="random"), metadata=host
+            )
+            for agent in [*remote, bot]:
+                stub.JoinQueue(
+                    pb.JoinQueueRequest(ladder="cut", agent_id=agent.agent.agent_id, lease_seconds=60),
+                    metadata=auth_metadata(agent.token),
+                )
+            wait_until(lambda: match_state(store, "cut-1") == "failed", 60, "the spoiled match to be voided")
+        info = store.get_match("cut-1")
+        assert info.error.startswith("voided:") and "disconnected" in info.error
+        assert store.client.xlen(store.keys.log("cut")) == 0  # not logged, so never rated
+        assert store.client.hlen(store.keys.ratings("cut")) == 0
+    finally:
+        stack.cleanup()
+        store.client.close()
