@@ -1,10 +1,11 @@
 """OpenSkill ratings of a ladder, applied from its match log exactly once and in log order.
 
 ``catch_up`` applies every log entry after the ladder's cursor (``rated:{ladder}``) in one
-MULTI/EXEC guarded by WATCH on that cursor: ratings, statistics, leaderboard and the cursor move
-together, so a match is rated exactly once, and two workers rating matches of the same agent at
-the same time cannot lose an update (the loser's transaction fails and it re-reads). Applying in
-log order makes ``rebuild`` reproduce the stored ratings bit for bit.
+MULTI/EXEC guarded by WATCH on that cursor: ratings, statistics, leaderboard, the cursor and each
+match's rating before/after (kept in its match hash for the archive) move together, so a match is
+rated exactly once, and two workers rating matches of the same agent at the same time cannot lose
+an update (the loser's transaction fails and it re-reads). Applying in log order makes
+``rebuild`` reproduce the stored ratings bit for bit.
 """
 
 from __future__ import annotations
@@ -37,14 +38,17 @@ def ranks(totals: Sequence[int], forfeited: Iterable[int] = ()) -> list[float]:
     return [last if seat in out else 1 + sum(other > total for other in standing) for seat, total in enumerate(totals)]
 
 
-def rate_match(ratings: dict[str, Any], summary: dict[str, Any]) -> None:
+def rate_match(ratings: dict[str, Any], summary: dict[str, Any]) -> list[tuple[float, float, float, float]]:
     """Update ``ratings`` (agent -> openskill rating) in place with one match; agents missing
-    from it start at the model's default."""
+    from it start at the model's default. Returns each seat's (mu, sigma) before and after."""
     agents = summary["agents"]
     teams = [[ratings.get(agent) or MODEL.rating()] for agent in agents]
     new = MODEL.rate(teams, ranks=ranks(summary["totals"], summary["forfeited"]))
-    for agent, (rating,) in zip(agents, new, strict=True):
+    changes = []
+    for agent, (before,), (rating,) in zip(agents, teams, new, strict=True):
         ratings[agent] = rating
+        changes.append((before.mu, before.sigma, rating.mu, rating.sigma))
+    return changes
 
 
 def add_stats(stats: dict[str, list[int]], summary: dict[str, Any]) -> None:
@@ -129,11 +133,14 @@ def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> in
             agents = [text(agent) for agent in raw_agents]
             ratings = {agent: _rating(raw) for agent, raw in zip(agents, stored, strict=True) if raw}
             stats = {agent: json.loads(raw) for agent, raw in zip(agents, counted, strict=True) if raw}
+            changes = []
             for summary in summaries:
-                rate_match(ratings, summary)
+                changes.append((summary["match_id"], rate_match(ratings, summary)))
                 add_stats(stats, summary)
             pipe.multi()
             _write(pipe, keys, ladder, ratings, stats)
+            for match_id, change in changes:  # for the archive's rating history (arena.ladder.archiving)
+                pipe.hset(keys.match(match_id), "rating", json.dumps(change))
             pipe.set(keys.rated(ladder), text(ids[-1]))
             pipe.execute()
             return len(ids)

@@ -46,6 +46,9 @@ class RedisStore:
         self._renew = client.register_script(scripts.RENEW)
         self._finish = client.register_script(Keys.lua(scripts.FINISH))
         self._fail = client.register_script(Keys.lua(scripts.FAIL))
+        self._forget = client.register_script(Keys.lua(scripts.FORGET))
+        self._hold = client.register_script(Keys.lua(scripts.HOLD))
+        self._release_if_held = client.register_script(scripts.RELEASE_IF_HELD)
 
     @classmethod
     def connect(cls, redis_url: str, keys: Keys | None = None, retries: int = 10) -> RedisStore:
@@ -361,13 +364,70 @@ class RedisStore:
         return dict(json.loads(raw))
 
     def list_matches(self, ladder: str, agent_id: str, offset: int, limit: int) -> list[MatchInfo]:
-        """Finished matches, newest first: of one agent when ``agent_id`` is given."""
-        if agent_id:
-            ids = [text(m) for m in self.client.lrange(self.keys.agent_matches(agent_id), offset, offset + limit - 1)]
-            matches = [self.get_match(m) for m in ids]
-            return [m for m in matches if not ladder or m.ladder == ladder]
-        entries = stream_entries(self.client.xrevrange(self.keys.log(ladder), count=offset + limit))[offset:]
-        return [self.get_match(text(fields[b"match"])) for _, fields in entries]
+        """Finished matches the archive does not hold yet, newest first: of a ladder and/or an agent
+        (the archive answers for the others: ``arena.archive.queries``)."""
+        ids = [text(m) for m in self.client.zrevrange(self.keys.unarchived, 0, -1)]
+        found = []
+        for match_id in ids:
+            if ladder and match_id.rpartition("-")[0] != ladder:
+                continue
+            try:
+                info = self.get_match(match_id)
+            except NotFound:  # archived meanwhile
+                continue
+            if not agent_id or any(seat.agent_id == agent_id for seat in info.seats):
+                found.append(info)
+            if len(found) >= offset + limit:
+                break
+        return found[offset:]
+
+    # archive backlog (arena.ladder.archiving moves finished matches to the SQL archive) -------
+    def archive_backlog(self) -> int:
+        """Finished matches the archive does not hold yet."""
+        return int(self.client.zcard(self.keys.unarchived))
+
+    def oldest_unarchived_ms(self) -> int:
+        """When the oldest match of the backlog finished (0: none)."""
+        oldest = self.client.zrange(self.keys.unarchived, 0, 0, withscores=True)
+        return int(oldest[0][1]) if oldest else 0
+
+    def unarchived(self, limit: int) -> list[str]:
+        """The oldest ``limit`` matches of the archive's backlog."""
+        return [text(m) for m in self.client.zrange(self.keys.unarchived, 0, limit - 1)]
+
+    def for_archive(self, match_ids: Sequence[str]) -> list[tuple[MatchInfo | None, bytes | None, str]]:
+        """(match, record JSON, rating JSON or '' until rated) of each id, one round trip; the match
+        is None when its hash is gone (archived and forgotten already)."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for match_id in match_ids:
+                pipe.hgetall(self.keys.match(match_id))
+                pipe.get(self.keys.record(match_id))
+            replies = pipe.execute()
+        out: list[tuple[MatchInfo | None, bytes | None, str]] = []
+        for raw, record in zip(replies[::2], replies[1::2], strict=True):
+            if not raw or b"seats" not in raw:
+                out.append((None, None, ""))
+                continue
+            out.append((_match_info(raw), record, text(raw.get(b"rating", b""))))
+        return out
+
+    def forget_archived(self, match_ids: Sequence[str]) -> None:
+        """Drop the record and hash of matches the archive holds (safe to repeat)."""
+        if match_ids:
+            self._forget(args=[self.keys.prefix, *match_ids])
+
+    def hold(self, which: str, holder: str, ttl_s: float) -> bool:
+        """Take or renew ``which`` ("archive_lock" or "archive_retry") for ``holder``; False if
+        another holds it."""
+        return bool(self._hold(args=[self.keys.prefix, which, holder, max(1, int(ttl_s * 1000))]))
+
+    def release(self, which: str, holder: str) -> None:
+        key = self.keys.archive_lock if which == "archive_lock" else self.keys.archive_retry
+        self._release_if_held(keys=[key], args=[holder])
+
+    def archive_waiting(self) -> bool:
+        """Whether an archive task is waiting for the database to come back."""
+        return bool(self.client.exists(self.keys.archive_retry))
 
     def active_matches(self) -> list[str]:
         return sorted(text(m) for m in self.client.smembers(self.keys.active))

@@ -31,12 +31,17 @@ async def serve(args: argparse.Namespace) -> None:
     stopping = threading.Event()
     worker = None
     if not args.no_forming:
-        dispatch, rate = celery_senders(args.redis_url, args.prefix)
+        dispatch, rate, archive = celery_senders(args.redis_url, args.prefix)
         sweep = loop.SweepPolicy(redispatch_after_s=args.redispatch_after)
         worker = threading.Thread(
             target=loop.run_forever,
             args=(store, dispatch, rate, stopping.is_set),
-            kwargs={"tick_s": args.tick, "sweep_every_s": args.sweep_every, "sweep_policy": sweep},
+            kwargs={
+                "tick_s": args.tick,
+                "sweep_every_s": args.sweep_every,
+                "sweep_policy": sweep,
+                "archive": archive,
+            },
             daemon=True,
             name="forming",
         )
