@@ -10,6 +10,7 @@ import asyncio
 import os
 import threading
 
+from arena.archive.db import DATABASE_URL_ENV
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.ladder import loop
 from arena.ladder.redis_store import RedisStore
@@ -23,7 +24,7 @@ SERVICE_NAME = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].f
 
 async def serve(args: argparse.Namespace) -> None:
     store = RedisStore.connect(args.redis_url, Keys(args.prefix))
-    servicer = MatchmakerServicer(store)
+    servicer = MatchmakerServicer(store, database_url_=args.database_url)
     service = Service(
         SERVICE_NAME, lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)
     )
@@ -65,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--prefix",
         default=Keys.from_env().prefix,
         help=f"Redis key prefix (default: ${PREFIX_ENV} or {DEFAULT_PREFIX!r})",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(DATABASE_URL_ENV),
+        help=f"the match archive (default: ${DATABASE_URL_ENV}, else a SQLite file in the working directory)",
     )
     parser.add_argument("--tick", type=float, default=0.05, help="seconds between forming rounds")
     parser.add_argument("--sweep-every", type=float, default=2.0, help="seconds between recovery sweeps")

@@ -39,6 +39,8 @@ def stub(redis_server: EmbeddedRedis) -> Iterator[Stub]:
             "--redis-url",
             redis_server.url,
             "--no-forming",
+            "--database-url",
+            f"sqlite:///{folder / 'archive.sqlite3'}",
         ],
         {},
         log,
