@@ -172,15 +172,22 @@ def replay(summaries: Iterable[dict[str, Any]]) -> tuple[dict[str, Rating], dict
     return {agent: (r.mu, r.sigma) for agent, r in ratings.items()}, stats
 
 
-def rebuild(client: redis.Redis, keys: Keys, ladder: str) -> int:
-    """Recompute the ladder's ratings, statistics and leaderboard from its log; returns entries."""
+def rebuild(
+    client: redis.Redis, keys: Keys, ladder: str, archived: Iterable[tuple[str, dict[str, Any]]] = ()
+) -> int:
+    """Recompute the ladder's ratings, statistics and leaderboard from its log, and from ``archived``
+    ((log id, summary) of archived matches: after a Redis loss the archive holds what the log lost);
+    a match in both counts once. Returns matches replayed."""
     from arena.ladder.matchlog import read_log
 
+    extra = list(archived)
     while True:
         with client.pipeline() as pipe:
             try:
                 pipe.watch(keys.rated(ladder))
-                entries = list(read_log(pipe, keys, ladder))
+                by_match = {summary["match_id"]: (log_id, summary) for log_id, summary in extra}
+                by_match |= {summary["match_id"]: (log_id, summary) for log_id, summary in read_log(pipe, keys, ladder)}
+                entries = sorted(by_match.values(), key=lambda entry: _stream_position(entry[0]))
                 ratings: dict[str, Any] = {}
                 stats: dict[str, list[int]] = {}
                 for _, summary in entries:
@@ -195,6 +202,11 @@ def rebuild(client: redis.Redis, keys: Keys, ladder: str) -> int:
                 return len(entries)
             except redis.WatchError:
                 continue
+
+
+def _stream_position(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def stored_ratings(client: redis.Redis, keys: Keys, ladder: str) -> dict[str, Rating]:

@@ -192,9 +192,10 @@ class RedisStore:
         """Apply the ladder's new log entries to its ratings, exactly once (``arena.ladder.ratings``)."""
         return catch_up(self.client, self.keys, ladder)
 
-    def rebuild_ratings(self, ladder: str) -> int:
-        """Recompute the ladder's ratings and statistics from its whole log; returns matches replayed."""
-        return rebuild(self.client, self.keys, ladder)
+    def rebuild_ratings(self, ladder: str, archived: Iterable[tuple[str, dict[str, Any]]] = ()) -> int:
+        """Recompute the ladder's ratings and statistics from its whole log (and the archive's
+        (log id, summary) pairs when given); returns matches replayed."""
+        return rebuild(self.client, self.keys, ladder, archived)
 
     def ratings_behind(self, ladder: str) -> bool:
         """Whether the ladder's log holds a match its ratings have not applied yet."""

@@ -7,6 +7,7 @@ import os
 import signal
 import tempfile
 import time
+from typing import Any
 
 from ohell.errors import OhHellError
 
@@ -66,12 +67,41 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         raise OhHellError("give --redis-url or set REDIS_URL")
     store = RedisStore.connect(url, Keys(args.prefix))
     ladders = [args.ladder] if args.ladder else [ladder.name for ladder in store.list_ladders()]
+    engine = _archive(args) if args.source == "archive" else None
     for name in ladders:
         try:
             store.get_ladder(name)
         except StoreError as error:
             raise OhHellError(str(error)) from None
-        print(f"{name}: ratings rebuilt from {store.rebuild_ratings(name)} logged matches")
+        if engine is None:
+            print(f"{name}: ratings rebuilt from {store.rebuild_ratings(name)} logged matches")
+            continue
+        from arena.archive.queries import in_log_order, summary
+
+        archived = [(match.log_id, summary(match)) for match in in_log_order(engine, name)]
+        replayed = store.rebuild_ratings(name, archived)
+        print(f"{name}: ratings rebuilt from {replayed} matches ({len(archived)} archived, the rest from the log)")
+    return 0
+
+
+def _archive(args: argparse.Namespace) -> Any:
+    from arena.archive.db import DATABASE_URL_ENV, connect
+
+    url = args.database_url or os.environ.get(DATABASE_URL_ENV)
+    if not url:
+        raise OhHellError(f"give --database-url or set {DATABASE_URL_ENV}")
+    return connect(url)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a ladder's archived matches to a file: records as JSON lines, or results as CSV."""
+    from arena.archive.queries import export_csv, export_jsonl
+
+    engine = _archive(args)
+    export = export_jsonl if args.format == "jsonl" else export_csv
+    with open(args.out, "w", newline="", encoding="utf-8") as out:
+        written = export(engine, args.ladder, out)
+    print(f"{args.ladder}: {written} matches written to {args.out} ({args.format})")
     return 0
 
 
@@ -104,4 +134,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rebuild.add_argument("--redis-url")
     rebuild.add_argument("--ladder", help="one ladder (default: all)")
     rebuild.add_argument("--prefix", default="ohell:")
+    rebuild.add_argument(
+        "--from",
+        dest="source",
+        choices=("log", "archive"),
+        default="log",
+        help="log: the Redis match log; archive: the SQL archive plus log entries it does not hold yet",
+    )
+    rebuild.add_argument("--database-url", help="the archive (default: $OHELL_DATABASE_URL)")
     rebuild.set_defaults(handler=cmd_rebuild)
+
+    export = ladder_sub.add_parser("export", help="write a ladder's archived matches to a file")
+    export.add_argument("--ladder", required=True)
+    export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="jsonl: records; csv: results")
+    export.add_argument("--out", required=True, help="file to write")
+    export.add_argument("--database-url", help="the archive (default: $OHELL_DATABASE_URL)")
+    export.set_defaults(handler=cmd_export)
