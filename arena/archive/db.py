@@ -42,18 +42,29 @@ def create(url: str) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         engine = create_engine(url, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
         return engine
     if parsed.drivername == "postgresql":  # psycopg 3 is the driver we ship
         parsed = parsed.set(drivername="postgresql+psycopg")
     return create_engine(parsed, pool_pre_ping=True, pool_size=4, max_overflow=4, connect_args={"connect_timeout": 5})
 
 
+WRITE = "ohell_write"  # execution option of a transaction that writes: on SQLite it takes the lock at BEGIN
+
+
 def _sqlite_pragmas(connection: Any, _: Any) -> None:
+    connection.isolation_level = None  # the driver's own implicit BEGIN off: _sqlite_begin says when
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _sqlite_begin(connection: Any) -> None:
+    """A writing transaction takes SQLite's write lock at BEGIN (waiting up to the busy timeout):
+    a reader that turns into a writer later could instead fail at once on another's commit."""
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get(WRITE) else "BEGIN")
 
 
 def connect(url: str) -> Engine:
@@ -67,7 +78,7 @@ def connect(url: str) -> Engine:
 def migrate(engine: Engine, revision: str = "head") -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    with _migration_lock(engine), engine.begin() as connection:
+    with _migration_lock(engine), engine.connect() as connection, connection.execution_options(**{WRITE: True}).begin():
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
 

@@ -17,14 +17,13 @@ import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Engine
 
 from arena.archive.writer import FinishedMatch, SeatResult, write
 from arena.ladder import metrics
-from arena.ladder.matchlog import summarize
-from arena.ladder.model import MatchInfo
-from arena.ladder.redis_store import RedisStore
+from arena.ladder.redis_store import ArchiveItem, RedisStore
 
 BATCH = 200
 LOCK_S = 60.0  # the drain lock lapses this long after its holder's last batch (a dead holder)
@@ -44,11 +43,12 @@ class Drained:
     busy: bool = False  # another run holds the lock
 
 
-def finished_match(info: MatchInfo, record_json: bytes | str, rating_json: str) -> FinishedMatch:
-    """What the archive keeps of a rated match, from its hash and record as Redis holds them."""
-    record = json.loads(record_json)
-    summary = summarize(record, info.ladder, [seat.agent_id for seat in info.seats])
-    ratings = json.loads(rating_json)
+def finished_match(item: ArchiveItem, rules: dict[str, Any]) -> FinishedMatch:
+    """What the archive keeps of a rated match, from its hash and record as Redis holds them. The
+    results come from the log summary kept in the hash: the record is copied, never parsed."""
+    info = item.info
+    summary = json.loads(item.summary)
+    ratings = json.loads(item.rating)
     seats = [
         SeatResult(
             agent_id=seat.agent_id,
@@ -73,7 +73,10 @@ def finished_match(info: MatchInfo, record_json: bytes | str, rating_json: str) 
         info.started_ms,
         info.finished_ms,
         info.attempts,
-        record_json,
+        item.record,
+        item.record_bytes,
+        rules,
+        max(summary["hands"], default=0),
         seats,
     )
 
@@ -82,13 +85,17 @@ def archive_batch(store: RedisStore, engine: Engine, match_ids: list[str]) -> Dr
     """Archive the rated ones of ``match_ids``, then forget them in Redis."""
     done = Drained()
     batch, gone = [], []
-    for match_id, (info, record, rating) in zip(match_ids, store.for_archive(match_ids), strict=True):
-        if info is None or record is None:
+    rules: dict[str, dict[str, Any]] = {}
+    for match_id, item in zip(match_ids, store.for_archive(match_ids), strict=True):
+        if item is None:
             gone.append(match_id)  # forgotten already (or never finished): nothing left to archive
-        elif not rating:
+        elif not item.rating:
             done.waiting += 1
         else:
-            batch.append(finished_match(info, record, rating))
+            ladder = item.info.ladder
+            if ladder not in rules:  # a ladder's rules never change once created
+                rules[ladder] = store.get_ladder(ladder).rules().to_dict()
+            batch.append(finished_match(item, rules[ladder]))
     inserted = write(engine, batch)
     done.archived, done.already = len(inserted), len(batch) - len(inserted)
     store.forget_archived([match.match_id for match in batch] + gone)

@@ -172,9 +172,7 @@ def replay(summaries: Iterable[dict[str, Any]]) -> tuple[dict[str, Rating], dict
     return {agent: (r.mu, r.sigma) for agent, r in ratings.items()}, stats
 
 
-def rebuild(
-    client: redis.Redis, keys: Keys, ladder: str, archived: Iterable[tuple[str, dict[str, Any]]] = ()
-) -> int:
+def rebuild(client: redis.Redis, keys: Keys, ladder: str, archived: Iterable[tuple[str, dict[str, Any]]] = ()) -> int:
     """Recompute the ladder's ratings, statistics and leaderboard from its log, and from ``archived``
     ((log id, summary) of archived matches: after a Redis loss the archive holds what the log lost);
     a match in both counts once. Returns matches replayed."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import redis
@@ -29,6 +31,21 @@ LADDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}$")  # no '-': match ids are
 
 
 PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before its gateway stream is up
+
+
+RECORD_COMPRESSION = 3  # zlib level of records in Redis (and so in the archive): 24.5 KB -> ~4.9 KB in ~0.17 ms
+
+
+@dataclass(frozen=True)
+class ArchiveItem:
+    """A finished match as Redis holds it for the archive: ``record`` is zlib-compressed JSON of
+    ``record_bytes`` bytes; ``rating`` is '' until the match is rated; ``summary`` its log entry."""
+
+    info: MatchInfo
+    record: bytes
+    record_bytes: int
+    rating: str
+    summary: str
 
 
 class RedisStore:
@@ -333,7 +350,9 @@ class RedisStore:
         """Store the record and log the match once; returns (this call was the first, log id)."""
         info = info or self.get_match(match_id)
         summary = summarize(record, info.ladder, [seat.agent_id for seat in info.seats])
-        args: list[str | int] = [self.keys.prefix, match_id, json.dumps(record), encode(summary), now_ms()]
+        raw = json.dumps(record).encode()
+        blob = zlib.compress(raw, RECORD_COMPRESSION)
+        args: list[str | int | bytes] = [self.keys.prefix, match_id, blob, encode(summary), now_ms(), len(raw)]
         outcome, log_id = self._finish(args=args)
         if text(outcome) == "missing":
             raise NotFound(f"no match {match_id!r}", "match_id")
@@ -362,7 +381,7 @@ class RedisStore:
         if raw is None:
             self.get_match(match_id)  # NotFound for an unknown id
             raise NotFound(f"match {match_id!r} has no record yet (not finished)", "match_id")
-        return dict(json.loads(raw))
+        return dict(json.loads(zlib.decompress(raw)))
 
     def list_matches(self, ladder: str, agent_id: str, offset: int, limit: int) -> list[MatchInfo]:
         """Finished matches the archive does not hold yet, newest first: of a ladder and/or an agent
@@ -396,20 +415,21 @@ class RedisStore:
         """The oldest ``limit`` matches of the archive's backlog."""
         return [text(m) for m in self.client.zrange(self.keys.unarchived, 0, limit - 1)]
 
-    def for_archive(self, match_ids: Sequence[str]) -> list[tuple[MatchInfo | None, bytes | None, str]]:
-        """(match, record JSON, rating JSON or '' until rated) of each id, one round trip; the match
-        is None when its hash is gone (archived and forgotten already)."""
+    def for_archive(self, match_ids: Sequence[str]) -> list[ArchiveItem | None]:
+        """What the archive needs of each match, one round trip; None when its hash is gone
+        (archived and forgotten already)."""
         with self.client.pipeline(transaction=False) as pipe:
             for match_id in match_ids:
                 pipe.hgetall(self.keys.match(match_id))
                 pipe.get(self.keys.record(match_id))
             replies = pipe.execute()
-        out: list[tuple[MatchInfo | None, bytes | None, str]] = []
+        out: list[ArchiveItem | None] = []
         for raw, record in zip(replies[::2], replies[1::2], strict=True):
-            if not raw or b"seats" not in raw:
-                out.append((None, None, ""))
+            if not raw or b"seats" not in raw or record is None:
+                out.append(None)
                 continue
-            out.append((_match_info(raw), record, text(raw.get(b"rating", b""))))
+            rating, summary = text(raw.get(b"rating", b"")), text(raw.get(b"summary", b""))
+            out.append(ArchiveItem(_match_info(raw), record, int(raw.get(b"record_bytes", 0)), rating, summary))
         return out
 
     def forget_archived(self, match_ids: Sequence[str]) -> None:

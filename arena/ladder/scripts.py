@@ -135,7 +135,8 @@ local function release(p, l, id, now)
 end
 """
 
-# Finish: ARGV = prefix, match, record JSON, summary JSON, now_ms. The first call appends the
+# Finish: ARGV = prefix, match, record (zlib of its JSON), summary JSON, now_ms, record JSON
+# length. The first call appends the
 # summary to the ladder's log, stores the record and marks the match for the archive; any later
 # call changes nothing.
 FINISH = (
@@ -151,7 +152,8 @@ local l = redis.call('HGET', match, 'ladder')
 local log_id = redis.call('XADD', K.log(p, l), '*', 'match', id, 'summary', ARGV[4])
 redis.call('SET', K.record(p, id), ARGV[3])
 redis.call('ZADD', K.unarchived(p), now, id)
-redis.call('HSET', match, 'state', 'finished', 'finished_ms', now, 'log_id', log_id)
+redis.call('HSET', match, 'state', 'finished', 'finished_ms', now, 'log_id', log_id, 'summary', ARGV[4],
+  'record_bytes', ARGV[6])
 release(p, l, id, now)
 return {'first', log_id}
 """

@@ -111,9 +111,7 @@ class Stack:
         self._own_log_dir = self.config.log_dir is None
         self.log_dir = Path(self.config.log_dir or tempfile.mkdtemp(prefix="ohell-stack-"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.database_url = (
-            self.config.database_url or os.environ.get(DATABASE_URL_ENV) or sqlite_url(self.log_dir)
-        )
+        self.database_url = self.config.database_url or os.environ.get(DATABASE_URL_ENV) or sqlite_url(self.log_dir)
 
     @property
     def matchmaker_address(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
 
 import pytest
 from sqlalchemy import Engine, func, inspect, select
@@ -12,7 +13,7 @@ from sqlalchemy import Engine, func, inspect, select
 from arena.archive import queries
 from arena.archive.db import connect
 from arena.archive.schema import match_seats, matches, rating_history
-from arena.archive.writer import FinishedMatch, SeatResult, write
+from arena.archive.writer import FinishedMatch, SeatResult, compress_record, write
 
 
 def finished(n: int, ladder: str = "l", agents: tuple[str, ...] = ("a1", "a2", "a3")) -> FinishedMatch:
@@ -35,7 +36,10 @@ def finished(n: int, ladder: str = "l", agents: tuple[str, ...] = ("a1", "a2", "
         )
         for i, agent in enumerate(agents)
     ]
-    return FinishedMatch(match_id, ladder, f"{1000 + n}-0", 1, 2, 1_000_000 + n * 10, 1, json.dumps(record), seats)
+    finished_ms = 1_000_000 + n * 10
+    rules = record["rules"]
+    blob, size = compress_record(record)
+    return FinishedMatch(match_id, ladder, f"{1000 + n}-0", 1, 2, finished_ms, 1, blob, size, rules, 1, seats)
 
 
 def count(engine: Engine, table: object) -> int:
@@ -118,3 +122,21 @@ def test_export_in_log_order(archive: Engine) -> None:
     assert [r["winner"] for r in rows[:3]] == ["0", "1", "0"]
     summaries = [queries.summary(m) for m in queries.in_log_order(archive, "l")]
     assert [s["match_id"] for s in summaries] == ["l-1", "l-3", "l-4"] and summaries[0]["agents"] == ["a1", "a2", "a3"]
+
+
+def test_two_writers_racing_with_the_same_matches_store_them_once(archive: Engine) -> None:
+    batch = [finished(n) for n in range(30)]
+    results: list[list[str]] = []
+    barrier = threading.Barrier(2)
+
+    def writer() -> None:
+        barrier.wait()
+        results.append(write(archive, batch))
+
+    threads = [threading.Thread(target=writer) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results[0] + results[1]) == sorted(m.match_id for m in batch)  # each written by one
+    assert count(archive, matches) == 30 and count(archive, match_seats) == 90

@@ -58,8 +58,9 @@ def test_a_crash_between_the_sql_commit_and_the_redis_cleanup_writes_nothing_twi
 ) -> None:
     builtin_ladder(store, "t", bots=("random",) * 6, seats=3)
     played = play(store, "t", 4)
+    rules = store.get_ladder("t").rules().to_dict()
     items = store.for_archive(played[:2])
-    write(archive, [archiving.finished_match(info, record, rating) for info, record, rating in items])  # type: ignore[arg-type]
+    write(archive, [archiving.finished_match(item, rules) for item in items if item])
     drained = archiving.archive_pending(store, archive)  # as after the crash: Redis still holds all four
     assert (drained.archived, drained.already) == (2, 2)
     assert queries.count_matches(archive) == 4 and store.archive_backlog() == 0
