@@ -241,8 +241,8 @@ def export_jsonl(engine: Engine, ladder: str, out: IO[str]) -> int:
     return written
 
 
-CSV_COLUMNS = ("match_id", "finished_ms", "seat", "agent_id", "agent_name", "agent_version", "points")
-CSV_COLUMNS += ("bids_made", "hands", "faults", "winner", "forfeited")
+CSV_COLUMNS: tuple[str, ...] = ("match_id", "finished_ms", "seat", "agent_id", "agent_name", "agent_version")
+CSV_COLUMNS += ("points", "bids_made", "hands", "faults", "winner", "forfeited")
 
 
 def export_csv(engine: Engine, ladder: str, out: IO[str]) -> int:

@@ -84,8 +84,8 @@ def get_match(store: RedisStore, archive: ArchiveEngine, match_id: str) -> tuple
         return from_redis(info), ""
     if info is not None:
         try:
-            record = store.get_record(match_id)
-            return from_redis(info, record), json.dumps(record)
+            hot = store.get_record(match_id)
+            return from_redis(info, hot), json.dumps(hot)
         except NotFound:  # archived and forgotten between the two reads
             pass
     engine = archive()

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine
+from sqlalchemy import Connection, create_engine
 
 from arena.archive.schema import metadata
 
@@ -21,7 +21,7 @@ def run() -> None:
         _migrate(connection)
 
 
-def _migrate(connection: object) -> None:
+def _migrate(connection: Connection) -> None:
     context.configure(connection=connection, target_metadata=metadata, render_as_batch=True)
     with context.begin_transaction():
         context.run_migrations()
