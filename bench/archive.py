@@ -160,6 +160,10 @@ def main() -> None:
         drained = archiving.archive_pending(store, engine, batch=archiving.BATCH)
         ours = drained.archived / (time.perf_counter() - started)
         after = footprint(client)
+        with engine.connect() as connection:
+            database_bytes = connection.execute(
+                text("SELECT sum(pg_total_relation_size(relid)) FROM pg_stat_user_tables")
+            ).scalar_one()
         assert drained.archived == args.matches and store.archive_backlog() == 0, drained
         agents = {s.agent_id for m in queries.list_matches(engine, "bench", limit=500) for s in m.seats}
         HISTORY["bench"] = {a: queries.rating_history(engine, "bench", a, limit=5000) for a in agents}
@@ -170,6 +174,7 @@ def main() -> None:
     per_match = (after - before) / args.matches
     print(f"{args.matches} classic 4-seat matches ({args.distinct} played), record ~{record_bytes} bytes of JSON")
     print(f"redis bytes per match: {(hot - before) / args.matches:.0f} before archiving, {per_match:.0f} after")
+    print(f"database bytes per match (tables and indexes): {int(database_bytes) / args.matches:.0f}")
     print(
         f"archive: redis_bytes_per_match={per_match:.0f} archived_per_s={ours:.0f} "
         f"raw_insert_per_s={raw:.0f} ratio={ours / raw:.2f}"
