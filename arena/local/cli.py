@@ -35,6 +35,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"redis       {stack.redis_url}{'  (embedded, AOF on)' if stack.redis else ''}")
         print(f"engine      {stack.engine_address}   (agents connect here)")
         print(f"matchmaker  {stack.matchmaker_address}")
+        print(f"archive     {stack.database_url}")
         print(f"workers     {args.workers} x {args.concurrency} built-in + 1 x {args.remote_concurrency} remote")
         for name, port in sorted(stack.metrics_ports.items()):
             print(f"metrics     {name}: http://127.0.0.1:{port}/metrics")
