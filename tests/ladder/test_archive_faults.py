@@ -38,8 +38,14 @@ def test_database_stopped_mid_run_loses_and_repeats_nothing(
         archive.dispose()
         database.stop()
         rated_before = store.client.get(store.keys.rated("f"))
-        wait_until(lambda: store.archive_backlog() >= 10, 60, "matches to go on while the database is down")
-        assert store.client.get(store.keys.rated("f")) != rated_before  # ... and to be rated
+        logged_before = store.client.xlen(store.keys.log("f"))
+        wait_until(
+            lambda: store.client.xlen(store.keys.log("f")) >= logged_before + 10
+            and store.client.get(store.keys.rated("f")) != rated_before,
+            60,
+            "matches to go on being played and rated while the database is down",
+        )
+        assert store.archive_backlog() >= 10
         database.start()
         leave_all(store, "f", agents)
         settle(store, ["f"])
