@@ -42,7 +42,10 @@ def rate_now(ladder: str) -> None:
 
 
 def archive_later() -> None:
-    archive_matches.apply_async(queue=store().queues.ratings, ignore_result=True)
+    """Ask for an archive run, unless one is draining now (it takes this match too, or the next
+    does: the matchmaker's sweep asks again for a match left waiting)."""
+    if not store().archive_running():
+        archive_matches.apply_async(queue=store().queues.ratings, ignore_result=True)
 
 
 @app.task(name=RUN_MATCH, bind=True, max_retries=5)

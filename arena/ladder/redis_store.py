@@ -448,6 +448,10 @@ class RedisStore:
         key = self.keys.archive_lock if which == "archive_lock" else self.keys.archive_retry
         self._release_if_held(keys=[key], args=[holder])
 
+    def archive_running(self) -> bool:
+        """Whether an archive run is draining the backlog now."""
+        return bool(self.client.exists(self.keys.archive_lock))
+
     def archive_waiting(self) -> bool:
         """Whether an archive task is waiting for the database to come back."""
         return bool(self.client.exists(self.keys.archive_retry))

@@ -140,3 +140,18 @@ def test_two_writers_racing_with_the_same_matches_store_them_once(archive: Engin
         thread.join()
     assert sorted(results[0] + results[1]) == sorted(m.match_id for m in batch)  # each written by one
     assert count(archive, matches) == 30 and count(archive, match_seats) == 90
+
+
+def test_the_migrations_ship_as_package_data() -> None:
+    """``pip install`` (not only an editable checkout) must carry every migration file."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["arena.archive"]
+    package = root / "arena" / "archive"
+    files = [p.relative_to(package).as_posix() for p in (package / "migrations").rglob("*") if p.is_file()]
+    files = [f for f in files if "__pycache__" not in f]
+    assert "migrations/versions/0001_initial.py" in files
+    assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files), files
