@@ -17,8 +17,8 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}busy:{id}               string the match an agent sits at (so it never sits at two)
     {p}seated:{id}             stream tables a connected or endpoint agent was seated at (match, seat)
     {p}match-seq               string last match number
-    {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times, and
-                                      once rated the seats' ratings before/after (``rating``)
+    {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times; once
+                                      finished its log summary, until archived
     {p}match-lease:{m}         string the runner holding the match; expires if it dies
     {p}active                  set    matches not finished yet (the recovery sweep reads it)
     {p}record:{m}              string the JSON match record of a finished match, until the archive has it
@@ -28,6 +28,8 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}archive-retry           string the one archive task waiting for the database (TTL: its back-off)
     {p}log:{l}                 stream the durable match log: one entry per finished match
     {p}rated:{l}               string stream id of the last log entry applied to the ratings
+    {p}rating-changes:{l}      hash   match id -> JSON [[mu, sigma before, mu, sigma after] by seat], written
+                                      with the ratings, deleted once the archive has the match
     {p}ratings:{l}             hash   agent id -> JSON [mu, sigma]
     {p}stats:{l}               hash   agent id -> JSON counts [games, hands, exact, faults, forfeits,
                                       win shares (x420), points] (arena.ladder.ratings.STAT_FIELDS)
@@ -80,6 +82,7 @@ TEMPLATES: dict[str, str] = {
     "archive_retry": "archive-retry",
     "log": "log:{}",
     "rated": "rated:{}",
+    "rating_changes": "rating-changes:{}",
     "ratings": "ratings:{}",
     "stats": "stats:{}",
     "board": "board:{}",
@@ -218,6 +221,9 @@ class Keys:
 
     def rated(self, ladder: str) -> str:
         return self._key("rated", ladder)
+
+    def rating_changes(self, ladder: str) -> str:
+        return self._key("rating_changes", ladder)
 
     def ratings(self, ladder: str) -> str:
         return self._key("ratings", ladder)

@@ -2,7 +2,7 @@
 
 ``catch_up`` applies every log entry after the ladder's cursor (``rated:{ladder}``) in one
 MULTI/EXEC guarded by WATCH on that cursor: ratings, statistics, leaderboard, the cursor and each
-match's rating before/after (kept in its match hash for the archive) move together, so a match is
+match's rating before/after (``rating-changes:{ladder}``, for the archive) move together, so a match is
 rated exactly once, and two workers rating matches of the same agent at the same time cannot lose
 an update (the loser's transaction fails and it re-reads). Applying in log order makes
 ``rebuild`` reproduce the stored ratings bit for bit.
@@ -135,12 +135,18 @@ def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> in
             stats = {agent: json.loads(raw) for agent, raw in zip(agents, counted, strict=True) if raw}
             changes = []
             for summary in summaries:
-                changes.append((summary["match_id"], rate_match(ratings, summary)))
+                seats = rate_match(ratings, summary)
+                changes.append(
+                    (
+                        summary["match_id"],
+                        "[" + ", ".join(f"[{b!r}, {s!r}, {a!r}, {t!r}]" for b, s, a, t in seats) + "]",
+                    )
+                )
                 add_stats(stats, summary)
             pipe.multi()
             _write(pipe, keys, ladder, ratings, stats)
-            for match_id, change in changes:  # for the archive's rating history (arena.ladder.archiving)
-                pipe.hset(keys.match(match_id), "rating", json.dumps(change))
+            if changes:  # for the archive's rating history (arena.ladder.archiving), one command a batch
+                pipe.hset(keys.rating_changes(ladder), mapping=dict(changes))
             pipe.set(keys.rated(ladder), text(ids[-1]))
             pipe.execute()
             return len(ids)

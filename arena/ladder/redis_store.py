@@ -424,13 +424,14 @@ class RedisStore:
             for match_id in match_ids:
                 pipe.hgetall(self.keys.match(match_id))
                 pipe.get(self.keys.record(match_id))
+                pipe.hget(self.keys.rating_changes(match_id.rpartition("-")[0]), match_id)
             replies = pipe.execute()
         out: list[ArchiveItem | None] = []
-        for raw, record in zip(replies[::2], replies[1::2], strict=True):
+        for raw, record, change in zip(replies[::3], replies[1::3], replies[2::3], strict=True):
             if not raw or b"seats" not in raw or record is None:
                 out.append(None)
                 continue
-            rating, summary = text(raw.get(b"rating", b"")), text(raw.get(b"summary", b""))
+            rating, summary = text(change or b""), text(raw.get(b"summary", b""))
             out.append(ArchiveItem(_match_info(raw), record, int(raw.get(b"record_bytes", 0)), rating, summary))
         return out
 

@@ -173,13 +173,15 @@ return 1
 """
 )
 
-# Forget archived matches: ARGV = prefix, match ids. Their record and hash go, and they leave the
-# archive's backlog; only the log entry (the ratings' source) stays. Safe to repeat.
+# Forget archived matches: ARGV = prefix, match ids ("<ladder>-<n>"). Their record, hash and
+# rating change go, and they leave the archive's backlog; only the log entry (the ratings' source)
+# stays. Safe to repeat.
 FORGET = """
 local p = ARGV[1]
 for i = 2, #ARGV do
   local id = ARGV[i]
   redis.call('DEL', K.record(p, id), K.match(p, id))
+  redis.call('HDEL', K.rating_changes(p, string.match(id, '^(.*)%-[^-]*$')), id)
   redis.call('ZREM', K.unarchived(p), id)
 end
 return #ARGV - 1

@@ -40,6 +40,7 @@ def test_archiving_moves_rated_matches_once_and_redis_forgets_them(store: RedisS
     drained = archiving.archive_pending(store, archive, batch=3)
     assert (drained.archived, drained.already, drained.waiting) == (8, 0, 0)
     assert store.archive_backlog() == 0 and hot_keys(store, played) == 0
+    assert not store.client.exists(store.keys.rating_changes("t"))  # consumed with the matches
     assert archiving.archive_pending(store, archive).archived == 0
     assert queries.count_matches(archive, "t") == 8
     # the history's last point of each agent is its stored rating; the log replays to the same
