@@ -26,6 +26,7 @@ functions of ``Keys.lua()``, rendered from the same templates.
                                       (the match hash and record are deleted once archived)
     {p}archive-lock            string the archive task draining ``unarchived`` now (short TTL, renewed per batch)
     {p}archive-retry           string the one archive task waiting for the database (TTL: its back-off)
+    {p}archive-requested       string an archive run was asked for in the last ARCHIVE_REQUEST_MS (debounce)
     {p}log:{l}                 stream the durable match log: one entry per finished match
     {p}rated:{l}               string stream id of the last log entry applied to the ratings
     {p}rating-changes:{l}      hash   match id -> JSON [[mu, sigma before, mu, sigma after] by seat], written
@@ -80,6 +81,7 @@ TEMPLATES: dict[str, str] = {
     "unarchived": "unarchived",
     "archive_lock": "archive-lock",
     "archive_retry": "archive-retry",
+    "archive_requested": "archive-requested",
     "log": "log:{}",
     "rated": "rated:{}",
     "rating_changes": "rating-changes:{}",
@@ -215,6 +217,10 @@ class Keys:
     @property
     def archive_retry(self) -> str:
         return self._key("archive_retry")
+
+    @property
+    def archive_requested(self) -> str:
+        return self._key("archive_requested")
 
     def log(self, ladder: str) -> str:
         return self._key("log", ladder)

@@ -27,13 +27,18 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from sqlalchemy import Engine
 
+from arena.archive import queries
+from arena.archive.db import connect
 from arena.keys import stream_entries, text
 from arena.ladder.matchplay import play_builtin
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
+from arena.ladder.store import NotFound
 from arena.local.demo import DEMO_OPTIONS, demo_agents
 from arena.local.stack import Stack, StackConfig
+from arena.play.specs import SeatSpec
 from ohell.presets import preset, preset_with_options
 from ohell.rules import Rules
 
@@ -138,6 +143,17 @@ def enroll(store: RedisStore, agents: list[str]) -> None:
         store.join("bench", agent, None, enroll=True)
 
 
+def seats_of(store: RedisStore, archive: Engine, match_id: str) -> list[SeatSpec]:
+    """The seats of a finished match: from Redis while hot, else the agents in the archived seats
+    (the specs a table is claimed with are the agents' own)."""
+    try:
+        return store.get_match(match_id).seats
+    except NotFound:
+        archived = queries.get_match(archive, match_id)
+        assert archived is not None, match_id
+        return [store.get_agent(seat.agent_id).seat_spec() for seat in archived.seats]
+
+
 def drain(store: RedisStore, agents: list[str]) -> None:
     """Take every agent out of the queue and wait until the stack is idle (matches finished, rated)."""
     for agent in agents:
@@ -169,6 +185,7 @@ def main() -> None:
             store.register_agent(f"{bot}-{index}", "builtin", bot=bot)[0].agent_id for index, bot in enumerate(bots)
         ]
         roles = stack_roles(stack)
+        archive = connect(stack.database_url)
 
         def sample() -> dict[str, float]:
             return {role: cpu_seconds(pids) for role, pids in roles.items()}
@@ -177,7 +194,7 @@ def main() -> None:
             enroll(store, agents)
             rate, window, cpu_ms = measure_stack(store, "bench", args.warmup, matches, sample)
             drain(store, agents)  # the stack idles while the reference plays
-            jobs = [(match_id, rules, store.get_match(match_id).seats) for match_id in window]
+            jobs = [(match_id, rules, seats_of(store, archive, match_id)) for match_id in window]
             reference, reference_cpu_ms = measure_inprocess(jobs, args.concurrency)
             stack_rates.append(rate)
             reference_rates.append(reference)

@@ -42,9 +42,10 @@ def rate_now(ladder: str) -> None:
 
 
 def archive_later() -> None:
-    """Ask for an archive run, unless one is draining now (it takes this match too, or the next
-    does: the matchmaker's sweep asks again for a match left waiting)."""
-    if not store().archive_running():
+    """Ask for an archive run, at most once per ARCHIVE_REQUEST_MS (the run takes every match
+    finished by then; a later finisher asks again, and the matchmaker's sweep asks for any
+    match left waiting over 2 s)."""
+    if store().request_archive():
         archive_matches.apply_async(queue=store().queues.ratings, ignore_result=True)
 
 

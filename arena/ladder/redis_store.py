@@ -33,6 +33,7 @@ LADDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}$")  # no '-': match ids are
 PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before its gateway stream is up
 
 
+ARCHIVE_REQUEST_MS = 500  # finished matches ask for an archive run at most this often
 RECENT_SCAN = 1000  # list_matches looks at this many of the newest unarchived matches at most
 RECORD_COMPRESSION = 3  # zlib level of records in Redis (and so in the archive): 24.5 KB -> ~4.9 KB in ~0.17 ms
 
@@ -449,9 +450,10 @@ class RedisStore:
         key = self.keys.archive_lock if which == "archive_lock" else self.keys.archive_retry
         self._release_if_held(keys=[key], args=[holder])
 
-    def archive_running(self) -> bool:
-        """Whether an archive run is draining the backlog now."""
-        return bool(self.client.exists(self.keys.archive_lock))
+    def request_archive(self, every_ms: int = ARCHIVE_REQUEST_MS) -> bool:
+        """True for the first caller in each ``every_ms``: it sends the archive task, so a busy
+        ladder archives in batches (one run per window) rather than one run per match."""
+        return bool(self.client.set(self.keys.archive_requested, 1, nx=True, px=every_ms))
 
     def archive_waiting(self) -> bool:
         """Whether an archive task is waiting for the database to come back."""

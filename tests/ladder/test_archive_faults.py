@@ -40,8 +40,10 @@ def test_database_stopped_mid_run_loses_and_repeats_nothing(
         rated_before = store.client.get(store.keys.rated("f"))
         logged_before = store.client.xlen(store.keys.log("f"))
         wait_until(
-            lambda: store.client.xlen(store.keys.log("f")) >= logged_before + 10
-            and store.client.get(store.keys.rated("f")) != rated_before,
+            lambda: (
+                store.client.xlen(store.keys.log("f")) >= logged_before + 10
+                and store.client.get(store.keys.rated("f")) != rated_before
+            ),
             60,
             "matches to go on being played and rated while the database is down",
         )
