@@ -1,8 +1,8 @@
 """The match archive on PostgreSQL: Redis bytes a finished match keeps once archived, and matches
-archived per second through our path (read from Redis, build rows, compress the record, INSERT ...
+archived per second (best of two runs, Redis's hot state put back between them) through our path (read from Redis, build rows, compress the record, INSERT ...
 ON CONFLICT DO NOTHING in batches, forget in Redis) beside raw batched INSERTs of the same rows
-(psycopg ``executemany``, the same batch size, one transaction per batch) into the same database
-in the same run. A throwaway PostgreSQL server (the machine's binaries, default durability) and an
+(psycopg ``executemany``, the same batch size, one transaction per batch; best of two) into the
+same database in the same run. A throwaway PostgreSQL server (the machine's binaries, default durability) and an
 embedded Redis. Last line:
 
     archive: redis_bytes_per_match=<n> archived_per_s=<n> raw_insert_per_s=<n> ratio=<ours/raw>
@@ -156,9 +156,18 @@ def main() -> None:
         before = footprint(client)
         ids = finish_matches(store, args.matches, args.distinct)
         hot = footprint(client)
-        started = time.perf_counter()
-        drained = archiving.archive_pending(store, engine, batch=archiving.BATCH)
-        ours = drained.archived / (time.perf_counter() - started)
+        snapshot = {key: client.dump(key) for key in client.scan_iter(count=1000)}
+        ours = 0.0
+        for attempt in range(2):  # best of two, as the reference: the hot state is put back between them
+            if attempt:
+                with engine.begin() as connection:
+                    connection.execute(text("TRUNCATE matches CASCADE"))
+                client.flushdb()
+                for key, value in snapshot.items():
+                    client.restore(key, 0, value, replace=True)
+            started = time.perf_counter()
+            drained = archiving.archive_pending(store, engine, batch=archiving.BATCH)
+            ours = max(ours, drained.archived / (time.perf_counter() - started))
         after = footprint(client)
         with engine.connect() as connection:
             database_bytes = connection.execute(
