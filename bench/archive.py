@@ -1,9 +1,9 @@
 """The match archive on PostgreSQL: Redis bytes a finished match keeps once archived, and matches
-archived per second (best of two runs, Redis's hot state put back between them) through our path (read from Redis, build rows, compress the record, INSERT ...
-ON CONFLICT DO NOTHING in batches, forget in Redis) beside raw batched INSERTs of the same rows
-(psycopg ``executemany``, the same batch size, one transaction per batch; best of two) into the
-same database in the same run. A throwaway PostgreSQL server (the machine's binaries, default durability) and an
-embedded Redis. Last line:
+archived per second through our path (read from Redis, build rows, copy the compressed record,
+select-then-insert in batches, forget in Redis; best of two runs, Redis's hot state put back
+between them) beside raw batched INSERTs of the same rows (psycopg ``executemany``, the same batch
+size, one transaction per batch; best of two) into the same database in the same run. A throwaway
+PostgreSQL server (the machine's binaries, default durability) and an embedded Redis. Last line:
 
     archive: redis_bytes_per_match=<n> archived_per_s=<n> raw_insert_per_s=<n> ratio=<ours/raw>
 
