@@ -96,7 +96,7 @@ def archive_batch(store: RedisStore, engine: Engine, match_ids: list[str]) -> Dr
             if ladder not in rules:  # a ladder's rules never change once created
                 rules[ladder] = store.get_ladder(ladder).rules().to_dict()
             batch.append(finished_match(item, rules[ladder]))
-    inserted = write(engine, batch)
+    inserted = set(write(engine, batch))
     done.archived, done.already = len(inserted), len(batch) - len(inserted)
     store.forget_archived([match.match_id for match in batch] + gone)
     for match in batch:
