@@ -85,6 +85,8 @@ class MatchInfo:
     attempts: int = 0
     log_id: str = ""
     error: str = ""
+    totals: tuple[int, ...] = ()  # once finished (from its log summary, while Redis holds the match)
+    winners: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -491,4 +491,13 @@ def _match_info(raw: Mapping[bytes | str, bytes | str]) -> MatchInfo:
         int(data.get("attempts", 0)),
         data.get("log_id", ""),
         data.get("error", ""),
+        *_results(data.get("summary", "")),
     )
+
+
+def _results(summary: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(totals, winners) from a log summary ('' before the match finished)."""
+    if not summary:
+        return (), ()
+    parsed = json.loads(summary)
+    return tuple(parsed["totals"]), tuple(parsed["winners"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlalchemy import Engine
 
@@ -58,7 +57,7 @@ def from_archive(match: queries.Match) -> MatchView:
     )
 
 
-def from_redis(info: MatchInfo, record: dict[str, Any] | None = None) -> MatchView:
+def from_redis(info: MatchInfo) -> MatchView:
     return MatchView(
         info.match_id,
         info.ladder,
@@ -68,8 +67,8 @@ def from_redis(info: MatchInfo, record: dict[str, Any] | None = None) -> MatchVi
         info.created_ms,
         info.finished_ms,
         info.attempts,
-        list(record.get("totals", ())) if record else [],
-        list(record.get("winners", ())) if record else [],
+        list(info.totals),
+        list(info.winners),
     )
 
 
@@ -85,7 +84,7 @@ def get_match(store: RedisStore, archive: ArchiveEngine, match_id: str) -> tuple
     if info is not None:
         try:
             hot = store.get_record(match_id)
-            return from_redis(info, hot), json.dumps(hot)
+            return from_redis(info), json.dumps(hot)
         except NotFound:  # archived and forgotten between the two reads
             pass
     engine = archive()
