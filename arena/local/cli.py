@@ -21,6 +21,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     config = StackConfig(
         redis_url=args.redis_url or os.environ.get("REDIS_URL"),
+        database_url=args.database_url,
         builtin_workers=args.workers,
         concurrency=args.concurrency,
         remote_concurrency=args.remote_concurrency,
@@ -109,6 +110,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     up = sub.add_parser("up", help="run the whole ladder stack as local processes until Ctrl-C")
     up.add_argument("--redis-url", help="use this Redis (default: $REDIS_URL, else an embedded one)")
+    up.add_argument(
+        "--database-url",
+        help="the match archive (default: $OHELL_DATABASE_URL, else a SQLite file in the log folder)",
+    )
     up.add_argument("--workers", type=int, default=1, help="worker processes for built-in matches")
     up.add_argument("--concurrency", type=int, default=os.cpu_count() or 2, help="pool size of each worker")
     up.add_argument("--remote-concurrency", type=int, default=16, help="threads for matches with remote agents")
