@@ -7,7 +7,6 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}agent-names             hash   name -> agent id (names are unique)
     {p}agent_tokens            hash   SHA-256 of a token -> agent id
     {p}agent-seq               string last agent number
-    {p}agent-matches:{id}      list   match ids the agent played, newest first
     {p}ladders                 set    ladder names
     {p}ladder:{l}              string the ladder definition (JSON)
     {p}house:{l}               list   house agent ids of a ladder
@@ -18,12 +17,20 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}busy:{id}               string the match an agent sits at (so it never sits at two)
     {p}seated:{id}             stream tables a connected or endpoint agent was seated at (match, seat)
     {p}match-seq               string last match number
-    {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times
+    {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times; once
+                                      finished its log summary, until archived
     {p}match-lease:{m}         string the runner holding the match; expires if it dies
     {p}active                  set    matches not finished yet (the recovery sweep reads it)
-    {p}record:{m}              string the JSON match record of a finished match
+    {p}record:{m}              string the JSON match record of a finished match, until the archive has it
+    {p}unarchived              zset   finished matches the SQL archive does not hold yet -> finished ms
+                                      (the match hash and record are deleted once archived)
+    {p}archive-lock            string the archive task draining ``unarchived`` now (short TTL, renewed per batch)
+    {p}archive-retry           string the one archive task waiting for the database (TTL: its back-off)
+    {p}archive-requested       string an archive run was asked for in the last ARCHIVE_REQUEST_MS (debounce)
     {p}log:{l}                 stream the durable match log: one entry per finished match
     {p}rated:{l}               string stream id of the last log entry applied to the ratings
+    {p}rating-changes:{l}      hash   match id -> JSON [[mu, sigma before, mu, sigma after] by seat], written
+                                      with the ratings, deleted once the archive has the match
     {p}ratings:{l}             hash   agent id -> JSON [mu, sigma]
     {p}stats:{l}               hash   agent id -> JSON counts [games, hands, exact, faults, forfeits,
                                       win shares (x420), points] (arena.ladder.ratings.STAT_FIELDS)
@@ -60,7 +67,6 @@ TEMPLATES: dict[str, str] = {
     "agent_names": "agent-names",
     "agent_tokens": "agent_tokens",
     "agent_seq": "agent-seq",
-    "agent_matches": "agent-matches:{}",
     "ladders": "ladders",
     "ladder": "ladder:{}",
     "house": "house:{}",
@@ -74,8 +80,13 @@ TEMPLATES: dict[str, str] = {
     "match_lease": "match-lease:{}",
     "active": "active",
     "record": "record:{}",
+    "unarchived": "unarchived",
+    "archive_lock": "archive-lock",
+    "archive_retry": "archive-retry",
+    "archive_requested": "archive-requested",
     "log": "log:{}",
     "rated": "rated:{}",
+    "rating_changes": "rating-changes:{}",
     "ratings": "ratings:{}",
     "stats": "stats:{}",
     "board": "board:{}",
@@ -157,9 +168,6 @@ class Keys:
     def agent_seq(self) -> str:
         return self._key("agent_seq")
 
-    def agent_matches(self, agent_id: str) -> str:
-        return self._key("agent_matches", agent_id)
-
     @property
     def ladders(self) -> str:
         return self._key("ladders")
@@ -202,11 +210,30 @@ class Keys:
     def record(self, match_id: str) -> str:
         return self._key("record", match_id)
 
+    @property
+    def unarchived(self) -> str:
+        return self._key("unarchived")
+
+    @property
+    def archive_lock(self) -> str:
+        return self._key("archive_lock")
+
+    @property
+    def archive_retry(self) -> str:
+        return self._key("archive_retry")
+
+    @property
+    def archive_requested(self) -> str:
+        return self._key("archive_requested")
+
     def log(self, ladder: str) -> str:
         return self._key("log", ladder)
 
     def rated(self, ladder: str) -> str:
         return self._key("rated", ladder)
+
+    def rating_changes(self, ladder: str) -> str:
+        return self._key("rating_changes", ladder)
 
     def ratings(self, ladder: str) -> str:
         return self._key("ratings", ladder)

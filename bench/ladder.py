@@ -27,13 +27,18 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from sqlalchemy import Engine
 
+from arena.archive import queries
+from arena.archive.db import connect
 from arena.keys import stream_entries, text
 from arena.ladder.matchplay import play_builtin
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
+from arena.ladder.store import NotFound
 from arena.local.demo import DEMO_OPTIONS, demo_agents
 from arena.local.stack import Stack, StackConfig
+from arena.play.specs import SeatSpec
 from ohell.presets import preset, preset_with_options
 from ohell.rules import Rules
 
@@ -138,6 +143,19 @@ def enroll(store: RedisStore, agents: list[str]) -> None:
         store.join("bench", agent, None, enroll=True)
 
 
+def seats_and_seed(store: RedisStore, archive: Engine, match_id: str) -> tuple[list[SeatSpec], int]:
+    """The seats and the (now public) deal seed of a finished match: from Redis while hot, else from
+    the archive (the specs a table is claimed with are the agents' own)."""
+    try:
+        info = store.get_match(match_id)
+        return info.seats, info.seed
+    except NotFound:
+        archived = queries.get_match(archive, match_id)
+        record = queries.get_record(archive, match_id)
+        assert archived is not None and record is not None, match_id
+        return [store.get_agent(seat.agent_id).seat_spec() for seat in archived.seats], int(record["seed"])
+
+
 def drain(store: RedisStore, agents: list[str]) -> None:
     """Take every agent out of the queue and wait until the stack is idle (matches finished, rated)."""
     for agent in agents:
@@ -169,6 +187,7 @@ def main() -> None:
             store.register_agent(f"{bot}-{index}", "builtin", bot=bot)[0].agent_id for index, bot in enumerate(bots)
         ]
         roles = stack_roles(stack)
+        archive = connect(stack.database_url)
 
         def sample() -> dict[str, float]:
             return {role: cpu_seconds(pids) for role, pids in roles.items()}
@@ -177,7 +196,7 @@ def main() -> None:
             enroll(store, agents)
             rate, window, cpu_ms = measure_stack(store, "bench", args.warmup, matches, sample)
             drain(store, agents)  # the stack idles while the reference plays
-            jobs = [(info.match_id, rules, info.seats, info.seed) for info in map(store.get_match, window)]
+            jobs = [(match_id, rules, *seats_and_seed(store, archive, match_id)) for match_id in window]
             reference, reference_cpu_ms = measure_inprocess(jobs, args.concurrency)
             stack_rates.append(rate)
             reference_rates.append(reference)

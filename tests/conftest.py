@@ -1,12 +1,19 @@
-"""Shared fixtures: a real redis-server process started (and stopped) by the tests."""
+"""Shared fixtures: a real redis-server process, and a PostgreSQL server, started (and stopped) by
+the tests from the machine's binaries (never the servers a machine may already run).
+
+Without PostgreSQL's server binaries the PostgreSQL tests are skipped with the reason shown, except
+in CI (``CI`` set): there they fail, so they are never skipped silently (``.ci/run`` installs
+Debian's ``postgresql`` when initdb is missing)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 import redis
 
+from arena.archive.local_postgres import LocalPostgres, PostgresUnavailable
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.redis_store import RedisStore
 
@@ -37,3 +44,23 @@ def store(redis_server: EmbeddedRedis) -> Iterator[RedisStore]:
     client = redis.Redis.from_url(redis_server.url)
     yield RedisStore(client)
     client.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[LocalPostgres]:
+    try:
+        server = LocalPostgres().start()
+    except PostgresUnavailable as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the PostgreSQL tests, but no server could be started: {error}")
+        pytest.skip(f"no PostgreSQL server binaries: {error}")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: LocalPostgres) -> str:
+    """A fresh, empty database on the test server."""
+    return postgres_server.create_database()

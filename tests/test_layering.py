@@ -6,11 +6,13 @@
     ohell.match           ohell, ohell.bots (games between bots in one process)
     arena.proto           (generated code: itself)
     arena.keys, arena.redis_client, arena.embedded_redis      nothing of the project
+    arena.archive         nothing of the project (SQL only: the ladder calls it, never the reverse)
     arena.wire            ohell, arena.proto
     arena.conformance     ohell
     arena.rpc             arena.keys, arena.proto
     arena.play            the engine (ohell, ohell.bots, ohell.match), arena.proto, arena.keys, arena.wire, arena.rpc
-    arena.ladder          the engine, arena.proto, arena.keys, arena.redis_client, arena.play
+    arena.ladder          the engine, arena.proto, arena.keys, arena.redis_client, arena.play, arena.archive
+                          (arena.ladder.archiving only: the job that moves finished matches to SQL)
     arena.sdk             the engine, arena.proto, arena.wire, arena.rpc
     arena.local           everything of arena below it (not arena.cli), ohell
     arena.cli             arena.local, arena.sdk, ohell (it starts services/ as processes, never imports them)
@@ -33,6 +35,7 @@ IO_MODULES = {"os", "io", "socket", "subprocess", "pathlib", "shutil", "tempfile
 
 ENGINE = {"ohell", "ohell.bots", "ohell.match"}
 BASE = {"arena.proto", "arena.keys", "arena.redis_client", "arena.embedded_redis", "arena.wire", "arena.conformance"}
+BASE |= {"arena.archive"}
 LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.sdk"}
 FLOORS: dict[str, set[str]] = {
     "arena": set(),  # the packages' own __init__ modules import nothing
@@ -44,11 +47,12 @@ FLOORS: dict[str, set[str]] = {
     "arena.keys": set(),
     "arena.redis_client": set(),
     "arena.embedded_redis": set(),
+    "arena.archive": set(),
     "arena.wire": {"ohell", "arena.proto"},
     "arena.conformance": {"ohell"},
     "arena.rpc": {"arena.keys", "arena.proto"},
     "arena.play": {*ENGINE, "arena.proto", "arena.keys", "arena.wire", "arena.rpc"},
-    "arena.ladder": {*ENGINE, "arena.proto", "arena.keys", "arena.redis_client", "arena.play"},
+    "arena.ladder": {*ENGINE, "arena.proto", "arena.keys", "arena.redis_client", "arena.play", "arena.archive"},
     "arena.sdk": {*ENGINE, "arena.proto", "arena.wire", "arena.rpc"},
     "arena.local": LIBRARY,
     "arena.cli": {"arena.local", "arena.sdk"} | ENGINE,
@@ -164,6 +168,15 @@ def test_the_floor_table_catches_an_import_that_runs_back_up() -> None:
     assert "arena.ladder" not in FLOORS["arena.play"] and "services.engine" not in FLOORS["workers"]
     assert unit_of("arena.play.host") == "arena.play" and unit_of("services.engine.gateway") == "services.engine"
     assert "arena.play.host" in GRAPH["arena.ladder.matchplay"]  # lazy imports inside functions are seen
+
+
+def test_only_the_archiving_job_of_the_ladder_imports_the_archive() -> None:
+    importers = {
+        m
+        for m, targets in GRAPH.items()
+        if unit_of(m) == "arena.ladder" and "arena.archive" in {unit_of(t) for t in targets}
+    }
+    assert importers == {"arena.ladder.archiving"}, importers
 
 
 def test_engine_imports_only_the_standard_library_and_itself() -> None:

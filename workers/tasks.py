@@ -1,16 +1,23 @@
-"""Thin Celery tasks over ``arena.ladder.jobs``; they take ids and re-read state from Redis."""
+"""Thin Celery tasks over ``arena.ladder.jobs`` and ``arena.ladder.archiving``; they take ids and
+re-read state from Redis."""
 
 from __future__ import annotations
 
 from functools import cache
 from typing import Any
 
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from arena.archive.db import connect, database_url
 from arena.keys import Keys
-from arena.ladder import jobs, metrics
+from arena.ladder import archiving, jobs, metrics
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.routing import RUN_MATCH, UPDATE_RATINGS
+from arena.ladder.routing import ARCHIVE_MATCHES, RUN_MATCH, UPDATE_RATINGS
 from arena.redis_client import REDIS_ERRORS
 from workers.app import REDIS_URL, app
+
+ARCHIVE_BACKOFF_MAX_S = 30.0
 
 
 @cache
@@ -20,6 +27,13 @@ def store() -> RedisStore:
     return RedisStore.connect(REDIS_URL, Keys.from_env(), retries=25)
 
 
+@cache
+def archive_engine() -> Engine:
+    """The archive's engine (``OHELL_DATABASE_URL``), migrated on first use; not cached while the
+    database cannot be reached (the call raises)."""
+    return connect(database_url())
+
+
 def rate_now(ladder: str) -> None:
     """Apply the ladder's new log entries here, right after the match (no extra task per match;
     the cursor makes it exactly once even when workers race, and the matchmaker's sweep sends
@@ -27,11 +41,19 @@ def rate_now(ladder: str) -> None:
     jobs.update_ratings(store(), ladder)
 
 
+def archive_later() -> None:
+    """Ask for an archive run, at most once per ARCHIVE_REQUEST_MS (the run takes every match
+    finished by then; a later finisher asks again, and the matchmaker's sweep asks for any
+    match left waiting over 2 s)."""
+    if store().request_archive():
+        archive_matches.apply_async(queue=store().queues.ratings, ignore_result=True)
+
+
 @app.task(name=RUN_MATCH, bind=True, max_retries=5)
 def run_match(self: Any, match_id: str) -> str:
     ladder = match_id.rpartition("-")[0]  # match ids are "<ladder>-<n>"
     try:
-        outcome = jobs.run_match(store(), match_id, rate_now)
+        outcome = jobs.run_match(store(), match_id, rate_now, archive=archive_later)
     except REDIS_ERRORS as error:
         metrics.MATCHES_FAILED.labels(ladder, "redis").inc()
         raise self.retry(exc=error, countdown=1.0) from None
@@ -52,3 +74,23 @@ def update_ratings(self: Any, ladder: str) -> int:
         return jobs.update_ratings(store(), ladder)
     except REDIS_ERRORS as error:
         raise self.retry(exc=error, countdown=1.0) from None
+
+
+@app.task(name=ARCHIVE_MATCHES, bind=True, max_retries=None)
+def archive_matches(self: Any) -> int:
+    """Drain the archive's backlog. While the database is down one task (holding ``archive_retry``)
+    retries with back-off; the others end at once and the backlog waits in Redis."""
+    try:
+        drained = archiving.archive_pending(store(), archive_engine)
+    except REDIS_ERRORS as error:
+        metrics.ARCHIVE_ERRORS.labels("redis").inc()
+        raise self.retry(exc=error, countdown=1.0) from None
+    except SQLAlchemyError as error:
+        metrics.ARCHIVE_ERRORS.labels("database").inc()
+        delay = min(ARCHIVE_BACKOFF_MAX_S, 2.0**self.request.retries)
+        if store().hold("archive_retry", self.request.id or "", delay + 10):
+            raise self.retry(exc=error, countdown=delay) from None
+        return 0
+    if self.request.retries:
+        store().release("archive_retry", self.request.id or "")
+    return drained.archived

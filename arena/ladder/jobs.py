@@ -15,6 +15,7 @@ from arena.ladder import metrics
 from arena.ladder.matchplay import play_match
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
+from arena.ladder.store import NotFound
 from arena.play.relay import PLATFORM_FAULT
 from arena.play.specs import SeatSpec
 
@@ -94,17 +95,26 @@ def _ladder(store: RedisStore, name: str) -> Ladder:
     return cached[1]
 
 
-def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lease_s: float | None = None) -> str:
-    """Play ``match_id`` unless it is finished or held by a live runner; returns what happened:
-    'finished', 'duplicate' (someone finished it first), 'voided' (spoiled by the platform: failed,
-    not logged, not rated), 'busy', 'failed' or 'missing'."""
+def run_match(
+    store: RedisStore,
+    match_id: str,
+    rate: Callable[[str], None],
+    lease_s: float | None = None,
+    archive: Callable[[], None] | None = None,
+) -> str:
+    """Play ``match_id`` unless it is finished or held by a live runner; rate it, then ask for it to be
+    archived (``archive``, off the match path). Returns what happened: 'finished', 'duplicate'
+    (someone finished it first), 'voided' (spoiled by the platform: failed, not logged, not rated),
+    'busy', 'failed' or 'missing' (unknown, or archived and forgotten)."""
     lease = lease_s or lease_seconds()
     runner = runner_id()
     status, info = store.start_match_info(match_id, runner, lease)
     if info is None:
         metrics.MATCH_RUNS_SKIPPED.labels(status).inc()
         if status == "finished":  # a redelivered task: make sure the ratings caught up
-            rate(store.get_match(match_id).ladder)
+            rate(match_id.rpartition("-")[0])
+            if archive is not None:
+                archive()
         return status
     ladder = _ladder(store, info.ladder)
     metrics.MATCHES_STARTED.labels(info.ladder).inc()
@@ -119,7 +129,10 @@ def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lea
         store.fail_match(match_id, f"voided: {spoiled}")
         metrics.MATCH_RUNS_SKIPPED.labels("voided").inc()
         return "voided"
-    first, _ = store.finish_match(match_id, record, info)
+    try:
+        first, _ = store.finish_match(match_id, record, info)
+    except NotFound:  # another runner finished it and the archive took it meanwhile
+        first = False
     if first:
         metrics.MATCHES_FINISHED.labels(info.ladder).inc()
         metrics.MATCH_DURATION.labels(info.ladder).observe(time.perf_counter() - started)
@@ -128,6 +141,8 @@ def run_match(store: RedisStore, match_id: str, rate: Callable[[str], None], lea
     else:
         metrics.MATCH_RUNS_SKIPPED.labels("duplicate").inc()
     rate(info.ladder)
+    if archive is not None:
+        archive()
     return "finished" if first else "duplicate"
 
 

@@ -1,5 +1,7 @@
 """The matchmaker's background work, as plain functions: form tables, hand matches to the
-workers, and the recovery sweep (matches whose runner died, ratings that fell behind)."""
+workers, and the recovery sweep (matches whose runner died, ratings that fell behind, finished
+matches the archive does not hold yet). While the archive's backlog is full (the database is
+away), no table forms: matches in play still finish and are rated, and Redis stays bounded."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena.ladder import metrics
+from arena.ladder.archiving import backlog_max
 from arena.ladder.forming import FormingPolicy, form_tables
 from arena.ladder.model import Ladder, now_ms
 from arena.ladder.redis_store import RedisStore
@@ -59,12 +62,21 @@ def form_once(store: RedisStore, ladder: Ladder, dispatch: Dispatch | None) -> l
 @dataclass
 class SweepPolicy:
     redispatch_after_s: float = 30.0  # a queued match nobody started is sent again after this
+    archive_after_s: float = 2.0  # a finished match not archived after this gets an archive task
 
 
-def sweep(store: RedisStore, dispatch: Dispatch, rate: Callable[[str], None], policy: SweepPolicy) -> int:
+def sweep(
+    store: RedisStore,
+    dispatch: Dispatch,
+    rate: Callable[[str], None],
+    policy: SweepPolicy,
+    archive: Callable[[], None] | None = None,
+) -> int:
     """Send again every unfinished match whose runner is gone (its lease lapsed) or that no
-    worker picked up in time; ask for a rating catch-up where the log is ahead of the ratings.
-    Duplicate sends are harmless: run_match is idempotent. Returns matches sent again."""
+    worker picked up in time; ask for a rating catch-up where the log is ahead of the ratings,
+    and for an archive run when a finished match waits too long (unless an archive task already
+    waits for the database). Duplicate sends are harmless: every task is idempotent. Returns
+    matches sent again."""
     sent = 0
     now = now_ms()
     for match_id in store.active_matches():
@@ -83,6 +95,10 @@ def sweep(store: RedisStore, dispatch: Dispatch, rate: Callable[[str], None], po
     for ladder in store.list_ladders():
         if store.ratings_behind(ladder.name):
             rate(ladder.name)
+    metrics.ARCHIVE_BACKLOG.set(store.archive_backlog())
+    oldest = store.oldest_unarchived_ms()
+    if archive is not None and oldest and now - oldest >= policy.archive_after_s * 1000 and not store.archive_waiting():
+        archive()
     return sent
 
 
@@ -94,17 +110,25 @@ def run_forever(
     tick_s: float = 0.05,
     sweep_every_s: float = 2.0,
     sweep_policy: SweepPolicy | None = None,
+    archive: Callable[[], None] | None = None,
 ) -> None:
-    """The matchmaker's loop (run in a thread): form on every ladder each tick, sweep now and then."""
+    """The matchmaker's loop (run in a thread): form on every ladder each tick (unless the archive's
+    backlog is full), sweep now and then."""
     policy = sweep_policy or SweepPolicy()
+    limit = backlog_max()
     next_sweep = 0.0
     while not stop():
         try:
+            full = store.archive_backlog() >= limit
             ladders = [ladder for ladder in store.list_ladders() if not ladder.paused]
-            for ladder in store.waiting_ladders(ladders):  # an empty queue costs no snapshot
-                form_once(store, ladder, dispatch)
+            if full:
+                for ladder in ladders:
+                    metrics.FORMING_PAUSED.labels(ladder.name).inc()
+            else:
+                for ladder in store.waiting_ladders(ladders):  # an empty queue costs no snapshot
+                    form_once(store, ladder, dispatch)
             if time.monotonic() >= next_sweep:
-                sweep(store, dispatch, rate, policy)
+                sweep(store, dispatch, rate, policy, archive)
                 next_sweep = time.monotonic() + sweep_every_s
         except Exception:  # Redis restarting, a bad ladder: log, wait, go on
             log.exception("matchmaker round failed")

@@ -27,6 +27,8 @@ MATCH_DURATION = Histogram(
 MATCHES_RUNNING = Gauge("ohell_matches_running", "Matches being played now", ["ladder"], multiprocess_mode="livesum")
 MATCH_FAULTS = Counter("ohell_match_faults_total", "Seat faults in finished matches", ["ladder", "kind"])
 RATING_UPDATES = Counter("ohell_rating_updates_total", "Matches applied to the ratings", ["ladder"])
+MATCHES_ARCHIVED = Counter("ohell_matches_archived_total", "Matches written to the SQL archive (once each)", ["ladder"])
+ARCHIVE_ERRORS = Counter("ohell_archive_errors_total", "Archive runs that failed", ["reason"])
 
 # matchmaker
 TICKETS_WAITING = Gauge(
@@ -41,6 +43,15 @@ CLAIMS_REJECTED = Counter(
 )
 MATCHES_REDISPATCHED = Counter(
     "ohell_matches_redispatched_total", "Matches sent to the workers again by the recovery sweep", ["ladder"]
+)
+
+ARCHIVE_BACKLOG = Gauge(
+    "ohell_archive_backlog",
+    "Finished matches waiting in Redis for the SQL archive",
+    multiprocess_mode="mostrecent",
+)
+FORMING_PAUSED = Counter(
+    "ohell_forming_paused_total", "Forming rounds skipped because the archive backlog is full", ["ladder"]
 )
 
 _PID_FILE = re.compile(r"_(\d+)\.db$")

@@ -91,6 +91,8 @@ class MatchInfo:
     log_id: str = ""
     error: str = ""
     seed: int = 0  # secret until the match is finished (then in its record); never sent before
+    totals: tuple[int, ...] = ()  # once finished (from its log summary, while Redis holds the match)
+    winners: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

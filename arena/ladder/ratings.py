@@ -1,10 +1,11 @@
 """OpenSkill ratings of a ladder, applied from its match log exactly once and in log order.
 
 ``catch_up`` applies every log entry after the ladder's cursor (``rated:{ladder}``) in one
-MULTI/EXEC guarded by WATCH on that cursor: ratings, statistics, leaderboard and the cursor move
-together, so a match is rated exactly once, and two workers rating matches of the same agent at
-the same time cannot lose an update (the loser's transaction fails and it re-reads). Applying in
-log order makes ``rebuild`` reproduce the stored ratings bit for bit.
+MULTI/EXEC guarded by WATCH on that cursor: ratings, statistics, leaderboard, the cursor and each
+match's rating before/after (``rating-changes:{ladder}``, for the archive) move together, so a match is
+rated exactly once, and two workers rating matches of the same agent at the same time cannot lose
+an update (the loser's transaction fails and it re-reads). Applying in log order makes
+``rebuild`` reproduce the stored ratings bit for bit.
 """
 
 from __future__ import annotations
@@ -37,14 +38,17 @@ def ranks(totals: Sequence[int], forfeited: Iterable[int] = ()) -> list[float]:
     return [last if seat in out else 1 + sum(other > total for other in standing) for seat, total in enumerate(totals)]
 
 
-def rate_match(ratings: dict[str, Any], summary: dict[str, Any]) -> None:
+def rate_match(ratings: dict[str, Any], summary: dict[str, Any]) -> list[tuple[float, float, float, float]]:
     """Update ``ratings`` (agent -> openskill rating) in place with one match; agents missing
-    from it start at the model's default."""
+    from it start at the model's default. Returns each seat's (mu, sigma) before and after."""
     agents = summary["agents"]
     teams = [[ratings.get(agent) or MODEL.rating()] for agent in agents]
     new = MODEL.rate(teams, ranks=ranks(summary["totals"], summary["forfeited"]))
-    for agent, (rating,) in zip(agents, new, strict=True):
+    changes = []
+    for agent, (before,), (rating,) in zip(agents, teams, new, strict=True):
         ratings[agent] = rating
+        changes.append((before.mu, before.sigma, rating.mu, rating.sigma))
+    return changes
 
 
 def add_stats(stats: dict[str, list[int]], summary: dict[str, Any]) -> None:
@@ -129,11 +133,20 @@ def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> in
             agents = [text(agent) for agent in raw_agents]
             ratings = {agent: _rating(raw) for agent, raw in zip(agents, stored, strict=True) if raw}
             stats = {agent: json.loads(raw) for agent, raw in zip(agents, counted, strict=True) if raw}
+            changes = []
             for summary in summaries:
-                rate_match(ratings, summary)
+                seats = rate_match(ratings, summary)
+                changes.append(
+                    (
+                        summary["match_id"],
+                        "[" + ", ".join(f"[{b!r}, {s!r}, {a!r}, {t!r}]" for b, s, a, t in seats) + "]",
+                    )
+                )
                 add_stats(stats, summary)
             pipe.multi()
             _write(pipe, keys, ladder, ratings, stats)
+            if changes:  # for the archive's rating history (arena.ladder.archiving), one command a batch
+                pipe.hset(keys.rating_changes(ladder), mapping=dict(changes))
             pipe.set(keys.rated(ladder), text(ids[-1]))
             pipe.execute()
             return len(ids)
@@ -165,15 +178,20 @@ def replay(summaries: Iterable[dict[str, Any]]) -> tuple[dict[str, Rating], dict
     return {agent: (r.mu, r.sigma) for agent, r in ratings.items()}, stats
 
 
-def rebuild(client: redis.Redis, keys: Keys, ladder: str) -> int:
-    """Recompute the ladder's ratings, statistics and leaderboard from its log; returns entries."""
+def rebuild(client: redis.Redis, keys: Keys, ladder: str, archived: Iterable[tuple[str, dict[str, Any]]] = ()) -> int:
+    """Recompute the ladder's ratings, statistics and leaderboard from its log, and from ``archived``
+    ((log id, summary) of archived matches: after a Redis loss the archive holds what the log lost);
+    a match in both counts once. Returns matches replayed."""
     from arena.ladder.matchlog import read_log
 
+    extra = list(archived)
     while True:
         with client.pipeline() as pipe:
             try:
                 pipe.watch(keys.rated(ladder))
-                entries = list(read_log(pipe, keys, ladder))
+                by_match = {summary["match_id"]: (log_id, summary) for log_id, summary in extra}
+                by_match |= {summary["match_id"]: (log_id, summary) for log_id, summary in read_log(pipe, keys, ladder)}
+                entries = sorted(by_match.values(), key=lambda entry: _stream_position(entry[0]))
                 ratings: dict[str, Any] = {}
                 stats: dict[str, list[int]] = {}
                 for _, summary in entries:
@@ -188,6 +206,11 @@ def rebuild(client: redis.Redis, keys: Keys, ladder: str) -> int:
                 return len(entries)
             except redis.WatchError:
                 continue
+
+
+def _stream_position(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def stored_ratings(client: redis.Redis, keys: Keys, ladder: str) -> dict[str, Rating]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import redis
@@ -39,6 +40,23 @@ AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before its gateway stream is up
 
 
+ARCHIVE_REQUEST_MS = 500  # finished matches ask for an archive run at most this often
+RECENT_SCAN = 1000  # list_matches looks at this many of the newest unarchived matches at most
+RECORD_COMPRESSION = 3  # zlib level of records in Redis (and so in the archive): 24.5 KB -> ~4.9 KB in ~0.17 ms
+
+
+@dataclass(frozen=True)
+class ArchiveItem:
+    """A finished match as Redis holds it for the archive: ``record`` is zlib-compressed JSON of
+    ``record_bytes`` bytes; ``rating`` is '' until the match is rated; ``summary`` its log entry."""
+
+    info: MatchInfo
+    record: bytes
+    record_bytes: int
+    rating: str
+    summary: str
+
+
 class RedisStore:
     """The store of agents, ladders, tickets, matches and ratings on Redis 6.2: the one implementation
     (its guarantees: ``arena.ladder.store``)."""
@@ -54,6 +72,9 @@ class RedisStore:
         self._renew = client.register_script(scripts.RENEW)
         self._finish = client.register_script(Keys.lua(scripts.FINISH))
         self._fail = client.register_script(Keys.lua(scripts.FAIL))
+        self._forget = client.register_script(Keys.lua(scripts.FORGET))
+        self._hold = client.register_script(Keys.lua(scripts.HOLD))
+        self._release_if_held = client.register_script(scripts.RELEASE_IF_HELD)
 
     @classmethod
     def connect(cls, redis_url: str, keys: Keys | None = None, retries: int = 10) -> RedisStore:
@@ -277,9 +298,10 @@ class RedisStore:
         """Apply the ladder's new log entries to its ratings, exactly once (``arena.ladder.ratings``)."""
         return catch_up(self.client, self.keys, ladder)
 
-    def rebuild_ratings(self, ladder: str) -> int:
-        """Recompute the ladder's ratings and statistics from its whole log; returns matches replayed."""
-        return rebuild(self.client, self.keys, ladder)
+    def rebuild_ratings(self, ladder: str, archived: Iterable[tuple[str, dict[str, Any]]] = ()) -> int:
+        """Recompute the ladder's ratings and statistics from its whole log (and the archive's
+        (log id, summary) pairs when given); returns matches replayed."""
+        return rebuild(self.client, self.keys, ladder, archived)
 
     def ratings_behind(self, ladder: str) -> bool:
         """Whether the ladder's log holds a match its ratings have not applied yet."""
@@ -424,7 +446,9 @@ class RedisStore:
         """Store the record and log the match once; returns (this call was the first, log id)."""
         info = info or self.get_match(match_id)
         summary = summarize(record, info.ladder, [seat.agent_id for seat in info.seats])
-        args: list[str | int] = [self.keys.prefix, match_id, json.dumps(record), encode(summary), now_ms()]
+        raw = json.dumps(record).encode()
+        blob = zlib.compress(raw, RECORD_COMPRESSION)
+        args: list[str | int | bytes] = [self.keys.prefix, match_id, blob, encode(summary), now_ms(), len(raw)]
         outcome, log_id = self._finish(args=args)
         if text(outcome) == "missing":
             raise NotFound(f"no match {match_id!r}", "match_id")
@@ -458,16 +482,81 @@ class RedisStore:
         if raw is None:
             self.get_match(match_id)  # NotFound for an unknown id
             raise NotFound(f"match {match_id!r} has no record yet (not finished)", "match_id")
-        return dict(json.loads(raw))
+        return dict(json.loads(zlib.decompress(cast(bytes, raw))))
 
     def list_matches(self, ladder: str, agent_id: str, offset: int, limit: int) -> list[MatchInfo]:
-        """Finished matches, newest first: of one agent when ``agent_id`` is given."""
-        if agent_id:
-            ids = [text(m) for m in self.client.lrange(self.keys.agent_matches(agent_id), offset, offset + limit - 1)]
-            matches = [self.get_match(m) for m in ids]
-            return [m for m in matches if not ladder or m.ladder == ladder]
-        entries = stream_entries(self.client.xrevrange(self.keys.log(ladder), count=offset + limit))[offset:]
-        return [self.get_match(text(fields[b"match"])) for _, fields in entries]
+        """Finished matches the archive does not hold yet, newest first, among the newest RECENT_SCAN of
+        them: of a ladder and/or an agent (the archive answers for the others: ``arena.archive.queries``)."""
+        newest = cast(list[bytes], self.client.zrevrange(self.keys.unarchived, 0, RECENT_SCAN - 1))
+        ids = [text(m) for m in newest]
+        found = []
+        for match_id in ids:
+            if ladder and match_id.rpartition("-")[0] != ladder:
+                continue
+            try:
+                info = self.get_match(match_id)
+            except NotFound:  # archived meanwhile
+                continue
+            if not agent_id or any(seat.agent_id == agent_id for seat in info.seats):
+                found.append(info)
+            if len(found) >= offset + limit:
+                break
+        return found[offset:]
+
+    # archive backlog (arena.ladder.archiving moves finished matches to the SQL archive) -------
+    def archive_backlog(self) -> int:
+        """Finished matches the archive does not hold yet."""
+        return int(self.client.zcard(self.keys.unarchived))
+
+    def oldest_unarchived_ms(self) -> int:
+        """When the oldest match of the backlog finished (0: none)."""
+        oldest = self.client.zrange(self.keys.unarchived, 0, 0, withscores=True)
+        return int(oldest[0][1]) if oldest else 0
+
+    def unarchived(self, limit: int) -> list[str]:
+        """The oldest ``limit`` matches of the archive's backlog."""
+        return [text(m) for m in cast(list[bytes], self.client.zrange(self.keys.unarchived, 0, limit - 1))]
+
+    def for_archive(self, match_ids: Sequence[str]) -> list[ArchiveItem | None]:
+        """What the archive needs of each match, one round trip; None when its hash is gone
+        (archived and forgotten already)."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for match_id in match_ids:
+                pipe.hgetall(self.keys.match(match_id))
+                pipe.get(self.keys.record(match_id))
+                pipe.hget(self.keys.rating_changes(match_id.rpartition("-")[0]), match_id)
+            replies = pipe.execute()
+        out: list[ArchiveItem | None] = []
+        for raw, record, change in zip(replies[::3], replies[1::3], replies[2::3], strict=True):
+            if not raw or b"seats" not in raw or record is None:
+                out.append(None)
+                continue
+            rating, summary = text(change or b""), text(raw.get(b"summary", b""))
+            out.append(ArchiveItem(_match_info(raw), record, int(raw.get(b"record_bytes", 0)), rating, summary))
+        return out
+
+    def forget_archived(self, match_ids: Sequence[str]) -> None:
+        """Drop the record and hash of matches the archive holds (safe to repeat)."""
+        if match_ids:
+            self._forget(args=[self.keys.prefix, *match_ids])
+
+    def hold(self, which: str, holder: str, ttl_s: float) -> bool:
+        """Take or renew ``which`` ("archive_lock" or "archive_retry") for ``holder``; False if
+        another holds it."""
+        return bool(self._hold(args=[self.keys.prefix, which, holder, max(1, int(ttl_s * 1000))]))
+
+    def release(self, which: str, holder: str) -> None:
+        key = self.keys.archive_lock if which == "archive_lock" else self.keys.archive_retry
+        self._release_if_held(keys=[key], args=[holder])
+
+    def request_archive(self, every_ms: int = ARCHIVE_REQUEST_MS) -> bool:
+        """True for the first caller in each ``every_ms``: it sends the archive task, so a busy
+        ladder archives in batches (one run per window) rather than one run per match."""
+        return bool(self.client.set(self.keys.archive_requested, 1, nx=True, px=every_ms))
+
+    def archive_waiting(self) -> bool:
+        """Whether an archive task is waiting for the database to come back."""
+        return bool(self.client.exists(self.keys.archive_retry))
 
     def active_matches(self) -> list[str]:
         return sorted(text(m) for m in self.client.smembers(self.keys.active))
@@ -504,4 +593,13 @@ def _match_info(raw: Mapping[bytes | str, bytes | str]) -> MatchInfo:
         data.get("log_id", ""),
         data.get("error", ""),
         int(data.get("seed", 0)),
+        *_results(data.get("summary", "")),
     )
+
+
+def _results(summary: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(totals, winners) from a log summary ('' before the match finished)."""
+    if not summary:
+        return (), ()
+    parsed = json.loads(summary)
+    return tuple(parsed["totals"]), tuple(parsed["winners"])

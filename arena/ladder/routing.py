@@ -16,6 +16,7 @@ from arena.play.specs import SeatSpec, all_builtin
 
 RUN_MATCH = "ohell.run_match"
 UPDATE_RATINGS = "ohell.update_ratings"
+ARCHIVE_MATCHES = "ohell.archive_matches"  # on the ratings queue: short, and after the ratings
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,11 @@ def make_celery(redis_url: str, include: Iterable[str] = (), prefix: str = DEFAU
         task_default_queue=queues.builtin,
         task_default_exchange=queues.builtin,
         task_default_routing_key=queues.builtin,
-        task_routes={RUN_MATCH: {"queue": queues.builtin}, UPDATE_RATINGS: {"queue": queues.ratings}},
+        task_routes={
+            RUN_MATCH: {"queue": queues.builtin},
+            UPDATE_RATINGS: {"queue": queues.ratings},
+            ARCHIVE_MATCHES: {"queue": queues.ratings},
+        },
         task_ignore_result=True,  # state lives in the store; the backend is for ad-hoc inspection
         task_serializer="json",
         accept_content=["json"],
@@ -74,8 +79,9 @@ def make_celery(redis_url: str, include: Iterable[str] = (), prefix: str = DEFAU
     return app
 
 
-def celery_senders(redis_url: str, prefix: str = DEFAULT_PREFIX) -> tuple[Any, Any]:
-    """(dispatch(match_id, queue), rate(ladder)): send run_match / update_ratings to the workers."""
+def celery_senders(redis_url: str, prefix: str = DEFAULT_PREFIX) -> tuple[Any, Any, Any]:
+    """(dispatch(match_id, queue), rate(ladder), archive()): send run_match / update_ratings /
+    archive_matches to the workers."""
     app = make_celery(redis_url, prefix=prefix)
     ratings_queue = Queues(prefix).ratings
 
@@ -87,4 +93,7 @@ def celery_senders(redis_url: str, prefix: str = DEFAULT_PREFIX) -> tuple[Any, A
     def rate(ladder: str) -> None:
         app.send_task(UPDATE_RATINGS, args=[ladder], queue=ratings_queue, ignore_result=True)
 
-    return dispatch, rate
+    def archive() -> None:
+        app.send_task(ARCHIVE_MATCHES, queue=ratings_queue, ignore_result=True)
+
+    return dispatch, rate, archive

@@ -125,8 +125,6 @@ local function release(p, l, id, now)
   redis.call('DEL', K.match_lease(p, id))
   for _, seat in ipairs(cjson.decode(redis.call('HGET', K.match(p, id), 'seats'))) do
     local agent = seat.agent_id
-    redis.call('LPUSH', K.agent_matches(p, agent), id)
-    redis.call('LTRIM', K.agent_matches(p, agent), 0, 9999)
     if not seat.house then
       if redis.call('GET', K.busy(p, agent)) == id then redis.call('DEL', K.busy(p, agent)) end
       if redis.call('SISMEMBER', K.enrolled(p, l), agent) == 1 then
@@ -138,8 +136,10 @@ local function release(p, l, id, now)
 end
 """
 
-# Finish: ARGV = prefix, match, record JSON, summary JSON, now_ms. The first call appends the
-# summary to the ladder's log and stores the record; any later call changes nothing.
+# Finish: ARGV = prefix, match, record (zlib of its JSON), summary JSON, now_ms, record JSON
+# length. The first call appends the
+# summary to the ladder's log, stores the record and marks the match for the archive; any later
+# call changes nothing.
 FINISH = (
     _RELEASE
     + """
@@ -152,7 +152,9 @@ if state == 'failed' then return {'failed', ''} end
 local l = redis.call('HGET', match, 'ladder')
 local log_id = redis.call('XADD', K.log(p, l), '*', 'match', id, 'summary', ARGV[4])
 redis.call('SET', K.record(p, id), ARGV[3])
-redis.call('HSET', match, 'state', 'finished', 'finished_ms', now, 'log_id', log_id)
+redis.call('ZADD', K.unarchived(p), now, id)
+redis.call('HSET', match, 'state', 'finished', 'finished_ms', now, 'log_id', log_id, 'summary', ARGV[4],
+  'record_bytes', ARGV[6])
 release(p, l, id, now)
 return {'first', log_id}
 """
@@ -171,3 +173,32 @@ release(p, redis.call('HGET', match, 'ladder'), id, now)
 return 1
 """
 )
+
+# Forget archived matches: ARGV = prefix, match ids ("<ladder>-<n>"). Their record, hash and
+# rating change go, and they leave the archive's backlog; only the log entry (the ratings' source)
+# stays. Safe to repeat.
+FORGET = """
+local p = ARGV[1]
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  redis.call('DEL', K.record(p, id), K.match(p, id))
+  redis.call('HDEL', K.rating_changes(p, string.match(id, '^(.*)%-[^-]*$')), id)
+  redis.call('ZREM', K.unarchived(p), id)
+end
+return #ARGV - 1
+"""
+
+# Take the archive lock, or keep it: ARGV = prefix, key name ("archive_lock"/"archive_retry"),
+# holder, ttl_ms. Returns 1 when the caller holds it now.
+HOLD = """
+local key = K[ARGV[2]](ARGV[1])
+local holder = redis.call('GET', key)
+if holder and holder ~= ARGV[3] then return 0 end
+redis.call('SET', key, ARGV[3], 'PX', ARGV[4])
+return 1
+"""
+
+RELEASE_IF_HELD = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""

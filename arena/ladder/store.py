@@ -9,7 +9,9 @@ Guarantees:
 - ``claim`` is atomic per table: a table forms only if every queued agent in it still holds a
   ticket and sits at no other table; otherwise nothing of that table changes;
 - ``finish_match`` is idempotent: the first call logs the match, later calls change nothing;
-- ratings move only through the match log (``arena.ladder.ratings``), exactly once per match.
+- ratings move only through the match log (``arena.ladder.ratings``), exactly once per match;
+- a finished match waits in the archive's backlog until the SQL archive holds it
+  (``arena.ladder.archiving``), then Redis keeps only its log entry.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import os
 import signal
 import tempfile
 import time
+from typing import Any
 
 from ohell.errors import OhHellError
 
@@ -20,6 +21,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     config = StackConfig(
         redis_url=args.redis_url or os.environ.get("REDIS_URL"),
+        database_url=args.database_url,
         builtin_workers=args.workers,
         concurrency=args.concurrency,
         remote_concurrency=args.remote_concurrency,
@@ -34,6 +36,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"redis       {stack.redis_url}{'  (embedded, AOF on)' if stack.redis else ''}")
         print(f"engine      {stack.engine_address}   (agents connect here)")
         print(f"matchmaker  {stack.matchmaker_address}")
+        print(f"archive     {stack.database_url}")
         print(f"workers     {args.workers} x {args.concurrency} built-in + 1 x {args.remote_concurrency} remote")
         for name, port in sorted(stack.metrics_ports.items()):
             print(f"metrics     {name}: http://127.0.0.1:{port}/metrics")
@@ -67,18 +70,51 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         raise OhHellError("give --redis-url or set REDIS_URL")
     store = RedisStore.connect(url, Keys(args.prefix))
     ladders = [args.ladder] if args.ladder else [ladder.name for ladder in store.list_ladders()]
+    engine = _archive(args) if args.source == "archive" else None
     for name in ladders:
         try:
             store.get_ladder(name)
         except StoreError as error:
             raise OhHellError(str(error)) from None
-        print(f"{name}: ratings rebuilt from {store.rebuild_ratings(name)} logged matches")
+        if engine is None:
+            print(f"{name}: ratings rebuilt from {store.rebuild_ratings(name)} logged matches")
+            continue
+        from arena.archive.queries import in_log_order, summary
+
+        archived = [(match.log_id, summary(match)) for match in in_log_order(engine, name)]
+        replayed = store.rebuild_ratings(name, archived)
+        print(f"{name}: ratings rebuilt from {replayed} matches ({len(archived)} archived, the rest from the log)")
+    return 0
+
+
+def _archive(args: argparse.Namespace) -> Any:
+    from arena.archive.db import DATABASE_URL_ENV, connect
+
+    url = args.database_url or os.environ.get(DATABASE_URL_ENV)
+    if not url:
+        raise OhHellError(f"give --database-url or set {DATABASE_URL_ENV}")
+    return connect(url)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a ladder's archived matches to a file: records as JSON lines, or results as CSV."""
+    from arena.archive.queries import export_csv, export_jsonl
+
+    engine = _archive(args)
+    export = export_jsonl if args.format == "jsonl" else export_csv
+    with open(args.out, "w", newline="", encoding="utf-8") as out:
+        written = export(engine, args.ladder, out)
+    print(f"{args.ladder}: {written} matches written to {args.out} ({args.format})")
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     up = sub.add_parser("up", help="run the whole ladder stack as local processes until Ctrl-C")
     up.add_argument("--redis-url", help="use this Redis (default: $REDIS_URL, else an embedded one)")
+    up.add_argument(
+        "--database-url",
+        help="the match archive (default: $OHELL_DATABASE_URL, else a SQLite file in the log folder)",
+    )
     up.add_argument("--workers", type=int, default=1, help="worker processes for built-in matches")
     up.add_argument("--concurrency", type=int, default=os.cpu_count() or 2, help="pool size of each worker")
     up.add_argument("--remote-concurrency", type=int, default=16, help="threads for matches with remote agents")
@@ -105,4 +141,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rebuild.add_argument("--redis-url")
     rebuild.add_argument("--ladder", help="one ladder (default: all)")
     rebuild.add_argument("--prefix", default="ohell:")
+    rebuild.add_argument(
+        "--from",
+        dest="source",
+        choices=("log", "archive"),
+        default="log",
+        help="log: the Redis match log; archive: the SQL archive plus log entries it does not hold yet",
+    )
+    rebuild.add_argument("--database-url", help="the archive (default: $OHELL_DATABASE_URL)")
     rebuild.set_defaults(handler=cmd_rebuild)
+
+    export = ladder_sub.add_parser("export", help="write a ladder's archived matches to a file")
+    export.add_argument("--ladder", required=True)
+    export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="jsonl: records; csv: results")
+    export.add_argument("--out", required=True, help="file to write")
+    export.add_argument("--database-url", help="the archive (default: $OHELL_DATABASE_URL)")
+    export.set_defaults(handler=cmd_export)

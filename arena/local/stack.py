@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.archive.db import DATABASE_URL_ENV, sqlite_url
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
 from arena.ladder.routing import Queues
@@ -31,6 +32,7 @@ WORKER_READY = re.compile(r"ohell worker ready")
 @dataclass
 class StackConfig:
     redis_url: str | None = None  # None: start an embedded redis-server (AOF on)
+    database_url: str | None = None  # the match archive; None: $OHELL_DATABASE_URL, else SQLite in log_dir
     prefix: str = DEFAULT_PREFIX  # every Redis key of this stack starts with it (arena.keys)
     builtin_workers: int = 1  # worker processes for built-in matches and ratings ...
     concurrency: int = 2  # ... each with this many prefork children
@@ -116,6 +118,7 @@ class Stack:
         self.host_token_path = self.log_dir / "host-token"
         self.host_token_path.touch(mode=0o600)
         self.host_token_path.write_text(self.host_token + "\n")
+        self.database_url = self.config.database_url or os.environ.get(DATABASE_URL_ENV) or sqlite_url(self.log_dir)
 
     @property
     def matchmaker_address(self) -> str:
@@ -128,6 +131,7 @@ class Stack:
     def env(self) -> dict[str, str]:
         env = dict(os.environ) | {"REDIS_URL": self.redis_url, PREFIX_ENV: self.config.prefix, "PYTHONUNBUFFERED": "1"}
         env[HOST_TOKEN_ENV] = self.host_token
+        env[DATABASE_URL_ENV] = self.database_url
         env |= self.config.env
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         return env

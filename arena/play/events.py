@@ -110,13 +110,13 @@ class RedisEventLog:
         await self.append_many(match_id, [event])
 
     async def append_many(self, match_id: str, events: list[spectate_pb2.MatchEvent]) -> None:
-        """One round trip for the lot (in order)."""
+        """One round trip for the lot (in order). Every write caps the stream's length and renews its
+        expiry, so no stream outlives its match by more than MATCH_EVENTS_TTL_S, whatever was lost."""
         key = self.keys.match_events(match_id)
         async with self.client.pipeline(transaction=False) as pipe:
             for event in events:
                 pipe.xadd(key, {"e": event.SerializeToString()}, maxlen=MATCH_EVENTS_MAXLEN)
-            if any(e.sequence == 0 or e.WhichOneof("event") == _END for e in events):
-                pipe.expire(key, MATCH_EVENTS_TTL_S)
+            pipe.expire(key, MATCH_EVENTS_TTL_S)
             await pipe.execute()
 
     async def follow(

@@ -10,6 +10,7 @@ import asyncio
 import os
 import threading
 
+from arena.archive.db import DATABASE_URL_ENV
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.ladder import loop
 from arena.ladder.redis_store import RedisStore
@@ -32,7 +33,9 @@ async def serve(args: argparse.Namespace) -> None:
     host_token = load_host_token(args.host_token_file)
     limits_client = aioredis.Redis.from_url(args.redis_url)
     registrations = Limiter(REGISTRATIONS, limits_client, keys)  # open self-registration, per caller
-    servicer = MatchmakerServicer(store, host_token=host_token, registrations=registrations)
+    servicer = MatchmakerServicer(
+        store, host_token=host_token, registrations=registrations, database_url_=args.database_url
+    )
     service = Service(
         SERVICE_NAME, lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)
     )
@@ -41,12 +44,17 @@ async def serve(args: argparse.Namespace) -> None:
     stopping = threading.Event()
     worker = None
     if not args.no_forming:
-        dispatch, rate = celery_senders(args.redis_url, args.prefix)
+        dispatch, rate, archive = celery_senders(args.redis_url, args.prefix)
         sweep = loop.SweepPolicy(redispatch_after_s=args.redispatch_after)
         worker = threading.Thread(
             target=loop.run_forever,
             args=(store, dispatch, rate, stopping.is_set),
-            kwargs={"tick_s": args.tick, "sweep_every_s": args.sweep_every, "sweep_policy": sweep},
+            kwargs={
+                "tick_s": args.tick,
+                "sweep_every_s": args.sweep_every,
+                "sweep_policy": sweep,
+                "archive": archive,
+            },
             daemon=True,
             name="forming",
         )
@@ -71,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--prefix",
         default=Keys.from_env().prefix,
         help=f"Redis key prefix (default: ${PREFIX_ENV} or {DEFAULT_PREFIX!r})",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(DATABASE_URL_ENV),
+        help=f"the match archive (default: ${DATABASE_URL_ENV}, else a SQLite file in the working directory)",
     )
     parser.add_argument("--tick", type=float, default=0.05, help="seconds between forming rounds")
     parser.add_argument("--sweep-every", type=float, default=2.0, help="seconds between recovery sweeps")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 import re
 from collections.abc import AsyncIterator, Callable
@@ -12,8 +11,12 @@ from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 import grpc
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
-from arena.ladder.model import AGENT_KINDS, Agent, Ladder, MatchInfo, Standing
+from arena.archive import queries
+from arena.archive.db import connect, database_url
+from arena.ladder.model import AGENT_KINDS, Agent, Ladder, Standing
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.store import (
     AlreadyExists,
@@ -31,6 +34,7 @@ from arena.rpc.ratelimit import Limiter, caller_of, refuse
 from arena.wire import rules_from_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset
+from services.matchmaker import history
 
 T = TypeVar("T")
 KIND_NAMES = dict(
@@ -43,6 +47,7 @@ MAX_PAGE = 500
 PAGE_TOKEN = re.compile(r"^[0-9]{1,9}$")
 ENTRY_NAMES = {"host": pb.LADDER_ENTRY_HOST, "open": pb.LADDER_ENTRY_OPEN}
 ENTRY_OF = {pb.LADDER_ENTRY_UNSPECIFIED: "host", pb.LADDER_ENTRY_HOST: "host", pb.LADDER_ENTRY_OPEN: "open"}
+MAX_HISTORY_PAGE = 5000
 
 
 def agent_to_proto(agent: Agent) -> pb.Agent:
@@ -114,15 +119,30 @@ def standing_to_proto(s: Standing) -> pb.Standing:
     )
 
 
-def match_to_proto(m: MatchInfo) -> pb.MatchSummary:
+def match_to_proto(m: history.MatchView) -> pb.MatchSummary:
     return pb.MatchSummary(
         match_id=m.match_id,
         ladder=m.ladder,
         state=m.state,
-        agent_ids=[seat.agent_id for seat in m.seats],
+        agent_ids=m.agent_ids,
         created_ms=m.created_ms,
         finished_ms=m.finished_ms,
         attempts=m.attempts,
+        agent_names=m.agent_names,
+        totals=m.totals,
+        winners=m.winners,
+        archived=m.archived,
+    )
+
+
+def point_to_proto(p: queries.RatingPoint) -> pb.RatingPoint:
+    return pb.RatingPoint(
+        match_id=p.match_id,
+        finished_ms=p.finished_ms,
+        mu_before=p.mu_before,
+        sigma_before=p.sigma_before,
+        mu_after=p.mu_after,
+        sigma_after=p.sigma_after,
     )
 
 
@@ -150,12 +170,22 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         renew_s: float = 10.0,
         host_token: str | None = None,
         registrations: Limiter | None = None,
+        database_url_: str | None = None,
     ) -> None:
         self.store = store
         self.host_token = host_token
         self.registrations = registrations  # the stricter limit of open self-registration
         self.poll_s = poll_s
         self.renew_s = renew_s
+        self.database_url = database_url_ or database_url()
+        self._engine: Engine | None = None
+
+    def archive(self) -> Engine:
+        """The archive's engine, connected (and migrated) on first use; raises while the database
+        cannot be reached, and tries again on the next call."""
+        if self._engine is None:
+            self._engine = connect(self.database_url)
+        return self._engine
 
     async def _call(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
         try:
@@ -164,6 +194,12 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             await context.abort(_CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT), str(error))
         except OhHellError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except queries.BadCursor:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "page_token is not one this service gave")
+        except SQLAlchemyError as error:
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, f"the match archive is unavailable: {type(error).__name__}"
+            )
         raise AssertionError("unreachable")
 
     async def _host(self, context: grpc.aio.ServicerContext, self_registration: bool = False) -> bool:
@@ -308,23 +344,50 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         return response
 
     async def ListMatches(self, request: pb.ListMatchesRequest, context: Any) -> pb.ListMatchesResponse:
-        offset, size = await _page(context, request.page_token, request.page_size)
+        size = await _size(context, request.page_size, MAX_PAGE, 50)
+        if request.since_ms < 0 or request.until_ms < 0:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "since_ms and until_ms must be >= 0")
+        if len(request.agent_id) > 64:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "agent_id is over 64 characters")
         if request.ladder:
             await self._call(context, self.store.get_ladder, request.ladder)
-        elif not request.agent_id:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "give ladder, agent_id or both")
-        matches = await self._call(context, self.store.list_matches, request.ladder, request.agent_id, offset, size + 1)
-        more = len(matches) > size
-        return pb.ListMatchesResponse(
-            matches=[match_to_proto(m) for m in matches[:size]], next_page_token=str(offset + size) if more else ""
+        matches, token = await self._call(
+            context,
+            history.list_matches,
+            self.store,
+            self.archive,
+            request.ladder,
+            request.agent_id,
+            request.since_ms,
+            request.until_ms,
+            size,
+            request.page_token,
         )
+        return pb.ListMatchesResponse(matches=[match_to_proto(m) for m in matches], next_page_token=token)
 
     async def GetMatch(self, request: pb.GetMatchRequest, context: Any) -> pb.GetMatchResponse:
-        info = await self._call(context, self.store.get_match, request.match_id)
-        record = ""
-        if info.state == "finished":
-            record = json.dumps(await self._call(context, self.store.get_record, request.match_id))
-        return pb.GetMatchResponse(match=match_to_proto(info), record_json=record)
+        if not request.match_id or len(request.match_id) > 128:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "match_id must be 1-128 characters")
+        match, record = await self._call(context, history.get_match, self.store, self.archive, request.match_id)
+        return pb.GetMatchResponse(match=match_to_proto(match), record_json=record)
+
+    async def GetRatingHistory(self, request: pb.GetRatingHistoryRequest, context: Any) -> pb.GetRatingHistoryResponse:
+        size = await _size(context, request.page_size, MAX_HISTORY_PAGE, 500)
+        if request.since_ms < 0:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "since_ms must be >= 0")
+        await self._call(context, self.store.get_ladder, request.ladder)
+        await self._call(context, self.store.get_agent, request.agent_id)
+        points, token = await self._call(
+            context,
+            history.rating_history,
+            self.archive,
+            request.ladder,
+            request.agent_id,
+            request.since_ms,
+            size,
+            request.page_token,
+        )
+        return pb.GetRatingHistoryResponse(points=[point_to_proto(p) for p in points], next_page_token=token)
 
     async def _ladder(self, context: Any, message: pb.Ladder) -> Ladder:
         try:
@@ -381,3 +444,9 @@ async def _page(context: Any, token: str, size: int) -> tuple[int, int]:
     if token and not PAGE_TOKEN.match(token):
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_token={token!r} is not one this service gave")
     return int(token or 0), size or 50
+
+
+async def _size(context: Any, size: int, largest: int, default: int) -> int:
+    if size > largest:
+        await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"page_size={size} is over {largest}")
+    return size or default

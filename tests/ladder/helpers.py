@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
+
+from sqlalchemy import Engine
 
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
+from arena.local.stack import Stack
 
 
 def builtin_ladder(
@@ -59,3 +63,24 @@ def scrape(port: int, metric: str) -> float:
         for sample in family.samples
         if sample.name == metric
     )
+
+
+def match_state(stack: Stack, store: RedisStore, match_id: str) -> tuple[str, int]:
+    """(state, attempts) of a match: from Redis while it is hot, from the stack's archive once
+    archived (Redis then forgets it); ("missing", 0) for neither."""
+    from arena.archive import queries
+    from arena.ladder.store import NotFound
+
+    try:
+        info = store.get_match(match_id)
+        return info.state, info.attempts
+    except NotFound:
+        archived = queries.get_match(_archive(stack.database_url), match_id)
+        return ("finished", archived.attempts) if archived else ("missing", 0)
+
+
+@cache
+def _archive(url: str) -> Engine:
+    from arena.archive.db import connect
+
+    return connect(url)

@@ -176,3 +176,30 @@ def test_prometheus_scrapes_the_ports_the_services_serve() -> None:
                 else service.get("environment", {}).get("OHELL_METRICS_PORT")
             )
             assert served == port, target
+
+
+def test_the_archive_database_has_a_volume_and_every_process_that_needs_it_its_url() -> None:
+    from sqlalchemy.engine import make_url
+
+    from arena.archive.db import DATABASE_URL_ENV
+
+    services = compose()["services"]
+    assert any(volume.endswith(":/var/lib/postgresql/data") for volume in services["postgres"]["volumes"])
+    assert "postgres-data" in compose()["volumes"]
+    for name in ("matchmaker", "worker-builtin", "worker-remote"):
+        url = make_url(services[name]["environment"][DATABASE_URL_ENV])
+        assert url.drivername == "postgresql+psycopg" and url.host == "postgres", name
+        assert "postgres" in services[name]["depends_on"]
+    importlib.import_module("psycopg")  # the driver the URLs name is installed
+    documents = yaml_documents()
+    secret = next(doc for doc in documents["k8s/postgres.yaml"] if doc["kind"] == "Secret")
+    assert make_url(secret["stringData"]["url"]).host == "postgres"
+    statefulset = next(doc for doc in documents["k8s/postgres.yaml"] if doc["kind"] == "StatefulSet")
+    assert statefulset["spec"]["volumeClaimTemplates"]
+    needing = [
+        c for c in k8s_containers() if "services.matchmaker" in c.get("command", []) or "celery" in c.get("command", [])
+    ]
+    assert len(needing) == 3
+    for container in needing:
+        env = {item["name"]: item for item in container["env"]}
+        assert env[DATABASE_URL_ENV]["valueFrom"]["secretKeyRef"] == {"name": "ohell-database", "key": "url"}

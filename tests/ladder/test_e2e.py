@@ -13,6 +13,8 @@ from statistics import mean
 import grpc
 import pytest
 
+from arena.archive import queries
+from arena.archive.db import connect
 from arena.ladder.matchlog import read_log
 from arena.ladder.ratings import replay, stored_ratings
 from arena.ladder.redis_store import RedisStore, now_ms
@@ -90,15 +92,18 @@ def test_ladder_end_to_end(make_stack: Callable[..., Stack], store: RedisStore) 
                 process.terminate()
                 process.wait(10)
         check_history(store, stub, [agent for agent, _ in holders])
+    wait_until(lambda: store.archive_backlog() == 0, 60, "every finished match to be archived")
+    archive = connect(stack.database_url)
     for agent, holder in holders:  # every table the agent sat at was announced on its stream, once
-        played = {m.decode() for m in store.client.lrange(store.keys.agent_matches(agent), 0, -1)}
-        before_close = {m for m in played if store.get_match(m).created_ms < holder.closed_ms - 500}
+        mine = queries.list_matches(archive, agent_id=agent, limit=500)
+        played = {m.match_id for m in mine}
+        before_close = {m.match_id for m in mine if m.created_ms < holder.closed_ms - 500}
         assert before_close <= set(holder.seated) <= played and len(holder.seated) == len(set(holder.seated))
     entries = list(read_log(store.client, store.keys, "e2e"))
     logged = [summary["match_id"] for _, summary in entries]
     created = int(store.client.get(store.keys.match_seq))
     assert len(logged) == len(set(logged)) == created >= MATCHES  # every match finished and logged once
-    assert all(store.get_match(m).state == "finished" for m in logged)
+    assert [m.match_id for m in queries.in_log_order(archive, "e2e")] == logged  # archived once each
     expected, stats = replay(summary for _, summary in entries)
     assert stored_ratings(store.client, store.keys, "e2e") == expected  # rated exactly once, in log order
     assert sum(counts[0] for counts in stats.values()) == 4 * len(logged)
@@ -126,7 +131,7 @@ def check_history(store: RedisStore, stub: matchmaker_pb2_grpc.MatchmakerService
         assert detail.agent.kind == pb.AGENT_KIND_CONNECTED and detail.standing.games >= 2
         assert 0 < detail.standing.exact_bid_rate <= 1 and detail.standing.hands >= 2 * detail.standing.games
         matches = stub.ListMatches(pb.ListMatchesRequest(ladder="e2e", agent_id=agent, page_size=1))
-        assert len(matches.matches) == 1 and matches.next_page_token == "1"
+        assert len(matches.matches) == 1 and matches.next_page_token
         reply = stub.GetMatch(pb.GetMatchRequest(match_id=matches.matches[0].match_id))
         record = json.loads(reply.record_json)
         assert referee(record).valid

@@ -17,7 +17,7 @@ from arena.ladder.redis_store import RedisStore, now_ms
 from arena.ladder.routing import QUEUE_BUILTIN, RUN_MATCH
 from arena.local.stack import Stack
 
-from .helpers import builtin_ladder, leave_all, scrape, settle, wait_until
+from .helpers import builtin_ladder, leave_all, match_state, scrape, settle, wait_until
 
 pytestmark = pytest.mark.slow  # starts whole stacks of processes; `-m "not slow"` leaves it out
 
@@ -44,8 +44,8 @@ def test_worker_killed_mid_match_and_duplicated_tasks(
     wait_until(lambda: store.client.exists(store.keys.match_lease("slow-1")), 20, "the first match to start")
     runner = store.client.hget(store.keys.match("slow-1"), "runner").decode()
     os.kill(int(runner.split(":")[1]), signal.SIGKILL)  # the pool child playing it
-    wait_until(lambda: store.get_match("slow-1").state == "finished", 30, "the killed match to be recovered")
-    assert store.get_match("slow-1").attempts >= 2
+    wait_until(lambda: match_state(stack, store, "slow-1")[0] == "finished", 30, "the killed match to be recovered")
+    assert match_state(stack, store, "slow-1")[1] >= 2
     leave_all(store, "slow", agents)
     settle(store, ["slow"])
     assert logged_ids(store, "slow").count("slow-1") == 1
@@ -67,10 +67,10 @@ def test_worker_killed_mid_match_and_duplicated_tasks(
         thread.start()
     for thread in threads:
         thread.join()
-    wait_until(lambda: store.get_match(match_id).state == "finished", 30, "the duplicated match to finish")
+    wait_until(lambda: match_state(stack, store, match_id)[0] == "finished", 30, "the duplicated match to finish")
     sender.send_task(RUN_MATCH, args=[match_id], queue=QUEUE_BUILTIN)
     settle(store, ["slow"])
-    assert store.get_match(match_id).attempts == 1  # the duplicates found it held or finished
+    assert match_state(stack, store, match_id) == ("finished", 1)  # the duplicates found it held or finished
     ids = assert_rated_exactly_once(store, "slow", 4)
     assert ids.count(match_id) == 1
 
@@ -111,8 +111,8 @@ def test_whole_worker_killed_mid_match_is_recovered_by_the_sweep(
     worker = stack.workers[0].popen
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
-    wait_until(lambda: store.get_match("w-1").state == "finished", 40, "the match to be recovered")
-    assert store.get_match("w-1").attempts >= 2 and stack.worker_restarts >= 1
+    wait_until(lambda: match_state(stack, store, "w-1")[0] == "finished", 40, "the match to be recovered")
+    assert match_state(stack, store, "w-1")[1] >= 2 and stack.worker_restarts >= 1
     leave_all(store, "w", agents)
     settle(store, ["w"])
     assert assert_rated_exactly_once(store, "w", 4).count("w-1") == 1

@@ -12,6 +12,8 @@ import grpc
 import pytest
 import redis
 
+from arena.archive import queries
+from arena.archive.db import connect
 from arena.embedded_redis import EmbeddedRedis
 from arena.keys import DEFAULT_PREFIX, Keys
 from arena.ladder.redis_store import RedisStore
@@ -84,10 +86,13 @@ def test_two_stacks_with_different_prefixes_share_a_redis_and_see_nothing_of_eac
     assert connected[PREFIXES[0]] == connected[PREFIXES[1]]
     for prefix in PREFIXES:
         store = stores[prefix]
-        played = store.list_matches("iso", "", 0, 1000)
-        assert played and all(match.state == "finished" for match in played)
+        wait_until(lambda: store.archive_backlog() == 0, 60, "every finished match to be archived")  # noqa: B023
+        archive = connect(stacks[prefix].database_url)  # each stack its own archive
+        played = queries.list_matches(archive, "iso", limit=500)
+        assert played and len(played) == store.client.xlen(store.keys.log("iso"))
         for match in played:  # every table of this stack seated this stack's agents only
-            record = store.get_record(match.match_id)
+            record = queries.get_record(archive, match.match_id)
+            assert record is not None
             assert {seat["agent_id"] for seat in record["seats"]} <= set(builtins[prefix]) | {connected[prefix]}
         seated = set(holders[prefix].seated)
         assert seated <= {match.match_id for match in played}

@@ -41,6 +41,8 @@ def stub(redis_server: EmbeddedRedis) -> Iterator[Stub]:
             "--redis-url",
             redis_server.url,
             "--no-forming",
+            "--database-url",
+            f"sqlite:///{folder / 'archive.sqlite3'}",
         ],
         {"OHELL_HOST_TOKEN": HOST_TOKEN},
         log,

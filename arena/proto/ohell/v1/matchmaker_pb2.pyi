@@ -257,7 +257,7 @@ class GetAgentResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., standing: _Optional[_Union[Standing, _Mapping]] = ...) -> None: ...
 
 class MatchSummary(_message.Message):
-    __slots__ = ("match_id", "ladder", "state", "agent_ids", "created_ms", "finished_ms", "attempts")
+    __slots__ = ("match_id", "ladder", "state", "agent_ids", "created_ms", "finished_ms", "attempts", "agent_names", "totals", "winners", "archived")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     LADDER_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -265,6 +265,10 @@ class MatchSummary(_message.Message):
     CREATED_MS_FIELD_NUMBER: _ClassVar[int]
     FINISHED_MS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    AGENT_NAMES_FIELD_NUMBER: _ClassVar[int]
+    TOTALS_FIELD_NUMBER: _ClassVar[int]
+    WINNERS_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     ladder: str
     state: str
@@ -272,19 +276,27 @@ class MatchSummary(_message.Message):
     created_ms: int
     finished_ms: int
     attempts: int
-    def __init__(self, match_id: _Optional[str] = ..., ladder: _Optional[str] = ..., state: _Optional[str] = ..., agent_ids: _Optional[_Iterable[str]] = ..., created_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ..., attempts: _Optional[int] = ...) -> None: ...
+    agent_names: _containers.RepeatedScalarFieldContainer[str]
+    totals: _containers.RepeatedScalarFieldContainer[int]
+    winners: _containers.RepeatedScalarFieldContainer[int]
+    archived: bool
+    def __init__(self, match_id: _Optional[str] = ..., ladder: _Optional[str] = ..., state: _Optional[str] = ..., agent_ids: _Optional[_Iterable[str]] = ..., created_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., agent_names: _Optional[_Iterable[str]] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., archived: _Optional[bool] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
-    __slots__ = ("ladder", "agent_id", "page_size", "page_token")
+    __slots__ = ("ladder", "agent_id", "page_size", "page_token", "since_ms", "until_ms")
     LADDER_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SINCE_MS_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
     ladder: str
     agent_id: str
     page_size: int
     page_token: str
-    def __init__(self, ladder: _Optional[str] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    since_ms: int
+    until_ms: int
+    def __init__(self, ladder: _Optional[str] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., since_ms: _Optional[int] = ..., until_ms: _Optional[int] = ...) -> None: ...
 
 class ListMatchesResponse(_message.Message):
     __slots__ = ("matches", "next_page_token")
@@ -397,3 +409,41 @@ class ListAgentsResponse(_message.Message):
     agents: _containers.RepeatedCompositeFieldContainer[Agent]
     next_page_token: str
     def __init__(self, agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetRatingHistoryRequest(_message.Message):
+    __slots__ = ("ladder", "agent_id", "since_ms", "page_size", "page_token")
+    LADDER_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SINCE_MS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ladder: str
+    agent_id: str
+    since_ms: int
+    page_size: int
+    page_token: str
+    def __init__(self, ladder: _Optional[str] = ..., agent_id: _Optional[str] = ..., since_ms: _Optional[int] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class RatingPoint(_message.Message):
+    __slots__ = ("match_id", "finished_ms", "mu_before", "sigma_before", "mu_after", "sigma_after")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_MS_FIELD_NUMBER: _ClassVar[int]
+    MU_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    MU_AFTER_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_AFTER_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    finished_ms: int
+    mu_before: float
+    sigma_before: float
+    mu_after: float
+    sigma_after: float
+    def __init__(self, match_id: _Optional[str] = ..., finished_ms: _Optional[int] = ..., mu_before: _Optional[float] = ..., sigma_before: _Optional[float] = ..., mu_after: _Optional[float] = ..., sigma_after: _Optional[float] = ...) -> None: ...
+
+class GetRatingHistoryResponse(_message.Message):
+    __slots__ = ("points", "next_page_token")
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    points: _containers.RepeatedCompositeFieldContainer[RatingPoint]
+    next_page_token: str
+    def __init__(self, points: _Optional[_Iterable[_Union[RatingPoint, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

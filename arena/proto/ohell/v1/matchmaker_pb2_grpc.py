@@ -133,6 +133,11 @@ class MatchmakerServiceStub:
                 request_serializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsRequest.SerializeToString,
                 response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsResponse.FromString,
                 _registered_method=True)
+        self.GetRatingHistory = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/GetRatingHistory',
+                request_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.FromString,
+                _registered_method=True)
 
 
 class MatchmakerServiceServicer:
@@ -234,16 +239,21 @@ class MatchmakerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMatches(self, request, context):
-        """Finished matches of a ladder (or of one agent), newest first, paged. Status codes:
-        NOT_FOUND (ladder), INVALID_ARGUMENT (page_size or page_token).
+        """Finished matches, newest first (by finish time), paged: of a ladder, of one agent, within a
+        time range, or any mix (all empty: every ladder). Read from the match archive, plus the
+        matches finished so recently that the archive does not hold them yet. Status codes:
+        NOT_FOUND (ladder), INVALID_ARGUMENT (page_size, page_token, a negative time or an agent_id
+        over 64 characters), UNAVAILABLE (the archive's database cannot be reached).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetMatch(self, request, context):
-        """A match: its state and, once finished, its record (JSON, docs/record.md) for replay.
-        Status codes: NOT_FOUND.
+        """A match: its state and, once finished, its record (JSON, docs/record.md) for replay; from
+        Redis while it is hot, from the archive after. Status codes: NOT_FOUND, INVALID_ARGUMENT
+        (empty match_id or over 128 characters), UNAVAILABLE (the match is not in Redis and the
+        archive's database cannot be reached).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -301,6 +311,15 @@ class MatchmakerServiceServicer:
     def ListAgents(self, request, context):
         """Registered agents by id, paged. Status codes: INVALID_ARGUMENT (page_size over 500 or a bad
         page_token).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRatingHistory(self, request, context):
+        """An agent's rating on a ladder before and after each of its archived matches, oldest first,
+        paged (for charts). Status codes: NOT_FOUND (ladder or agent), INVALID_ARGUMENT (page_size
+        over 5000, a bad page_token, a negative since_ms), UNAVAILABLE (the archive's database cannot be reached).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -403,6 +422,11 @@ def add_MatchmakerServiceServicer_to_server(servicer, server):
                     servicer.ListAgents,
                     request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsRequest.FromString,
                     response_serializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsResponse.SerializeToString,
+            ),
+            'GetRatingHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRatingHistory,
+                    request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -922,6 +946,33 @@ class MatchmakerService:
             '/ohell.v1.MatchmakerService/ListAgents',
             ohell_dot_v1_dot_matchmaker__pb2.ListAgentsRequest.SerializeToString,
             ohell_dot_v1_dot_matchmaker__pb2.ListAgentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRatingHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/GetRatingHistory',
+            ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.SerializeToString,
+            ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,132 @@
+"""Match history for the matchmaker's RPCs: the archive, plus the matches finished so recently that
+only Redis holds them (the archive's backlog). Plain functions; the servicer calls them in a thread."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine
+
+from arena.archive import queries
+from arena.ladder.model import MatchInfo
+from arena.ladder.redis_store import RedisStore
+from arena.ladder.store import NotFound
+
+ArchiveEngine = Callable[[], Engine]
+
+
+@dataclass(frozen=True)
+class MatchView:
+    """A match as the RPCs show it, from either source."""
+
+    match_id: str
+    ladder: str
+    state: str
+    agent_ids: list[str]
+    agent_names: list[str]
+    created_ms: int
+    finished_ms: int
+    attempts: int
+    totals: list[int] = field(default_factory=list)
+    winners: list[int] = field(default_factory=list)
+    archived: bool = False
+
+    @property
+    def cursor(self) -> str:
+        return f"{self.finished_ms}:{self.match_id}"
+
+    def key(self) -> tuple[int, str]:
+        return self.finished_ms, self.match_id
+
+
+def from_archive(match: queries.Match) -> MatchView:
+    return MatchView(
+        match.match_id,
+        match.ladder,
+        "finished",
+        [seat.agent_id for seat in match.seats],
+        [seat.agent_name for seat in match.seats],
+        match.created_ms,
+        match.finished_ms,
+        match.attempts,
+        match.totals,
+        match.winners,
+        archived=True,
+    )
+
+
+def from_redis(info: MatchInfo) -> MatchView:
+    return MatchView(
+        info.match_id,
+        info.ladder,
+        info.state,
+        [seat.agent_id for seat in info.seats],
+        [seat.name for seat in info.seats],
+        info.created_ms,
+        info.finished_ms,
+        info.attempts,
+        list(info.totals),
+        list(info.winners),
+    )
+
+
+def get_match(store: RedisStore, archive: ArchiveEngine, match_id: str) -> tuple[MatchView, str]:
+    """(the match, its record JSON or '' while unfinished): Redis while hot, else the archive.
+    Raises NotFound, or SQLAlchemyError when the archive is needed and away."""
+    try:
+        info = store.get_match(match_id)
+    except NotFound:
+        info = None
+    if info is not None and info.state != "finished":
+        return from_redis(info), ""
+    if info is not None:
+        try:
+            hot = store.get_record(match_id)
+            return from_redis(info), json.dumps(hot)
+        except NotFound:  # archived and forgotten between the two reads
+            pass
+    engine = archive()
+    archived = queries.get_match(engine, match_id)
+    record = queries.get_record(engine, match_id)
+    if archived is None or record is None:
+        raise NotFound(f"no match {match_id!r}", "match_id")
+    return from_archive(archived), json.dumps(record)
+
+
+def list_matches(
+    store: RedisStore,
+    archive: ArchiveEngine,
+    ladder: str,
+    agent_id: str,
+    since_ms: int,
+    until_ms: int,
+    size: int,
+    before: str,
+) -> tuple[list[MatchView], str]:
+    """One page, newest first, and the next page's token ('' on the last page). The two sources
+    are merged by (finished time, match id), so a match moving to the archive meanwhile is shown
+    once. Raises queries.BadCursor for a token this service did not give."""
+    bound = queries.parse_cursor(before) if before else None
+    recent = []
+    for info in store.list_matches(ladder, agent_id, 0, queries.MAX_PAGE):
+        view = from_redis(info)
+        in_range = view.finished_ms >= since_ms and (not until_ms or view.finished_ms < until_ms)
+        if in_range and (bound is None or view.key() < bound):
+            recent.append(view)
+    archived = queries.list_matches(archive(), ladder, agent_id, since_ms, until_ms, size + 1, before)
+    merged = {view.match_id: view for view in recent} | {m.match_id: from_archive(m) for m in archived}
+    page = sorted(merged.values(), key=MatchView.key, reverse=True)
+    more = len(page) > size
+    page = page[:size]
+    return page, page[-1].cursor if more and page else ""
+
+
+def rating_history(
+    archive: ArchiveEngine, ladder: str, agent_id: str, since_ms: int, size: int, after: str
+) -> tuple[list[queries.RatingPoint], str]:
+    points = queries.rating_history(archive(), ladder, agent_id, since_ms, size + 1, after)
+    more = len(points) > size
+    points = points[:size]
+    return points, points[-1].cursor if more and points else ""

@@ -1,0 +1,157 @@
+"""The archive on its own (SQLite and a real PostgreSQL): migrations, exactly-once writes, queries, export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import threading
+
+import pytest
+from sqlalchemy import Engine, func, inspect, select
+
+from arena.archive import queries
+from arena.archive.db import connect
+from arena.archive.schema import match_seats, matches, rating_history
+from arena.archive.writer import FinishedMatch, SeatResult, compress_record, write
+
+
+def finished(n: int, ladder: str = "l", agents: tuple[str, ...] = ("a1", "a2", "a3")) -> FinishedMatch:
+    match_id = f"{ladder}-{n}"
+    totals = [n % 7, 10, 3][: len(agents)]
+    record = {"match_id": match_id, "rules": {"hand_sizes": [2]}, "hands": [{"bids": [1, 0, 1]}], "totals": totals}
+    seats = [
+        SeatResult(
+            agent,
+            f"name-{agent}",
+            "v1",
+            "builtin",
+            totals[i],
+            1,
+            i % 2,
+            0,
+            i == 1,
+            False,
+            (25.0 + n, 8.0, 25.5 + n, 7.9),
+        )
+        for i, agent in enumerate(agents)
+    ]
+    finished_ms = 1_000_000 + n * 10
+    rules = record["rules"]
+    blob, size = compress_record(record)
+    return FinishedMatch(match_id, ladder, f"{1000 + n}-0", 1, 2, finished_ms, 1, blob, size, rules, 1, seats)
+
+
+def count(engine: Engine, table: object) -> int:
+    with engine.connect() as connection:
+        return int(connection.execute(select(func.count()).select_from(table)).scalar_one())  # type: ignore[arg-type]
+
+
+def test_connect_migrates_to_head_and_again_changes_nothing(archive_url: str) -> None:
+    first = connect(archive_url)
+    second = connect(archive_url)
+    tables = set(inspect(second).get_table_names())
+    assert {"matches", "match_seats", "match_records", "rating_history", "alembic_version"} <= tables
+    first.dispose()
+    second.dispose()
+
+
+def test_writing_a_match_twice_stores_it_once(archive: Engine) -> None:
+    batch = [finished(n) for n in range(5)]
+    assert write(archive, batch) == [m.match_id for m in batch]
+    assert write(archive, batch + [finished(5)]) == ["l-5"]  # the five again: skipped whole
+    assert count(archive, matches) == 6
+    assert count(archive, match_seats) == 18
+    assert count(archive, rating_history) == 18
+    assert write(archive, []) == []
+
+
+def test_a_match_reads_back_as_written(archive: Engine) -> None:
+    match = finished(3)
+    write(archive, [match])
+    got = queries.get_match(archive, "l-3")
+    assert got is not None
+    assert [s.agent_name for s in got.seats] == ["name-a1", "name-a2", "name-a3"]
+    assert got.totals == [3, 10, 3] and got.winners == [1] and got.rules == {"hand_sizes": [2]}
+    assert [s.bids_made for s in got.seats] == [0, 1, 0]
+    assert queries.get_record(archive, "l-3") == match.record()
+    assert queries.get_match(archive, "l-99") is None and queries.get_record(archive, "l-99") is None
+
+
+def test_list_by_ladder_agent_and_time_in_pages(archive: Engine) -> None:
+    write(archive, [finished(n) for n in range(10)])
+    write(archive, [finished(n, "other", ("a1", "b2", "b3")) for n in range(4)])
+    newest = queries.list_matches(archive, ladder="l", limit=4)
+    assert [m.match_id for m in newest] == ["l-9", "l-8", "l-7", "l-6"]
+    pages, before = [], ""
+    while True:
+        page = queries.list_matches(archive, ladder="l", limit=3, before=before)
+        if not page:
+            break
+        pages.append([m.match_id for m in page])
+        before = page[-1].cursor
+    assert sum(pages, []) == [f"l-{n}" for n in range(9, -1, -1)]
+    assert len(queries.list_matches(archive, agent_id="a1", limit=100)) == 14
+    assert {m.ladder for m in queries.list_matches(archive, agent_id="b2", limit=100)} == {"other"}
+    assert queries.list_matches(archive, ladder="l", agent_id="b2") == []
+    ranged = queries.list_matches(archive, ladder="l", since_ms=1_000_020, until_ms=1_000_050)
+    assert [m.match_id for m in ranged] == ["l-4", "l-3", "l-2"]
+    with pytest.raises(queries.BadCursor):
+        queries.list_matches(archive, before="not-a-cursor")
+
+
+def test_rating_history_is_oldest_first_and_paged(archive: Engine) -> None:
+    write(archive, [finished(n) for n in (2, 0, 1)])
+    points = queries.rating_history(archive, "l", "a2")
+    assert [p.match_id for p in points] == ["l-0", "l-1", "l-2"]
+    assert points[1].mu_before == 26.0 and points[1].mu_after == 26.5
+    second = queries.rating_history(archive, "l", "a2", limit=2, after=points[0].cursor)
+    assert [p.match_id for p in second] == ["l-1", "l-2"]
+    assert queries.rating_history(archive, "l", "nobody") == []
+
+
+def test_export_in_log_order(archive: Engine) -> None:
+    write(archive, [finished(n) for n in (4, 1, 3)])
+    lines = io.StringIO()
+    assert queries.export_jsonl(archive, "l", lines) == 3
+    assert [json.loads(line)["match_id"] for line in lines.getvalue().splitlines()] == ["l-1", "l-3", "l-4"]
+    table = io.StringIO()
+    assert queries.export_csv(archive, "l", table) == 3
+    rows = list(csv.DictReader(io.StringIO(table.getvalue())))
+    assert len(rows) == 9 and rows[0]["match_id"] == "l-1" and rows[0]["agent_name"] == "name-a1"
+    assert [r["winner"] for r in rows[:3]] == ["0", "1", "0"]
+    summaries = [queries.summary(m) for m in queries.in_log_order(archive, "l")]
+    assert [s["match_id"] for s in summaries] == ["l-1", "l-3", "l-4"] and summaries[0]["agents"] == ["a1", "a2", "a3"]
+
+
+def test_two_writers_racing_with_the_same_matches_store_them_once(archive: Engine) -> None:
+    batch = [finished(n) for n in range(30)]
+    results: list[list[str]] = []
+    barrier = threading.Barrier(2)
+
+    def writer() -> None:
+        barrier.wait()
+        results.append(write(archive, batch))
+
+    threads = [threading.Thread(target=writer) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results[0] + results[1]) == sorted(m.match_id for m in batch)  # each written by one
+    assert count(archive, matches) == 30 and count(archive, match_seats) == 90
+
+
+def test_the_migrations_ship_as_package_data() -> None:
+    """``pip install`` (not only an editable checkout) must carry every migration file."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["arena.archive"]
+    package = root / "arena" / "archive"
+    files = [p.relative_to(package).as_posix() for p in (package / "migrations").rglob("*") if p.is_file()]
+    files = [f for f in files if "__pycache__" not in f]
+    assert "migrations/versions/0001_initial.py" in files
+    assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files), files

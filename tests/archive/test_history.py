@@ -1,0 +1,58 @@
+"""The matchmaker's history functions: Redis (matches not archived yet) and the archive merged, each
+match once, in one order, across pages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import Engine
+
+from arena.archive import queries
+from arena.ladder import archiving
+from arena.ladder.redis_store import RedisStore
+from arena.ladder.store import NotFound
+from services.matchmaker import history
+
+from ..ladder.helpers import builtin_ladder
+from .test_archiving import play
+
+
+def test_pages_merge_hot_and_archived_matches_once(store: RedisStore, archive: Engine) -> None:
+    builtin_ladder(store, "h", bots=("random",) * 6, seats=3)
+    archived = play(store, "h", 5)
+    archiving.archive_pending(store, archive)
+    hot = play(store, "h", 4)  # finished and rated, still only in Redis
+    seen, token = [], ""
+    while True:
+        page, token = history.list_matches(store, lambda: archive, "h", "", 0, 0, 3, token)
+        seen += page
+        if not token:
+            break
+    assert [m.match_id for m in seen] == list(reversed(archived + hot))  # newest first, each once
+    assert [m.archived for m in seen] == [False] * 4 + [True] * 5
+    assert all(len(m.agent_names) == 3 and m.agent_names[0].startswith("h-random-") for m in seen)
+    assert all(m.totals and m.state == "finished" for m in seen)
+    agent = seen[0].agent_ids[0]
+    mine, _ = history.list_matches(store, lambda: archive, "", agent, 0, 0, 100, "")
+    assert mine and all(agent in m.agent_ids for m in mine)
+    with pytest.raises(queries.BadCursor):
+        history.list_matches(store, lambda: archive, "h", "", 0, 0, 3, "nonsense")
+
+
+def test_get_match_reads_redis_while_hot_and_the_archive_after(store: RedisStore, archive: Engine) -> None:
+    builtin_ladder(store, "g", bots=("random",) * 6, seats=3)
+    (match_id,) = play(store, "g", 1)
+    hot, record = history.get_match(store, lambda: archive, match_id)
+    assert not hot.archived and json.loads(record)["match_id"] == match_id
+
+    def unreachable() -> Engine:
+        raise AssertionError("a hot match needs no database")
+
+    assert history.get_match(store, unreachable, match_id)[0].match_id == match_id
+    archiving.archive_pending(store, archive)
+    cold, again = history.get_match(store, lambda: archive, match_id)
+    assert cold.archived and json.loads(again) == json.loads(record)
+    assert (cold.totals, cold.agent_ids) == (hot.totals, hot.agent_ids)
+    with pytest.raises(NotFound):
+        history.get_match(store, lambda: archive, "g-999")

@@ -1,0 +1,96 @@
+"""Host tools on the archive (``ohell ladder export``, ``ohell ladder rebuild --from archive``) and
+Redis's footprint: what a finished match costs once archived, spectate streams that expire."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+from pathlib import Path
+
+import redis.asyncio
+from sqlalchemy import Engine
+
+from arena.archive import queries
+from arena.cli import main
+from arena.embedded_redis import EmbeddedRedis
+from arena.keys import MATCH_EVENTS_MAXLEN, MATCH_EVENTS_TTL_S, Keys
+from arena.ladder import archiving
+from arena.ladder.ratings import stored_ratings
+from arena.ladder.redis_store import RedisStore
+from arena.play.events import RedisEventLog
+from arena.proto.ohell.v1 import spectate_pb2
+
+from ..ladder.helpers import builtin_ladder
+from .test_archiving import play
+
+
+def test_export_writes_every_archived_match(store: RedisStore, archive: Engine, tmp_path: Path) -> None:
+    builtin_ladder(store, "x", bots=("random",) * 6, seats=3)
+    played = play(store, "x", 5)
+    archiving.archive_pending(store, archive)
+    url = archive.url.render_as_string(hide_password=False)
+    lines, table = tmp_path / "x.jsonl", tmp_path / "x.csv"
+    assert main(["ladder", "export", "--ladder", "x", "--out", str(lines), "--database-url", url]) == 0
+    records = [json.loads(line) for line in lines.read_text().splitlines()]
+    assert [r["match_id"] for r in records] == played and all(r["format"] == "ohell-match-record" for r in records)
+    assert (
+        main(["ladder", "export", "--ladder", "x", "--format", "csv", "--out", str(table), "--database-url", url]) == 0
+    )
+    rows = list(csv.DictReader(table.open()))
+    assert len(rows) == 15 and {r["agent_name"] for r in rows} <= {f"x-random-{i}" for i in range(6)}
+
+
+def test_rebuild_from_the_archive_after_redis_lost_the_log(
+    store: RedisStore, archive: Engine, redis_server: EmbeddedRedis
+) -> None:
+    builtin_ladder(store, "r", bots=("heuristic", "random") * 3, seats=3)
+    play(store, "r", 6)
+    archiving.archive_pending(store, archive)
+    play(store, "r", 2)  # rated, not archived yet: only the log has them
+    before = stored_ratings(store.client, store.keys, "r")
+    url = archive.url.render_as_string(hide_password=False)
+    store.client.xtrim(store.keys.log("r"), maxlen=2, approximate=False)  # the log lost its archived entries
+    store.client.delete(store.keys.ratings("r"), store.keys.stats("r"), store.keys.board("r"))
+    assert main(["ladder", "rebuild", "--redis-url", redis_server.url, "--ladder", "r"]) == 0
+    assert stored_ratings(store.client, store.keys, "r") != before  # the log alone is not enough now
+    args = ["ladder", "rebuild", "--redis-url", redis_server.url, "--ladder", "r", "--from", "archive"]
+    assert main([*args, "--database-url", url]) == 0
+    assert stored_ratings(store.client, store.keys, "r") == before
+    assert store.leaderboard("r", 0, 10)[1] == 6
+
+
+def test_an_archived_match_costs_redis_at_most_one_kilobyte(store: RedisStore, archive: Engine) -> None:
+    builtin_ladder(store, "m", bots=("heuristic",) * 6, seats=3)
+    play(store, "m", 3)
+    archiving.archive_pending(store, archive)
+
+    def footprint() -> int:
+        return sum(int(store.client.memory_usage(key, samples=0) or 0) for key in store.client.scan_iter(count=1000))
+
+    first = footprint()
+    played = play(store, "m", 40)
+    hot = footprint()
+    archiving.archive_pending(store, archive)
+    after = footprint()
+    assert (hot - first) / len(played) > 2048  # the records (of these short games) were in Redis ...
+    assert (after - first) / len(played) <= 1024  # ... and only the log's summary stays
+    assert queries.count_matches(archive, "m") == 43
+
+
+def test_every_spectate_write_caps_the_stream_and_renews_its_expiry(redis_server: EmbeddedRedis) -> None:
+    async def run() -> tuple[int, int]:
+        client = redis.asyncio.Redis.from_url(redis_server.url)
+        log = RedisEventLog(client, Keys())
+        key = Keys().match_events("s-1")
+        await log.append("s-1", spectate_pb2.MatchEvent(sequence=5))  # a write after a lost first one
+        ttl = int(await client.ttl(key))
+        await client.persist(key)
+        await log.append_many("s-1", [spectate_pb2.MatchEvent(sequence=n) for n in range(6, 9)])
+        again = int(await client.ttl(key))
+        await client.aclose()
+        return ttl, again
+
+    ttl, again = asyncio.run(run())
+    assert 0 < ttl <= MATCH_EVENTS_TTL_S and 0 < again <= MATCH_EVENTS_TTL_S
+    assert MATCH_EVENTS_MAXLEN <= 20_000
