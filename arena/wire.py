@@ -266,7 +266,7 @@ def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:
     return _indexes(request.legal_cards)
 
 
-_DECISION_KINDS = {
+_DECISION_KINDS: dict[int, tuple[str, str]] = {
     match_pb2.DECISION_KIND_BID: ("bid", "bid"),
     match_pb2.DECISION_KIND_PLAY: ("card", "play"),
     match_pb2.DECISION_KIND_CHANGE_BID: ("bid", "bid change"),
