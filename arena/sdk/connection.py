@@ -116,7 +116,7 @@ async def connect_async(
     async def hold() -> Session:
         async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
             call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=auth_metadata(token))
-            await call.initial_metadata()  # sent once the gateway has registered the stream
+            await established(call)  # the gateway sends its headers once it has registered the stream
             if not state.get("accepted"):
                 log.info("connected to the gateway at %s", address)
             elif not state["up"]:
@@ -143,6 +143,16 @@ async def connect_async(
                 f"the gateway at {address}: {error.code().name}: {error.details()}"
             ) from None
     return await retrying(hold, "gateway", address, connect_timeout, state)
+
+
+async def established(call: Any) -> None:
+    """Wait for the call's response headers; raise its AioRpcError when it failed instead (grpc.aio
+    returns empty headers then)."""
+    await call.initial_metadata()
+    if call.done():
+        code = await call.code()
+        if code != grpc.StatusCode.OK:
+            raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), await call.details())
 
 
 def _stream_ended() -> grpc.aio.AioRpcError:

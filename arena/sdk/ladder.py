@@ -22,7 +22,7 @@ import grpc
 from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
 from arena.rpc.server import channel_options
-from arena.sdk.connection import CONNECT_TIMEOUT_S, AgentError, connect_async, retrying
+from arena.sdk.connection import CONNECT_TIMEOUT_S, AgentError, connect_async, established, retrying
 from arena.sdk.session import Session
 
 log = logging.getLogger("arena.sdk")
@@ -47,7 +47,7 @@ async def hold_ticket(
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
             call = stub.WatchQueue(matchmaker_pb2.WatchQueueRequest(ladder=ladder), metadata=auth_metadata(token))
             try:
-                await call.initial_metadata()  # the matchmaker has checked the token and queued the ticket
+                await established(call)  # the matchmaker has checked the token and queued the ticket
             except grpc.aio.AioRpcError as error:
                 if error.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
                     raise AgentError(await _no_ladder(stub, address, ladder, error.details() or "")) from None

@@ -1,0 +1,141 @@
+"""The bot author's SDK against real servers in this process: a bot's own exceptions, bid changes
+offered under 000, and the one-line errors (unreachable, wrong token, revoked token)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from arena.embedded_redis import free_port
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
+from arena.sdk import AgentError, BaseBot, connect_async, serve_async
+from ohell.bots import make_bot
+from ohell.cards import rank_of
+from ohell.observation import Observation
+from ohell.presets import preset
+from ohell.referee import referee
+from services.engine.server import start_engine
+
+
+class RaisesEveryFifth(BaseBot):
+    """Plays like the heuristic bot, but every fifth decision raises KeyError."""
+
+    def __init__(self) -> None:
+        self.inner = make_bot("heuristic", 5)
+        self.decisions = 0
+
+    def tick(self) -> None:
+        self.decisions += 1
+        if self.decisions % 5 == 0:
+            raise KeyError("a bug in the bot")
+
+    def bid(self, obs: Observation) -> int:
+        self.tick()
+        return int(self.inner.bid(obs))
+
+    def play(self, obs: Observation) -> int:
+        self.tick()
+        return int(self.inner.play(obs))
+
+
+class ChangesItsMind(BaseBot):
+    """Bids 0, then, offered a change, raises its bid to its count of aces and kings."""
+
+    def __init__(self) -> None:
+        self.offers: list[tuple[int, tuple[int, ...]]] = []
+
+    def bid(self, obs: Observation) -> int:
+        return 0 if 0 in obs.legal_bids else obs.legal_bids[0]
+
+    def change_bid(self, obs: Observation) -> int | None:
+        self.offers.append((obs.bids[obs.seat], obs.legal_bids))
+        wanted = sum(rank_of(card) >= 11 for card in obs.hand)
+        return wanted if wanted in obs.legal_bids else None
+
+    def play(self, obs: Observation) -> int:
+        return obs.legal_actions[0]
+
+
+async def host_with(bot: Any, rules: str = "classic", seed: int = 3) -> dict[str, Any]:
+    """A whole match with ``bot`` served as an endpoint agent in seat 1."""
+    served = await serve_async(bot)
+    try:
+        seats = [
+            SeatSpec.builtin("heuristic"),
+            SeatSpec.endpoint(f"127.0.0.1:{served.port}"),
+            SeatSpec.builtin("random"),
+            SeatSpec.builtin("heuristic"),
+        ]
+        return await host_match("m", preset(rules), seats, seed, time_control=TimeControl(decision_ms=5000))
+    finally:
+        await served.server.stop(0)
+
+
+def test_bot_exceptions_are_bot_error_faults_and_the_match_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+    bot = RaisesEveryFifth()
+    with caplog.at_level(logging.ERROR, logger="arena.sdk"):
+        record = asyncio.run(host_with(bot))
+    faults = [f for f in record["faults"] if f["seat"] == 1]
+    assert record["complete"] and referee(record).valid
+    assert bot.decisions > 100 and len(faults) == bot.decisions // 5  # every raise recorded, nothing else
+    assert {f["kind"] for f in faults} == {"BOT_ERROR"} and record["forfeited"] == []  # 20+ faults, no forfeit
+    tracebacks = [r for r in caplog.records if r.exc_info and r.exc_info[0] is KeyError]
+    assert len(tracebacks) == len(faults)  # each exception logged with its traceback on the bot's side
+    assert all("a bug in the bot" not in f["detail"] for f in faults)  # its text stays with the bot
+
+
+def test_remote_agent_changes_its_bid_under_000() -> None:
+    bot = ChangesItsMind()
+    record = asyncio.run(host_with(bot, "classic", seed=8))
+    assert record["complete"] and referee(record).valid and record["faults"] == []
+    changes = [
+        (hand["number"], event)
+        for hand in record["hands"]
+        for event in hand["events"]
+        if event[0] == "change" or (event[0] == "bid" and event[1] == 1)
+    ]
+    bids = [e for _, e in changes if e[0] == "bid"]
+    changed = [e for _, e in changes if e[0] == "change"]
+    assert len(bot.offers) == len(bids) == len(record["hands"])  # one offer after each of its bids
+    assert changed and all(e[1] == 1 for e in changed)
+    assert all(current in legal for current, legal in bot.offers)  # keeping the bid is always an option
+
+
+def test_bots_without_change_bid_are_never_offered_one() -> None:
+    record = asyncio.run(host_with(make_bot("heuristic", 2), "classic"))
+    assert record["faults"] == [] and not any(e[0] == "change" for h in record["hands"] for e in h["events"])
+
+
+def test_unreachable_address_is_one_line_after_a_bounded_wait() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    with pytest.raises(AgentError, match=rf"cannot reach the gateway at {address} after 0.5 s .*service up\?$"):
+        asyncio.run(connect_async(BaseBot(), address, "t", connect_timeout=0.5))
+
+
+def test_wrong_token_and_revoked_token_are_one_line() -> None:
+    async def run() -> tuple[str, str]:
+        engine = await start_engine(tokens={"good": "agent-1"})
+        address = f"127.0.0.1:{engine.port}"
+        try:
+            with pytest.raises(AgentError) as wrong:
+                await connect_async(BaseBot(), address, "bad", connect_timeout=5)
+            ready = asyncio.Event()
+            agent = asyncio.create_task(connect_async(BaseBot(), address, "good", ready=ready, connect_timeout=5))
+            await asyncio.wait_for(ready.wait(), 10)
+        finally:
+            await engine.stop(0)
+        engine = await start_engine(address, tokens={})  # restarted; the token is no longer valid
+        try:
+            with pytest.raises(AgentError) as revoked:
+                await asyncio.wait_for(agent, 30)
+        finally:
+            await engine.stop(0)
+        return str(wrong.value), str(revoked.value)
+
+    wrong, revoked = asyncio.run(run())
+    assert wrong.startswith("the gateway at 127.0.0.1:") and "refused your token" in wrong and "\n" not in wrong
+    assert "no longer accepts your token (it was revoked?)" in revoked and "\n" not in revoked
