@@ -72,7 +72,7 @@ async def _no_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, address: s
         listed = await stub.ListLadders(matchmaker_pb2.ListLaddersRequest(), timeout=5)
         names = [entry.name for entry in listed.ladders]
     known = f"; its ladders: {', '.join(names)}" if names else ""
-    return f"the matchmaker at {address} has no ladder {ladder!r} ({details}){known}"
+    return f"the matchmaker at {address} has no ladder {ladder!r}{known} ({details})"
 
 
 async def run_on_ladder_async(
