@@ -186,7 +186,7 @@ class _Match:
         state = self.state
         if state.change_seat != seat or seat in self.forfeited:
             return
-        options = [BID_BASE + tricks for tricks in range(state.hand_size + 1) if _may_change(state, seat, tricks)]
+        options = [BID_BASE + tricks for tricks in state.change_options(seat)]
         action, _ = await self.ask(seat, match_pb2.DECISION_KIND_CHANGE_BID, options)
         if action is not None and action - BID_BASE != state.bids[seat]:
             state.change_bid(seat, action - BID_BASE)
@@ -342,11 +342,3 @@ def host_match_sync(
 ) -> dict[str, Any]:
     """``host_match`` for synchronous callers (Celery tasks): runs its own event loop."""
     return asyncio.run(host_match(match_id, rules, seats, seed, **options))
-
-
-def _may_change(state: State, seat: int, tricks: int) -> bool:
-    try:
-        state.clone().change_bid(seat, tricks)
-    except IllegalActionError:
-        return False
-    return True
