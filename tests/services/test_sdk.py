@@ -139,3 +139,24 @@ def test_wrong_token_and_revoked_token_are_one_line() -> None:
     wrong, revoked = asyncio.run(run())
     assert wrong.startswith("the gateway at 127.0.0.1:") and "refused your token" in wrong and "\n" not in wrong
     assert "no longer accepts your token (it was revoked?)" in revoked and "\n" not in revoked
+
+
+def test_connected_agent_changes_its_bid_through_the_gateway() -> None:
+    async def run() -> tuple[dict[str, Any], ChangesItsMind]:
+        engine = await start_engine(tokens={"t": "changer"})
+        bot = ChangesItsMind()
+        try:
+            ready = asyncio.Event()
+            agent = asyncio.create_task(connect_async(bot, f"127.0.0.1:{engine.port}", "t", matches=1, ready=ready))
+            await asyncio.wait_for(ready.wait(), 10)
+            seats = [SeatSpec.builtin("heuristic"), SeatSpec.connected("changer"), SeatSpec.builtin("random")]
+            record = await host_match("c", preset("classic"), seats, 4, time_control=TimeControl(decision_ms=5000))
+            await asyncio.wait_for(agent, 10)
+        finally:
+            await engine.stop(0)
+        return record, bot
+
+    record, bot = asyncio.run(run())
+    assert record["complete"] and referee(record).valid and record["faults"] == []
+    assert len(bot.offers) == len(record["hands"])
+    assert any(event[0] == "change" and event[1] == 1 for hand in record["hands"] for event in hand["events"])
