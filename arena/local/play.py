@@ -5,7 +5,6 @@ wire as on the platform (``arena.sdk.local.WireSeat``) and offered 000's bid cha
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,11 @@ from arena.sdk.local import WireSeat, is_local_spec, load_bot
 from arena.sdk.session import Session
 from ohell.bots import BOT_FACTORIES, make_bot
 from ohell.errors import OhHellError
+from ohell.match import play_game
 from ohell.observation import observe
 from ohell.record import build_record
 from ohell.rules import Rules
-from ohell.state import BID_BASE, Game, Phase, State
+from ohell.state import Game, State
 from ohell.tally import SeriesTally
 
 SeatMaker = Callable[[int, Rules, int], Any]  # (seed, rules, seat) -> a player
@@ -52,22 +52,15 @@ def display_name(name: str) -> str:
 
 def play_local_game(game: Game, players: Sequence[Any], seed: int) -> State:
     """``ohell.match.play_game``, plus 000's bid-change offer to each WireSeat that asks for it."""
-    rng = random.Random(seed)
-    state = game.new_state()
-    while state.phase != Phase.GAME_OVER:
-        if state.phase <= Phase.DEAL:
-            state.chance_random(rng)
-            continue
-        seat = state.current
+
+    def offer_change(state: State, seat: int) -> None:
         player = players[seat]
-        if state.phase == Phase.BID:
-            state.act(seat, BID_BASE + player.bid(observe(state, seat)))
-            if isinstance(player, WireSeat) and player.wants_changes and state.change_options(seat):
-                tricks = player.change_bid(observe(state, seat), state.change_options(seat))
-                if tricks != state.bids[seat]:
-                    state.change_bid(seat, tricks)
-        else:
-            state.act(seat, player.play(observe(state, seat)))
+        if isinstance(player, WireSeat) and player.wants_changes and state.change_options(seat):
+            tricks = player.change_bid(observe(state, seat), state.change_options(seat))
+            if tricks != state.bids[seat]:
+                state.change_bid(seat, tricks)
+
+    state = play_game(game, players, seed, offer_change)
     for player in players:
         if isinstance(player, WireSeat):
             player.finish()

@@ -18,10 +18,9 @@ import pytest
 from arena.ladder.redis_store import RedisStore
 from arena.local.stack import Stack
 from arena.sdk import run_on_ladder_async
-from ohell.bots import make_bot
-from ohell.observation import Observation
 from ohell.referee import referee
 
+from ..buggy_bots import RaisesEveryFifth
 from .helpers import builtin_ladder, leave_all, register_connected, wait_until
 
 pytestmark = pytest.mark.slow  # starts whole stacks of processes
@@ -65,27 +64,6 @@ def node_example(stack: Stack, token: str, ladder: str, *extra: str) -> list[str
 def finished_matches(store: RedisStore, agent_id: str) -> list[str]:
     played = [m.decode() for m in store.client.lrange(store.keys.agent_matches(agent_id), 0, -1)]
     return [m for m in played if store.get_match(m).state == "finished"]
-
-
-class RaisesEveryFifth:
-    """The heuristic bot with a bug: every fifth decision raises KeyError."""
-
-    def __init__(self) -> None:
-        self.inner = make_bot("heuristic", 1)
-        self.decisions = 0
-
-    def _tick(self) -> None:
-        self.decisions += 1
-        if self.decisions % 5 == 0:
-            raise KeyError("bug")
-
-    def bid(self, obs: Observation) -> int:
-        self._tick()
-        return int(self.inner.bid(obs))
-
-    def play(self, obs: Observation) -> int:
-        self._tick()
-        return int(self.inner.play(obs))
 
 
 def seat_of(record: dict[str, Any], agent_id: str) -> int:

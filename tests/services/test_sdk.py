@@ -19,27 +19,7 @@ from ohell.observation import Observation
 from ohell.presets import preset
 from ohell.referee import referee
 from services.engine.server import start_engine
-
-
-class RaisesEveryFifth(BaseBot):
-    """Plays like the heuristic bot, but every fifth decision raises KeyError."""
-
-    def __init__(self) -> None:
-        self.inner = make_bot("heuristic", 5)
-        self.decisions = 0
-
-    def tick(self) -> None:
-        self.decisions += 1
-        if self.decisions % 5 == 0:
-            raise KeyError("a bug in the bot")
-
-    def bid(self, obs: Observation) -> int:
-        self.tick()
-        return int(self.inner.bid(obs))
-
-    def play(self, obs: Observation) -> int:
-        self.tick()
-        return int(self.inner.play(obs))
+from tests.buggy_bots import RaisesEveryFifth
 
 
 class ChangesItsMind(BaseBot):
