@@ -140,3 +140,27 @@ def test_connected_agent_changes_its_bid_through_the_gateway() -> None:
     assert record["complete"] and referee(record).valid and record["faults"] == []
     assert len(bot.offers) == len(record["hands"])
     assert any(event[0] == "change" and event[1] == 1 for hand in record["hands"] for event in hand["events"])
+
+
+def test_agent_reconnects_after_the_engine_restarts_and_plays_on() -> None:
+    async def run() -> tuple[dict[str, Any], int]:
+        engine = await start_engine(tokens={"t": "survivor"})
+        address = f"127.0.0.1:{engine.port}"
+        ready = asyncio.Event()
+        bot = make_bot("heuristic", 1)
+        agent = asyncio.create_task(connect_async(bot, address, "t", matches=1, ready=ready, connect_timeout=5))
+        await asyncio.wait_for(ready.wait(), 10)
+        await engine.stop(0)  # the agent's stream ends with the service
+        ready.clear()
+        engine = await start_engine(address, tokens={"t": "survivor"})
+        try:
+            await asyncio.wait_for(ready.wait(), 20)  # back, without being told
+            seats = [SeatSpec.connected("survivor"), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+            record = await host_match("r", preset("classic"), seats, 2, time_control=TimeControl(decision_ms=5000))
+            session = await asyncio.wait_for(agent, 10)
+        finally:
+            await engine.stop(0)
+        return record, session.matches_ended
+
+    record, ended = asyncio.run(run())
+    assert record["complete"] and record["faults"] == [] and ended == 1
