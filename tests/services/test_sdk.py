@@ -40,16 +40,14 @@ class ChangesItsMind(BaseBot):
         return obs.legal_actions[0]
 
 
-async def host_with(bot: Any, rules: str = "classic", seed: int = 3) -> dict[str, Any]:
+async def host_with(
+    bot: Any, rules: str = "classic", seed: int = 3, opponents: tuple[str, ...] = ("heuristic", "random", "heuristic")
+) -> dict[str, Any]:
     """A whole match with ``bot`` served as an endpoint agent in seat 1."""
     served = await serve_async(bot)
     try:
-        seats = [
-            SeatSpec.builtin("heuristic"),
-            SeatSpec.endpoint(f"127.0.0.1:{served.port}"),
-            SeatSpec.builtin("random"),
-            SeatSpec.builtin("heuristic"),
-        ]
+        seats = [SeatSpec.builtin(name) for name in opponents]
+        seats.insert(1, SeatSpec.endpoint(f"127.0.0.1:{served.port}"))
         return await host_match("m", preset(rules), seats, seed, time_control=TimeControl(decision_ms=5000))
     finally:
         await served.server.stop(0)
@@ -164,3 +162,33 @@ def test_agent_reconnects_after_the_engine_restarts_and_plays_on() -> None:
 
     record, ended = asyncio.run(run())
     assert record["complete"] and record["faults"] == [] and ended == 1
+
+
+class Recorder(BaseBot):
+    """Keeps every Observation it is shown; bids and plays the first legal choice."""
+
+    def __init__(self) -> None:
+        self.seen: list[Observation] = []
+
+    def bid(self, obs: Observation) -> int:
+        self.seen.append(obs)
+        return obs.legal_bids[0]
+
+    def play(self, obs: Observation) -> int:
+        self.seen.append(obs)
+        return obs.legal_actions[0]
+
+
+def test_a_bot_file_offline_sees_exactly_what_a_remote_agent_sees() -> None:
+    """The same match (seed, deterministic heuristic opponents) played remotely through the match
+    host and offline by ``ohell play``'s game loop: the bot is shown equal Observations."""
+    from arena.local.play import play_local_game
+    from arena.sdk.local import WireSeat
+    from ohell.state import Game
+
+    remote, local = Recorder(), Recorder()
+    asyncio.run(host_with(remote, "classic", seed=7, opponents=("heuristic", "heuristic", "heuristic")))
+    rules = preset("classic")
+    players = [make_bot("heuristic", 0), WireSeat(local, rules, 1), make_bot("heuristic", 0), make_bot("heuristic", 0)]
+    play_local_game(Game(rules, 4), players, 7)
+    assert len(remote.seen) > 100 and remote.seen == local.seen
