@@ -192,3 +192,46 @@ def test_a_bot_file_offline_sees_exactly_what_a_remote_agent_sees() -> None:
     players = [make_bot("heuristic", 0), WireSeat(local, rules, 1), make_bot("heuristic", 0), make_bot("heuristic", 0)]
     play_local_game(Game(rules, 4), players, 7)
     assert len(remote.seen) > 100 and remote.seen == local.seen
+
+
+def test_the_ladder_ticket_is_queued_again_after_the_matchmaker_restarts(store: Any) -> None:
+    """hold_ticket (run_on_ladder's ticket half) against an in-process matchmaker that is stopped and
+    started again on the same address: the ticket goes with the old stream and comes back."""
+    from arena.ladder.model import Ladder
+    from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+    from arena.rpc.server import Service, create_server, stop_server
+    from arena.sdk.ladder import hold_ticket
+    from services.matchmaker.servicer import MatchmakerServicer
+
+    store.create_ladder(Ladder("kit"))
+    agent, token = store.register_agent("holder", "connected")
+    name = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
+
+    async def start(address: str) -> Any:
+        servicer = MatchmakerServicer(store, poll_s=0.05)
+        register = lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)  # noqa: E731
+        return await create_server(address, [Service(name, register)])
+
+    async def until(condition: Any) -> None:
+        async with asyncio.timeout(20):
+            while not await asyncio.to_thread(condition):
+                await asyncio.sleep(0.05)
+
+    async def run() -> None:
+        served = await start("127.0.0.1:0")
+        address = f"127.0.0.1:{served.port}"
+        gateway_up = asyncio.Event()
+        gateway_up.set()
+        holder = asyncio.create_task(hold_ticket(address, token, "kit", gateway_up, connect_timeout=5))
+        await until(lambda: store.has_ticket("kit", agent.agent_id))
+        await stop_server(served, 0)
+        await until(lambda: not store.has_ticket("kit", agent.agent_id))  # the stream ended: the ticket left
+        served = await start(address)
+        try:
+            await until(lambda: store.has_ticket("kit", agent.agent_id))
+            assert not holder.done()
+        finally:
+            holder.cancel()
+            await stop_server(served, 0)
+
+    asyncio.run(run())
