@@ -133,7 +133,7 @@ async def connect_async(
                     return session
         if not reconnect:
             return session
-        raise _stream_ended()
+        raise stream_ended("gateway")
 
     if not reconnect:
         try:
@@ -155,7 +155,8 @@ async def established(call: Any) -> None:
             raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), await call.details())
 
 
-def _stream_ended() -> grpc.aio.AioRpcError:
+def stream_ended(what: str) -> grpc.aio.AioRpcError:
+    """The error that makes ``retrying`` open a stream again that the server ended cleanly."""
     return grpc.aio.AioRpcError(
-        grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), "the server ended the stream"
+        grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), f"the {what} ended the stream"
     )

@@ -22,7 +22,7 @@ import grpc
 from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
 from arena.rpc.server import channel_options
-from arena.sdk.connection import CONNECT_TIMEOUT_S, AgentError, connect_async, established, retrying
+from arena.sdk.connection import CONNECT_TIMEOUT_S, AgentError, connect_async, established, retrying, stream_ended
 from arena.sdk.session import Session
 
 log = logging.getLogger("arena.sdk")
@@ -58,9 +58,7 @@ async def hold_ticket(
                 log.info("seated at match %s, seat %d", seating.match_id, seating.seat)
                 if seated is not None:
                     seated.append(seating.match_id)
-        raise grpc.aio.AioRpcError(
-            grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), "the matchmaker ended the stream"
-        )
+        raise stream_ended("matchmaker")
 
     await retrying(watch, "matchmaker", address, connect_timeout, state)
 
