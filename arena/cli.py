@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.local import bot_cli
 from arena.local import cli as ladder_cli
 from arena.sdk import cli as engine_cli
-from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS, preset_with_options
 from ohell.referee import referee_text
@@ -53,9 +53,6 @@ def cmd_play(args: argparse.Namespace) -> int:
     from arena.local.play import play_series
 
     names = [name.strip() for name in args.bots.split(",") if name.strip()]
-    unknown = [name for name in names if name not in BOT_FACTORIES]
-    if unknown:
-        raise OhHellError(f"unknown bot {unknown[0]!r}; built-in bots: {', '.join(sorted(BOT_FACTORIES))}")
     rules = preset_with_options(args.rules, args.option)
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
@@ -103,18 +100,26 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ohell", description="Oh Hell bot arena")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    play = sub.add_parser("play", help="play games between built-in bots in this process")
+def add_play_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    play = sub.add_parser("play", help="play games between bots in this process (built-in bots and bot files)")
     play.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
     play.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
-    play.add_argument("--bots", default="heuristic,random,random,random", help="comma-separated, 3-7")
+    play.add_argument(
+        "--bots",
+        default="heuristic,random,random,random",
+        help="comma-separated, 3-7: built-in bot names or bot files (path/to/mybot.py:MyBot)",
+    )
     play.add_argument("--games", type=int, default=100)
     play.add_argument("--seed", type=int, default=1)
     play.add_argument("--out", help="write one JSON match record per game into this folder")
     play.set_defaults(handler=cmd_play)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ohell", description="Oh Hell bot arena")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    add_play_parser(sub)
 
     ref = sub.add_parser("referee", help="replay a match record and verify every action")
     ref.add_argument("file")
@@ -126,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, module in SERVICES.items():
         sub.add_parser(name, help=f"run the {name} service (python -m {module}; --help lists its options)")
     engine_cli.register(sub)  # challenge, agent
+    bot = sub.add_parser("bot", help="for bot authors: play, check or run your bot (a file: path/to/mybot.py:MyBot)")
+    bot_sub = bot.add_subparsers(dest="bot_command", required=True)
+    add_play_parser(bot_sub)
+    bot_cli.register(bot_sub)  # check, run
     ladder_cli.register(sub)  # up, demo, ladder
     return parser
 

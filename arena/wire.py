@@ -266,9 +266,16 @@ def observation_from_proto(
 
 
 def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:
-    if request.kind == match_pb2.DECISION_KIND_BID:
+    if request.kind != match_pb2.DECISION_KIND_PLAY:  # a bid, or a bid change
         return tuple([BID_BASE + b for b in request.legal_bids])
     return _indexes(request.legal_cards)
+
+
+_DECISION_KINDS: dict[int, tuple[str, str]] = {
+    match_pb2.DECISION_KIND_BID: ("bid", "bid"),
+    match_pb2.DECISION_KIND_PLAY: ("card", "play"),
+    match_pb2.DECISION_KIND_CHANGE_BID: ("bid", "bid change"),
+}
 
 
 def action_number(action: match_pb2.Action, kind: int, field: str = "action") -> int:
@@ -277,9 +284,9 @@ def action_number(action: match_pb2.Action, kind: int, field: str = "action") ->
     choice = action.WhichOneof("choice")
     if choice is None:
         raise ConversionError(f"{field} sets neither bid nor card")
-    if kind not in (match_pb2.DECISION_KIND_BID, match_pb2.DECISION_KIND_PLAY):
-        raise ValueError(f"kind={kind} is not DECISION_KIND_BID or DECISION_KIND_PLAY")
-    wanted, decision = ("bid", "bid") if kind == match_pb2.DECISION_KIND_BID else ("card", "play")
+    if kind not in _DECISION_KINDS:
+        raise ValueError(f"kind={kind} is not DECISION_KIND_BID, DECISION_KIND_PLAY or DECISION_KIND_CHANGE_BID")
+    wanted, decision = _DECISION_KINDS[kind]
     if choice != wanted:
         raise ConversionError(f"{field}.{choice} is set but the decision is a {decision}: set {field}.{wanted}")
     if choice == "bid":
@@ -294,6 +301,7 @@ _FAULT_KINDS = {
     "ILLEGAL": match_pb2.FAULT_KIND_ILLEGAL,
     "GARBAGE": match_pb2.FAULT_KIND_GARBAGE,
     "DISCONNECTED": match_pb2.FAULT_KIND_DISCONNECTED,
+    "BOT_ERROR": match_pb2.FAULT_KIND_BOT_ERROR,
 }
 
 

@@ -1,9 +1,9 @@
-"""A complete Oh Hell agent: bids its aces and kings, follows suit with its lowest card.
-Run: python examples/python_bot.py HOST:PORT TOKEN   (see docs/protocol.md)"""
+"""An Oh Hell agent that enters a ladder: bids its aces and kings, plays its lowest legal card.
+Usage: python examples/python_bot.py ENGINE_ADDRESS MATCHMAKER_ADDRESS TOKEN LADDER"""
 
 import sys
 
-from arena.sdk import BaseBot, connect
+from arena.sdk import BaseBot, run_on_ladder
 from ohell.cards import rank_of
 
 
@@ -17,4 +17,4 @@ class HighCards(BaseBot):
 
 
 if __name__ == "__main__":
-    connect(HighCards(), sys.argv[1], token=sys.argv[2])
+    run_on_ladder(HighCards(), *sys.argv[1:]) if len(sys.argv) == 5 else sys.exit(__doc__)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ohell.bots.base import Bot
 from ohell.observation import observe
 from ohell.state import BID_BASE, Game, Phase, State
 
 
-def play_game(game: Game, bots: Sequence[Bot], seed: int) -> State:
+def play_game(
+    game: Game, bots: Sequence[Bot], seed: int, after_bid: Callable[[State, int], None] | None = None
+) -> State:
     """Play ``game`` to the end; ``bots[i]`` sits in seat ``i``. Chance comes from ``seed``.
+    ``after_bid(state, seat)`` runs after each bid (e.g. to offer 000's bid change).
 
     A bot that returns an illegal action raises IllegalActionError: built-in bots must not.
     Remote seats, whose faults are normal events, are run by the services' match host.
@@ -28,6 +31,8 @@ def play_game(game: Game, bots: Sequence[Bot], seed: int) -> State:
         observation = observe(state, seat)
         if state.phase == Phase.BID:
             state.act(seat, BID_BASE + bots[seat].bid(observation))
+            if after_bid is not None:
+                after_bid(state, seat)
         else:
             state.act(seat, bots[seat].play(observation))
     return state

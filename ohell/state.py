@@ -299,6 +299,13 @@ class State(ChanceEvents):
         self.bids[seat] = value
         self.events.append(("change", seat, value))
 
+    def change_options(self, seat: int) -> list[int]:
+        """The bids ``seat`` may change its bid to now (its own among them); [] when it may not."""
+        if not self.game.rules.bid_changes or seat != self.change_seat:
+            return []
+        forbidden = self._dealer_forbidden() if self.game.rules.hook and seat == self.dealer else None
+        return [tricks for tricks in range(self.hand_size + 1) if tricks != forbidden]
+
     # ----------------------------------------------------------------- transitions
     def _start_play(self) -> None:
         self.rebid = False

@@ -1,17 +1,70 @@
-"""``ohell play``: a series of in-process games between built-in bots, seats rotated."""
+"""``ohell play``: a series of in-process games between bots, seats rotated. A seat is a built-in
+bot (``heuristic``) or a local bot file (``path/to/mybot.py:MyBot``), which is played through the
+wire as on the platform (``arena.sdk.local.WireSeat``) and offered 000's bid changes when it asks."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from ohell.bots import make_bot
+from arena.sdk.local import WireSeat, is_local_spec, load_bot
+from arena.sdk.session import Session
+from ohell.bots import BOT_FACTORIES, make_bot
+from ohell.errors import OhHellError
 from ohell.match import play_game
+from ohell.observation import observe
 from ohell.record import build_record
 from ohell.rules import Rules
-from ohell.state import Game
+from ohell.state import Game, State
 from ohell.tally import SeriesTally
+
+SeatMaker = Callable[[int, Rules, int], Any]  # (seed, rules, seat) -> a player
+
+
+def seat_maker(name: str, timings: list[float] | None = None) -> SeatMaker:
+    """How to seat ``name`` (a built-in bot or a bot file) for one game."""
+    if is_local_spec(name):
+        factory = load_bot(name)
+
+        def local(seed: int, rules: Rules, seat: int) -> WireSeat:
+            try:
+                bot = factory()
+            except Exception as error:
+                raise OhHellError(f"{name}: creating the bot failed: {type(error).__name__}: {error}") from None
+            return WireSeat(bot, rules, seat, Session(bot, timings))
+
+        return local
+    if name not in BOT_FACTORIES:
+        known = ", ".join(sorted(BOT_FACTORIES))
+        raise OhHellError(f"unknown bot {name!r}; built-in bots: {known}, or a bot file: path/to/mybot.py:MyBot")
+    return lambda seed, rules, seat: make_bot(name, seed)
+
+
+def display_name(name: str) -> str:
+    """``heuristic`` stays; ``bots/mybot.py:MyBot`` shows as ``MyBot (mybot.py)``."""
+    if not is_local_spec(name):
+        return name
+    path, _, cls = name.partition(":")
+    return f"{cls} ({Path(path).name})" if cls else Path(path).name
+
+
+def play_local_game(game: Game, players: Sequence[Any], seed: int) -> State:
+    """``ohell.match.play_game``, plus 000's bid-change offer to each WireSeat that asks for it."""
+
+    def offer_change(state: State, seat: int) -> None:
+        player = players[seat]
+        if isinstance(player, WireSeat) and player.wants_changes and state.change_options(seat):
+            tricks = player.change_bid(observe(state, seat), state.change_options(seat))
+            if tricks != state.bids[seat]:
+                state.change_bid(seat, tricks)
+
+    state = play_game(game, players, seed, offer_change)
+    for player in players:
+        if isinstance(player, WireSeat):
+            player.finish()
+    return state
 
 
 def play_series(
@@ -21,10 +74,16 @@ def play_series(
     seed: int,
     out_dir: Path | None = None,
     on_game: Callable[[int], None] | None = None,
+    on_seats: Callable[[list[Any], list[str]], None] | None = None,
+    makers: dict[str, SeatMaker] | None = None,
 ) -> SeriesTally:
     """Play ``games`` games; in game ``g`` the bot list is rotated by ``g`` seats so every bot
-    sits in every seat equally often. Game ``g`` uses seed ``seed + g``."""
+    sits in every seat equally often. Game ``g`` uses seed ``seed + g``. ``on_seats`` sees each
+    game's players after it; ``makers`` overrides how a name is seated."""
     game = Game(rules, len(bot_names))
+    makers = dict(makers or {})
+    for name in bot_names:
+        makers.setdefault(name, seat_maker(name))
     tally = SeriesTally()
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -32,11 +91,14 @@ def play_series(
         shift = index % len(bot_names)
         seated = bot_names[shift:] + bot_names[:shift]
         game_seed = seed + index
-        bots = [make_bot(name, game_seed * 16 + seat) for seat, name in enumerate(seated)]
-        state = play_game(game, bots, game_seed)
-        tally.add_game(state, seated)
+        players = [makers[name](game_seed * 16 + seat, rules, seat) for seat, name in enumerate(seated)]
+        state = play_local_game(game, players, game_seed)
+        shown = [display_name(name) for name in seated]
+        tally.add_game(state, shown)
+        if on_seats is not None:
+            on_seats(players, seated)
         if out_dir is not None:
-            seats = [{"name": name, "kind": "builtin"} for name in seated]
+            seats = [{"name": name, "kind": "builtin" if name in BOT_FACTORIES else "local"} for name in shown]
             record = build_record(state, seats, seed=game_seed, match_id=f"local-{game_seed}")
             (out_dir / f"game-{game_seed}.json").write_text(json.dumps(record, indent=1))
         if on_game is not None:

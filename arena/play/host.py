@@ -9,7 +9,10 @@ Time control: each decision may take ``decision_ms``; beyond that the seat's tim
 and past both the decision is a TIMEOUT. A fault (TIMEOUT, ILLEGAL, GARBAGE, DISCONNECTED) plays
 ``State.default_action()`` for the seat (bid 0, or the lowest legal bid; the lowest legal card)
 and is recorded; after ``max_faults`` faults the seat forfeits and plays default actions to the
-end without being asked. The match always finishes.
+end without being asked. The match always finishes. An agent whose own code failed says so
+(``Action.bot_error``) and sends its SDK's fallback: a BOT_ERROR fault, recorded but not counted
+toward ``max_faults``. Under 000's bid changes a seat that asked (``Action.offer_change``) gets one
+DECISION_KIND_CHANGE_BID decision after its bid.
 """
 
 from __future__ import annotations
@@ -81,6 +84,7 @@ class _Match:
         self.forfeited: set[int] = set()
         self.decisions = 0
         self.fault_events: list[Any] = []
+        self.change_offer = -1  # a seat that asked to be offered a change of the bid it just made
         self.writer = FeedWriter(log, match_id) if log is not None else None
         self.players: list[Any] = []
         for seat, spec in enumerate(seats):
@@ -126,6 +130,8 @@ class _Match:
                 else:
                     seat = state.current
                     state.apply_action(await self.decide(seat))
+                    if self.change_offer >= 0:
+                        await self.offer_change(self.change_offer)
                 if self.writer is not None:
                     self.publish([*self.fault_events, *self.feed.step(state)])
                     self.fault_events.clear()
@@ -172,27 +178,53 @@ class _Match:
 
     async def decide(self, seat: int) -> int:
         state = self.state
-        spec = self.specs[seat]
         if seat in self.forfeited:
             return state.default_action()
-        if spec.kind == "builtin":
+        if self.specs[seat].kind == "builtin":
             if self.bot_executor is not None:  # a service's event loop must not think for bots
                 return await asyncio.get_running_loop().run_in_executor(self.bot_executor, self.builtin_action, seat)
             return self.builtin_action(seat)
-        began = time.perf_counter()  # the round trip: building the request to checking the answer
-        legal = state.legal_actions()
         bidding = state.phase == Phase.BID
+        kind = match_pb2.DECISION_KIND_BID if bidding else match_pb2.DECISION_KIND_PLAY
+        action, answer = await self.ask(seat, kind, state.legal_actions())
+        if action is None:
+            return state.default_action()
+        if bidding and answer is not None and answer.offer_change and state.rules.bid_changes:
+            self.change_offer = seat
+        return action
+
+    async def offer_change(self, seat: int) -> None:
+        """000: the seat that just bid asked to be offered a change before the next bid (the
+        dealer: before the first lead); its answer keeps or replaces the bid."""
+        self.change_offer = -1
+        state = self.state
+        if state.change_seat != seat or seat in self.forfeited:
+            return
+        options = [BID_BASE + tricks for tricks in state.change_options(seat)]
+        action, _ = await self.ask(seat, match_pb2.DECISION_KIND_CHANGE_BID, options)
+        if action is not None and action - BID_BASE != state.bids[seat]:
+            state.change_bid(seat, action - BID_BASE)
+
+    async def ask(self, seat: int, kind: Any, legal: Sequence[int]) -> tuple[int | None, match_pb2.Action | None]:
+        """Ask a remote seat for a ``kind`` decision among ``legal``: the chosen action, or None
+        after a fault (recorded here), and the agent's Action when one arrived."""
+        state = self.state
+        spec = self.specs[seat]
+        began = time.perf_counter()  # the round trip: building the request to checking the answer
         self.decisions += 1
         event = match_pb2.AgentEvent()
         request = event.decision
         request.match_id, request.seat, request.decision_id = self.match_id, seat, self.decisions
-        request.kind = match_pb2.DECISION_KIND_BID if bidding else match_pb2.DECISION_KIND_PLAY
+        request.kind = kind
         self.observations.write(observe(state, seat), int(self.bank_ms[seat]), request.observation)
         request.deadline_ms = self.tc.decision_ms
-        if bidding:
-            request.legal_bids.extend([a - BID_BASE for a in legal])
-        else:
+        if kind == match_pb2.DECISION_KIND_PLAY:
             request.legal_cards.extend([card_to_proto(a) for a in legal])
+        else:
+            request.legal_bids.extend([a - BID_BASE for a in legal])
+        if kind == match_pb2.DECISION_KIND_CHANGE_BID:  # the hook's forbidden bid, as on a bid
+            missing = [t for t in range(state.hand_size + 1) if BID_BASE + t not in legal]
+            request.observation.forbidden_bid = missing[0] if missing else -1
         allowed_s = (self.tc.decision_ms + self.bank_ms[seat]) / 1000
         asked = time.perf_counter()
         try:
@@ -202,11 +234,15 @@ class _Match:
         elapsed_ms = (time.perf_counter() - asked) * 1000
         if elapsed_ms > self.tc.decision_ms:
             self.bank_ms[seat] = max(0.0, self.bank_ms[seat] - (elapsed_ms - self.tc.decision_ms))
-        action, kind, detail = self.judge(seat, request, reply, legal, allowed_s)
+        action, fault_kind, detail = self.judge(seat, request, reply, legal, allowed_s)
         metrics.observe_decision(spec.kind, time.perf_counter() - began)
-        if kind is None:
-            return action
-        return self.fault(seat, kind, detail)
+        answer = reply.action if reply is not None else None
+        if fault_kind is not None:
+            self.fault(seat, fault_kind, detail)
+            return None, answer
+        if answer is not None and answer.bot_error:
+            self.record_fault(seat, "BOT_ERROR", f"the agent's code failed on decision {request.decision_id}", False)
+        return action, answer
 
     def judge(
         self, seat: int, request: match_pb2.DecisionRequest, reply: Reply | None, legal: Sequence[int], allowed_s: float
@@ -232,6 +268,8 @@ class _Match:
             return -1, "GARBAGE", str(error)
         if number in legal:
             return number, None, ""
+        if request.kind == match_pb2.DECISION_KIND_CHANGE_BID:
+            return -1, "ILLEGAL", f"a change to {number - BID_BASE} is not one of legal_bids {list(request.legal_bids)}"
         try:
             self.state.clone().apply_action(number)
             reason = f"{describe_action(number)} is not legal now"
@@ -240,17 +278,23 @@ class _Match:
         return -1, "ILLEGAL", reason
 
     def fault(self, seat: int, kind: str, detail: str) -> int:
+        self.record_fault(seat, kind, detail)
+        return self.state.default_action()
+
+    def record_fault(self, seat: int, kind: str, detail: str, counts: bool = True) -> None:
+        """Record a fault; ``counts``: it counts toward ``max_faults`` (a BOT_ERROR does not). Others
+        and spectators get the public detail, which names no hidden card."""
         state = self.state
         self.faults.append({"seat": seat, "hand": state.hand_number, "kind": kind, "detail": detail})
         public = public_detail(seat, kind, state.phase == Phase.BID, detail)
         self.public_faults.append({"seat": seat, "hand": state.hand_number, "kind": kind, "detail": public})
-        self.fault_count[seat] += 1
         metrics.observe_fault(self.specs[seat].kind, kind)
-        if self.fault_count[seat] >= self.tc.max_faults:
-            self.forfeited.add(seat)
+        if counts:
+            self.fault_count[seat] += 1
+            if self.fault_count[seat] >= self.tc.max_faults:
+                self.forfeited.add(seat)
         if self.writer is not None:  # published with the step's events, before the default action
             self.fault_events.append(self.feed.fault(fault_to_proto(self.public_faults[-1])))
-        return state.default_action()
 
     def builtin_action(self, seat: int) -> int:
         state = self.state
@@ -276,6 +320,8 @@ def public_detail(seat: int, kind: str, bidding: bool, detail: str) -> str:
         return f"seat {seat} made an illegal {'bid' if bidding else 'play'}"
     if kind == "GARBAGE":
         return f"seat {seat} sent an action that is not for this decision or cannot be read"
+    if kind == "BOT_ERROR":
+        return f"seat {seat}'s own code failed; its SDK answered the default action"
     if detail.startswith(PLATFORM_FAULT):
         return f"seat {seat} could not be reached: the platform failed, not the agent"
     return f"seat {seat} is not connected"

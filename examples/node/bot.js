@@ -1,65 +1,139 @@
-// An Oh Hell agent in Node.js, from the .proto files only (no generated code).
-// Usage: node bot.js HOST:PORT TOKEN [MATCHES]   -- plays MATCHES matches (default: forever).
-// Bids its aces and kings; plays its lowest legal card.
+// An Oh Hell agent in Node.js, from the .proto files only (no generated code). It enters a ladder
+// and plays every table it is seated at; it bids its aces and kings and plays its lowest legal card.
+// Usage: node bot.js ENGINE_ADDRESS MATCHMAKER_ADDRESS TOKEN LADDER [MATCHES]
+//   MATCHES: exit after that many matches (default: play for ever). See docs/protocol.md.
 "use strict";
 const path = require("path");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
 const PROTOS = process.env.OHELL_PROTOS || path.join(__dirname, "..", "..", "protos");
-const definition = protoLoader.loadSync("ohell/v1/gateway.proto", {
+const definition = protoLoader.loadSync(["ohell/v1/gateway.proto", "ohell/v1/matchmaker.proto"], {
   includeDirs: [PROTOS], keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
 });
 const ohell = grpc.loadPackageDefinition(definition).ohell.v1;
 const RANKS = ["RANK_TWO", "RANK_THREE", "RANK_FOUR", "RANK_FIVE", "RANK_SIX", "RANK_SEVEN", "RANK_EIGHT",
   "RANK_NINE", "RANK_TEN", "RANK_JACK", "RANK_QUEEN", "RANK_KING", "RANK_ACE"];
 const rank = (card) => RANKS.indexOf(card.rank);
+const CODE_NAMES = Object.fromEntries(Object.entries(grpc.status).map(([name, code]) => [code, name]));
+const CONNECT_TIMEOUT_MS = 10000; // how long an address may fail to answer before we give up
+const OPTIONS = { "grpc.keepalive_time_ms": 20000, "grpc.keepalive_timeout_ms": 10000 };
 
+// The bot: replace these two functions with your own.
+function bid(request) {
+  const wanted = request.observation.hand.filter((card) => rank(card) >= 11).length;
+  const distance = (tricks) => Math.abs(tricks - wanted);
+  return request.legal_bids.reduce((best, b) => (distance(b) < distance(best) ? b : best));
+}
+
+function play(request) {
+  return request.legal_cards.reduce((low, c) => (rank(c) < rank(low) ? c : low));
+}
+
+// An exception in the bot is logged and answered with the default action (lowest legal bid or card),
+// flagged bot_error: the platform records a BOT_ERROR fault and the match goes on.
 function decide(request) {
   const action = { match_id: request.match_id, seat: request.seat, decision_id: request.decision_id };
-  if (request.kind === "DECISION_KIND_BID") {
-    const wanted = request.observation.hand.filter((card) => rank(card) >= 11).length;
-    const distance = (tricks) => Math.abs(tricks - wanted);
-    action.bid = request.legal_bids.reduce((best, b) => (distance(b) < distance(best) ? b : best));
-  } else {
-    action.card = request.legal_cards.reduce((low, c) => (rank(c) < rank(low) ? c : low));
+  const bidding = request.kind !== "DECISION_KIND_PLAY";
+  try {
+    if (bidding) action.bid = bid(request);
+    else action.card = play(request);
+  } catch (error) {
+    log(`the bot failed on decision ${request.decision_id} of match ${request.match_id}: ${error.stack}`);
+    action.bot_error = true;
+    if (bidding) action.bid = Math.min(...request.legal_bids);
+    else action.card = request.legal_cards[0]; // the platform lists legal cards lowest first
   }
   return action;
 }
 
+const log = (text) => console.log(`${new Date().toISOString().slice(11, 19)} ${text}`);
+
+function fail(text) {
+  console.error(`error: ${text}`);
+  process.exit(2);
+}
+
+// Why a call ended, in one line; fatal problems end the program, others are retried with back-off.
+function explain(error, what, address, acceptedBefore) {
+  const code = CODE_NAMES[error.code] || `code ${error.code}`;
+  if (code === "UNAUTHENTICATED") {
+    fail(acceptedBefore
+      ? `the ${what} at ${address} no longer accepts your token (it was revoked?): ${error.details}`
+      : `the ${what} at ${address} refused your token (${error.details}): use the token the host gave you`);
+  }
+  if (code === "PERMISSION_DENIED") fail(`the ${what} at ${address} refused: ${error.details}`);
+  if (code === "NOT_FOUND" || code === "INVALID_ARGUMENT") fail(`the ${what} at ${address}: ${error.details}`);
+  if (code === "ABORTED" && what === "gateway") {
+    fail(`another process connected to the gateway at ${address} with your token and replaced this one`);
+  }
+  return `${code}: ${error.details}`;
+}
+
+// Keep one call open: open() starts it and returns the call; on its end, retry with back-off.
+function keepOpen(what, address, open, onUp) {
+  const started = Date.now();
+  let accepted = false;
+  let delay = 50;
+  const attempt = () => {
+    let up = false;
+    const call = open();
+    call.on("metadata", () => {
+      up = accepted = true;
+      delay = 50;
+      onUp(call);
+    });
+    call.on("error", (error) => {
+      const why = explain(error, what, address, accepted);
+      if (!accepted && Date.now() - started > CONNECT_TIMEOUT_MS) {
+        fail(`cannot reach the ${what} at ${address} after ${CONNECT_TIMEOUT_MS / 1000} s (${why}): ` +
+          "is the address right and the service up?");
+      }
+      if (up) log(`lost the ${what} at ${address} (${why}); reconnecting`);
+      setTimeout(attempt, delay);
+      delay = Math.min(delay * 2, 5000);
+    });
+    call.on("status", (status) => { // a stream the server ended cleanly is opened again
+      if (status.code === grpc.status.OK) setTimeout(attempt, delay);
+    });
+  };
+  attempt();
+}
+
 function main() {
-  const [address, token, matches] = process.argv.slice(2);
-  if (!address || !token) {
-    console.error("usage: node bot.js HOST:PORT TOKEN [MATCHES]");
+  const [engine, matchmaker, token, ladder, matches] = process.argv.slice(2);
+  if (!engine || !matchmaker || !token || !ladder) {
+    console.error("usage: node bot.js ENGINE_ADDRESS MATCHMAKER_ADDRESS TOKEN LADDER [MATCHES]");
     process.exit(2);
   }
-  const client = new ohell.AgentGatewayService(address, grpc.credentials.createInsecure(), {
-    "grpc.keepalive_time_ms": 20000, "grpc.keepalive_timeout_ms": 10000,
-  });
   const metadata = new grpc.Metadata();
   metadata.add("authorization", `Bearer ${token}`);
-  const stream = client.Connect(metadata);
+  const gateway = new ohell.AgentGatewayService(engine, grpc.credentials.createInsecure(), OPTIONS);
+  const queue = new ohell.MatchmakerService(matchmaker, grpc.credentials.createInsecure(), OPTIONS);
   let ended = 0;
-  stream.on("metadata", () => console.log("connected"));
-  stream.on("data", (response) => {
-    const event = response.event;
-    if (event.event === "decision") {
-      stream.write({ action: decide(event.decision) });
-    } else if (event.event === "match_ended") {
-      ended += 1;
-      console.log(`match ${event.match_ended.match_id} ended: totals ${event.match_ended.totals.join(" ")}`);
-      if (matches && ended >= Number(matches)) {
-        stream.end();
-        client.close();
-        process.exit(0);
+  let queued = false;
+  keepOpen("gateway", engine, () => gateway.Connect(metadata), (stream) => {
+    log(`connected to the gateway at ${engine}`);
+    stream.on("data", ({ event }) => {
+      if (event.event === "decision") {
+        stream.write({ action: decide(event.decision) });
+      } else if (event.event === "match_started") {
+        log(`match ${event.match_started.match_id} started: you sit in seat ${event.match_started.seat}`);
+      } else if (event.event === "match_ended") {
+        ended += 1;
+        const result = event.match_ended;
+        log(`match ${result.match_id} ended: totals ${result.totals.join(" ")}, ${result.faults.length} fault(s)`);
+        if (matches && ended >= Number(matches)) process.exit(0);
+      } else if (event.event === "notice") {
+        log(`notice ${event.notice.code}: ${event.notice.message}`);
       }
-    } else if (event.event === "notice") {
-      console.error(`notice ${event.notice.code}: ${event.notice.message}`);
-    }
-  });
-  stream.on("error", (error) => {
-    console.error(`stream ended: ${error.code} ${error.details}`);
-    process.exit(1);
+    });
+    if (queued) return; // the ticket stream is already kept open
+    queued = true; // a connected agent's ticket needs its gateway stream: queue once it is up
+    keepOpen("matchmaker", matchmaker, () => queue.WatchQueue({ ladder }, metadata), (watch) => {
+      log(`queued on ladder ${ladder} at the matchmaker ${matchmaker}`);
+      watch.on("data", (seating) => log(`seated at match ${seating.match_id}, seat ${seating.seat}`));
+    });
   });
 }
 

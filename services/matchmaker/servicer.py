@@ -301,6 +301,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         agent = await self._caller(context, request.agent_id)
         lease = max(DEFAULT_LEASE_S, 3 * self.renew_s)
         await self._call(context, self.store.join, request.ladder, agent.agent_id, lease, False)
+        await context.send_initial_metadata(())  # tells the caller its ticket is queued
         loop = asyncio.get_running_loop()
         renewed = loop.time()
         after = await asyncio.to_thread(self.store.last_seated_id, agent.agent_id)

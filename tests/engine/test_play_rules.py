@@ -258,3 +258,33 @@ def test_unknown_and_bad_options_name_the_option() -> None:
         Rules.from_dict({"scoring": "golf"})
     with pytest.raises(RulesError, match="hook=1"):
         Rules.from_dict({"hook": 1})
+
+
+def test_change_options_are_exactly_the_changes_change_bid_accepts() -> None:
+    """000: State.change_options(seat) lists every bid change_bid would take now, and no other."""
+    import random
+
+    from ohell.errors import IllegalActionError
+    from ohell.presets import preset
+    from ohell.state import Game, Phase
+
+    game = Game(preset("classic"), 4)
+    offered = 0
+    for seed in range(6):
+        rng, state = random.Random(seed), game.new_state()
+        while state.phase != Phase.GAME_OVER:
+            if state.phase <= Phase.DEAL:
+                state.chance_random(rng)
+                continue
+            for seat in range(4):
+                accepted = []
+                for tricks in range(state.hand_size + 1):
+                    try:
+                        state.clone().change_bid(seat, tricks)
+                        accepted.append(tricks)
+                    except IllegalActionError:
+                        pass
+                assert state.change_options(seat) == accepted
+                offered += bool(accepted)
+            state.apply_action(rng.choice(list(state.legal_actions())))
+    assert offered > 100

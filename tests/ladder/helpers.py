@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -84,3 +85,21 @@ def _archive(url: str) -> Engine:
     from arena.archive.db import connect
 
     return connect(url)
+
+
+def register_connected(stack: Any, name: str, version: str = "1") -> tuple[str, str]:
+    """Register a connected agent through the stack's matchmaker: (agent id, token). The one place
+    ladder tests register agents, so a host credential is added here once registration needs it
+    (sent when the stack's environment sets OHELL_HOST_TOKEN)."""
+    import grpc
+
+    from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+    from arena.rpc.auth import auth_metadata
+
+    host_token = stack.env().get("OHELL_HOST_TOKEN")
+    with grpc.insecure_channel(stack.matchmaker_address) as channel:
+        reply = matchmaker_pb2_grpc.MatchmakerServiceStub(channel).RegisterAgent(
+            matchmaker_pb2.RegisterAgentRequest(name=name, kind=matchmaker_pb2.AGENT_KIND_CONNECTED, version=version),
+            metadata=auth_metadata(host_token) if host_token else None,
+        )
+    return reply.agent.agent_id, reply.token

@@ -23,6 +23,7 @@ class DecisionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DECISION_KIND_UNSPECIFIED: _ClassVar[DecisionKind]
     DECISION_KIND_BID: _ClassVar[DecisionKind]
     DECISION_KIND_PLAY: _ClassVar[DecisionKind]
+    DECISION_KIND_CHANGE_BID: _ClassVar[DecisionKind]
 
 class FaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -31,6 +32,7 @@ class FaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_KIND_ILLEGAL: _ClassVar[FaultKind]
     FAULT_KIND_GARBAGE: _ClassVar[FaultKind]
     FAULT_KIND_DISCONNECTED: _ClassVar[FaultKind]
+    FAULT_KIND_BOT_ERROR: _ClassVar[FaultKind]
 PHASE_UNSPECIFIED: Phase
 PHASE_CUT: Phase
 PHASE_DEAL: Phase
@@ -40,11 +42,13 @@ PHASE_GAME_OVER: Phase
 DECISION_KIND_UNSPECIFIED: DecisionKind
 DECISION_KIND_BID: DecisionKind
 DECISION_KIND_PLAY: DecisionKind
+DECISION_KIND_CHANGE_BID: DecisionKind
 FAULT_KIND_UNSPECIFIED: FaultKind
 FAULT_KIND_TIMEOUT: FaultKind
 FAULT_KIND_ILLEGAL: FaultKind
 FAULT_KIND_GARBAGE: FaultKind
 FAULT_KIND_DISCONNECTED: FaultKind
+FAULT_KIND_BOT_ERROR: FaultKind
 
 class TimeControl(_message.Message):
     __slots__ = ("decision_ms", "time_bank_ms", "max_faults")
@@ -153,18 +157,22 @@ class DecisionRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., decision_id: _Optional[int] = ..., kind: _Optional[_Union[DecisionKind, str]] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ..., legal_bids: _Optional[_Iterable[int]] = ..., legal_cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., deadline_ms: _Optional[int] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("match_id", "seat", "decision_id", "bid", "card")
+    __slots__ = ("match_id", "seat", "decision_id", "bid", "card", "bot_error", "offer_change")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     BID_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
+    BOT_ERROR_FIELD_NUMBER: _ClassVar[int]
+    OFFER_CHANGE_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     decision_id: int
     bid: int
     card: _cards_pb2.Card
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., decision_id: _Optional[int] = ..., bid: _Optional[int] = ..., card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ...) -> None: ...
+    bot_error: bool
+    offer_change: bool
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., decision_id: _Optional[int] = ..., bid: _Optional[int] = ..., card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., bot_error: _Optional[bool] = ..., offer_change: _Optional[bool] = ...) -> None: ...
 
 class Fault(_message.Message):
     __slots__ = ("seat", "hand", "kind", "detail")

@@ -217,7 +217,8 @@ class MatchmakerServiceServicer:
 
     def WatchQueue(self, request, context):
         """Join and hold the ticket while this stream is open (it is renewed for you); tells you each
-        table you are seated at. Closing the stream leaves the queue. Status codes: as JoinQueue.
+        table you are seated at. Closing the stream leaves the queue. The response headers (initial
+        metadata) arrive once the ticket is queued. Status codes: as JoinQueue.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,0 +1,108 @@
+"""``ohell bot check`` and ``ohell bot run``: the bot author's commands (``ohell bot play`` is
+``ohell play``, registered next to it in ``arena.cli``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+from rich.console import Console
+from rich.table import Table
+
+from ohell.errors import OhHellError
+
+console = Console()
+
+
+class FirstTracebacks(logging.Filter):
+    """Lets the bot's first ``limit`` exceptions through to the log, then only counts them."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit, self.seen = limit, 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is None:
+            return True
+        self.seen += 1
+        if self.seen == self.limit + 1:
+            record.msg, record.args, record.exc_info = "(more exceptions of the bot: tracebacks left out)", (), None
+            return True
+        return self.seen <= self.limit
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from arena.local.check import CHECK_PRESETS, check_bot
+
+    presets = [name.strip() for name in args.presets.split(",")] if args.presets else list(CHECK_PRESETS)
+    if args.games < 1:
+        raise OhHellError(f"--games must be at least 1, got {args.games}")
+    logging.getLogger("arena.sdk").addFilter(FirstTracebacks(3))
+    with console.status(f"checking {args.bot} on {', '.join(presets)}") as status:
+        report = check_bot(
+            args.bot,
+            args.games,
+            args.seed,
+            presets,
+            on_game=lambda name, done: status.update(f"checking {args.bot}: {name}, game {done}/{args.games}"),
+        )
+    opponents = list(report.presets[0].opponents_exact) if report.presets else []
+    table = Table(title=f"ohell bot check {report.bot}: {args.games} games per preset vs {', '.join(opponents)}")
+    table.add_column("preset", no_wrap=True)
+    for column in ("decisions", "illegal", "raised", "p50 ms", "p95 ms", "exact", "score"):
+        table.add_column(column, justify="right")
+    for bot in opponents:
+        table.add_column(f"{bot} exact", justify="right")
+    for result in report.presets:
+        table.add_row(
+            result.preset,
+            str(result.decisions),
+            f"[red]{result.illegal}[/red]" if result.illegal else "0",
+            f"[red]{result.exceptions}[/red]" if result.exceptions else "0",
+            f"{result.percentile_ms(0.50):.3f}",
+            f"{result.percentile_ms(0.95):.3f}",
+            f"{100 * result.exact_rate:.1f}%",
+            f"{result.mean_score:.1f}",
+            *(f"{100 * result.opponents_exact[bot]:.1f}%" for bot in opponents),
+        )
+    console.print(table)
+    if report.passed:
+        console.print("[green]passed[/green]: no illegal action, no exception")
+        return 0
+    console.print("[red]failed[/red]: illegal actions or exceptions (their tracebacks are logged above)")
+    return 1
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from arena.local.play import seat_maker
+    from arena.sdk import run_on_ladder
+    from arena.sdk.local import is_local_spec, load_bot
+    from ohell.bots import make_bot
+
+    token = args.token or os.environ.get("OHELL_AGENT_TOKEN", "")
+    if not token:
+        raise OhHellError("give --token or set OHELL_AGENT_TOKEN (the token the host gave you)")
+    seat_maker(args.bot)  # a clear error for an unknown bot or a bad file, before connecting
+    bot = load_bot(args.bot)() if is_local_spec(args.bot) else make_bot(args.bot, args.seed)
+    run_on_ladder(bot, args.engine, args.matchmaker, token, args.ladder, matches=args.matches)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    check = sub.add_parser("check", help="validate a local bot: illegal actions, exceptions, speed, exact bids")
+    check.add_argument("bot", help="path/to/mybot.py:MyBot")
+    check.add_argument("--games", type=int, default=8, help="games per preset (seats rotate every game)")
+    check.add_argument("--presets", help="comma-separated rule presets (default: a sample of each rule document)")
+    check.add_argument("--seed", type=int, default=1)
+    check.set_defaults(handler=cmd_check)
+
+    run = sub.add_parser("run", help="play a bot on a ladder (connect, hold a ticket, play every table)")
+    run.add_argument("bot", help="path/to/mybot.py:MyBot, or a built-in bot name")
+    run.add_argument("--engine", default="127.0.0.1:50051", help="the engine service (gateway) address")
+    run.add_argument("--matchmaker", default="127.0.0.1:50052", help="the matchmaker address")
+    run.add_argument("--token", help="your agent token (default: $OHELL_AGENT_TOKEN)")
+    run.add_argument("--ladder", required=True)
+    run.add_argument("--matches", type=int, help="stop after this many matches (default: play for ever)")
+    run.add_argument("--seed", type=int, default=0, help="seed of a built-in bot")
+    run.set_defaults(handler=cmd_run)

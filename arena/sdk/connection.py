@@ -1,0 +1,162 @@
+"""Holding a connected agent's gateway stream, and the one-line errors every SDK call ends with.
+
+Before the first successful connection, an address that does not answer is retried for
+``connect_timeout`` seconds and then reported; once connected, a lost connection (a restart of
+the engine service, a network blip) is retried with back-off for as long as it takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+
+from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc
+from arena.rpc.auth import auth_metadata
+from arena.rpc.server import channel_options
+from arena.sdk.session import Session
+from ohell.errors import OhHellError
+
+log = logging.getLogger("arena.sdk")
+
+CONNECT_TIMEOUT_S = 10.0
+MAX_BACKOFF_S = 5.0
+T = TypeVar("T")
+
+
+class AgentError(OhHellError):
+    """Why an agent cannot play, in one line (wrong token, unknown ladder, nothing at the address)."""
+
+
+class Backoff:
+    """Delays between attempts: 0.05 s doubling to ``MAX_BACKOFF_S``; reset after a success."""
+
+    def __init__(self) -> None:
+        self.delay = 0.05
+
+    def reset(self) -> None:
+        self.delay = 0.05
+
+    async def wait(self) -> None:
+        await asyncio.sleep(self.delay)
+        self.delay = min(self.delay * 2, MAX_BACKOFF_S)
+
+
+def explain(error: grpc.aio.AioRpcError, what: str, address: str, accepted_before: bool) -> AgentError | None:
+    """The one-line AgentError for a status that retrying cannot fix, else None."""
+    code, details = error.code(), error.details()
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        if accepted_before:
+            return AgentError(f"the {what} at {address} no longer accepts your token (it was revoked?): {details}")
+        return AgentError(f"the {what} at {address} refused your token ({details}): use the token the host gave you")
+    if code == grpc.StatusCode.PERMISSION_DENIED:
+        return AgentError(f"the {what} at {address} refused: {details}")
+    if code == grpc.StatusCode.ABORTED and what == "gateway":
+        return AgentError(
+            f"another process connected to the gateway at {address} with your token and replaced this one"
+        )
+    return None
+
+
+async def retrying(
+    attempt: Callable[[], Awaitable[T]],
+    what: str,
+    address: str,
+    connect_timeout: float,
+    state: dict[str, bool],
+) -> T:
+    """Run ``attempt`` until it returns, retrying transient failures with back-off. A failure
+    before any success is fatal after ``connect_timeout`` s. ``attempt`` sets ``state["up"]``
+    once its call is established and ``state["accepted"]`` once any call was."""
+    backoff = Backoff()
+    loop = asyncio.get_running_loop()
+    first_try = loop.time()
+    while True:
+        state["up"] = False
+        try:
+            return await attempt()
+        except grpc.aio.AioRpcError as error:
+            fatal = explain(error, what, address, state.get("accepted", False))
+            if fatal is not None:
+                raise fatal from None
+            if not state.get("accepted", False) and loop.time() - first_try > connect_timeout:
+                raise AgentError(
+                    f"cannot reach the {what} at {address} after {connect_timeout:g} s "
+                    f"({error.code().name}: {error.details()}): is the address right and the service up?"
+                ) from None
+            if state["up"]:
+                backoff.reset()
+                log.warning("lost the %s at %s (%s); reconnecting", what, address, error.code().name)
+            else:
+                log.debug("%s at %s not ready: %s", what, address, error.code().name)
+        await backoff.wait()
+
+
+async def connect_async(
+    bot: Any,
+    address: str,
+    token: str,
+    *,
+    matches: int | None = None,
+    reconnect: bool = True,
+    ready: asyncio.Event | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    session: Session | None = None,
+) -> Session:
+    """Hold the agent's stream to the gateway at ``address`` and play every decision it brings;
+    reconnect when it drops. Returns after ``matches`` matches have ended (``None``: never).
+    Raises ``AgentError`` (one line) for a wrong or revoked token, a stream replaced by another
+    process, or an address with no gateway for ``connect_timeout`` s."""
+    session = session or Session(bot)
+    state: dict[str, bool] = {}
+
+    async def hold() -> Session:
+        async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
+            call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=auth_metadata(token))
+            await established(call)  # the gateway sends its headers once it has registered the stream
+            if not state.get("accepted"):
+                log.info("connected to the gateway at %s", address)
+            elif not state["up"]:
+                log.info("reconnected to the gateway at %s", address)
+            state["accepted"] = state["up"] = True
+            if ready is not None:
+                ready.set()
+            async for response in call:
+                action = session.handle(response.event)
+                if action is not None:
+                    await call.write(gateway_pb2.ConnectRequest(action=action))
+                if matches is not None and session.matches_ended >= matches:
+                    call.cancel()
+                    return session
+        if not reconnect:
+            return session
+        raise stream_ended("gateway")
+
+    if not reconnect:
+        try:
+            return await hold()
+        except grpc.aio.AioRpcError as error:
+            raise explain(error, "gateway", address, False) or AgentError(
+                f"the gateway at {address}: {error.code().name}: {error.details()}"
+            ) from None
+    return await retrying(hold, "gateway", address, connect_timeout, state)
+
+
+async def established(call: Any) -> None:
+    """Wait for the call's response headers; raise its AioRpcError when it failed instead (grpc.aio
+    returns empty headers then)."""
+    await call.initial_metadata()
+    if call.done():
+        code = await call.code()
+        if code != grpc.StatusCode.OK:
+            raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), await call.details())
+
+
+def stream_ended(what: str) -> grpc.aio.AioRpcError:
+    """The error that makes ``retrying`` open a stream again that the server ended cleanly."""
+    return grpc.aio.AioRpcError(
+        grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), f"the {what} ended the stream"
+    )

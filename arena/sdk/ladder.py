@@ -1,0 +1,128 @@
+"""Play a bot on a ladder with one call: hold the gateway stream and a ladder ticket.
+
+    run_on_ladder(MyBot(), "127.0.0.1:50051", "127.0.0.1:50052", token="...", ladder="main")
+
+The gateway stream (engine service) carries the decisions; the ticket is held by a
+``MatchmakerService.WatchQueue`` stream (matchmaker service), which renews it and names each table
+the agent is seated at. Both are re-established with back-off when a service restarts; the
+ticket is (re)joined only while the gateway stream is up, since a connected agent's ticket
+needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+from typing import Any
+
+import grpc
+
+from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+from arena.rpc.auth import auth_metadata
+from arena.rpc.server import channel_options
+from arena.sdk.connection import CONNECT_TIMEOUT_S, AgentError, connect_async, established, retrying, stream_ended
+from arena.sdk.session import Session
+
+log = logging.getLogger("arena.sdk")
+
+
+async def hold_ticket(
+    address: str,
+    token: str,
+    ladder: str,
+    gateway_up: asyncio.Event,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    seated: list[str] | None = None,
+) -> None:
+    """Hold a ticket on ``ladder`` for as long as this runs (a WatchQueue stream, re-opened after
+    any drop once ``gateway_up`` is set); log each seating. Raises AgentError for a wrong or
+    revoked token, an unknown ladder, or no matchmaker at ``address`` for ``connect_timeout`` s."""
+    state: dict[str, bool] = {}
+
+    async def watch() -> None:
+        await gateway_up.wait()
+        async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            call = stub.WatchQueue(matchmaker_pb2.WatchQueueRequest(ladder=ladder), metadata=auth_metadata(token))
+            try:
+                await established(call)  # the matchmaker has checked the token and queued the ticket
+            except grpc.aio.AioRpcError as error:
+                if error.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
+                    raise AgentError(await _no_ladder(stub, address, ladder, error.details() or "")) from None
+                raise
+            log.info("queued on ladder %r at the matchmaker %s", ladder, address)
+            state["accepted"] = state["up"] = True
+            async for seating in call:
+                log.info("seated at match %s, seat %d", seating.match_id, seating.seat)
+                if seated is not None:
+                    seated.append(seating.match_id)
+        raise stream_ended("matchmaker")
+
+    await retrying(watch, "matchmaker", address, connect_timeout, state)
+
+
+async def _no_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, address: str, ladder: str, details: str) -> str:
+    """The line for a ladder the matchmaker does not know, naming the ladders it does."""
+    names: list[str] = []
+    with contextlib.suppress(grpc.aio.AioRpcError):
+        listed = await stub.ListLadders(matchmaker_pb2.ListLaddersRequest(), timeout=5)
+        names = [entry.name for entry in listed.ladders]
+    known = f"; its ladders: {', '.join(names)}" if names else ""
+    return f"the matchmaker at {address} has no ladder {ladder!r}{known} ({details})"
+
+
+async def run_on_ladder_async(
+    bot: Any,
+    engine_address: str,
+    matchmaker_address: str,
+    token: str,
+    ladder: str,
+    *,
+    matches: int | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    session: Session | None = None,
+) -> Session:
+    """Play ``bot`` on ``ladder`` until ``matches`` matches have ended (None: for ever): connect
+    to the gateway at ``engine_address``, hold a ticket at the matchmaker at
+    ``matchmaker_address``, play every table it is seated at. Raises AgentError (one line)."""
+    session = session or Session(bot)
+    gateway_up = asyncio.Event()
+    play = asyncio.create_task(
+        connect_async(
+            bot,
+            engine_address,
+            token,
+            matches=matches,
+            ready=gateway_up,
+            connect_timeout=connect_timeout,
+            session=session,
+        )
+    )
+    queue = asyncio.create_task(hold_ticket(matchmaker_address, token, ladder, gateway_up, connect_timeout))
+    try:
+        done, _ = await asyncio.wait({play, queue}, return_when=asyncio.FIRST_COMPLETED)
+        if queue in done:
+            await queue  # it only ends by raising
+        return await play
+    finally:
+        for task in (play, queue):
+            task.cancel()
+        await asyncio.gather(play, queue, return_exceptions=True)
+
+
+def run_on_ladder(
+    bot: Any, engine_address: str, matchmaker_address: str, token: str, ladder: str, **options: Any
+) -> Session:
+    """``run_on_ladder_async`` in its own event loop, for scripts: logs to stderr (INFO) unless
+    logging is configured, and exits with one line (status 2) on an AgentError, 130 on Ctrl-C."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    try:
+        return asyncio.run(run_on_ladder_async(bot, engine_address, matchmaker_address, token, ladder, **options))
+    except AgentError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None

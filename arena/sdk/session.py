@@ -1,0 +1,186 @@
+"""One bot's side of its matches: AgentEvents in, Actions out.
+
+An exception in the bot never ends the connection: it is logged with its traceback and the
+Session answers the default legal action (what the platform itself plays after a fault) with
+``Action.bot_error`` set, so the platform records a BOT_ERROR fault against the seat and the
+match goes on. The traceback stays in the bot's own log: only the flag is sent (fault details
+are public, and an exception's text may name the bot's cards).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from arena.proto.ohell.v1 import match_pb2
+from arena.wire import card_to_proto, legal_actions_of, observation_from_proto, rules_from_proto
+from ohell.cards import card_str
+from ohell.observation import Observation
+from ohell.rules import Rules
+from ohell.state import BID_BASE, Trick
+
+log = logging.getLogger("arena.sdk")
+
+
+class BaseBot:
+    """Subclass and override ``bid`` (return tricks) and ``play`` (return a card 0..51)."""
+
+    name = "agent"
+
+    def bid(self, observation: Observation) -> int:
+        raise NotImplementedError
+
+    def play(self, observation: Observation) -> int:
+        raise NotImplementedError
+
+    def change_bid(self, observation: Observation) -> int | None:
+        """Under 000's bid changes (``rules.bid_changes``), called once right after each of your
+        bids: return a new bid from ``observation.legal_bids``, or None to keep yours
+        (``observation.bids[observation.seat]``). Override it to be asked; bots that do not are
+        never asked."""
+        return None
+
+    def on_event(self, event: match_pb2.AgentEvent) -> None:
+        """Every event (match start, hand and match results, notices); override to watch."""
+
+
+def wants_bid_changes(bot: Any) -> bool:
+    """Whether ``bot`` defines its own ``change_bid`` (so it asks to be offered bid changes)."""
+    method = getattr(type(bot), "change_bid", None)
+    return callable(method) and method is not BaseBot.change_bid
+
+
+class Session:
+    """Turns AgentEvents into Actions for one bot (any number of matches at once). ``timings``:
+    keep every decision's time in seconds (``ohell bot check``); ``errors`` counts the bot's
+    exceptions, ``illegal`` its answers outside the legal ones."""
+
+    def __init__(self, bot: Any, timings: list[float] | None = None) -> None:
+        self.bot = bot
+        self.rules: dict[str, Rules] = {}
+        self.seats: dict[str, int] = {}
+        self.tricks: dict[str, tuple[int, tuple[Trick, ...]]] = {}  # match id -> hand number, its finished tricks
+        self.matches_ended = 0
+        self.errors = 0
+        self.illegal = 0
+        self.timings = timings
+        self.offers_changes = wants_bid_changes(bot)
+
+    def handle(self, event: match_pb2.AgentEvent) -> match_pb2.Action | None:
+        kind = event.WhichOneof("event")
+        if kind == "decision":
+            return self.decide(event.decision)
+        if kind == "match_started":
+            started = event.match_started
+            self.rules[started.match_id] = rules_from_proto(started.rules)
+            self.seats[started.match_id] = started.seat
+            names = ", ".join(seat.name for seat in started.seats)
+            log.info("match %s started: you sit in seat %d of %s", started.match_id, started.seat, names)
+        elif kind == "match_ended":
+            self.log_result(event.match_ended)
+            self.rules.pop(event.match_ended.match_id, None)
+            self.tricks.pop(event.match_ended.match_id, None)
+            self.matches_ended += 1
+        elif kind == "notice":
+            log.warning("the platform did not use an action: %s %s", event.notice.code, event.notice.message)
+        if hasattr(self.bot, "on_event"):
+            try:
+                self.bot.on_event(event)
+            except Exception:
+                log.exception("the bot's on_event raised (ignored)")
+        return None
+
+    def log_result(self, ended: match_pb2.MatchEnded) -> None:
+        seat = self.seats.pop(ended.match_id, -1)
+        totals = list(ended.totals)
+        mine = [f for f in ended.faults if f.seat == seat]
+        place = 1 + sum(total > totals[seat] for total in totals) if 0 <= seat < len(totals) else 0
+        log.info(
+            "match %s ended: totals %s, you (seat %d) placed %d of %d%s, %d fault(s) of yours%s",
+            ended.match_id,
+            totals,
+            seat,
+            place,
+            len(totals),
+            " and won" if seat in ended.winners else "",
+            len(mine),
+            ", FORFEITED" if seat in ended.forfeited else "",
+        )
+        for fault in mine:
+            log.info("  fault in hand %d: %s %s", fault.hand, match_pb2.FaultKind.Name(fault.kind), fault.detail)
+
+    def decide(self, request: match_pb2.DecisionRequest) -> match_pb2.Action:
+        rules = self.rules.get(request.match_id) or Rules()
+        hand_number = request.observation.hand_number
+        known = self.tricks.get(request.match_id)
+        legal = legal_actions_of(request)
+        observation = observation_from_proto(
+            request.observation,
+            rules,
+            legal,
+            known[1] if known is not None and known[0] == hand_number else (),
+        )
+        self.tricks[request.match_id] = (hand_number, observation.tricks)
+        action = match_pb2.Action(match_id=request.match_id, seat=request.seat, decision_id=request.decision_id)
+        began = time.perf_counter()
+        try:
+            choice = self.choose(request.kind, observation)
+        except Exception:
+            self.errors += 1
+            log.exception(
+                "the bot raised on decision %d of match %s (hand %d); answering the default action",
+                request.decision_id,
+                request.match_id,
+                hand_number,
+            )
+            action.bot_error = True
+            choice = self.fallback(request.kind, observation)
+        if self.timings is not None:
+            self.timings.append(time.perf_counter() - began)
+        if choice not in legal:
+            self.illegal += 1
+            log.warning(
+                "the bot chose %s on decision %d of match %s, which is not legal (legal: %s): an ILLEGAL fault",
+                describe(choice),
+                request.decision_id,
+                request.match_id,
+                ", ".join(describe(a) for a in legal),
+            )
+        if request.kind == match_pb2.DECISION_KIND_PLAY:
+            action.card.CopyFrom(card_to_proto(choice))
+        else:
+            action.bid = choice - BID_BASE
+            if request.kind == match_pb2.DECISION_KIND_BID:
+                action.offer_change = self.offers_changes and rules.bid_changes
+        return action
+
+    def choose(self, kind: int, observation: Observation) -> int:
+        """The bot's answer as an engine action number; ValueError when it is not even a card
+        (0..51) or a number of tricks (0..17)."""
+        if kind == match_pb2.DECISION_KIND_PLAY:
+            card = int(self.bot.play(observation))
+            if not 0 <= card < 52:
+                raise ValueError(f"play() returned {card}: a card is a number 0..51")
+            return card
+        if kind == match_pb2.DECISION_KIND_CHANGE_BID:
+            tricks = self.bot.change_bid(observation)
+            tricks = int(observation.bids[observation.seat] if tricks is None else tricks)
+        else:
+            tricks = int(self.bot.bid(observation))
+        if not 0 <= tricks <= 17:
+            raise ValueError(f"the bot bid {tricks}: a bid is a number of tricks, 0..17")
+        return BID_BASE + tricks
+
+    @staticmethod
+    def fallback(kind: int, observation: Observation) -> int:
+        """The platform's default action (the lowest legal bid or card); keep the bid on a change."""
+        if kind == match_pb2.DECISION_KIND_CHANGE_BID:
+            return BID_BASE + observation.bids[observation.seat]
+        return min(observation.legal_actions)
+
+
+def describe(action: int) -> str:
+    if 0 <= action < 52:
+        return card_str(action)
+    return f"bid {action - BID_BASE}"

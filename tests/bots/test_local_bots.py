@@ -1,0 +1,126 @@
+"""Offline play of a bot file: ``ohell play``/``ohell bot play`` seat it next to built-in bots,
+``ohell bot check`` validates it, 000's bid changes are offered to it as on the platform."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+from arena.local.check import check_bot
+from arena.local.play import play_series
+from arena.sdk.local import load_bot
+from ohell.errors import OhHellError
+from ohell.presets import preset
+from ohell.referee import referee
+
+BOTS = '''
+from arena.sdk import BaseBot
+from ohell.cards import rank_of
+
+
+class Careful(BaseBot):
+    def bid(self, obs):
+        assert obs.legal_bids and obs.seat == obs.to_act
+        return min(obs.legal_bids, key=lambda b: abs(b - sum(rank_of(c) >= 11 for c in obs.hand)))
+
+    def play(self, obs):
+        return min(obs.legal_actions)
+
+
+class Sloppy(BaseBot):
+    """Raises on every fourth decision; plays a card it may not hold on every seventh."""
+
+    def __init__(self):
+        self.count = 0
+
+    def bid(self, obs):
+        return self.play(obs) and obs.legal_bids[0]
+
+    def play(self, obs):
+        self.count += 1
+        if self.count % 4 == 0:
+            raise RuntimeError("bug")
+        if self.count % 7 == 0:
+            return next(card for card in range(52) if card not in obs.legal_actions)
+        return obs.legal_actions[0]
+
+
+class Changer(Careful):
+    def change_bid(self, obs):
+        return obs.legal_bids[-1]
+'''
+
+
+@pytest.fixture
+def bot_file(tmp_path: Path) -> Path:
+    path = tmp_path / "mybots.py"
+    path.write_text(BOTS)
+    return path
+
+
+def test_ohell_play_and_bot_play_seat_a_bot_file(
+    bot_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for command in (["play"], ["bot", "play"]):
+        out = tmp_path / "-".join(command)
+        code = main([*command, "--bots", f"{bot_file}:Careful,heuristic,random", "--games", "3", "--out", str(out)])
+        assert code == 0
+        assert "Careful (mybots.py)" in capsys.readouterr().out
+        records = [json.loads(path.read_text()) for path in sorted(out.glob("*.json"))]
+        assert len(records) == 3 and all(referee(record).valid for record in records)
+        assert {seat["kind"] for record in records for seat in record["seats"]} == {"local", "builtin"}
+
+
+def test_unknown_bots_and_bad_files_are_one_line(bot_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--bots", "mybot.py,heuristic,random", "--games", "1"]) == 2
+    assert "bot file 'mybot.py' does not exist" in capsys.readouterr().out
+    assert main(["play", "--bots", "nobot,heuristic,random", "--games", "1"]) == 2
+    assert "path/to/mybot.py:MyBot" in capsys.readouterr().out
+    with pytest.raises(OhHellError, match="name the bot class: .*Careful, Sloppy, Changer"):
+        load_bot(str(bot_file))
+    with pytest.raises(OhHellError, match="has no bot class 'Nope'"):
+        load_bot(f"{bot_file}:Nope")
+
+
+def test_check_reports_exceptions_and_illegal_actions(bot_file: Path) -> None:
+    sloppy = check_bot(f"{bot_file}:Sloppy", games=2, presets=("classic", "river-blind"))
+    assert not sloppy.passed
+    for result in sloppy.presets:
+        assert (
+            result.decisions > 50 and result.decisions // 4 - 2 <= result.exceptions <= result.decisions // 4
+        )  # a fresh bot each game
+        assert result.illegal > 0 and len(result.timings) == result.decisions
+    careful = check_bot(f"{bot_file}:Careful", games=4)
+    assert careful.passed and [p.preset for p in careful.presets] == [
+        "classic",
+        "classic-simultaneous",
+        "river",
+        "online",
+    ]
+    for result in careful.presets:
+        assert result.illegal == result.exceptions == 0 and 0 < result.percentile_ms(0.5) <= result.percentile_ms(0.95)
+        assert 0 < result.exact_rate < 1 and set(result.opponents_exact) == {"heuristic", "random"}
+
+
+def test_check_command_exit_codes(bot_file: Path) -> None:
+    assert main(["bot", "check", f"{bot_file}:Careful", "--games", "1", "--presets", "classic"]) == 0
+    assert main(["bot", "check", f"{bot_file}:Sloppy", "--games", "1", "--presets", "classic"]) == 1
+
+
+def test_a_local_bot_is_offered_bid_changes_under_000_only(bot_file: Path, tmp_path: Path) -> None:
+    for rules, expect_changes in (("classic", True), ("river", False)):
+        out = tmp_path / rules
+        play_series(preset(rules), [f"{bot_file}:Changer", "heuristic", "random"], 2, 5, out)
+        records = [json.loads(path.read_text()) for path in out.glob("*.json")]
+        changes = [e for r in records for hand in r["hands"] for e in hand["events"] if e[0] == "change"]
+        assert bool(changes) is expect_changes and all(referee(r).valid for r in records)
+        assert all(
+            r["seats"][e[1]]["name"] == "Changer (mybots.py)"
+            for r in records
+            for h in r["hands"]
+            for e in h["events"]
+            if e[0] == "change"
+        )

@@ -1,0 +1,141 @@
+"""The bot author's path end to end on a whole stack (redis-server, matchmaker, engine, Celery
+workers): each example bot (Python SDK, Node.js from the protos) enters a ladder by itself and
+plays at least 3 matches; a bot that raises on every fifth decision finishes its matches; a wrong
+token or an unknown ladder ends an example with one readable line."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.ladder.redis_store import RedisStore
+from arena.local.stack import Stack
+from arena.sdk import run_on_ladder_async
+from ohell.referee import referee
+
+from ..buggy_bots import RaisesEveryFifth
+from .helpers import builtin_ladder, leave_all, register_connected, wait_until
+
+pytestmark = pytest.mark.slow  # starts whole stacks of processes
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_DIR = ROOT / "examples" / "node"
+MATCHES = 3
+
+
+def node_ready() -> None:
+    """Skip (saying why) where node/npm or the npm registry is missing; else install once."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are not installed: the Node.js example cannot run here")
+    if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").exists():
+        result = subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=NODE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if result.returncode != 0:
+            pytest.skip(f"npm install failed (registry unreachable?): {result.stderr[-300:]}")
+
+
+def python_example(stack: Stack, token: str, ladder: str) -> list[str]:
+    return [
+        sys.executable,
+        str(ROOT / "examples" / "python_bot.py"),
+        stack.engine_address,
+        stack.matchmaker_address,
+        token,
+        ladder,
+    ]
+
+
+def node_example(stack: Stack, token: str, ladder: str, *extra: str) -> list[str]:
+    return ["node", str(NODE_DIR / "bot.js"), stack.engine_address, stack.matchmaker_address, token, ladder, *extra]
+
+
+def finished_matches(store: RedisStore, agent_id: str) -> list[str]:
+    played = [m.decode() for m in store.client.lrange(store.keys.agent_matches(agent_id), 0, -1)]
+    return [m for m in played if store.get_match(m).state == "finished"]
+
+
+def seat_of(record: dict[str, Any], agent_id: str) -> int:
+    return next(i for i, seat in enumerate(record["seats"]) if seat.get("agent_id") == agent_id)
+
+
+def test_example_bots_and_a_buggy_bot_enter_a_ladder_and_play(
+    make_stack: Callable[..., Stack], store: RedisStore, tmp_path: Path
+) -> None:
+    node_ready()
+    stack = make_stack(engine=True)
+    builtins = builtin_ladder(store, "kit", bots=("heuristic", "random") * 3)
+    python_id, python_token = register_connected(stack, "python-example")
+    node_id, node_token = register_connected(stack, "node-example")
+    buggy_id, buggy_token = register_connected(stack, "buggy")
+    logs = {name: (tmp_path / f"{name}.log").open("w+") for name in ("python", "node")}
+    processes = {
+        "python": subprocess.Popen(
+            python_example(stack, python_token, "kit"), stdout=logs["python"], stderr=subprocess.STDOUT
+        ),
+        "node": subprocess.Popen(node_example(stack, node_token, "kit"), stdout=logs["node"], stderr=subprocess.STDOUT),
+    }
+    buggy = RaisesEveryFifth()
+    try:
+        session = asyncio.run(
+            asyncio.wait_for(
+                run_on_ladder_async(
+                    buggy, stack.engine_address, stack.matchmaker_address, buggy_token, "kit", matches=MATCHES
+                ),
+                180,
+            )
+        )
+        for agent in (python_id, node_id):
+            wait_until(lambda agent=agent: len(finished_matches(store, agent)) >= MATCHES, 180, f"{agent} to play")
+        assert all(process.poll() is None for process in processes.values()), "an example exited early"
+    finally:
+        for process in processes.values():
+            process.terminate()
+            process.wait(10)
+        leave_all(store, "kit", builtins)
+    for name, agent in (("python", python_id), ("node", node_id)):
+        for match_id in finished_matches(store, agent):
+            record = store.get_record(match_id)
+            assert referee(record).valid and record["complete"]
+            assert [f for f in record["faults"] if f["seat"] == seat_of(record, agent)] == [], (name, record["faults"])
+        logs[name].seek(0)
+        text = logs[name].read()
+        assert "queued on ladder" in text and "seated at match" in text and "ended: totals" in text, text[-2000:]
+    assert session.matches_ended >= MATCHES and session.errors == buggy.decisions // 5 > 0
+    faults = []
+    for match_id in finished_matches(store, buggy_id):
+        record = store.get_record(match_id)
+        seat = seat_of(record, buggy_id)
+        assert record["complete"] and seat not in record["forfeited"]
+        faults += [f for f in record["faults"] if f["seat"] == seat]
+    assert {f["kind"] for f in faults} == {"BOT_ERROR"} and len(faults) == session.errors
+
+
+def test_examples_print_one_line_for_a_wrong_token_or_an_unknown_ladder(
+    make_stack: Callable[..., Stack], store: RedisStore
+) -> None:
+    node_ready()
+    stack = make_stack(engine=True)
+    builtin_ladder(store, "kit", bots=("random",) * 3)
+    _, token = register_connected(stack, "errors")
+    cases = {
+        "wrong token": ("not-a-token", "kit", "refused your token"),
+        "unknown ladder": (token, "nope", "no ladder 'nope'"),
+    }
+    for case, (given, ladder, expected) in cases.items():
+        for command in (python_example(stack, given, ladder), node_example(stack, given, ladder)):
+            result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+            assert result.returncode == 2, (case, command[1], result.stderr[-1500:])
+            assert len(lines) == 1 and expected in lines[0] and "Traceback" not in result.stderr, (case, result.stderr)

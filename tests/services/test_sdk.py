@@ -1,0 +1,237 @@
+"""The bot author's SDK against real servers in this process: a bot's own exceptions, bid changes
+offered under 000, and the one-line errors (unreachable, wrong token, revoked token)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from arena.embedded_redis import free_port
+from arena.play.host import host_match
+from arena.play.specs import SeatSpec, TimeControl
+from arena.sdk import AgentError, BaseBot, connect_async, serve_async
+from ohell.bots import make_bot
+from ohell.cards import rank_of
+from ohell.observation import Observation
+from ohell.presets import preset
+from ohell.referee import referee
+from services.engine.server import start_engine
+from tests.buggy_bots import RaisesEveryFifth
+
+
+class ChangesItsMind(BaseBot):
+    """Bids 0, then, offered a change, raises its bid to its count of aces and kings."""
+
+    def __init__(self) -> None:
+        self.offers: list[tuple[int, tuple[int, ...]]] = []
+
+    def bid(self, obs: Observation) -> int:
+        return 0 if 0 in obs.legal_bids else obs.legal_bids[0]
+
+    def change_bid(self, obs: Observation) -> int | None:
+        self.offers.append((obs.bids[obs.seat], obs.legal_bids))
+        wanted = sum(rank_of(card) >= 11 for card in obs.hand)
+        return wanted if wanted in obs.legal_bids else None
+
+    def play(self, obs: Observation) -> int:
+        return obs.legal_actions[0]
+
+
+async def host_with(
+    bot: Any, rules: str = "classic", seed: int = 3, opponents: tuple[str, ...] = ("heuristic", "random", "heuristic")
+) -> dict[str, Any]:
+    """A whole match with ``bot`` served as an endpoint agent in seat 1."""
+    served = await serve_async(bot)
+    try:
+        seats = [SeatSpec.builtin(name) for name in opponents]
+        seats.insert(1, SeatSpec.endpoint(f"127.0.0.1:{served.port}"))
+        return await host_match("m", preset(rules), seats, seed, time_control=TimeControl(decision_ms=5000))
+    finally:
+        await served.server.stop(0)
+
+
+def test_bot_exceptions_are_bot_error_faults_and_the_match_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+    bot = RaisesEveryFifth()
+    with caplog.at_level(logging.ERROR, logger="arena.sdk"):
+        record = asyncio.run(host_with(bot))
+    faults = [f for f in record["faults"] if f["seat"] == 1]
+    assert record["complete"] and referee(record).valid
+    assert bot.decisions > 100 and len(faults) == bot.decisions // 5  # every raise recorded, nothing else
+    assert {f["kind"] for f in faults} == {"BOT_ERROR"} and record["forfeited"] == []  # 20+ faults, no forfeit
+    tracebacks = [r for r in caplog.records if r.exc_info and r.exc_info[0] is KeyError]
+    assert len(tracebacks) == len(faults)  # each exception logged with its traceback on the bot's side
+    assert all("a bug in the bot" not in f["detail"] for f in faults)  # its text stays with the bot
+
+
+def test_remote_agent_changes_its_bid_under_000() -> None:
+    bot = ChangesItsMind()
+    record = asyncio.run(host_with(bot, "classic", seed=8))
+    assert record["complete"] and referee(record).valid and record["faults"] == []
+    changes = [
+        (hand["number"], event)
+        for hand in record["hands"]
+        for event in hand["events"]
+        if event[0] == "change" or (event[0] == "bid" and event[1] == 1)
+    ]
+    bids = [e for _, e in changes if e[0] == "bid"]
+    changed = [e for _, e in changes if e[0] == "change"]
+    assert len(bot.offers) == len(bids) == len(record["hands"])  # one offer after each of its bids
+    assert changed and all(e[1] == 1 for e in changed)
+    assert all(current in legal for current, legal in bot.offers)  # keeping the bid is always an option
+
+
+def test_bots_without_change_bid_are_never_offered_one() -> None:
+    record = asyncio.run(host_with(make_bot("heuristic", 2), "classic"))
+    assert record["faults"] == [] and not any(e[0] == "change" for h in record["hands"] for e in h["events"])
+
+
+def test_unreachable_address_is_one_line_after_a_bounded_wait() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    with pytest.raises(AgentError, match=rf"cannot reach the gateway at {address} after 0.5 s .*service up\?$"):
+        asyncio.run(connect_async(BaseBot(), address, "t", connect_timeout=0.5))
+
+
+def test_wrong_token_and_revoked_token_are_one_line() -> None:
+    async def run() -> tuple[str, str]:
+        engine = await start_engine(tokens={"good": "agent-1"})
+        address = f"127.0.0.1:{engine.port}"
+        try:
+            with pytest.raises(AgentError) as wrong:
+                await connect_async(BaseBot(), address, "bad", connect_timeout=5)
+            ready = asyncio.Event()
+            agent = asyncio.create_task(connect_async(BaseBot(), address, "good", ready=ready, connect_timeout=5))
+            await asyncio.wait_for(ready.wait(), 10)
+        finally:
+            await engine.stop(0)
+        engine = await start_engine(address, tokens={})  # restarted; the token is no longer valid
+        try:
+            with pytest.raises(AgentError) as revoked:
+                await asyncio.wait_for(agent, 30)
+        finally:
+            await engine.stop(0)
+        return str(wrong.value), str(revoked.value)
+
+    wrong, revoked = asyncio.run(run())
+    assert wrong.startswith("the gateway at 127.0.0.1:") and "refused your token" in wrong and "\n" not in wrong
+    assert "no longer accepts your token (it was revoked?)" in revoked and "\n" not in revoked
+
+
+def test_connected_agent_changes_its_bid_through_the_gateway() -> None:
+    async def run() -> tuple[dict[str, Any], ChangesItsMind]:
+        engine = await start_engine(tokens={"t": "changer"})
+        bot = ChangesItsMind()
+        try:
+            ready = asyncio.Event()
+            agent = asyncio.create_task(connect_async(bot, f"127.0.0.1:{engine.port}", "t", matches=1, ready=ready))
+            await asyncio.wait_for(ready.wait(), 10)
+            seats = [SeatSpec.builtin("heuristic"), SeatSpec.connected("changer"), SeatSpec.builtin("random")]
+            record = await host_match("c", preset("classic"), seats, 4, time_control=TimeControl(decision_ms=5000))
+            await asyncio.wait_for(agent, 10)
+        finally:
+            await engine.stop(0)
+        return record, bot
+
+    record, bot = asyncio.run(run())
+    assert record["complete"] and referee(record).valid and record["faults"] == []
+    assert len(bot.offers) == len(record["hands"])
+    assert any(event[0] == "change" and event[1] == 1 for hand in record["hands"] for event in hand["events"])
+
+
+def test_agent_reconnects_after_the_engine_restarts_and_plays_on() -> None:
+    async def run() -> tuple[dict[str, Any], int]:
+        engine = await start_engine(tokens={"t": "survivor"})
+        address = f"127.0.0.1:{engine.port}"
+        ready = asyncio.Event()
+        bot = make_bot("heuristic", 1)
+        agent = asyncio.create_task(connect_async(bot, address, "t", matches=1, ready=ready, connect_timeout=5))
+        await asyncio.wait_for(ready.wait(), 10)
+        await engine.stop(0)  # the agent's stream ends with the service
+        ready.clear()
+        engine = await start_engine(address, tokens={"t": "survivor"})
+        try:
+            await asyncio.wait_for(ready.wait(), 20)  # back, without being told
+            seats = [SeatSpec.connected("survivor"), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+            record = await host_match("r", preset("classic"), seats, 2, time_control=TimeControl(decision_ms=5000))
+            session = await asyncio.wait_for(agent, 10)
+        finally:
+            await engine.stop(0)
+        return record, session.matches_ended
+
+    record, ended = asyncio.run(run())
+    assert record["complete"] and record["faults"] == [] and ended == 1
+
+
+class Recorder(BaseBot):
+    """Keeps every Observation it is shown; bids and plays the first legal choice."""
+
+    def __init__(self) -> None:
+        self.seen: list[Observation] = []
+
+    def bid(self, obs: Observation) -> int:
+        self.seen.append(obs)
+        return obs.legal_bids[0]
+
+    def play(self, obs: Observation) -> int:
+        self.seen.append(obs)
+        return obs.legal_actions[0]
+
+
+def test_a_bot_file_offline_sees_exactly_what_a_remote_agent_sees() -> None:
+    """The same match (seed, deterministic heuristic opponents) played remotely through the match
+    host and offline by ``ohell play``'s game loop: the bot is shown equal Observations."""
+    from arena.local.play import play_local_game
+    from arena.sdk.local import WireSeat
+    from ohell.state import Game
+
+    remote, local = Recorder(), Recorder()
+    asyncio.run(host_with(remote, "classic", seed=7, opponents=("heuristic", "heuristic", "heuristic")))
+    rules = preset("classic")
+    players = [make_bot("heuristic", 0), WireSeat(local, rules, 1), make_bot("heuristic", 0), make_bot("heuristic", 0)]
+    play_local_game(Game(rules, 4), players, 7)
+    assert len(remote.seen) > 100 and remote.seen == local.seen
+
+
+def test_the_ladder_ticket_is_queued_again_after_the_matchmaker_restarts(store: Any) -> None:
+    """hold_ticket (run_on_ladder's ticket half) against an in-process matchmaker that is stopped and
+    started again on the same address: the ticket goes with the old stream and comes back."""
+    from arena.ladder.model import Ladder
+    from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+    from arena.rpc.server import Service, create_server, stop_server
+    from arena.sdk.ladder import hold_ticket
+    from services.matchmaker.servicer import MatchmakerServicer
+
+    store.create_ladder(Ladder("kit"))
+    agent, token = store.register_agent("holder", "connected")
+    name = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
+
+    async def start(address: str) -> Any:
+        servicer = MatchmakerServicer(store, poll_s=0.05)
+        register = lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)  # noqa: E731
+        return await create_server(address, [Service(name, register)])
+
+    async def until(condition: Any) -> None:
+        async with asyncio.timeout(20):
+            while not await asyncio.to_thread(condition):
+                await asyncio.sleep(0.05)
+
+    async def run() -> None:
+        served = await start("127.0.0.1:0")
+        address = f"127.0.0.1:{served.port}"
+        gateway_up = asyncio.Event()
+        gateway_up.set()
+        holder = asyncio.create_task(hold_ticket(address, token, "kit", gateway_up, connect_timeout=5))
+        await until(lambda: store.has_ticket("kit", agent.agent_id))
+        await stop_server(served, 0)
+        await until(lambda: not store.has_ticket("kit", agent.agent_id))  # the stream ended: the ticket left
+        served = await start(address)
+        try:
+            await until(lambda: store.has_ticket("kit", agent.agent_id))
+            assert not holder.done()
+        finally:
+            holder.cancel()
+            await stop_server(served, 0)
+
+    asyncio.run(run())
