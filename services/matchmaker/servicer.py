@@ -253,6 +253,13 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             await self._call(context, self.store.get_ladder, request.ladder)
         elif not request.agent_id:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "give ladder, agent_id or both")
+        if request.state not in ("", "finished", "running"):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"state={request.state!r}: give '', 'finished' or 'running'"
+            )
+        if request.state == "running":
+            running = await self._call(context, self.store.running_matches, request.ladder, request.agent_id)
+            return pb.ListMatchesResponse(matches=[match_to_proto(m) for m in running[:size]])
         matches = await self._call(context, self.store.list_matches, request.ladder, request.agent_id, offset, size + 1)
         more = len(matches) > size
         return pb.ListMatchesResponse(

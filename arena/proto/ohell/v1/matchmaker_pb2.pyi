@@ -260,16 +260,18 @@ class MatchSummary(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., ladder: _Optional[str] = ..., state: _Optional[str] = ..., agent_ids: _Optional[_Iterable[str]] = ..., created_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ..., attempts: _Optional[int] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
-    __slots__ = ("ladder", "agent_id", "page_size", "page_token")
+    __slots__ = ("ladder", "agent_id", "page_size", "page_token", "state")
     LADDER_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
     ladder: str
     agent_id: str
     page_size: int
     page_token: str
-    def __init__(self, ladder: _Optional[str] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    state: str
+    def __init__(self, ladder: _Optional[str] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., state: _Optional[str] = ...) -> None: ...
 
 class ListMatchesResponse(_message.Message):
     __slots__ = ("matches", "next_page_token")

@@ -190,8 +190,9 @@ class MatchmakerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMatches(self, request, context):
-        """Finished matches of a ladder (or of one agent), newest first, paged. Status codes:
-        NOT_FOUND (ladder), INVALID_ARGUMENT (page_size or page_token).
+        """Finished matches of a ladder (or of one agent), newest first, paged; with state "running"
+        the matches in play now. Status codes: NOT_FOUND (ladder), INVALID_ARGUMENT (page_size,
+        page_token or state).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
