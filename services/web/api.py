@@ -17,8 +17,8 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 
-from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import cards_pb2, matchmaker_pb2_grpc, spectate_pb2, spectate_pb2_grpc
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
 from arena.wire import card_from_proto
 from ohell.cards import card_str
@@ -150,7 +150,7 @@ class Api:
         return (await self._call("CreateLadder", pb.CreateLadderRequest(ladder=ladder), token)).ladder
 
     async def register_agent(self, token: str, name: str, kind: int, bot: str = "", endpoint: str = "") -> Any:
-        request = pb.RegisterAgentRequest(name=name, kind=kind, bot=bot, endpoint=endpoint)
+        request = pb.RegisterAgentRequest(name=name, kind=kind, bot=bot, endpoint=endpoint)  # type: ignore[arg-type]
         return await self._call("RegisterAgent", request, token)
 
     async def admin(self, token: str, method: str, **fields: Any) -> Any:

@@ -88,7 +88,8 @@ def frames(record: dict[str, Any]) -> list[Frame]:
         table.trick, table.trick_winner = [], None
         table.points = list(hand["points"])
         table.totals = list(hand["totals"])
-        table.snap(f"end of hand {hand['number']}: " + ", ".join(f"{n} {p:+d}" for n, p in zip(names, hand["points"])))
+        scored = ", ".join(f"{n} {p:+d}" for n, p in zip(names, hand["points"], strict=True))
+        table.snap(f"end of hand {hand['number']}: {scored}")
     winners = " and ".join(names[w] for w in record.get("winners", []))
     table.totals = list(record.get("totals", table.totals))
     table.snap(f"match over: {winners or 'no winner'} {'win' if len(record.get('winners', [])) > 1 else 'wins'}")

@@ -48,7 +48,7 @@
   function play() {
     if (timer) return stop();
     if (index === frames.length - 1) show(0);
-    playButton.textContent = "⏸ pause";
+    playButton.textContent = "❚❚ pause";
     timer = setInterval(() => { if (index >= frames.length - 1) stop(); else show(index + 1); }, 450);
   }
 
