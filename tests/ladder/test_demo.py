@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.embedded_redis import free_port
+
 from .helpers import wait_until
 
 pytestmark = pytest.mark.slow  # runs the demo and `ohell up`; `-m "not slow"` leaves it out
@@ -56,9 +58,11 @@ def test_demo_plays_a_ladder_and_prints_the_leaderboard() -> None:
         assert name in result.stdout
 
 
-def test_ctrl_c_stops_every_process_of_the_stack() -> None:
+def test_ctrl_c_stops_every_process_of_the_stack(tmp_path: Path) -> None:
+    addresses = [f"--{name}-address=127.0.0.1:{free_port()}" for name in ("engine", "matchmaker", "web")]
     up = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "up", "--concurrency", "2"],
+        [sys.executable, "-m", "arena.cli", "up", "--concurrency", "2", "--data-dir", str(tmp_path), *addresses]
+        + ["--redis-port", str(free_port())],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -70,7 +74,7 @@ def test_ctrl_c_stops_every_process_of_the_stack() -> None:
             assert line, "".join(lines)
             lines.append(line)
         assert any(line.startswith("matchmaker") for line in lines)
-        wait_until(lambda: len(descendants(up.pid)) >= 5, 30, "redis, engine, matchmaker and workers")
+        wait_until(lambda: len(descendants(up.pid)) >= 6, 30, "redis, engine, matchmaker, workers and the web app")
         started = descendants(up.pid)
         up.send_signal(signal.SIGINT)
         assert up.wait(30) == 0
