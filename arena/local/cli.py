@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arena.local import admin
 from arena.local.config import CONFIG_ENV, HOST_TOKEN_ENV, SETTINGS, host_token, resolve
 from arena.local.stack import Stack, StackConfig
 from ohell.errors import OhHellError
@@ -129,10 +130,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     demo.add_argument("--seats", type=int, default=4)
     demo.set_defaults(handler=cmd_demo)
 
-    ladder = sub.add_parser("ladder", help="ladder maintenance")
+    ladder = sub.add_parser("ladder", help="create, list, show, pause, resume, delete ladders; rebuild ratings")
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
     rebuild.add_argument("--redis-url")
     rebuild.add_argument("--ladder", help="one ladder (default: all)")
     rebuild.add_argument("--prefix", default="ohell:")
     rebuild.set_defaults(handler=cmd_rebuild)
+    admin.register(sub, ladder_sub)  # ladder create|list|show|pause|resume|delete, agent, leaderboard, matches, ...
