@@ -128,6 +128,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="override a rule (default for the demo: hand_sizes=[5,4,3,2,1])",
     )
     demo.add_argument("--seats", type=int, default=4)
+    demo.add_argument("--web-address", default="127.0.0.1:0", help="where the web app listens (port 0: any free)")
+    demo.add_argument("--serve", action="store_true", help="keep serving the web app after the run, until Ctrl-C")
     demo.set_defaults(handler=cmd_demo)
 
     ladder = sub.add_parser("ladder", help="create, list, show, pause, resume, delete ladders; rebuild ratings")

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.local.config import check_address
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
@@ -50,15 +51,26 @@ def run_demo(args: argparse.Namespace) -> int:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
     if not 3 <= args.seats <= 7:
         raise OhHellError(f"--seats must be from 3 to 7, got {args.seats}")
+    check_address("--web-address", args.web_address)
     rules = demo_rules(args.rules, args.option)
-    stack = Stack(StackConfig(engine=False, concurrency=2, remote_worker=False))
+    stack = Stack(StackConfig(engine=False, concurrency=2, remote_worker=False, web_address=args.web_address))
     try:
-        with console.status("starting the stack: redis, matchmaker, Celery workers"):
+        with console.status("starting the stack: redis, matchmaker, Celery workers, web app"):
             stack.start()
+        board_url = f"{stack.web_url}/ladders/{DEMO_LADDER}"
+        console.print(f"leaderboard in the browser: {board_url}")
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
-            return play_ladder(stub, stack, rules, args)
+            play_ladder(stub, stack, rules, args)
+        console.print(f"leaderboard, agents and replays: {board_url}")
+        if args.serve:
+            console.print("serving the web app until Ctrl-C")
+            while True:
+                time.sleep(3600)
+        return 0
     except KeyboardInterrupt:
+        if args.serve:
+            return 0
         console.print("interrupted: stopping every process of the stack")
         return 130
     finally:

@@ -19,10 +19,11 @@ from starlette.staticfiles import StaticFiles
 from services.web import host, views
 from services.web.api import Api, ApiError
 from services.web.pages import HERE, api_of, page
-from services.web.replay import frames
+from services.web.replay import replay
 
 STATUS = {"NOT_FOUND": 404, "INVALID_ARGUMENT": 400, "UNAVAILABLE": 503, "UNIMPLEMENTED": 501}
 MATCH_PAGE = 50
+RECENT = 12  # an agent's recent matches, with their records (its scores) until the archive lists totals
 
 
 async def ladders_page(request: Request) -> Response:
@@ -53,7 +54,7 @@ async def agent_page(request: Request) -> Response:
     agent_id = request.path_params["agent_id"]
     ladder = request.query_params.get("ladder", "")
     reply = await api.agent(agent_id, ladder)
-    recent = (await api.matches(ladder=ladder, agent_id=agent_id, page_size=20)).matches
+    recent = (await api.matches(ladder=ladder, agent_id=agent_id, page_size=RECENT)).matches
     records = await api.records([m.match_id for m in recent])
     names = await api.names([a for m in recent for a in m.agent_ids])
     history = await api.rating_history(agent_id, ladder) if ladder else None
@@ -80,7 +81,6 @@ async def matches_page(request: Request) -> Response:
         raise HTTPException(400, "choose a ladder or an agent to list matches of")
     reply = await api.matches(ladder, agent_id, MATCH_PAGE, query.get("page", ""), running)
     names = await api.names([a for m in reply.matches for a in m.agent_ids])
-    records = {} if running else await api.records([m.match_id for m in reply.matches])
     return page(
         request,
         "matches.html",
@@ -88,7 +88,7 @@ async def matches_page(request: Request) -> Response:
         agent_id=agent_id,
         agent_name=names.get(agent_id, agent_id) if agent_id else "",
         running=running,
-        matches=[views.match_row(m, names, records.get(m.match_id), agent_id) for m in reply.matches],
+        matches=[views.match_row(m, names, None, agent_id) for m in reply.matches],
         next_page=reply.next_page_token,
         ladders=[ladder.name for ladder in await api.ladders()],
     )
@@ -101,15 +101,15 @@ async def match_page(request: Request) -> Response:
     names = await api.names(list(summary.agent_ids))
     if record is None:  # not finished: the live view follows it
         return page(request, "live.html", match=summary, seats=[names[a] for a in summary.agent_ids])
-    steps = frames(record)
+    viewer = replay(record)
     return page(
         request,
         "replay.html",
         match=summary,
         record=record,
         seats=views.record_seats(record, list(summary.agent_ids)),
-        frames_json=json.dumps(steps, separators=(",", ":")),
-        steps=len(steps),
+        replay_json=json.dumps(viewer, separators=(",", ":")),
+        steps=len(viewer["frames"]),
     )
 
 

@@ -1,6 +1,9 @@
 """A finished match's record (docs/record.md) as the frames of the replay viewer: one frame per
-step (a deal, a bid, a card, a trick won, a hand's scores, the end), each the whole table as it
-stands then, so the page only draws frame ``i``. Every card shown is public once the match ended."""
+step (a deal, a bid, a card, a trick won, a hand's scores, the end), each the table as it stands
+then, so the page only draws frame ``i``. The cards still held are not repeated in every frame:
+each hand's deal and plays are sent once, and a frame says how many of the hand's plays were made
+(``held_at`` here, and the same few lines in static/replay.js). Every card shown is public once
+the match ended."""
 
 from __future__ import annotations
 
@@ -23,43 +26,64 @@ class _Table:
         self.totals = [0] * self.seats
         self.frames: list[Frame] = []
         self.hand: dict[str, Any] = {}
-        self.held: list[list[str]] = []
+        self.hand_index = -1
+        self.played = 0  # plays made so far in this hand
+        self.hands: list[dict[str, Any]] = []  # per hand: the deal and the plays, once
         self.bids: list[int | None] = []
         self.won: list[int] = []
-        self.trick: list[dict[str, Any]] = []
+        self.trick: list[tuple[int, str]] = []
         self.trick_winner: int | None = None
         self.points: list[int] | None = None
 
     def start_hand(self, hand: dict[str, Any]) -> None:
         self.hand = hand
-        self.held = [list(cards) for cards in hand["deal"]]
+        self.hand_index += 1
+        self.played = 0
+        plays = [[seat, card] for kind, seat, card in hand["events"] if kind == "play"]
+        meta = {name: hand.get(name) for name in ("number", "size", "dealer", "trump", "sudden_death")}
+        self.hands.append({**meta, "deal": hand["deal"], "plays": plays})
         self.bids = [None] * self.seats
         self.won = [0] * self.seats
         self.trick, self.trick_winner, self.points = [], None, None
 
     def snap(self, caption: str, acting: int | None = None) -> None:
-        hand = self.hand
-        self.frames.append(
-            {
-                "hand": hand.get("number", 0),
-                "size": hand.get("size", 0),
-                "dealer": hand.get("dealer"),
-                "trump": hand.get("trump"),
-                "sudden_death": hand.get("sudden_death", False),
-                "held": [list(cards) for cards in self.held],
-                "bids": list(self.bids),
-                "won": list(self.won),
-                "trick": list(self.trick),
-                "trick_winner": self.trick_winner,
-                "points": self.points,
-                "totals": list(self.totals),
-                "acting": acting,
-                "caption": caption,
-            }
-        )
+        frame: Frame = {
+            "hand_index": self.hand_index,
+            "played": self.played,
+            "bids": list(self.bids),
+            "won": list(self.won),
+            "trick": [[seat, card] for seat, card in self.trick],
+            "totals": list(self.totals),
+            "caption": caption,
+        }
+        for name, value in (("trick_winner", self.trick_winner), ("points", self.points), ("acting", acting)):
+            if value is not None:  # left out when empty: a classic game has some 700 frames
+                frame[name] = value
+        self.frames.append(frame)
+
+
+def held_at(hands: list[dict[str, Any]], frame: Frame) -> list[list[str]]:
+    """The cards each seat holds at ``frame``: its deal less the plays made so far in the hand."""
+    if frame["hand_index"] < 0:
+        return []
+    hand = hands[frame["hand_index"]]
+    gone = {card for _, card in hand["plays"][: frame["played"]]}
+    return [[card for card in cards if card not in gone] for cards in hand["deal"]]
+
+
+def replay(record: dict[str, Any]) -> dict[str, Any]:
+    """What the viewer needs: {"hands": [{number, size, dealer, trump, sudden_death, deal, plays}],
+    "frames": [{hand_index, played, bids, won, trick: [[seat, card]], totals, caption, and when
+    set: trick_winner, points, acting}]}."""
+    table = _walk(record)
+    return {"hands": table.hands, "frames": table.frames}
 
 
 def frames(record: dict[str, Any]) -> list[Frame]:
+    return _walk(record).frames
+
+
+def _walk(record: dict[str, Any]) -> _Table:
     table = _Table(record)
     names = table.names
     for hand in record["hands"]:
@@ -76,8 +100,8 @@ def frames(record: dict[str, Any]) -> list[Frame]:
                 continue
             if table.trick_winner is not None:  # the previous trick leaves the table
                 table.trick, table.trick_winner = [], None
-            table.held[seat].remove(value)
-            table.trick.append({"seat": seat, "card": value})
+            table.played += 1
+            table.trick.append((seat, value))
             table.snap(f"{names[seat]} plays {value}", seat)
             if current is not None and len(table.trick) == len(current["cards"]):
                 winner = current["winner"]
@@ -92,5 +116,6 @@ def frames(record: dict[str, Any]) -> list[Frame]:
         table.snap(f"end of hand {hand['number']}: {scored}")
     winners = " and ".join(names[w] for w in record.get("winners", []))
     table.totals = list(record.get("totals", table.totals))
+    table.points = None  # the last hand's points are its own frame's
     table.snap(f"match over: {winners or 'no winner'} {'win' if len(record.get('winners', [])) > 1 else 'wins'}")
-    return table.frames
+    return table

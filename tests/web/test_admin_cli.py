@@ -28,7 +28,9 @@ def ohell(site: Site | None, *args: str, address: str = "") -> subprocess.Comple
 
 
 def test_ladders(site: Site) -> None:
-    made = ohell(site, "ladder", "create", "class", "--seats", "3", "--house-bots", "random", "--option", "hand_sizes=[3]")
+    made = ohell(
+        site, "ladder", "create", "class", "--seats", "3", "--house-bots", "random", "--option", "hand_sizes=[3]"
+    )
     assert made.returncode == 0 and "ladder class created: classic rules, 3 seats" in made.stdout, made.stdout
     listed = ohell(site, "ladder", "list")
     assert "class" in listed.stdout and LADDER in listed.stdout

@@ -10,7 +10,7 @@ from ohell.presets import preset, preset_with_options
 from ohell.record import build_record
 from ohell.state import Game
 from services.web.host import names_from_csv
-from services.web.replay import frames
+from services.web.replay import frames, held_at, replay
 
 
 def record_of(rules_name: str, seats: int, seed: int, options: list[str] | None = None) -> dict:
@@ -23,12 +23,16 @@ def record_of(rules_name: str, seats: int, seed: int, options: list[str] | None 
 @pytest.mark.parametrize(("rules", "seats", "seed"), [("classic", 4, 1), ("classic", 3, 2), ("classic", 7, 3)])
 def test_frames_walk_the_record(rules: str, seats: int, seed: int) -> None:
     record = record_of(rules, seats, seed)
-    steps = frames(record)
+    viewer = replay(record)
+    steps = viewer["frames"]
+    for frame in steps:
+        frame["held"] = held_at(viewer["hands"], frame)
     assert steps[-1]["totals"] == record["totals"] and steps[-1]["caption"].startswith("match over")
     actions = sum(len(hand["events"]) for hand in record["hands"])
     tricks = sum(len(hand["tricks"]) for hand in record["hands"])
     assert len(steps) == 2 * len(record["hands"]) + actions + tricks + 1  # deal + end per hand, then the end
     ends = [f for f in steps if f["caption"].startswith("end of hand")]
+    assert [f for f in steps if "points" in f] == ends  # the score table gets one row per hand
     assert [f["totals"] for f in ends] == [hand["totals"] for hand in record["hands"]]
     assert [f["points"] for f in ends] == [hand["points"] for hand in record["hands"]]
     assert [f["won"] for f in ends] == [hand["tricks_won"] for hand in record["hands"]]
@@ -38,7 +42,7 @@ def test_frames_walk_the_record(rules: str, seats: int, seed: int) -> None:
             card = after["caption"].rsplit(" ", 1)[1]
             seat = after["acting"]
             assert card in before["held"][seat] and card not in after["held"][seat]
-            assert after["trick"][-1] == {"seat": seat, "card": card}
+            assert after["trick"][-1] == [seat, card]
 
 
 def test_bid_frames_carry_the_bids_so_far() -> None:

@@ -1,7 +1,15 @@
 // The replay viewer: the server sends every frame (the whole table at each step); this draws frame i.
 "use strict";
 (function () {
-  const frames = JSON.parse(document.getElementById("frames").textContent);
+  const data = JSON.parse(document.getElementById("replay").textContent);
+  const frames = data.frames;
+  function heldAt(f) {
+    // the deal less the plays made so far in the hand (services/web/replay.py: held_at)
+    if (f.hand_index < 0) return [];
+    const hand = data.hands[f.hand_index];
+    const gone = new Set(hand.plays.slice(0, f.played).map((p) => p[1]));
+    return hand.deal.map((cards) => cards.filter((c) => !gone.has(c)));
+  }
   const seats = [...document.querySelectorAll("#seats .seat")];
   const scrub = document.getElementById("scrub");
   const playButton = document.getElementById("play");
@@ -13,8 +21,8 @@
     const rows = [];
     for (let i = 0; i <= upTo; i++) {
       const f = frames[i];
-      if (f.points && f.caption.startsWith("end of hand")) {
-        rows.push(scoreRow(String(f.hand), f.points.map((p, s) => `${p >= 0 ? "+" : ""}${p} (${f.totals[s]})`)));
+      if (f.points) {
+        rows.push(scoreRow(String(data.hands[f.hand_index].number), f.points.map((p, s) => `${p >= 0 ? "+" : ""}${p} (${f.totals[s]})`)));
       }
     }
     scores.replaceChildren(...rows);
@@ -25,19 +33,22 @@
     const f = frames[index];
     document.getElementById("caption").textContent = f.caption;
     document.getElementById("position").textContent = `${index + 1} / ${frames.length}`;
+    const h = f.hand_index >= 0 ? data.hands[f.hand_index] : null;
+    const winner = f.trick_winner ?? null;
     document.getElementById("hand-info").textContent =
-      f.hand ? `hand ${f.hand}${f.sudden_death ? " (sudden death)" : ""} · ${f.size} cards · trump ${f.trump || "none"}` : "";
+      h ? `hand ${h.number}${h.sudden_death ? " (sudden death)" : ""} · ${h.size} cards · trump ${h.trump || "none"}` : "";
     scrub.value = index;
+    const held = heldAt(f);
     seats.forEach((el, s) => {
       el.querySelector(".bid").textContent = f.bids[s] === null || f.bids[s] === undefined || f.bids[s] < 0 ? "–" : f.bids[s];
       el.querySelector(".won").textContent = f.won[s] ?? 0;
       el.querySelector(".total").textContent = f.totals[s];
-      el.querySelector(".dealer").hidden = f.dealer !== s;
-      el.classList.toggle("acting", f.acting === s && f.trick_winner === null);
-      el.classList.toggle("took", f.trick_winner === s);
-      const played = f.trick.filter((p) => p.seat === s).map((p) => p.card);
+      el.querySelector(".dealer").hidden = !h || h.dealer !== s;
+      el.classList.toggle("acting", f.acting === s && winner === null);
+      el.classList.toggle("took", winner === s);
+      const played = f.trick.filter((p) => p[0] === s).map((p) => p[1]);
       fill(el.querySelector(".played"), played);
-      fill(el.querySelector(".cards"), f.held[s] || []);
+      fill(el.querySelector(".cards"), held[s] || []);
     });
     scoreRows(index);
     document.body.dataset.step = String(index);
