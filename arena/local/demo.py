@@ -24,6 +24,9 @@ from ohell.presets import preset_with_options
 console = Console()
 DEMO_LADDER = "demo"
 DEMO_OPTIONS = ["hand_sizes=[5,4,3,2,1]"]  # a short game keeps the demo near a minute with the strong bot
+# A window wider than any rating gap: every table is drawn from all waiting agents, so each bot meets
+# each kind of opponent as often as the others do (tables by rating put the strong bots with the
+# heuristic ones and leave the random ones to the heuristic ones, which blurs the order).
 
 
 def demo_agents() -> list[tuple[str, str]]:
@@ -82,7 +85,7 @@ def play_ladder(
 ) -> int:
     stub.CreateLadder(
         pb.CreateLadderRequest(
-            ladder=pb.Ladder(name=DEMO_LADDER, rules=rules, seats=args.seats, base_window=8.0, widen_per_second=8.0)
+            ladder=pb.Ladder(name=DEMO_LADDER, rules=rules, seats=args.seats, base_window=100.0, widen_per_second=8.0)
         )
     )
     tokens = {}

@@ -58,6 +58,9 @@ def test_replay_steps_to_the_records_totals(site: Site, page: Any) -> None:
     assert page.locator("#caption").inner_text().startswith(record["seats"][record["hands"][0]["events"][1][1]]["name"])
     page.keyboard.press("ArrowLeft")
     assert page.locator("body").get_attribute("data-step") == "1"
+    for _ in range(len(record["seats"]) + 2):  # the bids made and three cards on the table
+        page.keyboard.press("ArrowRight")
+    assert page.locator("#seats .played .c").count() == 3
     screenshot(page, "replay")
     steps = int(page.locator("#scrub").get_attribute("max"))
     for _ in range(steps):  # step to the end one frame at a time
