@@ -30,8 +30,13 @@ DEMO_OPTIONS = ["hand_sizes=[5,4,3,2,1]"]  # a short game keeps the demo near a 
 
 
 def demo_agents() -> list[tuple[str, str]]:
-    """(name, bot): three each of random and heuristic, two strong ones when that bot exists."""
-    agents = [(f"{bot}-{i}", bot) for bot in ("random", "heuristic") for i in (1, 2, 3)]
+    """(name, bot): four each of random and heuristic, two strong ones when that bot exists.
+
+    Ten agents at tables of four: two agents are always waiting, and the forming takes the ones
+    with the fewest games first, so tables keep mixing. With eight, both tables seat everyone: the
+    four leaving a table are the only ones waiting and sit together again, and the ladder splits
+    into two groups that never meet (the fast group then plays twice as many matches)."""
+    agents = [(f"{bot}-{i}", bot) for bot in ("random", "heuristic") for i in (1, 2, 3, 4)]
     if "strong" in BOT_FACTORIES:
         agents += [(f"strong-{i}", "strong") for i in (1, 2)]
     return agents
