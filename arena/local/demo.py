@@ -4,6 +4,7 @@ matchmaker, Celery worker processes), with a progress bar and the leaderboard at
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 
 import grpc
@@ -24,18 +25,17 @@ from ohell.presets import preset_with_options
 console = Console()
 DEMO_LADDER = "demo"
 DEMO_OPTIONS = ["hand_sizes=[5,4,3,2,1]"]  # a short game keeps the demo near a minute with the strong bot
-# A window wider than any rating gap: every table is drawn from all waiting agents, so each bot meets
-# each kind of opponent as often as the others do (tables by rating put the strong bots with the
-# heuristic ones and leave the random ones to the heuristic ones, which blurs the order).
+# A window wider than any rating gap: tables are drawn from all waiting agents by fewest games.
 
 
 def demo_agents() -> list[tuple[str, str]]:
     """(name, bot): four each of random and heuristic, two strong ones when that bot exists.
 
-    Ten agents at tables of four: two agents are always waiting, and the forming takes the ones
-    with the fewest games first, so tables keep mixing. With eight, both tables seat everyone: the
-    four leaving a table are the only ones waiting and sit together again, and the ladder splits
-    into two groups that never meet (the fast group then plays twice as many matches)."""
+    The demo plays one match at a time (``concurrency=1``) with ten agents at tables of four: the
+    forming seats the agents with the fewest games first, so every agent plays about as often as
+    the others (with two matches at once the strong bots' slower matches left them a sixth of the
+    games), and the two agents left waiting at each table change, so tables keep mixing (with
+    eight agents the same two groups of four sat together again and again)."""
     agents = [(f"{bot}-{i}", bot) for bot in ("random", "heuristic") for i in (1, 2, 3, 4)]
     if "strong" in BOT_FACTORIES:
         agents += [(f"strong-{i}", "strong") for i in (1, 2)]
@@ -54,6 +54,10 @@ def rated_matches(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, seats: int) -
     return sum(s.games for s in board.standings) // seats
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run_demo(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
@@ -61,7 +65,9 @@ def run_demo(args: argparse.Namespace) -> int:
         raise OhHellError(f"--seats must be from 3 to 7, got {args.seats}")
     check_address("--web-address", args.web_address)
     rules = demo_rules(args.rules, args.option)
-    stack = Stack(StackConfig(engine=False, concurrency=2, remote_worker=False, web_address=args.web_address))
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # also when started where SIGINT is ignored (`cmd &`)
+        signal.signal(stop_signal, _interrupt)
+    stack = Stack(StackConfig(engine=False, concurrency=1, remote_worker=False, web_address=args.web_address))
     try:
         with console.status("starting the stack: redis, matchmaker, Celery workers, web app"):
             stack.start()

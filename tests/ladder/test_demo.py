@@ -56,6 +56,36 @@ def test_demo_plays_a_ladder_and_prints_the_leaderboard() -> None:
     assert "leaderboard of 'demo'" in result.stdout
     for name in ("random-1", "heuristic-1"):
         assert name in result.stdout
+    assert "leaderboard in the browser: http://127.0.0.1:" in result.stdout
+
+
+def test_demo_serves_the_leaderboard_until_ctrl_c() -> None:
+    import re
+    import urllib.request
+
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "demo", "--games", "2", "--serve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=os.environ | {"COLUMNS": "120"},
+    )
+    try:
+        lines: list[str] = []
+        while not any("serving the web app until Ctrl-C" in line for line in lines):
+            line = demo.stdout.readline()  # type: ignore[union-attr]
+            assert line, "".join(lines)
+            lines.append(line)
+        url = re.search(r"leaderboard, agents and replays: (\S+)", "".join(lines)).group(1)  # type: ignore[union-attr]
+        page = urllib.request.urlopen(url, timeout=10).read().decode()
+        assert "Leaderboard: demo" in page and "heuristic-1" in page
+        started = descendants(demo.pid)
+        demo.send_signal(signal.SIGINT)
+        assert demo.wait(30) == 0
+        wait_until(lambda: not alive(started), 30, "every process to exit")
+    finally:
+        if demo.poll() is None:
+            demo.kill()
 
 
 def test_ctrl_c_stops_every_process_of_the_stack(tmp_path: Path) -> None:

@@ -98,3 +98,12 @@ def test_results(site: Site, tmp_path: Path) -> None:
 def test_unreachable_matchmaker_is_named() -> None:
     result = ohell(None, "ladder", "list", address="127.0.0.1:1")
     assert result.returncode == 2 and "cannot reach the matchmaker at 127.0.0.1:1" in result.stdout
+
+
+def test_list_matches_state_is_checked(site: Site) -> None:
+    import grpc
+
+    with pytest.raises(grpc.RpcError) as caught:
+        site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, state="bogus"))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "state" in caught.value.details()
+    assert not site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, state="running")).matches  # all done
