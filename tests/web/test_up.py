@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -49,12 +50,18 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
     args += ["--engine-address", f"127.0.0.1:{ports['engine']}"]
     args += ["--matchmaker-address", f"127.0.0.1:{ports['matchmaker']}"]
     banners = []
-    for run in range(2):
-        process, banner = start_up(args, tmp_path / f"up-{run}.log")
+    for run in range(3):
+        # the third run lets the engine take any port: its banner must show that port, not the
+        # one the earlier runs wrote into the same engine.log
+        extra = ["--engine-address", "127.0.0.1:0"] if run == 2 else []
+        process, banner = start_up(args + extra, tmp_path / f"up-{run}.log")
         try:
             banners.append(banner)
             assert re.search(rf"^web\s+http://127\.0\.0\.1:{ports['web']}\s", banner, re.M), banner
-            assert re.search(rf"^engine\s+127\.0\.0\.1:{ports['engine']}\s", banner, re.M), banner
+            engine_port = int(re.search(r"^engine\s+127\.0\.0\.1:(\d+)\s", banner, re.M).group(1))  # type: ignore[union-attr]
+            assert (engine_port == ports["engine"]) == (run < 2), banner
+            with socket.create_connection(("127.0.0.1", engine_port), timeout=5):
+                pass
             assert re.search(rf"^matchmaker\s+127\.0\.0\.1:{ports['matchmaker']}\s", banner, re.M), banner
             with urllib.request.urlopen(f"http://127.0.0.1:{ports['web']}/healthz", timeout=5) as reply:
                 assert reply.status == 200
@@ -70,7 +77,7 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
     token_file = tmp_path / "data" / "host-token"
     assert token_file.stat().st_mode & 0o777 == 0o600
     assert all(f"host token  {token_file}" in banner for banner in banners)
-    assert (tmp_path / "data" / "engine.log").read_text().count("service on port") == 2  # one log, both runs
+    assert (tmp_path / "data" / "engine.log").read_text().count("service on port") == 3  # one log, every run
 
 
 def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
