@@ -13,6 +13,7 @@ import csv
 import hmac
 import io
 import secrets
+import time
 from typing import Any
 
 from starlette.datastructures import UploadFile
@@ -30,29 +31,41 @@ from services.web.api import ApiError
 from services.web.pages import api_of, page
 
 COOKIE = "ohell_host"
+MAX_SESSIONS = 64
+SESSION_S = 12 * 3600.0
 MAX_AGENTS_PER_FORM = 500
 MAX_CSV_BYTES = 256 * 1024
 KINDS = {"connected": pb.AGENT_KIND_CONNECTED, "builtin": pb.AGENT_KIND_BUILTIN, "endpoint": pb.AGENT_KIND_ENDPOINT}
 
 
 class HostSessions:
+    """Signed-in host sessions of this process: at most MAX_SESSIONS (the oldest go first), each
+    valid for SESSION_S seconds."""
+
     def __init__(self, host_token: str) -> None:
         self.host_token = host_token
-        self._csrf: dict[str, str] = {}  # session id -> its CSRF token
+        self._sessions: dict[str, tuple[str, float]] = {}  # session id -> (its CSRF token, expiry)
 
     def check_token(self, token: str) -> bool:
         return bool(self.host_token) and hmac.compare_digest(token.encode(), self.host_token.encode())
 
     def open(self) -> str:
+        while len(self._sessions) >= MAX_SESSIONS:
+            self._sessions.pop(next(iter(self._sessions)))
         session = secrets.token_urlsafe(24)
-        self._csrf[session] = secrets.token_urlsafe(24)
+        self._sessions[session] = (secrets.token_urlsafe(24), time.monotonic() + SESSION_S)
         return session
 
     def close(self, session: str) -> None:
-        self._csrf.pop(session, None)
+        self._sessions.pop(session, None)
 
     def csrf(self, request: Request) -> str | None:
-        return self._csrf.get(request.cookies.get(COOKIE, ""))
+        session = request.cookies.get(COOKIE, "")
+        csrf, expires = self._sessions.get(session, ("", 0.0))
+        if time.monotonic() >= expires:
+            self._sessions.pop(session, None)
+            return None
+        return csrf
 
     def signed_in(self, request: Request) -> bool:
         return self.csrf(request) is not None
