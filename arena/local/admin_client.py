@@ -86,7 +86,10 @@ def connect(args: argparse.Namespace) -> Iterator[Host]:
 def with_host(command: Callable[[Host, argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
         with connect(args) as host:
-            return command(host, args)
+            try:
+                return command(host, args)
+            except OSError as error:  # a file the command reads or writes (--out, --tokens, the CSV)
+                raise OhHellError(f"{error.filename or 'file'}: {error.strerror or error}") from None
 
     return handler
 
