@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import subprocess
 import sys
 import time
@@ -88,7 +89,7 @@ def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFa
     logs = tmp_path_factory.mktemp("web-stack")
     config = StackConfig(
         redis_url=shared_redis_server.url,
-        prefix=f"web{os.getpid()}:",
+        prefix=f"web{secrets.token_hex(4)}:",  # each module's stack its own keys on the shared Redis
         env={"OHELL_MATCH_LEASE_S": "1.5"},
         matchmaker_args=("--sweep-every", "0.5", "--tick", "0.02"),
         log_dir=str(logs),
