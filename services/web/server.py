@@ -26,13 +26,21 @@ def host_token(path: str | None) -> str:
     return os.environ.get(HOST_TOKEN_ENV, "").strip()
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m services.web", description=__doc__)
-    parser.add_argument("--address", default="127.0.0.1:8080", help="where to listen, host:port (port 0: any)")
-    parser.add_argument("--matchmaker", default=os.environ.get("OHELL_MATCHMAKER", "127.0.0.1:50052"))
-    parser.add_argument("--engine", default=os.environ.get("OHELL_ENGINE", "127.0.0.1:50051"), help="for live views")
+    parser.add_argument(
+        "--address", default=os.environ.get("OHELL_WEB_ADDRESS", "127.0.0.1:8080"), help="host:port (port 0: any)"
+    )
+    parser.add_argument("--matchmaker", default=os.environ.get("OHELL_MATCHMAKER_ADDRESS", "127.0.0.1:50052"))
+    parser.add_argument(
+        "--engine", default=os.environ.get("OHELL_ENGINE_ADDRESS", "127.0.0.1:50051"), help="for live views"
+    )
     parser.add_argument("--host-token-file", help=f"the host credential (default: ${HOST_TOKEN_ENV})")
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
 
 
 async def serve(args: argparse.Namespace) -> None:
