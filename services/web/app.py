@@ -108,7 +108,7 @@ async def match_page(request: Request) -> Response:
         match=summary,
         record=record,
         seats=views.record_seats(record, list(summary.agent_ids)),
-        replay_json=json.dumps(viewer, separators=(",", ":")),
+        replay_json=json.dumps(viewer, separators=(",", ":")).replace("<", "\\u003c"),  # inside <script>
         steps=len(viewer["frames"]),
     )
 

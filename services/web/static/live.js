@@ -74,6 +74,13 @@
     status.textContent = "live";
   });
   source.addEventListener("done", () => { source.close(); status.textContent = "finished"; document.getElementById("done").hidden = false; });
-  source.addEventListener("failed", (message) => { source.close(); status.textContent = JSON.parse(message.data).error; });
+  source.addEventListener("failed", (message) => {
+    source.close();
+    const error = JSON.parse(message.data).error;
+    status.textContent = error.startsWith("NOT_FOUND")
+      ? "no live feed for this match: matches of built-in bots only are played inside a worker; its replay appears when it ends."
+      : error;
+    document.getElementById("done").hidden = false;
+  });
   if (names.length) build(names.length);
 })();
