@@ -19,6 +19,7 @@
     services.engine       arena (not arena.local, arena.cli), ohell
     services.matchmaker   the same
     workers               the same
+    services.web          the same (reads through the services' gRPC APIs)
 
 and no two modules of the project import each other, directly or through others.
 """
@@ -59,6 +60,7 @@ FLOORS: dict[str, set[str]] = {
     "services.engine": LIBRARY,
     "services.matchmaker": LIBRARY,
     "workers": LIBRARY,
+    "services.web": LIBRARY,
 }
 
 

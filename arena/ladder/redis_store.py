@@ -558,6 +558,18 @@ class RedisStore:
         """Whether an archive task is waiting for the database to come back."""
         return bool(self.client.exists(self.keys.archive_retry))
 
+    def running_matches(self, ladder: str, agent_id: str) -> list[MatchInfo]:
+        """Matches in play now (of one ladder and/or agent when given), by id."""
+        matches = []
+        for match_id in self.active_matches():
+            raw = self.client.hgetall(self.keys.match(match_id))
+            info = _match_info(raw) if raw else None
+            if info is None or info.state not in ("queued", "running") or (ladder and info.ladder != ladder):
+                continue
+            if not agent_id or agent_id in (seat.agent_id for seat in info.seats):
+                matches.append(info)
+        return matches
+
     def active_matches(self) -> list[str]:
         return sorted(text(m) for m in self.client.smembers(self.keys.active))
 

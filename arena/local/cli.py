@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
+from arena.local import admin
+from arena.local.config import CONFIG_ENV, HOST_TOKEN_ENV, SETTINGS, host_token, resolve
+from arena.local.stack import Stack, StackConfig
 from ohell.errors import OhHellError
 
 
@@ -16,32 +19,52 @@ def _interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
 
-def cmd_up(args: argparse.Namespace) -> int:
-    from arena.local.stack import Stack, StackConfig
-
+def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], str]:
+    """The stack of ``ohell up`` from flags, environment and config file; also the settings and
+    where the host token comes from."""
+    flags = {name: getattr(args, name, None) for name in SETTINGS}
+    settings = resolve(flags, os.environ, args.config)
+    token, token_source = host_token(settings, os.environ)
+    data_dir = settings["data_dir"]
+    env = {HOST_TOKEN_ENV: token}
+    if not os.environ.get("OHELL_DATABASE_URL"):  # the match archive (issue 10) lives in the data folder too
+        env["OHELL_DATABASE_URL"] = f"sqlite:///{Path(data_dir) / 'archive.db'}"
     config = StackConfig(
-        redis_url=args.redis_url or os.environ.get("REDIS_URL"),
-        database_url=args.database_url,
-        builtin_workers=args.workers,
-        concurrency=args.concurrency,
-        remote_concurrency=args.remote_concurrency,
-        metrics=args.metrics,
-        log_dir=args.log_dir or tempfile.mkdtemp(prefix="ohell-up-"),
+        redis_url=settings["redis_url"] or None,
+        redis_port=settings["redis_port"] or None,
+        database_url=settings["database_url"] or None,
+        builtin_workers=settings["workers"],
+        concurrency=settings["concurrency"],
+        remote_concurrency=settings["remote_concurrency"],
+        metrics=settings["metrics"],
+        log_dir=data_dir,
+        engine_address=settings["engine_address"],
+        matchmaker_address=settings["matchmaker_address"],
+        web_address=settings["web_address"],
+        env=env,
     )
+    return config, settings, token_source
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    config, settings, token_source = up_config(args)
     stack = Stack(config)
     for stop_signal in (signal.SIGINT, signal.SIGTERM):  # also when started where SIGINT is ignored (`cmd &`)
         signal.signal(stop_signal, _interrupt)
     try:
         stack.start()
-        print(f"redis       {stack.redis_url}{'  (embedded, AOF on)' if stack.redis else ''}")
+        print(f"web         {stack.web_url}   (leaderboards, replays, live matches; host pages)")
         print(f"engine      {stack.engine_address}   (agents connect here)")
-        print(f"matchmaker  {stack.matchmaker_address}")
+        print(f"matchmaker  {stack.matchmaker_address}   (ohell ladder/agent/leaderboard/matches)")
+        print(f"redis       {stack.redis_url}{'  (embedded, AOF on)' if stack.redis else ''}")
         print(f"archive     {stack.database_url}")
-        print(f"workers     {args.workers} x {args.concurrency} built-in + 1 x {args.remote_concurrency} remote")
+        workers = f"{config.builtin_workers} x {config.concurrency} built-in + 1 x {config.remote_concurrency} remote"
+        print(f"workers     {workers}")
         for name, port in sorted(stack.metrics_ports.items()):
             print(f"metrics     {name}: http://127.0.0.1:{port}/metrics")
-        print(f"host token  {stack.host_token_path}   (administration: send it as 'authorization: Bearer <token>')")
-        print(f"logs        {stack.log_dir}\nCtrl-C stops everything.", flush=True)
+        print(f"host token  {token_source}   (administration: send it as 'authorization: Bearer <token>')")
+        print(f"data        {settings['data_dir']}   (Redis data, archive, logs: kept across restarts)")
+        print("Ctrl-C stops everything.", flush=True)
         services = [proc for proc in stack.procs if proc not in stack.workers]  # workers are restarted
         while all(proc.popen.poll() is None for proc in services):
             time.sleep(0.5)
@@ -50,6 +73,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:
         return 0
+    except RuntimeError as error:  # a process did not get ready: its log's tail says why (a port in use, ...)
+        raise OhHellError(str(error)) from None
     finally:
         stack.cleanup()
 
@@ -109,17 +134,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    up = sub.add_parser("up", help="run the whole ladder stack as local processes until Ctrl-C")
-    up.add_argument("--redis-url", help="use this Redis (default: $REDIS_URL, else an embedded one)")
-    up.add_argument(
-        "--database-url",
-        help="the match archive (default: $OHELL_DATABASE_URL, else a SQLite file in the log folder)",
-    )
-    up.add_argument("--workers", type=int, default=1, help="worker processes for built-in matches")
-    up.add_argument("--concurrency", type=int, default=os.cpu_count() or 2, help="pool size of each worker")
-    up.add_argument("--remote-concurrency", type=int, default=16, help="threads for matches with remote agents")
-    up.add_argument("--metrics", action="store_true", help="serve /metrics from every process")
-    up.add_argument("--log-dir", help="process logs (and the embedded Redis's data) go here")
+    up = sub.add_parser("up", help="run the whole ladder stack and the web app as local processes until Ctrl-C")
+    up.add_argument("--config", help=f"a TOML file of these settings (default: ${CONFIG_ENV}, else ./ohell.toml)")
+    for name, setting in SETTINGS.items():
+        flag = "--" + name.replace("_", "-")
+        text = (
+            f"{setting.help} (${setting.env}; default {setting.default if setting.default is not None else 'per user'})"
+        )
+        if setting.kind is bool:
+            up.add_argument(flag, dest=name, action="store_true", default=None, help=text)
+        else:
+            up.add_argument(flag, dest=name, type=setting.kind, help=text)
+    up.add_argument("--log-dir", dest="data_dir", help=argparse.SUPPRESS)  # the data folder's former name
     up.set_defaults(handler=cmd_up)
 
     demo = sub.add_parser("demo", help="the README's main job: a ladder of built-in bots on the local stack")
@@ -133,9 +159,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="override a rule (default for the demo: hand_sizes=[5,4,3,2,1])",
     )
     demo.add_argument("--seats", type=int, default=4)
+    demo.add_argument("--web-address", default="127.0.0.1:0", help="where the web app listens (port 0: any free)")
+    demo.add_argument("--serve", action="store_true", help="keep serving the web app after the run, until Ctrl-C")
     demo.set_defaults(handler=cmd_demo)
 
-    ladder = sub.add_parser("ladder", help="ladder maintenance")
+    ladder = sub.add_parser("ladder", help="create, list, show, pause, resume, delete ladders; rebuild ratings")
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
     rebuild.add_argument("--redis-url")
@@ -157,3 +185,4 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     export.add_argument("--out", required=True, help="file to write")
     export.add_argument("--database-url", help="the archive (default: $OHELL_DATABASE_URL)")
     export.set_defaults(handler=cmd_export)
+    admin.register(sub, ladder_sub)  # ladder create|list|show|pause|resume|delete, agent, leaderboard, matches, ...

@@ -4,6 +4,7 @@ matchmaker, Celery worker processes), with a progress bar and the leaderboard at
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 
 import grpc
@@ -11,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.local.config import check_address
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
@@ -23,11 +25,18 @@ from ohell.presets import preset_with_options
 console = Console()
 DEMO_LADDER = "demo"
 DEMO_OPTIONS = ["hand_sizes=[5,4,3,2,1]"]  # a short game keeps the demo near a minute with the strong bot
+# A window wider than any rating gap: tables are drawn from all waiting agents by fewest games.
 
 
 def demo_agents() -> list[tuple[str, str]]:
-    """(name, bot): three each of random and heuristic, two strong ones when that bot exists."""
-    agents = [(f"{bot}-{i}", bot) for bot in ("random", "heuristic") for i in (1, 2, 3)]
+    """(name, bot): four each of random and heuristic, two strong ones when that bot exists.
+
+    The demo plays one match at a time (``concurrency=1``) with ten agents at tables of four: the
+    forming seats the agents with the fewest games first, so every agent plays about as often as
+    the others (with two matches at once the strong bots' slower matches left them a sixth of the
+    games), and the two agents left waiting at each table change, so tables keep mixing (with
+    eight agents the same two groups of four sat together again and again)."""
+    agents = [(f"{bot}-{i}", bot) for bot in ("random", "heuristic") for i in (1, 2, 3, 4)]
     if "strong" in BOT_FACTORIES:
         agents += [(f"strong-{i}", "strong") for i in (1, 2)]
     return agents
@@ -45,20 +54,37 @@ def rated_matches(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, seats: int) -
     return sum(s.games for s in board.standings) // seats
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run_demo(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
     if not 3 <= args.seats <= 7:
         raise OhHellError(f"--seats must be from 3 to 7, got {args.seats}")
+    check_address("--web-address", args.web_address)
     rules = demo_rules(args.rules, args.option)
-    stack = Stack(StackConfig(engine=False, concurrency=2, remote_worker=False))
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # also when started where SIGINT is ignored (`cmd &`)
+        signal.signal(stop_signal, _interrupt)
+    stack = Stack(StackConfig(engine=False, concurrency=1, remote_worker=False, web_address=args.web_address))
     try:
-        with console.status("starting the stack: redis, matchmaker, Celery workers"):
+        with console.status("starting the stack: redis, matchmaker, Celery workers, web app"):
             stack.start()
+        board_url = f"{stack.web_url}/ladders/{DEMO_LADDER}"
+        console.print(f"leaderboard in the browser: {board_url}")
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
-            return play_ladder(stub, stack, rules, args)
+            play_ladder(stub, stack, rules, args)
+        console.print(f"leaderboard, agents and replays: {board_url}")
+        if args.serve:
+            console.print("serving the web app until Ctrl-C")
+            while True:
+                time.sleep(3600)
+        return 0
     except KeyboardInterrupt:
+        if args.serve:
+            return 0
         console.print("interrupted: stopping every process of the stack")
         return 130
     finally:
@@ -71,7 +97,7 @@ def play_ladder(
     host = auth_metadata(stack.host_token)  # the stack's administration credential
     stub.CreateLadder(
         pb.CreateLadderRequest(
-            ladder=pb.Ladder(name=DEMO_LADDER, rules=rules, seats=args.seats, base_window=8.0, widen_per_second=8.0)
+            ladder=pb.Ladder(name=DEMO_LADDER, rules=rules, seats=args.seats, base_window=100.0, widen_per_second=8.0)
         ),
         metadata=host,
     )

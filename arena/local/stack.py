@@ -1,5 +1,6 @@
 """The whole ladder as local processes: Redis (embedded unless a URL is given), the engine
-service, the matchmaker and Celery workers. Used by ``ohell up``, ``ohell demo`` and the tests.
+service, the matchmaker, Celery workers and the web app. Used by ``ohell up``, ``ohell demo`` and
+the tests. Addresses are fixed by the config (``ohell up``'s defaults) or port 0 (the tests').
 
 Every process is started in its own session, so a Ctrl-C in the terminal reaches only us and
 ``stop()`` ends each process group we started (a Celery worker and its pool children).
@@ -42,7 +43,11 @@ class StackConfig:
     metrics: bool = False  # serve /metrics from every process (ports in Stack.metrics_ports)
     env: dict[str, str] = field(default_factory=dict)  # extra environment (lease, visibility timeout)
     matchmaker_args: tuple[str, ...] = ()
-    log_dir: str | None = None
+    log_dir: str | None = None  # process logs (appended to) and the embedded Redis's data (redis/)
+    engine_address: str = "127.0.0.1:0"  # port 0: any free port (read back from the process's log)
+    matchmaker_address: str = "127.0.0.1:0"
+    web_address: str | None = None  # None: no web app
+    redis_port: int | None = None  # of the embedded redis-server (None: any free port)
     worker_log_level: str = "WARNING"  # INFO logs two lines per task
     host_token: str = ""  # the administration credential given to the services ("" = a new random one)
 
@@ -56,6 +61,8 @@ class Proc:
         self.popen = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
+        self._log.flush()
+        self._run_starts = self._log.tell()  # the log is appended to: this run's lines start here
         return subprocess.Popen(
             self.command,
             env=self.env,
@@ -70,7 +77,10 @@ class Proc:
         self.popen = self._spawn()
 
     def log_text(self) -> str:
-        return self.log_path.read_text(errors="replace")
+        """What this run of the process wrote (not earlier runs with the same log file)."""
+        with open(self.log_path, "rb") as log:
+            log.seek(self._run_starts)
+            return log.read().decode(errors="replace")
 
     def wait_for(self, pattern: re.Pattern[str] | str, timeout: float) -> re.Match[str]:
         deadline = time.monotonic() + timeout
@@ -107,6 +117,7 @@ class Stack:
         self.procs: list[Proc] = []
         self.engine_port = 0
         self.matchmaker_port = 0
+        self.web_port = 0
         self.metrics_ports: dict[str, int] = {}
         self.workers: list[Proc] = []
         self.worker_restarts = 0
@@ -128,6 +139,11 @@ class Stack:
     def engine_address(self) -> str:
         return f"127.0.0.1:{self.engine_port}"
 
+    @property
+    def web_url(self) -> str:
+        host = (self.config.web_address or "127.0.0.1:0").rpartition(":")[0]
+        return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{self.web_port}"
+
     def env(self) -> dict[str, str]:
         env = dict(os.environ) | {"REDIS_URL": self.redis_url, PREFIX_ENV: self.config.prefix, "PYTHONUNBUFFERED": "1"}
         env[HOST_TOKEN_ENV] = self.host_token
@@ -146,7 +162,7 @@ class Stack:
         try:
             if not self.redis_url:
                 (self.log_dir / "redis").mkdir(exist_ok=True)
-                self.redis = EmbeddedRedis(data_dir=str(self.log_dir / "redis")).start()
+                self.redis = EmbeddedRedis(data_dir=str(self.log_dir / "redis"), port=self.config.redis_port).start()
                 self.redis_url = self.redis.url
             python = sys.executable
             if self.config.engine:
@@ -157,7 +173,7 @@ class Stack:
                         "-m",
                         "services.engine",
                         "--address",
-                        "127.0.0.1:0",
+                        self.config.engine_address,
                         "--redis-url",
                         self.redis_url,
                         *self._metrics_args("engine"),
@@ -170,7 +186,7 @@ class Stack:
                     "-m",
                     "services.matchmaker",
                     "--address",
-                    "127.0.0.1:0",
+                    self.config.matchmaker_address,
                     "--redis-url",
                     self.redis_url,
                     *self._metrics_args("matchmaker"),
@@ -183,6 +199,8 @@ class Stack:
             if self.config.engine:
                 self.engine_port = int(engine.wait_for(PORT_LINE, timeout).group(1))
             self.matchmaker_port = int(matchmaker.wait_for(PORT_LINE, timeout).group(1))
+            if self.config.web_address is not None:
+                self.web_port = self._start_web(timeout)
             for worker in workers:
                 worker.wait_for(WORKER_READY, timeout)
         except BaseException:
@@ -191,6 +209,13 @@ class Stack:
         self._supervisor = threading.Thread(target=self._supervise, daemon=True, name="stack-supervisor")
         self._supervisor.start()
         return self
+
+    def _start_web(self, timeout: float) -> int:
+        command = [sys.executable, "-m", "services.web", "--address", self.config.web_address or "127.0.0.1:0"]
+        command += ["--matchmaker", self.matchmaker_address]
+        if self.config.engine:
+            command += ["--engine", self.engine_address]
+        return int(self._spawn("web", command).wait_for(PORT_LINE, timeout).group(1))
 
     def _supervise(self, every_s: float = 0.5) -> None:
         """Start a worker again when it exits on its own, as compose's ``restart: unless-stopped``

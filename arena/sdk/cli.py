@@ -1,5 +1,5 @@
-"""``ohell challenge`` and ``ohell agent``: start an ad-hoc match, connect or serve a built-in bot as a
-remote agent."""
+"""``ohell challenge`` and ``ohell bot run``: start an ad-hoc match, connect or serve a built-in bot as a
+remote agent. (Host commands on agents, ``ohell agent ...``, are in arena/local/admin.py.)"""
 
 from __future__ import annotations
 
@@ -78,7 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     challenge.add_argument("--out", help="write the match record here")
     challenge.set_defaults(handler=cmd_challenge)
 
-    agent = sub.add_parser("agent", help="play a built-in bot as a remote agent (connected, or --serve)")
+    bot = sub.add_parser("bot", help="bots as remote agents: ohell bot run")
+    bot_sub = bot.add_subparsers(dest="bot_command", required=True)
+    agent = bot_sub.add_parser("run", help="play a built-in bot as a remote agent (connected, or --serve)")
     agent.add_argument("--bot", default="heuristic")
     agent.add_argument("--seed", type=int, default=0)
     agent.add_argument("--address", default="127.0.0.1:50051", help="the gateway, or with --serve where to listen")

@@ -352,6 +352,13 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "agent_id is over 64 characters")
         if request.ladder:
             await self._call(context, self.store.get_ladder, request.ladder)
+        if request.state not in ("", "finished", "running"):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"state={request.state!r}: give '', 'finished' or 'running'"
+            )
+        if request.state == "running":
+            running = await self._call(context, self.store.running_matches, request.ladder, request.agent_id)
+            return pb.ListMatchesResponse(matches=[match_to_proto(m) for m in running[:size]])
         matches, token = await self._call(
             context,
             history.list_matches,

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.embedded_redis import free_port
+
 from .helpers import wait_until
 
 pytestmark = pytest.mark.slow  # runs the demo and `ohell up`; `-m "not slow"` leaves it out
@@ -54,11 +56,43 @@ def test_demo_plays_a_ladder_and_prints_the_leaderboard() -> None:
     assert "leaderboard of 'demo'" in result.stdout
     for name in ("random-1", "heuristic-1"):
         assert name in result.stdout
+    assert "leaderboard in the browser: http://127.0.0.1:" in result.stdout
 
 
-def test_ctrl_c_stops_every_process_of_the_stack() -> None:
+def test_demo_serves_the_leaderboard_until_ctrl_c() -> None:
+    import re
+    import urllib.request
+
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "demo", "--games", "2", "--serve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=os.environ | {"COLUMNS": "120"},
+    )
+    try:
+        lines: list[str] = []
+        while not any("serving the web app until Ctrl-C" in line for line in lines):
+            line = demo.stdout.readline()  # type: ignore[union-attr]
+            assert line, "".join(lines)
+            lines.append(line)
+        url = re.search(r"leaderboard, agents and replays: (\S+)", "".join(lines)).group(1)  # type: ignore[union-attr]
+        page = urllib.request.urlopen(url, timeout=10).read().decode()
+        assert "Leaderboard: demo" in page and "heuristic-1" in page
+        started = descendants(demo.pid)
+        demo.send_signal(signal.SIGINT)
+        assert demo.wait(30) == 0
+        wait_until(lambda: not alive(started), 30, "every process to exit")
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+
+
+def test_ctrl_c_stops_every_process_of_the_stack(tmp_path: Path) -> None:
+    addresses = [f"--{name}-address=127.0.0.1:{free_port()}" for name in ("engine", "matchmaker", "web")]
     up = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "up", "--concurrency", "2"],
+        [sys.executable, "-m", "arena.cli", "up", "--concurrency", "2", "--data-dir", str(tmp_path), *addresses]
+        + ["--redis-port", str(free_port())],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -70,7 +104,7 @@ def test_ctrl_c_stops_every_process_of_the_stack() -> None:
             assert line, "".join(lines)
             lines.append(line)
         assert any(line.startswith("matchmaker") for line in lines)
-        wait_until(lambda: len(descendants(up.pid)) >= 5, 30, "redis, engine, matchmaker and workers")
+        wait_until(lambda: len(descendants(up.pid)) >= 6, 30, "redis, engine, matchmaker, workers and the web app")
         started = descendants(up.pid)
         up.send_signal(signal.SIGINT)
         assert up.wait(30) == 0

@@ -69,6 +69,7 @@ def test_every_file_parses() -> None:
 def test_commands_exist_with_their_options() -> None:
     from services.engine.__main__ import build_parser as engine_parser
     from services.matchmaker.server import build_parser as matchmaker_parser
+    from services.web.server import build_parser as web_parser
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     kinds = set()
@@ -76,7 +77,11 @@ def test_commands_exist_with_their_options() -> None:
         program, *args = command
         if program == "python":
             assert args[0] == "-m" and importlib.util.find_spec(args[1]) is not None, command
-            parsers = {"services.matchmaker": matchmaker_parser, "services.engine": engine_parser}
+            parsers = {
+                "services.matchmaker": matchmaker_parser,
+                "services.engine": engine_parser,
+                "services.web": web_parser,
+            }
             parsers[args[1]]().parse_args(args[2:])  # SystemExit on an unknown option
         elif program == "celery":
             check_celery(args)

@@ -242,14 +242,15 @@ def test_duplicate_answer_gets_a_notice(engine_process, make_agent, shared_redis
 
 
 def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_agent, shared_redis_server) -> None:
-    """``ohell agent`` (a built-in bot over the SDK) is SIGKILLed while the match runs."""
+    """``ohell bot run`` (a built-in bot over the SDK) is SIGKILLed while the match runs."""
     agent_id, token = make_agent("killed")
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "arena.cli",
-            "agent",
+            "bot",
+            "run",
             "--bot",
             "random",
             "--address",

@@ -283,20 +283,22 @@ class MatchSummary(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., ladder: _Optional[str] = ..., state: _Optional[str] = ..., agent_ids: _Optional[_Iterable[str]] = ..., created_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., agent_names: _Optional[_Iterable[str]] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., archived: _Optional[bool] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
-    __slots__ = ("ladder", "agent_id", "page_size", "page_token", "since_ms", "until_ms")
+    __slots__ = ("ladder", "agent_id", "page_size", "page_token", "since_ms", "until_ms", "state")
     LADDER_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SINCE_MS_FIELD_NUMBER: _ClassVar[int]
     UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
     ladder: str
     agent_id: str
     page_size: int
     page_token: str
     since_ms: int
     until_ms: int
-    def __init__(self, ladder: _Optional[str] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., since_ms: _Optional[int] = ..., until_ms: _Optional[int] = ...) -> None: ...
+    state: str
+    def __init__(self, ladder: _Optional[str] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., since_ms: _Optional[int] = ..., until_ms: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
 
 class ListMatchesResponse(_message.Message):
     __slots__ = ("matches", "next_page_token")

@@ -242,9 +242,10 @@ class MatchmakerServiceServicer:
     def ListMatches(self, request, context):
         """Finished matches, newest first (by finish time), paged: of a ladder, of one agent, within a
         time range, or any mix (all empty: every ladder). Read from the match archive, plus the
-        matches finished so recently that the archive does not hold them yet. Status codes:
-        NOT_FOUND (ladder), INVALID_ARGUMENT (page_size, page_token, a negative time or an agent_id
-        over 64 characters), UNAVAILABLE (the archive's database cannot be reached).
+        matches finished so recently that the archive does not hold them yet. With state "running":
+        the matches in play now instead. Status codes: NOT_FOUND (ladder), INVALID_ARGUMENT
+        (page_size, page_token, state, a negative time or an agent_id over 64 characters),
+        UNAVAILABLE (the archive's database cannot be reached).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

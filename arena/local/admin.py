@@ -1,0 +1,73 @@
+"""The host's command tree on a running stack, over the matchmaker's gRPC API with the host credential:
+``ohell ladder create|list|show|pause|resume|delete``, ``ohell agent register|import|rotate|revoke|list``,
+``ohell leaderboard``, ``ohell matches``, ``ohell match show``, ``ohell export``. What each does is in
+arena/local/admin_commands.py; the connection and the credential in arena/local/admin_client.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from arena.local import admin_commands as c
+from arena.local.admin_client import add_common, with_host
+
+
+def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    def command(parent: argparse._SubParsersAction, name: str, handler: Any, text: str) -> Any:  # type: ignore[type-arg]
+        parser = add_common(parent.add_parser(name, help=text, description=text))
+        parser.set_defaults(handler=with_host(handler))
+        return parser
+
+    create = command(ladder_sub, "create", c.ladder_create, "create a ladder")
+    create.add_argument("name")
+    create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
+    create.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
+    create.add_argument("--seats", type=int, default=4, help="seats per table, 3..7")
+    create.add_argument("--house-bots", default="", help="comma-separated built-in bots that fill tables")
+    create.add_argument("--fill-after", type=float, default=10.0, help="seconds an agent waits before house bots fill")
+    command(ladder_sub, "list", c.ladder_list, "list the ladders")
+    for name, text in (("show", "one ladder: rules, seats, queue"), ("pause", "stop forming tables"), ("resume", "")):
+        command(ladder_sub, name, getattr(c, f"ladder_{name}"), text or "form tables again").add_argument("name")
+    delete = command(ladder_sub, "delete", c.ladder_delete, "delete a ladder (its matches stay in the archive)")
+    delete.add_argument("name")
+    delete.add_argument("--yes", action="store_true", help="do not ask")
+
+    agent = sub.add_parser("agent", help="register agents and manage their tokens (host)")
+    agent_sub = agent.add_subparsers(dest="agent_command", required=True)
+    reg = command(agent_sub, "register", c.agent_register, "register one agent and print (or save) its token")
+    reg.add_argument("name")
+    reg.add_argument("--kind", choices=("connected", "builtin", "endpoint"), default="connected")
+    reg.add_argument("--bot", default="", help="the built-in bot (kind builtin)")
+    reg.add_argument("--endpoint", default="", help="host:port (kind endpoint)")
+    reg.add_argument("--tokens", help="append name,agent_id,token to this CSV file instead of printing the token")
+    imp = command(agent_sub, "import", c.agent_import, "register every name of a CSV; write their tokens to a file")
+    imp.add_argument("csv", help="a CSV whose first column is the name (a header row 'name' is skipped)")
+    imp.add_argument("--tokens", required=True, help="write name,agent_id,token here (created; mode 600)")
+    imp.add_argument("--kind", choices=("connected", "builtin", "endpoint"), default="connected")
+    imp.add_argument("--bot", default="")
+    for name, text in (("rotate", "give an agent a new token (the old one stops working)"), ("revoke", "")):
+        parser = command(agent_sub, name, getattr(c, f"agent_{name}"), text or "revoke an agent's token")
+        parser.add_argument("agent_id")
+        if name == "rotate":
+            parser.add_argument("--tokens", help="append the new token to this CSV file instead of printing it")
+    command(agent_sub, "list", c.agent_list, "list the registered agents")
+
+    board = command(sub, "leaderboard", c.leaderboard, "a ladder's leaderboard")
+    board.add_argument("ladder")
+    matches = command(sub, "matches", c.matches, "matches of a ladder or an agent, newest first")
+    matches.add_argument("--ladder", default="")
+    matches.add_argument("--agent", default="", help="agent id")
+    matches.add_argument("--limit", type=int, default=20, help="at most this many (1..500)")
+    matches.add_argument("--running", action="store_true", help="the matches in play now")
+    match = sub.add_parser("match", help="one match")
+    match_sub = match.add_subparsers(dest="match_command", required=True)
+    show = command(match_sub, "show", c.match_show, "one match, hand by hand")
+    show.add_argument("match_id")
+    show.add_argument("--tricks", action="store_true", help="every trick too")
+    show.add_argument("--referee", action="store_true", help="replay the record and check every action")
+    show.add_argument("--out", help="also write the record (JSON) here")
+    export = command(sub, "export", c.export, "a ladder's leaderboard (CSV) and match records (JSON) into a folder")
+    export.add_argument("ladder")
+    export.add_argument("--out", required=True, help="the folder (created)")
+    export.add_argument("--limit", type=int, default=0, help="only the newest N matches (0: all)")

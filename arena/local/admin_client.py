@@ -1,0 +1,100 @@
+"""The host commands' connection: the matchmaker's stub with the host credential on every call.
+
+The matchmaker's address: ``--matchmaker``, else $OHELL_MATCHMAKER_ADDRESS, else ``ohell up``'s default.
+The host token: ``--host-token-file``, else $OHELL_HOST_TOKEN, else the file ``ohell up`` keeps in its
+data folder. Admin RPCs that the matchmaker does not have yet fail with UNIMPLEMENTED, named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from arena.local.config import HOST_TOKEN_ENV, SETTINGS, default_data_dir
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+from arena.rpc.auth import auth_metadata
+from ohell.errors import OhHellError
+
+TIMEOUT_S = 30.0
+
+
+def host_token(args: argparse.Namespace) -> str:
+    if args.host_token_file:
+        path = Path(args.host_token_file)
+    elif os.environ.get(HOST_TOKEN_ENV):
+        return os.environ[HOST_TOKEN_ENV].strip()
+    else:
+        path = Path(os.environ.get("OHELL_DATA_DIR") or default_data_dir()) / "host-token"
+        if not path.exists():
+            return ""  # calls go without a token; admin RPCs then answer UNAUTHENTICATED
+    try:
+        return path.read_text().strip()
+    except OSError as error:
+        raise OhHellError(f"--host-token-file {path}: {error.strerror or error}") from None
+
+
+class Host:
+    """The matchmaker's stub with the host token on every call, and errors as ``OhHellError``."""
+
+    def __init__(self, channel: grpc.Channel, address: str, token: str) -> None:
+        self.stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        self.address = address
+        self.metadata = auth_metadata(token) if token else None
+
+    def call(self, method: str, **fields: Any) -> Any:
+        request_type = getattr(pb, f"{method}Request", None)
+        rpc = getattr(self.stub, method, None)
+        if request_type is None or rpc is None:
+            raise OhHellError(f"{method}: UNIMPLEMENTED: the matchmaker's API has no {method} yet")
+        try:
+            return rpc(request_type(**fields), timeout=TIMEOUT_S, metadata=self.metadata)
+        except grpc.RpcError as error:
+            code = error.code()  # type: ignore[attr-defined]
+            if code == grpc.StatusCode.UNAVAILABLE:
+                raise OhHellError(
+                    f"cannot reach the matchmaker at {self.address}: is `ohell up` running? (--matchmaker ADDRESS)"
+                ) from None
+            raise OhHellError(f"{method}: {code.name}: {error.details()}") from None  # type: ignore[attr-defined]
+
+    def pages(self, method: str, field: str, **fields: Any) -> Iterator[Any]:
+        """Every item of a paged list RPC (one call when the request has no paging)."""
+        request_type = getattr(pb, f"{method}Request", None)
+        paged = request_type is not None and "page_token" in request_type.DESCRIPTOR.fields_by_name
+        token = ""
+        while True:
+            reply = self.call(method, **fields, **({"page_token": token, "page_size": 500} if paged else {}))
+            yield from getattr(reply, field)
+            token = reply.next_page_token if paged else ""
+            if not token:
+                return
+
+
+@contextmanager
+def connect(args: argparse.Namespace) -> Iterator[Host]:
+    address = args.matchmaker or os.environ.get("OHELL_MATCHMAKER_ADDRESS") or SETTINGS["matchmaker_address"].default
+    with grpc.insecure_channel(address) as channel:
+        yield Host(channel, address, host_token(args))
+
+
+def with_host(command: Callable[[Host, argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def handler(args: argparse.Namespace) -> int:
+        with connect(args) as host:
+            try:
+                return command(host, args)
+            except OSError as error:  # a file the command reads or writes (--out, --tokens, the CSV)
+                raise OhHellError(f"{error.filename or 'file'}: {error.strerror or error}") from None
+
+    return handler
+
+
+def add_common(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("--matchmaker", help="host:port (default: $OHELL_MATCHMAKER_ADDRESS, else 127.0.0.1:50052)")
+    parser.add_argument("--host-token-file", help=f"the host credential (default: ${HOST_TOKEN_ENV}, else ohell up's)")
+    return parser

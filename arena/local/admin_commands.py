@@ -1,0 +1,266 @@
+"""What each host command does (arena/local/admin.py builds the command tree and the connection)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from arena.local.admin_client import Host
+from arena.local.admin_show import print_match, when
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.wire import rules_to_proto
+from ohell.errors import OhHellError
+from ohell.presets import preset_with_options
+from ohell.referee import referee
+
+console = Console()
+KINDS = {"connected": pb.AGENT_KIND_CONNECTED, "builtin": pb.AGENT_KIND_BUILTIN, "endpoint": pb.AGENT_KIND_ENDPOINT}
+KIND_NAMES = {number: name for name, number in KINDS.items()}
+MAX_IMPORT = 5000
+
+
+def table(title: str, *columns: str) -> Table:
+    out = Table(title=title)
+    for column in columns:
+        out.add_column(column, justify="left" if column in ("name", "agent", "ladder", "match", "seats") else "right")
+    return out
+
+
+# ---- ladders
+
+
+def ladder_create(host: Host, args: argparse.Namespace) -> int:
+    rules = rules_to_proto(preset_with_options(args.rules, args.option))
+    rules.preset = args.rules
+    bots = [b.strip() for b in args.house_bots.split(",") if b.strip()]
+    ladder = pb.Ladder(
+        name=args.name,
+        rules=rules,
+        seats=args.seats,
+        house_fill=bool(bots),
+        fill_after_seconds=args.fill_after,
+        house_bots=bots,
+    )
+    created = host.call("CreateLadder", ladder=ladder).ladder
+    console.print(f"ladder {created.name} created: {created.rules.preset} rules, {created.seats} seats")
+    return 0
+
+
+def ladder_list(host: Host, args: argparse.Namespace) -> int:
+    out = table("ladders", "ladder", "rules", "seats", "house bots")
+    for ladder in host.call("ListLadders").ladders:
+        out.add_row(ladder.name, ladder.rules.preset or "custom", str(ladder.seats), ",".join(ladder.house_bots))
+    console.print(out)
+    return 0
+
+
+def ladder_show(host: Host, args: argparse.Namespace) -> int:
+    reply = host.call("GetLadder", name=args.name)
+    ladder = reply.ladder
+    console.print(f"ladder {ladder.name}: {ladder.rules.preset or 'custom'} rules, {ladder.seats} seats")
+    console.print(
+        f"  house bots: {', '.join(ladder.house_bots) or 'none'} (fill after {ladder.fill_after_seconds:g} s)"
+    )
+    console.print(f"  waiting now: {reply.tickets_waiting}")
+    rules = {k: v for k, v in json.loads(_json(ladder.rules)).items() if k != "preset"}
+    console.print(f"  rules: {rules}")
+    return 0
+
+
+def _json(message: Any) -> str:
+    from google.protobuf import json_format
+
+    return json_format.MessageToJson(message, preserving_proto_field_name=True, indent=None)
+
+
+def _admin(method: str, done: str) -> Any:
+    def run(host: Host, args: argparse.Namespace) -> int:
+        host.call(method, name=args.name)
+        console.print(f"ladder {args.name} {done}")
+        return 0
+
+    return run
+
+
+ladder_pause = _admin("PauseLadder", "paused: no new tables are formed")
+ladder_resume = _admin("ResumeLadder", "resumed")
+_delete = _admin("DeleteLadder", "deleted")
+
+
+def ladder_delete(host: Host, args: argparse.Namespace) -> int:
+    if not args.yes:
+        if not os.isatty(0):
+            raise OhHellError(f"deleting ladder {args.name}: add --yes (no terminal to ask)")
+        if input(f"delete ladder {args.name}? type its name: ").strip() != args.name:
+            raise OhHellError("not deleted")
+    return int(_delete(host, args))
+
+
+# ---- agents
+
+
+def _save_tokens(path: str, rows: list[list[str]], append: bool) -> None:
+    target = Path(path)
+    new = not target.exists()
+    if not append and not new:
+        raise OhHellError(f"--tokens {path} exists: choose a new file (tokens are secrets, never overwritten)")
+    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(descriptor, "w", newline="") as out:
+        writer = csv.writer(out)
+        if new:
+            writer.writerow(["name", "agent_id", "token"])
+        writer.writerows(rows)
+
+
+def agent_register(host: Host, args: argparse.Namespace) -> int:
+    reply = host.call("RegisterAgent", name=args.name, kind=KINDS[args.kind], bot=args.bot, endpoint=args.endpoint)
+    if args.tokens:
+        _save_tokens(args.tokens, [[reply.agent.name, reply.agent.agent_id, reply.token]], append=True)
+        console.print(f"agent {reply.agent.name} registered as {reply.agent.agent_id}; token added to {args.tokens}")
+    else:
+        console.print(f"agent {reply.agent.name} registered as {reply.agent.agent_id}")
+        print(f"token {reply.token}")
+    return 0
+
+
+def read_names(path: str) -> list[str]:
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise OhHellError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+    rows = [row for row in csv.reader(io.StringIO(text)) if row and row[0].strip()]
+    if rows and rows[0][0].strip().lower() == "name":
+        rows = rows[1:]
+    names = [row[0].strip() for row in rows]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise OhHellError(f"{path}: the name {repeated[0]!r} appears more than once")
+    if not names:
+        raise OhHellError(f"{path}: no names (the first column of each row)")
+    if len(names) > MAX_IMPORT:
+        raise OhHellError(f"{path}: {len(names)} names, at most {MAX_IMPORT} at a time")
+    return names
+
+
+def agent_import(host: Host, args: argparse.Namespace) -> int:
+    names = read_names(args.csv)
+    if Path(args.tokens).exists():
+        raise OhHellError(f"--tokens {args.tokens} exists: choose a new file (tokens are secrets, never overwritten)")
+    rows, failed = [], []
+    for name in names:
+        try:
+            reply = host.call("RegisterAgent", name=name, kind=KINDS[args.kind], bot=args.bot)
+            rows.append([reply.agent.name, reply.agent.agent_id, reply.token])
+        except OhHellError as error:
+            if "cannot reach" in str(error):
+                raise
+            failed.append(f"{name}: {error}")
+    if rows:
+        _save_tokens(args.tokens, rows, append=False)
+    console.print(
+        f"{len(rows)} of {len(names)} agents registered; tokens in {args.tokens}" if rows else "none registered"
+    )
+    for line in failed:
+        console.print(f"[red]not registered[/red] {line}")
+    return 1 if failed else 0
+
+
+def agent_rotate(host: Host, args: argparse.Namespace) -> int:
+    reply = host.call("RotateAgentToken", agent_id=args.agent_id)
+    if args.tokens:
+        _save_tokens(args.tokens, [[reply.agent.name, reply.agent.agent_id, reply.token]], append=True)
+        console.print(f"agent {args.agent_id}: new token added to {args.tokens}; the old one no longer works")
+    else:
+        print(f"token {reply.token}")
+    return 0
+
+
+def agent_revoke(host: Host, args: argparse.Namespace) -> int:
+    host.call("RevokeAgentToken", agent_id=args.agent_id)
+    console.print(f"agent {args.agent_id}: token revoked (rotate to give it a new one)")
+    return 0
+
+
+def agent_list(host: Host, args: argparse.Namespace) -> int:
+    out = table("agents", "agent", "name", "kind", "bot / endpoint", "version")
+    for agent in host.pages("ListAgents", "agents"):
+        kind = KIND_NAMES.get(agent.kind, "?") + (" (house)" if agent.house else "")
+        out.add_row(agent.agent_id, agent.name, kind, agent.bot or agent.endpoint, agent.version)
+    console.print(out)
+    return 0
+
+
+# ---- results
+
+
+def leaderboard(host: Host, args: argparse.Namespace) -> int:
+    out = table(f"leaderboard of {args.ladder}", "#", "agent", "name", "rating", "mu", "sigma", "games")
+    for column in ("exact bids", "win share", "faults"):
+        out.add_column(column, justify="right")
+    for s in host.pages("GetLeaderboard", "standings", ladder=args.ladder):
+        share = f"{100 * s.wins / s.games:.1f}%" if s.games else ""
+        row = [str(s.rank or ""), s.agent_id, s.name, f"{s.ordinal:.2f}", f"{s.mu:.2f}", f"{s.sigma:.2f}", str(s.games)]
+        out.add_row(*row, f"{100 * s.exact_bid_rate:.1f}%", share, str(s.faults))
+    console.print(out)
+    return 0
+
+
+def matches(host: Host, args: argparse.Namespace) -> int:
+    if not args.ladder and not args.agent:
+        raise OhHellError("give --ladder, --agent or both")
+    if not 1 <= args.limit <= 500:
+        raise OhHellError(f"--limit must be from 1 to 500, got {args.limit}")
+    fields: dict[str, Any] = {"ladder": args.ladder, "agent_id": args.agent, "page_size": args.limit}
+    if args.running:
+        fields["state"] = "running"
+    out = table("matches", "match", "state", "finished (UTC)", "seats")
+    for m in host.call("ListMatches", **fields).matches:
+        out.add_row(m.match_id, m.state, when(m.finished_ms), " ".join(m.agent_ids))
+    console.print(out)
+    return 0
+
+
+def match_show(host: Host, args: argparse.Namespace) -> int:
+    reply = host.call("GetMatch", match_id=args.match_id)
+    if not reply.record_json:
+        console.print(f"match {args.match_id}: {reply.match.state}, no record yet (watch it live on the web app)")
+        return 0
+    record = json.loads(reply.record_json)
+    print_match(console, reply.match, record, args.tricks)
+    if args.out:
+        Path(args.out).write_text(json.dumps(record, indent=1))
+        console.print(f"record written to {args.out}")
+    if args.referee:
+        verdict = referee(record)
+        console.print(f"referee: {verdict.summary()}")
+        return 0 if verdict.valid else 1
+    return 0
+
+
+def export(host: Host, args: argparse.Namespace) -> int:
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "leaderboard.csv", "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["rank", "agent_id", "name", "ordinal", "mu", "sigma", "games", "exact_bid_rate", "wins"])
+        for s in host.pages("GetLeaderboard", "standings", ladder=args.ladder):
+            writer.writerow([s.rank, s.agent_id, s.name, s.ordinal, s.mu, s.sigma, s.games, s.exact_bid_rate, s.wins])
+    written = 0
+    (folder / "matches").mkdir(exist_ok=True)
+    for summary in host.pages("ListMatches", "matches", ladder=args.ladder):
+        if args.limit and written >= args.limit:
+            break
+        reply = host.call("GetMatch", match_id=summary.match_id)
+        if reply.record_json:
+            (folder / "matches" / f"{summary.match_id}.json").write_text(reply.record_json)
+            written += 1
+    console.print(f"{folder}/leaderboard.csv and {written} match records in {folder}/matches/")
+    return 0

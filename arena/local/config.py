@@ -1,0 +1,134 @@
+"""Settings of ``ohell up``: fixed default addresses and a data folder, each settable by a flag, an
+environment variable or a TOML config file (flags win over the environment, which wins over the file).
+
+    # ohell.toml (read from --config, $OHELL_CONFIG, or ./ohell.toml when present)
+    data_dir = "/srv/ohell"
+    engine_address = "0.0.0.0:50051"
+    web_address = "0.0.0.0:8080"
+    workers = 2
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ohell.errors import OhHellError
+
+HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
+CONFIG_ENV = "OHELL_CONFIG"
+
+
+def default_data_dir() -> str:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return str(Path(base) / "ohell-arena")
+
+
+@dataclass(frozen=True)
+class Setting:
+    kind: type
+    env: str
+    default: Any
+    help: str
+
+
+SETTINGS: dict[str, Setting] = {
+    "data_dir": Setting(str, "OHELL_DATA_DIR", None, "Redis data, the archive, logs and the host token"),
+    "engine_address": Setting(str, "OHELL_ENGINE_ADDRESS", "127.0.0.1:50051", "engine service (agents connect)"),
+    "matchmaker_address": Setting(str, "OHELL_MATCHMAKER_ADDRESS", "127.0.0.1:50052", "matchmaker service"),
+    "web_address": Setting(str, "OHELL_WEB_ADDRESS", "127.0.0.1:8080", "the web app"),
+    "redis_url": Setting(str, "REDIS_URL", "", "use this Redis instead of the embedded one"),
+    "database_url": Setting(str, "OHELL_DATABASE_URL", "", "the match archive (default: SQLite in the data folder)"),
+    "redis_port": Setting(int, "OHELL_REDIS_PORT", 6390, "port of the embedded Redis"),
+    "workers": Setting(int, "OHELL_WORKERS", 1, "worker processes for built-in matches"),
+    "concurrency": Setting(int, "OHELL_CONCURRENCY", os.cpu_count() or 2, "pool size of each worker"),
+    "remote_concurrency": Setting(int, "OHELL_REMOTE_CONCURRENCY", 16, "threads for matches with remote agents"),
+    "metrics": Setting(bool, "OHELL_METRICS", False, "serve /metrics from every process"),
+    "host_token_file": Setting(str, "OHELL_HOST_TOKEN_FILE", "", "the host credential (default: in the data folder)"),
+}
+
+
+def _convert(name: str, value: Any, where: str) -> Any:
+    kind = SETTINGS[name].kind
+    if kind is bool and isinstance(value, str):
+        if value.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+            raise OhHellError(f"{where}: {name} must be true or false, got {value!r}")
+        return value.lower() in ("1", "true", "yes", "on")
+    if kind is int and isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            raise OhHellError(f"{where}: {name} must be a whole number, got {value!r}") from None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        expected = {int: "a whole number", str: "a string", bool: "true or false"}[kind]
+        raise OhHellError(f"{where}: {name} must be {expected}, got {value!r}")
+    return value
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise OhHellError(f"config file {path}: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise OhHellError(f"config file {path}: {error}") from None
+    unknown = sorted(set(data) - set(SETTINGS))
+    if unknown:
+        raise OhHellError(f"config file {path}: unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
+    return {name: _convert(name, value, f"config file {path}") for name, value in data.items()}
+
+
+def check_address(name: str, address: str) -> None:
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise OhHellError(f"{name} must be HOST:PORT with a port from 0 to 65535, got {address!r}")
+
+
+def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_path: str | None = None) -> dict[str, Any]:
+    """Every setting: from ``flags`` (None = not given), else ``environ``, else the config file, else the default."""
+    path = config_path or environ.get(CONFIG_ENV) or ("ohell.toml" if Path("ohell.toml").is_file() else None)
+    from_file = read_config_file(Path(path)) if path else {}
+    settings = {}
+    for name, setting in SETTINGS.items():
+        if flags.get(name) is not None:
+            settings[name] = flags[name]
+        elif environ.get(setting.env):
+            settings[name] = _convert(name, environ[setting.env], f"${setting.env}")
+        else:
+            settings[name] = from_file.get(name, setting.default)
+    settings["data_dir"] = str(Path(settings["data_dir"] or default_data_dir()).expanduser())
+    for name in ("engine_address", "matchmaker_address", "web_address"):
+        check_address(name.replace("_", "-"), settings[name])
+    for name in ("workers", "concurrency", "remote_concurrency"):
+        if settings[name] < 1:
+            raise OhHellError(f"{name.replace('_', '-')} must be at least 1, got {settings[name]}")
+    if not 0 <= settings["redis_port"] <= 65535:
+        raise OhHellError(f"redis-port must be from 0 to 65535, got {settings['redis_port']}")
+    return settings
+
+
+def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
+    """(token, where it comes from): $OHELL_HOST_TOKEN, the host token file, or a new one written
+    (mode 600) to the data folder's ``host-token`` and kept there across restarts."""
+    if environ.get(HOST_TOKEN_ENV):
+        return environ[HOST_TOKEN_ENV].strip(), f"${HOST_TOKEN_ENV}"
+    path = Path(settings["host_token_file"] or Path(settings["data_dir"]) / "host-token")
+    if settings["host_token_file"] or path.exists():
+        try:
+            token = path.read_text().strip()
+        except OSError as error:
+            raise OhHellError(f"host token file {path}: {error.strerror or error}") from None
+        if not token:
+            raise OhHellError(f"host token file {path} is empty")
+        return token, str(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        out.write(token + "\n")
+    return token, str(path)

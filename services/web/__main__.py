@@ -1,0 +1,5 @@
+import sys
+
+from services.web.server import main
+
+sys.exit(main())

@@ -1,0 +1,185 @@
+"""Everything the web app reads or changes goes through here: the matchmaker's and the engine's gRPC
+APIs (never Redis keys). Admin calls carry the host token as bearer metadata.
+
+Calls that wait on other work: the admin RPCs of the integrity issue (PauseLadder, ResumeLadder, ...)
+are looked up by name, so they work as soon as the matchmaker's API has them and fail with
+UNIMPLEMENTED until then; the rating history (``GetRatingHistory``) likewise, from the archive issue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+
+from arena.proto.ohell.v1 import cards_pb2, matchmaker_pb2_grpc, spectate_pb2, spectate_pb2_grpc
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.rpc.auth import auth_metadata
+from arena.wire import card_from_proto
+from ohell.cards import card_str
+
+TIMEOUT_S = 10.0
+
+
+@dataclass
+class ApiError(Exception):
+    code: str  # the gRPC status code's name, e.g. NOT_FOUND
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+def _error(error: grpc.aio.AioRpcError) -> ApiError:
+    return ApiError(error.code().name, error.details() or "")
+
+
+class Api:
+    def __init__(self, matchmaker_address: str, engine_address: str = "") -> None:
+        self.matchmaker_address = matchmaker_address
+        self.engine_address = engine_address
+        self._matchmaker: grpc.aio.Channel | None = None
+        self._engine: grpc.aio.Channel | None = None
+        self._names: dict[str, str] = {}  # agent id -> name (names never change)
+
+    @property
+    def mm(self) -> matchmaker_pb2_grpc.MatchmakerServiceStub:
+        if self._matchmaker is None:  # made on first use, inside the server's event loop
+            self._matchmaker = grpc.aio.insecure_channel(self.matchmaker_address)
+        return matchmaker_pb2_grpc.MatchmakerServiceStub(self._matchmaker)
+
+    async def close(self) -> None:
+        for channel in (self._matchmaker, self._engine):
+            if channel is not None:
+                await channel.close()
+        self._matchmaker = self._engine = None
+
+    async def _call(self, method: str, request: Any, token: str = "") -> Any:
+        call = getattr(self.mm, method, None)
+        if call is None:
+            raise ApiError("UNIMPLEMENTED", f"{method} is not in this matchmaker's API yet")
+        try:
+            return await call(request, timeout=TIMEOUT_S, metadata=auth_metadata(token) if token else None)
+        except grpc.aio.AioRpcError as error:
+            raise _error(error) from None
+
+    # ---- public reads
+
+    async def ladders(self) -> list[pb.Ladder]:
+        return list((await self._call("ListLadders", pb.ListLaddersRequest())).ladders)
+
+    async def ladder(self, name: str) -> pb.GetLadderResponse:
+        return await self._call("GetLadder", pb.GetLadderRequest(name=name))
+
+    async def leaderboard(self, ladder: str) -> list[pb.Standing]:
+        standings: list[pb.Standing] = []
+        token = ""
+        while True:
+            reply = await self._call(
+                "GetLeaderboard", pb.GetLeaderboardRequest(ladder=ladder, page_size=500, page_token=token)
+            )
+            standings += reply.standings
+            for s in reply.standings:
+                self._names[s.agent_id] = s.name
+            token = reply.next_page_token
+            if not token:
+                return standings
+
+    async def agent(self, agent_id: str, ladder: str = "") -> pb.GetAgentResponse:
+        reply = await self._call("GetAgent", pb.GetAgentRequest(agent_id=agent_id, ladder=ladder))
+        self._names[agent_id] = reply.agent.name
+        return reply
+
+    async def names(self, agent_ids: list[str]) -> dict[str, str]:
+        missing = sorted({a for a in agent_ids if a and a not in self._names})
+        replies = await asyncio.gather(*(self.agent(a) for a in missing), return_exceptions=True)
+        for agent_id, reply in zip(missing, replies, strict=True):
+            if isinstance(reply, BaseException):
+                self._names[agent_id] = agent_id
+        return {a: self._names.get(a, a) for a in agent_ids}
+
+    async def matches(
+        self, ladder: str = "", agent_id: str = "", page_size: int = 50, page_token: str = "", running: bool = False
+    ) -> pb.ListMatchesResponse:
+        request = pb.ListMatchesRequest(ladder=ladder, agent_id=agent_id, page_size=page_size, page_token=page_token)
+        if running:
+            request.state = "running"
+        return await self._call("ListMatches", request)
+
+    async def match(self, match_id: str) -> tuple[pb.MatchSummary, dict[str, Any] | None]:
+        reply = await self._call("GetMatch", pb.GetMatchRequest(match_id=match_id))
+        return reply.match, (json.loads(reply.record_json) if reply.record_json else None)
+
+    async def records(self, match_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The records of finished matches among ``match_ids`` (fetched together)."""
+        replies = await asyncio.gather(*(self.match(m) for m in match_ids), return_exceptions=True)
+        return {m: r[1] for m, r in zip(match_ids, replies, strict=True) if isinstance(r, tuple) and r[1]}
+
+    async def rating_history(self, agent_id: str, ladder: str) -> list[dict[str, Any]] | None:
+        """[{at_ms, mu, sigma}] oldest first, or None while the matchmaker has no such RPC (archive issue)."""
+        request_type = getattr(pb, "GetRatingHistoryRequest", None)
+        if request_type is None:
+            return None
+        reply = await self._call("GetRatingHistory", request_type(agent_id=agent_id, ladder=ladder))
+        return [json_format.MessageToDict(point, preserving_proto_field_name=True) for point in reply.points]
+
+    async def spectate(self, match_id: str, wait_ms: int = 0) -> AsyncIterator[dict[str, Any]]:
+        """The public events of a match as plain dicts (cards as "QS"); none is ever a hidden card."""
+        if not self.engine_address:
+            raise ApiError("UNAVAILABLE", "this web app was started without --engine")
+        if self._engine is None:
+            self._engine = grpc.aio.insecure_channel(self.engine_address)
+        stub = spectate_pb2_grpc.SpectateServiceStub(self._engine)
+        call = stub.Spectate(spectate_pb2.SpectateRequest(match_id=match_id, wait_ms=wait_ms))
+        try:
+            async for reply in call:
+                yield event_dict(reply.event)
+        except grpc.aio.AioRpcError as error:
+            raise _error(error) from None
+        finally:
+            call.cancel()
+
+    # ---- host (admin) calls: the host token goes with each
+
+    async def create_ladder(self, token: str, ladder: pb.Ladder) -> pb.Ladder:
+        return (await self._call("CreateLadder", pb.CreateLadderRequest(ladder=ladder), token)).ladder
+
+    async def register_agent(self, token: str, name: str, kind: int, bot: str = "", endpoint: str = "") -> Any:
+        request = pb.RegisterAgentRequest(name=name, kind=kind, bot=bot, endpoint=endpoint)  # type: ignore[arg-type]
+        return await self._call("RegisterAgent", request, token)
+
+    async def admin(self, token: str, method: str, **fields: Any) -> Any:
+        """An admin RPC of the integrity issue by name (PauseLadder, ResumeLadder, DeleteLadder,
+        RotateAgentToken, RevokeAgentToken, ListAgents); UNIMPLEMENTED until the API has it."""
+        request_type = getattr(pb, f"{method}Request", None)
+        if request_type is None:
+            raise ApiError("UNIMPLEMENTED", f"{method} is not in this matchmaker's API yet")
+        return await self._call(method, request_type(**fields), token)
+
+
+def _cards(value: Any) -> Any:
+    """Replace every {suit, rank} card in a MessageToDict result by its text ("QS")."""
+    if isinstance(value, dict):
+        if set(value) == {"suit", "rank"}:
+            card = cards_pb2.Card(suit=value["suit"], rank=value["rank"])
+            return card_str(card_from_proto(card))
+        return {k: _cards(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cards(v) for v in value]
+    return value
+
+
+def event_dict(event: Any) -> dict[str, Any]:
+    kind = event.WhichOneof("event")
+    body = json_format.MessageToDict(
+        getattr(event, kind),
+        preserving_proto_field_name=True,
+        always_print_fields_with_no_presence=True,
+        use_integers_for_enums=False,
+    )
+    return {"sequence": event.sequence, "kind": kind, **_cards(body)}

@@ -1,0 +1,186 @@
+"""The web app: public pages (ladders, leaderboard, agents, matches, replay, live view) and the host's
+pages (services/web/host.py). Starlette with Jinja2 templates and a little vanilla JavaScript; every
+read goes through ``services.web.api``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from services.web import host, views
+from services.web.api import Api, ApiError
+from services.web.pages import HERE, api_of, page
+from services.web.replay import replay
+
+STATUS = {"NOT_FOUND": 404, "INVALID_ARGUMENT": 400, "UNAVAILABLE": 503, "UNIMPLEMENTED": 501}
+MATCH_PAGE = 50
+RECENT = 12  # an agent's recent matches, with their records (its scores) until the archive lists totals
+
+
+async def ladders_page(request: Request) -> Response:
+    api = api_of(request)
+    ladders = await api.ladders()
+    boards = await asyncio.gather(*(api.leaderboard(ladder.name) for ladder in ladders))
+    rows = [views.ladder_row(ladder, board) for ladder, board in zip(ladders, boards, strict=True)]
+    return page(request, "ladders.html", ladders=rows)
+
+
+async def leaderboard_page(request: Request) -> Response:
+    api = api_of(request)
+    name = request.path_params["ladder"]
+    ladder, standings = await asyncio.gather(api.ladder(name), api.leaderboard(name))
+    running = await api.matches(ladder=name, running=True)
+    return page(
+        request,
+        "leaderboard.html",
+        ladder=views.ladder_row(ladder.ladder, standings),
+        waiting=ladder.tickets_waiting,
+        rows=[views.standing_row(s) for s in standings],
+        running=[m.match_id for m in running.matches],
+    )
+
+
+async def agent_page(request: Request) -> Response:
+    api = api_of(request)
+    agent_id = request.path_params["agent_id"]
+    ladder = request.query_params.get("ladder", "")
+    reply = await api.agent(agent_id, ladder)
+    recent = (await api.matches(ladder=ladder, agent_id=agent_id, page_size=RECENT)).matches
+    records = await api.records([m.match_id for m in recent])
+    names = await api.names([a for m in recent for a in m.agent_ids])
+    history = await api.rating_history(agent_id, ladder) if ladder else None
+    rows = [views.match_row(m, names, records.get(m.match_id), agent_id) for m in recent]
+    chart = views.rating_chart(history) if history else views.score_chart(list(reversed(rows)))
+    return page(
+        request,
+        "agent.html",
+        agent=reply.agent,
+        ladder=ladder,
+        standing=views.standing_row(reply.standing) if ladder else None,
+        matches=rows,
+        chart=chart,
+        chart_is_rating=bool(history),
+    )
+
+
+async def matches_page(request: Request) -> Response:
+    api = api_of(request)
+    query = request.query_params
+    ladder, agent_id = query.get("ladder", ""), query.get("agent", "")
+    running = query.get("state") == "running"
+    if not ladder and not agent_id:
+        raise HTTPException(400, "choose a ladder or an agent to list matches of")
+    reply = await api.matches(ladder, agent_id, MATCH_PAGE, query.get("page", ""), running)
+    names = await api.names([a for m in reply.matches for a in m.agent_ids])
+    return page(
+        request,
+        "matches.html",
+        ladder=ladder,
+        agent_id=agent_id,
+        agent_name=names.get(agent_id, agent_id) if agent_id else "",
+        running=running,
+        matches=[views.match_row(m, names, None, agent_id) for m in reply.matches],
+        next_page=reply.next_page_token,
+        ladders=[ladder.name for ladder in await api.ladders()],
+    )
+
+
+async def match_page(request: Request) -> Response:
+    api = api_of(request)
+    match_id = request.path_params["match_id"]
+    summary, record = await api.match(match_id)
+    names = await api.names(list(summary.agent_ids))
+    if record is None:  # not finished: the live view follows it
+        return page(request, "live.html", match=summary, seats=[names[a] for a in summary.agent_ids])
+    viewer = replay(record)
+    return page(
+        request,
+        "replay.html",
+        match=summary,
+        record=record,
+        seats=views.record_seats(record, list(summary.agent_ids)),
+        replay_json=json.dumps(viewer, separators=(",", ":")).replace("<", "\\u003c"),  # inside <script>
+        steps=len(viewer["frames"]),
+    )
+
+
+async def live_page(request: Request) -> Response:
+    """The live view of any match the engine hosts (ladder or challenge), by id."""
+    return page(request, "live.html", match=None, match_id=request.path_params["match_id"], seats=[])
+
+
+async def record_json(request: Request) -> Response:
+    summary, record = await api_of(request).match(request.path_params["match_id"])
+    if record is None:
+        raise HTTPException(404, f"match {summary.match_id} has not finished")
+    return JSONResponse(record, headers={"content-disposition": f'attachment; filename="{summary.match_id}.json"'})
+
+
+async def events(request: Request) -> Response:
+    """Server-sent events: the match's public events from the engine's spectate stream."""
+    api = api_of(request)
+    match_id = request.path_params["match_id"]
+
+    async def stream() -> AsyncIterator[str]:
+        try:
+            async for event in api.spectate(match_id, wait_ms=10_000):
+                yield f"event: match\ndata: {json.dumps(event, separators=(',', ':'))}\n\n"
+                if await request.is_disconnected():
+                    return
+            yield "event: done\ndata: {}\n\n"
+        except ApiError as error:
+            yield f"event: failed\ndata: {json.dumps({'error': str(error)})}\n\n"
+
+    return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-store"})
+
+
+async def health(request: Request) -> Response:
+    return JSONResponse({"ok": True})
+
+
+async def api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return page(request, "error.html", STATUS.get(exc.code, 502), title=exc.code, message=exc.message)
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return page(request, "error.html", exc.status_code, title=str(exc.status_code), message=exc.detail)
+
+
+def create_app(api: Api, host_token: str = "") -> Starlette:
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await api.close()
+
+    routes = [
+        Route("/", ladders_page),
+        Route("/ladders/{ladder}", leaderboard_page),
+        Route("/agents/{agent_id}", agent_page),
+        Route("/matches", matches_page),
+        Route("/matches/{match_id}", match_page),
+        Route("/matches/{match_id}/record.json", record_json),
+        Route("/live/{match_id}", live_page),
+        Route("/live/{match_id}/events", events),
+        Route("/healthz", health),
+        *host.routes(),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={ApiError: api_error, HTTPException: http_error},
+        lifespan=lifespan,
+    )
+    app.state.api = api
+    app.state.host = host.HostSessions(host_token)
+    return app

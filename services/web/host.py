@@ -1,0 +1,237 @@
+"""The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause and
+resume ladders, register agents (one, many, or from a CSV) and download their tokens, faults per agent.
+
+A session is a random id in an HttpOnly, SameSite=Strict cookie, kept in this process; every form
+carries the session's CSRF token. The host token itself goes with each admin RPC as bearer metadata.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import csv
+import hmac
+import io
+import secrets
+import time
+from typing import Any
+
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import rules_pb2
+from ohell.bots import BOT_FACTORIES
+from ohell.presets import PRESETS
+from services.web import views
+from services.web.api import ApiError
+from services.web.pages import api_of, page
+
+COOKIE = "ohell_host"
+MAX_SESSIONS = 64
+SESSION_S = 12 * 3600.0
+MAX_AGENTS_PER_FORM = 500
+MAX_CSV_BYTES = 256 * 1024
+KINDS = {"connected": pb.AGENT_KIND_CONNECTED, "builtin": pb.AGENT_KIND_BUILTIN, "endpoint": pb.AGENT_KIND_ENDPOINT}
+
+
+class HostSessions:
+    """Signed-in host sessions of this process: at most MAX_SESSIONS (the oldest go first), each
+    valid for SESSION_S seconds."""
+
+    def __init__(self, host_token: str) -> None:
+        self.host_token = host_token
+        self._sessions: dict[str, tuple[str, float]] = {}  # session id -> (its CSRF token, expiry)
+
+    def check_token(self, token: str) -> bool:
+        return bool(self.host_token) and hmac.compare_digest(token.encode(), self.host_token.encode())
+
+    def open(self) -> str:
+        while len(self._sessions) >= MAX_SESSIONS:
+            self._sessions.pop(next(iter(self._sessions)))
+        session = secrets.token_urlsafe(24)
+        self._sessions[session] = (secrets.token_urlsafe(24), time.monotonic() + SESSION_S)
+        return session
+
+    def close(self, session: str) -> None:
+        self._sessions.pop(session, None)
+
+    def csrf(self, request: Request) -> str | None:
+        session = request.cookies.get(COOKIE, "")
+        csrf, expires = self._sessions.get(session, ("", 0.0))
+        if time.monotonic() >= expires:
+            self._sessions.pop(session, None)
+            return None
+        return csrf
+
+    def signed_in(self, request: Request) -> bool:
+        return self.csrf(request) is not None
+
+
+def sessions(request: Request) -> HostSessions:
+    return request.app.state.host  # type: ignore[no-any-return]
+
+
+async def _form(request: Request) -> Any:
+    """The posted form of a signed-in host with the right CSRF token, else 403."""
+    csrf = sessions(request).csrf(request)
+    form = await request.form(max_files=1, max_fields=50)
+    if csrf is None:
+        raise HTTPException(403, "sign in as the host first")
+    if not hmac.compare_digest(str(form.get("csrf", "")), csrf):
+        raise HTTPException(403, "the form is out of date: reload the page")
+    return form
+
+
+async def login(request: Request) -> Response:
+    host = sessions(request)
+    if request.method == "GET":
+        return page(request, "login.html", enabled=bool(host.host_token), error="")
+    form = await request.form(max_fields=5)
+    if not host.check_token(str(form.get("token", "")).strip()):
+        message = "wrong host token" if host.host_token else "host pages are off: start the web app with a host token"
+        return page(request, "login.html", 403, enabled=bool(host.host_token), error=message)
+    response = RedirectResponse("/host", status_code=303)
+    response.set_cookie(COOKIE, host.open(), httponly=True, samesite="strict", path="/")
+    return response
+
+
+async def logout(request: Request) -> Response:
+    await _form(request)
+    sessions(request).close(request.cookies.get(COOKIE, ""))
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+async def dashboard(
+    request: Request, message: str = "", error: str = "", tokens: list[list[str]] | None = None
+) -> Response:
+    host = sessions(request)
+    if not host.signed_in(request):
+        return RedirectResponse("/host/login", status_code=303)
+    api = api_of(request)
+    ladders = await api.ladders()
+    boards = await asyncio.gather(*(api.leaderboard(ladder.name) for ladder in ladders))
+    return page(
+        request,
+        "host.html",
+        status_code=400 if error else 200,
+        csrf=host.csrf(request),
+        ladders=[
+            {**views.ladder_row(ladder, board), "standings": [views.standing_row(s) for s in board]}
+            for ladder, board in zip(ladders, boards, strict=True)
+        ],
+        presets=sorted(PRESETS),
+        bots=sorted(BOT_FACTORIES),
+        message=message,
+        error=error,
+        tokens=tokens,
+        tokens_href=_csv_href(tokens) if tokens else "",
+    )
+
+
+async def create_ladder(request: Request) -> Response:
+    form = await _form(request)
+    try:
+        seats = int(str(form.get("seats", "4")))
+        fill_after = float(str(form.get("fill_after_seconds", "0") or 0))
+    except ValueError:
+        return await dashboard(request, error="seats must be a whole number and fill-after a number of seconds")
+    house_bots = [b.strip() for b in str(form.get("house_bots", "")).split(",") if b.strip()]
+    ladder = pb.Ladder(
+        name=str(form.get("name", "")).strip(),
+        rules=rules_pb2.Rules(preset=str(form.get("preset", "classic"))),
+        seats=seats,
+        house_fill=form.get("house_fill") == "on",
+        fill_after_seconds=fill_after,
+        house_bots=house_bots,
+    )
+    try:
+        created = await api_of(request).create_ladder(sessions(request).host_token, ladder)
+    except ApiError as error:
+        return await dashboard(request, error=f"ladder not created: {error}")
+    return await dashboard(request, message=f"ladder {created.name} created")
+
+
+async def ladder_action(request: Request) -> Response:
+    form = await _form(request)
+    name, action = request.path_params["ladder"], request.path_params["action"]
+    methods = {"pause": "PauseLadder", "resume": "ResumeLadder", "delete": "DeleteLadder"}
+    if action not in methods:
+        raise HTTPException(404, f"no ladder action {action!r}")
+    if action == "delete" and form.get("confirm") != name:
+        return await dashboard(request, error=f"type the ladder's name ({name}) to delete it")
+    try:
+        await api_of(request).admin(sessions(request).host_token, methods[action], name=name)
+    except ApiError as error:
+        return await dashboard(request, error=f"{action} {name}: {error}")
+    return await dashboard(request, message=f"ladder {name}: {action} done")
+
+
+async def agent_names(form: Any) -> list[str]:
+    names = [n.strip() for line in str(form.get("names", "")).splitlines() for n in line.split(",") if n.strip()]
+    upload = form.get("csv")
+    if isinstance(upload, UploadFile) and upload.filename:
+        data = await upload.read(MAX_CSV_BYTES + 1)
+        if len(data) > MAX_CSV_BYTES:
+            raise ValueError(f"the CSV is over {MAX_CSV_BYTES // 1024} KiB")
+        names += names_from_csv(data.decode("utf-8-sig", errors="replace"))
+    return names
+
+
+def names_from_csv(text: str) -> list[str]:
+    """The first column of each row; a first row whose first cell is "name" is a header."""
+    rows = [row for row in csv.reader(io.StringIO(text)) if row and row[0].strip()]
+    if rows and rows[0][0].strip().lower() == "name":
+        rows = rows[1:]
+    return [row[0].strip() for row in rows]
+
+
+async def register_agents(request: Request) -> Response:
+    form = await _form(request)
+    try:
+        names = await agent_names(form)
+    except ValueError as error:
+        return await dashboard(request, error=str(error))
+    kind = str(form.get("kind", "connected"))
+    if not names:
+        return await dashboard(request, error="give at least one agent name (or a CSV of names)")
+    if len(names) > MAX_AGENTS_PER_FORM:
+        return await dashboard(request, error=f"{len(names)} names: at most {MAX_AGENTS_PER_FORM} at a time")
+    if kind not in KINDS:
+        return await dashboard(request, error=f"kind {kind!r}: choose connected, builtin or endpoint")
+    api, token = api_of(request), sessions(request).host_token
+    tokens, failed = [], []
+    for name in names:
+        try:
+            reply = await api.register_agent(
+                token, name, KINDS[kind], bot=str(form.get("bot", "")), endpoint=str(form.get("endpoint", ""))
+            )
+            tokens.append([reply.agent.name, reply.agent.agent_id, reply.token])
+        except ApiError as error:
+            failed.append(f"{name}: {error.message}")
+    message = f"registered {len(tokens)} agent(s); download their tokens now: they are not shown again"
+    return await dashboard(request, message=message if tokens else "", error="; ".join(failed), tokens=tokens)
+
+
+def _csv_href(rows: list[list[str]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["name", "agent_id", "token"])
+    writer.writerows(rows)
+    return "data:text/csv;base64," + base64.b64encode(out.getvalue().encode()).decode()
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/host/login", login, methods=["GET", "POST"]),
+        Route("/host/logout", logout, methods=["POST"]),
+        Route("/host", dashboard),
+        Route("/host/ladders", create_ladder, methods=["POST"]),
+        Route("/host/ladders/{ladder}/{action}", ladder_action, methods=["POST"]),
+        Route("/host/agents", register_agents, methods=["POST"]),
+    ]

@@ -1,0 +1,24 @@
+"""What every page handler shares: the templates, the API client of the app, rendering a page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.templating import Jinja2Templates
+
+from services.web.api import Api
+
+HERE = Path(__file__).parent
+templates = Jinja2Templates(directory=str(HERE / "templates"))
+
+
+def api_of(request: Request) -> Api:
+    return request.app.state.api  # type: ignore[no-any-return]
+
+
+def page(request: Request, name: str, status_code: int = 200, **context: Any) -> Response:
+    context.setdefault("host_session", request.app.state.host.signed_in(request))
+    return templates.TemplateResponse(request, name, context, status_code=status_code)

@@ -1,0 +1,66 @@
+"""``python -m services.web``: the web app under uvicorn. Prints ``web service on port N`` once it
+listens (as the gRPC services do), so ``ohell up`` and the tests can find a port chosen with 0."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from services.web.api import Api
+from services.web.app import create_app
+
+HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
+
+
+def host_token(path: str | None) -> str:
+    if path:
+        try:
+            return Path(path).read_text().strip()
+        except OSError as error:
+            raise SystemExit(f"--host-token-file {path}: {error.strerror or error}") from None
+    return os.environ.get(HOST_TOKEN_ENV, "").strip()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m services.web", description=__doc__)
+    parser.add_argument(
+        "--address", default=os.environ.get("OHELL_WEB_ADDRESS", "127.0.0.1:8080"), help="host:port (port 0: any)"
+    )
+    parser.add_argument("--matchmaker", default=os.environ.get("OHELL_MATCHMAKER_ADDRESS", "127.0.0.1:50052"))
+    parser.add_argument(
+        "--engine", default=os.environ.get("OHELL_ENGINE_ADDRESS", "127.0.0.1:50051"), help="for live views"
+    )
+    parser.add_argument("--host-token-file", help=f"the host credential (default: ${HOST_TOKEN_ENV})")
+    return parser
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    host, _, port = args.address.rpartition(":")
+    if not host or not port.isdigit():
+        raise SystemExit(f"--address {args.address!r} must be host:port")
+    app = create_app(Api(args.matchmaker, args.engine), host_token(args.host_token_file))
+    config = uvicorn.Config(app, host=host, port=int(port), log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        if serving.done():
+            await serving
+            raise SystemExit(f"the web app could not listen on {args.address}")
+        await asyncio.sleep(0.02)
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    print(f"web service on port {bound}", flush=True)
+    await serving
+
+
+def main(argv: list[str] | None = None) -> int:
+    asyncio.run(serve(parse_args(sys.argv[1:] if argv is None else argv)))
+    return 0

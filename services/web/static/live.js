@@ -1,0 +1,86 @@
+// The live view: public events from the engine's spectate stream (server-sent events).
+// Only what is public is ever drawn: cards as they are played, the turned trump, bids when revealed.
+"use strict";
+(function () {
+  const config = JSON.parse(document.getElementById("live-config").textContent);
+  const seatsEl = document.getElementById("seats");
+  const scores = document.querySelector("#scores tbody");
+  const status = document.getElementById("status");
+  let names = config.names || [], seats = [], bids = [], won = [], totals = [], trick = [], events = 0;
+
+  function build(count) {
+    seatsEl.replaceChildren();
+    seats = [];
+    const head = document.getElementById("score-head");
+    head.replaceChildren(head.firstElementChild);
+    for (let s = 0; s < count; s++) {
+      const el = document.createElement("section");
+      el.className = "seat";
+      el.dataset.seat = s;
+      el.innerHTML = '<h3></h3><p class="seat-line">bid <b class="bid">–</b> · won <b class="won">0</b> · total <b class="total">0</b></p><div class="played"></div>';
+      el.querySelector("h3").textContent = names[s] || `seat ${s}`;
+      seatsEl.appendChild(el);
+      seats.push(el);
+      const th = document.createElement("th");
+      th.className = "num";
+      th.textContent = names[s] || `seat ${s}`;
+      head.appendChild(th);
+    }
+    bids = Array(count).fill(null); won = Array(count).fill(0); totals = Array(count).fill(0);
+  }
+
+  function draw(caption) {
+    document.getElementById("caption").textContent = caption;
+    seats.forEach((el, s) => {
+      el.querySelector(".bid").textContent = bids[s] === null ? "–" : bids[s];
+      el.querySelector(".won").textContent = won[s];
+      el.querySelector(".total").textContent = totals[s];
+      fill(el.querySelector(".played"), trick.filter((p) => p.seat === s).map((p) => p.card));
+    });
+    document.body.dataset.events = String(events);
+  }
+
+  const name = (s) => names[s] || `seat ${s}`;
+  const handlers = {
+    match_started(e) { names = e.seats.map((s) => s.name); build(e.seats.length); return "the match starts"; },
+    hand_started(e) {
+      bids = bids.map(() => null); won = won.map(() => 0); trick = [];
+      const trump = e.trump_card && e.trump_card !== "" ? e.trump_card : "none";
+      document.getElementById("hand-info").textContent = `hand ${e.hand_number} · ${e.hand_size} cards · trump ${trump}`;
+      return `hand ${e.hand_number}: ${name(e.dealer)} deals`;
+    },
+    bid_made(e) { bids[e.seat] = e.bid; return `${name(e.seat)} bids ${e.bid}`; },
+    card_played(e) {
+      if (trick.length && trick.done) trick = [];
+      trick.push({ seat: e.seat, card: e.card });
+      return `${name(e.seat)} plays ${e.card}`;
+    },
+    trick_won(e) { const w = e.trick.winner; won[w] += 1; trick.done = true; return `${name(w)} wins the trick`; },
+    hand_ended(e) {
+      totals = e.totals.slice(); trick = [];
+      scores.appendChild(scoreRow(String(e.hand_number), e.points.map((p, s) => `${p >= 0 ? "+" : ""}${p} (${e.totals[s]})`)));
+      return `end of hand ${e.hand_number}`;
+    },
+    fault(e) { return `fault: ${name(e.seat)} ${e.kind.replace("FAULT_KIND_", "").toLowerCase()}`; },
+    match_ended(e) { totals = e.totals.slice(); return `match over: ${e.winners.map(name).join(" and ")} ${e.winners.length > 1 ? "win" : "wins"}`; },
+  };
+
+  const source = new EventSource(config.events);
+  source.addEventListener("match", (message) => {
+    const event = JSON.parse(message.data);
+    events += 1;
+    const handler = handlers[event.kind];
+    if (handler) draw(handler(event));
+    status.textContent = "live";
+  });
+  source.addEventListener("done", () => { source.close(); status.textContent = "finished"; document.getElementById("done").hidden = false; });
+  source.addEventListener("failed", (message) => {
+    source.close();
+    const error = JSON.parse(message.data).error;
+    status.textContent = error.startsWith("NOT_FOUND")
+      ? "no live feed for this match: matches of built-in bots only are played inside a worker; its replay appears when it ends."
+      : error;
+    document.getElementById("done").hidden = false;
+  });
+  if (names.length) build(names.length);
+})();

@@ -1,0 +1,119 @@
+"""Plain rows for the templates from the API's messages, and the agent page's chart as inline SVG."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from markupsafe import Markup
+
+Row = dict[str, Any]
+
+
+def when(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) if ms else ""
+
+
+def ladder_row(ladder: Any, standings: Sequence[Any]) -> Row:
+    seats = ladder.seats or 1
+    return {
+        "name": ladder.name,
+        "preset": ladder.rules.preset or "custom",
+        "seats": ladder.seats,
+        "agents": len(standings),
+        "matches": sum(s.games for s in standings) // seats,
+        "leader": standings[0].name if standings and standings[0].rank else "",
+        "house_fill": ladder.house_fill,
+    }
+
+
+def standing_row(s: Any) -> Row:
+    return {
+        "rank": s.rank or "",
+        "agent_id": s.agent_id,
+        "name": s.name,
+        "ordinal": f"{s.ordinal:.2f}",
+        "mu": f"{s.mu:.2f}",
+        "sigma": f"{s.sigma:.2f}",
+        "games": s.games,
+        "exact": f"{100 * s.exact_bid_rate:.1f}%",
+        "win_share": f"{100 * s.wins / s.games:.1f}%" if s.games else "",
+        "faults": s.faults,
+        "forfeits": s.forfeits,
+    }
+
+
+def record_seats(record: dict[str, Any], agent_ids: Sequence[str]) -> list[Row]:
+    winners = set(record.get("winners", []))
+    totals = record.get("totals", [])
+    return [
+        {
+            "seat": i,
+            "name": seat.get("name", f"seat {i}"),
+            "agent_id": seat.get("agent_id") or (agent_ids[i] if i < len(agent_ids) else ""),
+            "total": totals[i] if i < len(totals) else "",
+            "winner": i in winners,
+        }
+        for i, seat in enumerate(record["seats"])
+    ]
+
+
+def match_row(summary: Any, names: dict[str, str], record: dict[str, Any] | None, agent_id: str = "") -> Row:
+    seats = [{"agent_id": a, "name": names.get(a, a), "total": "", "winner": False} for a in summary.agent_ids]
+    if record is not None:
+        for seat, entry in zip(seats, record_seats(record, list(summary.agent_ids)), strict=False):
+            seat["total"], seat["winner"] = entry["total"], entry["winner"]
+    mine = next((s for s in seats if s["agent_id"] == agent_id), None)
+    place = None
+    if mine is not None and record is not None:
+        place = 1 + sum(1 for s in seats if isinstance(s["total"], int) and s["total"] > mine["total"])
+    return {
+        "match_id": summary.match_id,
+        "ladder": summary.ladder,
+        "state": summary.state,
+        "seats": seats,
+        "finished": when(summary.finished_ms),
+        "created": when(summary.created_ms),
+        "score": mine["total"] if mine else None,
+        "place": place,
+        "faults": len(record.get("faults", [])) if record else 0,
+    }
+
+
+def _svg(series: list[float], band: list[tuple[float, float]] | None, title: str) -> Markup:
+    width, height, pad = 600, 180, 28
+    values = series + [v for pair in band or [] for v in pair]
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    step = (width - 2 * pad) / max(len(series) - 1, 1)
+
+    def xy(i: int, v: float) -> str:
+        return f"{pad + i * step:.1f},{height - pad - (v - low) / span * (height - 2 * pad):.1f}"
+
+    parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{title}">']
+    if band:
+        outline = [xy(i, hi) for i, (_, hi) in enumerate(band)] + [
+            xy(i, lo) for i, (lo, _) in reversed(list(enumerate(band)))
+        ]
+        parts.append(f'<polygon class="band" points="{" ".join(outline)}"/>')
+    parts.append(f'<polyline class="line" points="{" ".join(xy(i, v) for i, v in enumerate(series))}"/>')
+    for i, v in enumerate(series):
+        cx, cy = xy(i, v).split(",")
+        parts.append(f'<circle cx="{cx}" cy="{cy}" r="2.5"><title>{v:g}</title></circle>')
+    parts.append(f'<text x="4" y="14">{high:.4g}</text><text x="4" y="{height - 6}">{low:.4g}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def rating_chart(history: list[dict[str, Any]]) -> Markup:
+    """mu after each rated match, with the mu ± sigma band."""
+    mus = [float(p.get("mu", 0)) for p in history]
+    band = [(mu - float(p.get("sigma", 0)), mu + float(p.get("sigma", 0))) for mu, p in zip(mus, history, strict=True)]
+    return _svg(mus, band, "rating (mu) after each match, band mu ± sigma")
+
+
+def score_chart(rows: list[Row]) -> Markup | None:
+    """The agent's final score in each of its recent matches, oldest first."""
+    scores = [float(r["score"]) for r in rows if isinstance(r.get("score"), int)]
+    return _svg(scores, None, "final score in each recent match") if scores else None

@@ -1,0 +1,141 @@
+"""The web tests' real parts: the stack (Redis, matchmaker, Celery workers, engine), a ladder with
+finished matches, the web app under uvicorn (its own process, port 0), and Debian's Chromium driven
+by Playwright. One of each per module: starting them is the slow part."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.local.stack import Stack, StackConfig
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
+from arena.rpc.auth import auth_metadata
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENS = Path(__file__).parent / "screens"  # ignored by git: what each page looked like in the last run
+HOST_TOKEN = "host-secret-for-tests"
+LADDER = "web"
+BOTS = ("strong", "heuristic", "heuristic", "random", "random")
+
+
+@dataclass
+class Site:
+    url: str
+    stack: Stack
+    stub: matchmaker_pb2_grpc.MatchmakerServiceStub
+    agents: dict[str, str]  # agent id -> name of the ladder's agents
+
+
+def wait_until(condition: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.1)
+
+
+def start_web(stack: Stack, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    env = dict(os.environ) | {"OHELL_HOST_TOKEN": HOST_TOKEN, "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "services.web", "--address", "127.0.0.1:0"]
+    command += ["--matchmaker", stack.matchmaker_address, "--engine", stack.engine_address]
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    wait_until(lambda: "web service on port" in log_path.read_text() or process.poll() is not None, 30, "the web app")
+    found = re.search(r"web service on port (\d+)", log_path.read_text())
+    assert found, log_path.read_text()
+    return process, f"http://127.0.0.1:{found.group(1)}"
+
+
+def play_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, matches: int) -> dict[str, str]:
+    """A small-game ladder of built-in agents with at least ``matches`` finished (and rated) matches."""
+    rules = rules_pb2.Rules(preset="classic", hand_sizes=[4, 3, 2])
+    stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name=LADDER, rules=rules, seats=4, base_window=50)))
+    agents, tokens = {}, {}
+    for index, bot in enumerate(BOTS):
+        reply = stub.RegisterAgent(pb.RegisterAgentRequest(name=f"{bot}-{index}", kind=pb.AGENT_KIND_BUILTIN, bot=bot))
+        agents[reply.agent.agent_id], tokens[reply.agent.agent_id] = reply.agent.name, reply.token
+    for agent_id, token in tokens.items():
+        stub.JoinQueue(pb.JoinQueueRequest(ladder=LADDER, agent_id=agent_id), metadata=auth_metadata(token))
+
+    def rated() -> int:
+        board = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder=LADDER))
+        return sum(s.games for s in board.standings) // 4
+
+    wait_until(lambda: rated() >= matches, 60, f"{matches} rated matches")
+    for agent_id, token in tokens.items():
+        stub.LeaveQueue(pb.LeaveQueueRequest(ladder=LADDER, agent_id=agent_id), metadata=auth_metadata(token))
+    last = -1
+    while (now := rated()) != last:  # the matches in play finish
+        last = now
+        time.sleep(1.0)
+    return agents
+
+
+@pytest.fixture(scope="module")
+def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    logs = tmp_path_factory.mktemp("web-stack")
+    config = StackConfig(
+        redis_url=shared_redis_server.url,
+        prefix=f"web{secrets.token_hex(4)}:",  # each module's stack its own keys on the shared Redis
+        env={"OHELL_MATCH_LEASE_S": "1.5"},
+        matchmaker_args=("--sweep-every", "0.5", "--tick", "0.02"),
+        log_dir=str(logs),
+    )
+    stack = Stack(config).start()
+    web = None
+    try:
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            agents = play_ladder(stub, 8)
+            web, url = start_web(stack, logs / "web.log")
+            yield Site(url, stack, stub, agents)
+    finally:
+        if web is not None:
+            web.terminate()
+            web.wait(10)
+        stack.cleanup()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    yield tab
+    context.close()
+
+
+def screenshot(tab: Any, name: str) -> None:
+    """Save the page at 1280 px and 390 px wide (tests/web/screens/NAME-1280.png, NAME-390.png)."""
+    SCREENS.mkdir(exist_ok=True)
+    for width in (1280, 390):
+        tab.set_viewport_size({"width": width, "height": 900})
+        tab.screenshot(path=str(SCREENS / f"{name}-{width}.png"), full_page=True)
+        overflow = tab.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{name} at {width} px is wider than the window by {overflow} px"
+    tab.set_viewport_size({"width": 1280, "height": 900})

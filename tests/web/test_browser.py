@@ -1,0 +1,163 @@
+"""The web app in a real browser (Debian's Chromium through Playwright) against the real stack."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import grpc
+import pytest
+
+from arena.ladder.matchplay import PacedBot
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import rules_pb2
+from arena.rpc.auth import auth_metadata
+from arena.sdk import connect
+from ohell.bots import make_bot
+
+from .conftest import HOST_TOKEN, LADDER, Site, screenshot, wait_until
+
+pytestmark = pytest.mark.slow  # starts the whole stack, the web app and Chromium
+
+
+def test_leaderboard_agent_and_match_list(site: Site, page: Any) -> None:
+    page.goto(site.url + "/")
+    page.click(f"#ladders a:text-is('{LADDER}')")
+    rows = page.locator("#leaderboard tbody tr")
+    assert rows.count() == len(site.agents)
+    board = site.stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder=LADDER)).standings
+    first = rows.nth(0).locator("td")
+    assert first.nth(1).inner_text() == board[0].name and first.nth(2).inner_text() == f"{board[0].ordinal:.2f}"
+    assert first.nth(5).inner_text() == str(board[0].games)
+    screenshot(page, "leaderboard")
+
+    rows.nth(0).locator("a").click()
+    page.wait_for_selector("#standing")
+    assert page.locator("h1").inner_text() == board[0].name
+    assert page.locator("#chart svg polyline").count() == 1
+    assert page.locator("#matches tbody tr").count() >= 1
+    screenshot(page, "agent")
+
+    page.goto(f"{site.url}/matches?ladder={LADDER}")
+    listed = page.locator("#matches tbody tr")
+    finished = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, page_size=50)).matches
+    assert listed.count() == len(finished)
+    assert listed.nth(0).locator("a").first.inner_text() == finished[0].match_id
+    screenshot(page, "matches")
+
+
+def test_replay_steps_to_the_records_totals(site: Site, page: Any) -> None:
+    match = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, page_size=1)).matches[0]
+    record = json.loads(site.stub.GetMatch(pb.GetMatchRequest(match_id=match.match_id)).record_json)
+    page.goto(f"{site.url}/matches/{match.match_id}")
+    assert page.locator("body").get_attribute("data-step") == "0"
+    page.click("#next")
+    page.keyboard.press("ArrowRight")
+    assert page.locator("body").get_attribute("data-step") == "2"
+    assert page.locator("#caption").inner_text().startswith(record["seats"][record["hands"][0]["events"][1][1]]["name"])
+    page.keyboard.press("ArrowLeft")
+    assert page.locator("body").get_attribute("data-step") == "1"
+    for _ in range(len(record["seats"]) + 2):  # the bids made and three cards on the table
+        page.keyboard.press("ArrowRight")
+    assert page.locator("#seats .played .c").count() == 3
+    screenshot(page, "replay")
+    steps = int(page.locator("#scrub").get_attribute("max"))
+    for _ in range(steps):  # step to the end one frame at a time
+        page.click("#next")
+    assert page.locator("body").get_attribute("data-at-end") == "true"
+    shown = [int(page.locator(f"#total-{seat}").inner_text()) for seat in range(len(record["seats"]))]
+    assert shown == record["totals"]
+    assert page.locator("#scores tbody tr").count() == len(record["hands"])
+    assert page.locator("#caption").inner_text().startswith("match over")
+    page.keyboard.press("Home")
+    assert page.locator("body").get_attribute("data-step") == "0"
+    page.click("#play")  # plays on by itself
+    wait_until(lambda: int(page.locator("body").get_attribute("data-step")) > 1, 10, "the replay to play")
+
+
+def test_live_match_changes(site: Site, page: Any) -> None:
+    stub = site.stub
+    rules = rules_pb2.Rules(preset="classic", hand_sizes=[4, 3, 2, 1])
+    ladder = pb.Ladder(
+        name="live", rules=rules, seats=3, house_fill=True, fill_after_seconds=0.2, house_bots=["random"]
+    )
+    stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder))
+    reply = stub.RegisterAgent(pb.RegisterAgentRequest(name="slowpoke", kind=pb.AGENT_KIND_CONNECTED))
+    agent_id, token = reply.agent.agent_id, reply.token
+    bot = PacedBot(make_bot("random", 7), 300)  # about 4 s of its decisions per match
+    threading.Thread(target=connect, args=(bot, site.stack.engine_address, token), daemon=True).start()
+    watch = stub.WatchQueue(pb.WatchQueueRequest(ladder="live", agent_id=agent_id), metadata=auth_metadata(token))
+    try:
+        seated = next(iter(watch))
+        running = stub.ListMatches(pb.ListMatchesRequest(ladder="live", state="running")).matches
+        assert seated.match_id in [m.match_id for m in running]
+        page.goto(f"{site.url}/ladders/live")
+        page.click(f"a.live-link:text-is('{seated.match_id}')")
+        page.wait_for_selector("#seats .seat")
+        seen = int(page.locator("body").get_attribute("data-events") or 0)
+        wait_until(lambda: int(page.locator("body").get_attribute("data-events") or 0) > seen + 3, 20, "new events")
+        assert page.locator("#seats .cards").count() == 0  # no hand is ever drawn live: only played cards
+        screenshot(page, "live")
+        page.wait_for_selector("#done:not([hidden])", timeout=60_000)
+        totals = [int(t) for t in page.locator("#seats .total").all_inner_texts()]
+        record = json.loads(stub.GetMatch(pb.GetMatchRequest(match_id=seated.match_id)).record_json)
+        assert totals == record["totals"]
+    finally:
+        watch.cancel()
+
+
+def test_host_creates_a_ladder_and_registers_agents(site: Site, page: Any) -> None:
+    page.goto(site.url + "/host")
+    assert page.url.endswith("/host/login")
+    page.fill("input[name=token]", "not-the-token")
+    page.click("button:text('Sign in')")
+    assert page.locator("#error-message").inner_text() == "wrong host token"
+    page.fill("input[name=token]", HOST_TOKEN)
+    page.click("button:text('Sign in')")
+    page.wait_for_selector("#create-ladder")
+
+    form = page.locator("#create-ladder")
+    form.locator("input[name=name]").fill("class1")
+    form.locator("select[name=preset]").select_option("classic")
+    form.locator("input[name=seats]").fill("5")
+    form.locator("button").click()
+    assert page.locator("#message").inner_text() == "ladder class1 created"
+    ladder = stub_ladder(site, "class1")
+    assert ladder.seats == 5 and ladder.rules.preset == "classic"
+
+    form = page.locator("#register-agents")
+    form.locator("textarea[name=names]").fill("alice\nbob")
+    form.locator("button").click()
+    assert page.locator("#tokens tbody tr").count() == 2
+    href = page.locator("#download-tokens").get_attribute("href")
+    assert href.startswith("data:text/csv;base64,")
+    with page.expect_download() as download:
+        page.click("#download-tokens")
+    lines = open(download.value.path()).read().splitlines()  # noqa: SIM115
+    assert lines[0] == "name,agent_id,token" and [line.split(",")[0] for line in lines[1:]] == ["alice", "bob"]
+    name, agent_id, token = lines[1].split(",")
+    reply = site.stub.SetAgentVersion(  # the token handed out is the agent's
+        pb.SetAgentVersionRequest(agent_id=agent_id, version="v2"), metadata=auth_metadata(token)
+    )
+    assert reply.agent.name == "alice"
+    screenshot(page, "host")
+
+    form = page.locator("#register-agents")
+    form.locator("textarea[name=names]").fill("alice")  # taken
+    form.locator("button").click()
+    assert "alice" in page.locator("#error-message").inner_text()
+
+
+def stub_ladder(site: Site, name: str) -> Any:
+    try:
+        return site.stub.GetLadder(pb.GetLadderRequest(name=name)).ladder
+    except grpc.RpcError as error:
+        raise AssertionError(f"ladder {name} was not created: {error.details()}") from None
+
+
+def test_forms_need_a_host_session(site: Site, page: Any) -> None:
+    response = page.request.post(site.url + "/host/ladders", form={"name": "sneaky", "csrf": "x"})
+    assert response.status == 403
+    with pytest.raises(grpc.RpcError):
+        site.stub.GetLadder(pb.GetLadderRequest(name="sneaky"))

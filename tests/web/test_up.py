@@ -1,0 +1,109 @@
+"""``ohell up`` twice on the same data folder and fixed ports: the banner shows this run's addresses,
+they answer, and what the first run stored (a ladder, the host token) is there in the second."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena.embedded_redis import free_port
+from arena.local.config import resolve
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
+from ohell.errors import OhHellError
+
+
+def start_up(args: list[str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "up", *args], stdout=out, stderr=subprocess.STDOUT, env=env
+        )
+    deadline = time.monotonic() + 90
+    while "Ctrl-C stops everything." not in log.read_text():
+        assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+        time.sleep(0.2)
+    return process, log.read_text()
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(signal.SIGINT)
+    process.wait(30)
+
+
+@pytest.mark.slow
+def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
+    ports = {name: free_port() for name in ("engine", "matchmaker", "web", "redis")}
+    config = tmp_path / "ohell.toml"
+    config.write_text(f'web_address = "127.0.0.1:{ports["web"]}"\nworkers = 1\nconcurrency = 1\n')
+    args = ["--config", str(config), "--data-dir", str(tmp_path / "data"), "--redis-port", str(ports["redis"])]
+    args += ["--engine-address", f"127.0.0.1:{ports['engine']}"]
+    args += ["--matchmaker-address", f"127.0.0.1:{ports['matchmaker']}"]
+    banners = []
+    for run in range(3):
+        # the third run lets the engine take any port: its banner must show that port, not the
+        # one the earlier runs wrote into the same engine.log
+        extra = ["--engine-address", "127.0.0.1:0"] if run == 2 else []
+        process, banner = start_up(args + extra, tmp_path / f"up-{run}.log")
+        try:
+            banners.append(banner)
+            assert re.search(rf"^web\s+http://127\.0\.0\.1:{ports['web']}\s", banner, re.M), banner
+            engine_port = int(re.search(r"^engine\s+127\.0\.0\.1:(\d+)\s", banner, re.M).group(1))  # type: ignore[union-attr]
+            assert (engine_port == ports["engine"]) == (run < 2), banner
+            with socket.create_connection(("127.0.0.1", engine_port), timeout=5):
+                pass
+            assert re.search(rf"^matchmaker\s+127\.0\.0\.1:{ports['matchmaker']}\s", banner, re.M), banner
+            with urllib.request.urlopen(f"http://127.0.0.1:{ports['web']}/healthz", timeout=5) as reply:
+                assert reply.status == 200
+            with grpc.insecure_channel(f"127.0.0.1:{ports['matchmaker']}") as channel:
+                stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+                if run == 0:
+                    ladder = pb.Ladder(name="kept", rules=rules_pb2.Rules(preset="classic"), seats=4)
+                    stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder))
+                names = [ladder.name for ladder in stub.ListLadders(pb.ListLaddersRequest()).ladders]
+                assert names == ["kept"]
+        finally:
+            stop(process)
+    token_file = tmp_path / "data" / "host-token"
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    assert all(f"host token  {token_file}" in banner for banner in banners)
+    assert (tmp_path / "data" / "engine.log").read_text().count("service on port") == 3  # one log, every run
+
+
+def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('engine_address = "0.0.0.0:1"\nweb_address = "0.0.0.0:2"\nworkers = 3\n')
+    env = {"OHELL_WEB_ADDRESS": "127.0.0.1:3", "OHELL_DATA_DIR": str(tmp_path)}
+    settings = resolve({"workers": 5}, env, str(config))
+    assert settings["engine_address"] == "0.0.0.0:1" and settings["web_address"] == "127.0.0.1:3"
+    assert settings["workers"] == 5 and settings["data_dir"] == str(tmp_path)
+    assert resolve({}, {"OHELL_DATA_DIR": str(tmp_path)}, None)["matchmaker_address"] == "127.0.0.1:50052"
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "message"),
+    [
+        ("colour = 1\n", {}, "unknown setting 'colour'"),
+        ("workers = 'two'\n", {}, "workers must be a whole number"),
+        ("workers = [\n", {}, "config file"),
+        ("web_address = 8080\n", {}, "web_address must be a string"),
+        ("", {"OHELL_ENGINE_ADDRESS": "localhost"}, "engine-address must be HOST:PORT"),
+        ("", {"OHELL_WORKERS": "0"}, "workers must be at least 1"),
+        ("", {"OHELL_METRICS": "maybe"}, "metrics must be true or false"),
+    ],
+)
+def test_bad_settings_are_named(tmp_path: Path, text: str, env: dict[str, str], message: str) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(text)
+    with pytest.raises(OhHellError, match=re.escape(message)):
+        resolve({}, env, str(config))
