@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ohell.bots.base import Bot
 from ohell.observation import observe
 from ohell.state import BID_BASE, Game, Phase, State
 
 
-def play_game(game: Game, bots: Sequence[Bot], seed: int) -> State:
-    """Play ``game`` to the end; ``bots[i]`` sits in seat ``i``. Chance comes from ``seed``.
+def play_game(game: Game, bots: Sequence[Bot], seed: int, chance: Callable[[State], None] | None = None) -> State:
+    """Play ``game`` to the end; ``bots[i]`` sits in seat ``i``. Chance comes from ``seed``, or from
+    ``chance`` when given: it resolves the pending cut or deal (e.g. with dealt cards fixed in advance).
 
     A bot that returns an illegal action raises IllegalActionError: built-in bots must not.
     Remote seats, whose faults are normal events, are run by the services' match host.
@@ -22,7 +23,10 @@ def play_game(game: Game, bots: Sequence[Bot], seed: int) -> State:
     state = game.new_state()
     while state.phase != Phase.GAME_OVER:
         if state.phase <= Phase.DEAL:
-            state.chance_random(rng)
+            if chance is None:
+                state.chance_random(rng)
+            else:
+                chance(state)
             continue
         seat = state.current
         observation = observe(state, seat)

@@ -33,7 +33,7 @@ IO_MODULES = {"os", "io", "socket", "subprocess", "pathlib", "shutil", "tempfile
 
 ENGINE = {"ohell", "ohell.bots", "ohell.match"}
 BASE = {"arena.proto", "arena.keys", "arena.redis_client", "arena.embedded_redis", "arena.wire", "arena.conformance"}
-LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.sdk"}
+LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.tournament", "arena.sdk"}
 FLOORS: dict[str, set[str]] = {
     "arena": set(),  # the packages' own __init__ modules import nothing
     "services": set(),
@@ -54,6 +54,7 @@ FLOORS: dict[str, set[str]] = {
     "arena.cli": {"arena.local", "arena.sdk"} | ENGINE,
     "services.engine": LIBRARY,
     "services.matchmaker": LIBRARY,
+    "arena.tournament": {*ENGINE, "arena.proto", "arena.keys", "arena.redis_client", "arena.play"},
     "workers": LIBRARY,
 }
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena.keys import Keys
@@ -60,10 +60,12 @@ class _Match:
         time_control: TimeControl,
         link: HostLink,
         log: EventLog | None,
+        chance: Callable[[State], None] | None = None,
     ) -> None:
         self.match_id = match_id
         self.specs = list(seats)
         self.seed = seed
+        self.chance = chance
         self.tc = time_control
         self.link = link
         self.state: State = Game(rules, len(seats)).new_state()
@@ -118,7 +120,7 @@ class _Match:
             )
             while state.phase != Phase.GAME_OVER:
                 if state.phase <= Phase.DEAL:
-                    state.chance_random(rng)
+                    state.chance_random(rng) if self.chance is None else self.chance(state)
                 else:
                     seat = state.current
                     state.apply_action(await self.decide(seat))
@@ -267,11 +269,13 @@ async def host_match(
     redis_client: Any | None = None,
     keys: Keys | None = None,
     spectate: bool = True,
+    chance: Callable[[State], None] | None = None,
 ) -> dict[str, Any]:
     """Play a whole match and return its record (``ohell.record.build_record``: seats, faults
     with seat/hand/kind/detail, forfeited). Connected seats are reached through gateways in this
     process, else through Redis (``redis_url`` or an open ``redis.asyncio`` client). Public
-    events go to the match's Redis stream, or to this process's ``local_events()`` without Redis."""
+    events go to the match's Redis stream, or to this process's ``local_events()`` without Redis.
+    ``chance``, when given, resolves each cut and deal instead of ``seed`` (cards dealt in advance)."""
     check_seats(seats)
     client = redis_client
     own_client = None
@@ -288,7 +292,7 @@ async def host_match(
         await link.start()  # replies from gateways elsewhere come to this host's channel
     metrics.MATCHES_HOSTED.inc()
     try:
-        return await _Match(match_id, rules, seats, seed, time_control or TimeControl(), link, log).run()
+        return await _Match(match_id, rules, seats, seed, time_control or TimeControl(), link, log, chance).run()
     finally:
         await link.close()
         if own_client is not None:
