@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.local import cli as ladder_cli
+from arena.local import tournament_cli
 from arena.sdk import cli as engine_cli
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
@@ -127,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser(name, help=f"run the {name} service (python -m {module}; --help lists its options)")
     engine_cli.register(sub)  # challenge, agent
     ladder_cli.register(sub)  # up, demo, ladder
+    tournament_cli.register(sub)  # tournament create|list|status|standings|export|resume
     return parser
 
 

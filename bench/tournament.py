@@ -33,6 +33,7 @@ from arena.tournament.play import play_builtin_game  # noqa: E402
 from arena.tournament.standings import (  # noqa: E402
     GameResult,
     Observation,
+    difference_intervals,
     duplicate_observations,
     mean_ci_width,
     plain_observations,
@@ -89,22 +90,31 @@ def main() -> None:
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(play_one, work, chunksize=4))
     duplicate, plain = results[: args.deals * 3], results[args.deals * 3 :]
-    width = {}
+    width, entrant_width = {}, {}
     for name, games, score in (
         ("duplicate", duplicate, duplicate_observations),
         ("plain", plain, plain_observations),
     ):
-        table = standings(score(games))
-        width[name] = mean_ci_width(table)
+        observations = score(games)
+        table = standings(observations)
+        entrant_width[name] = mean_ci_width(table)
+        gaps = difference_intervals(observations, BOTS)
+        width[name] = sum(high - low for low, high in gaps) / len(gaps)
         print(f"{name}: {len(games)} games")
         for row in table:
             print(
                 f"  {row.rank}. {row.entrant:<9} mean {row.mean_duplicate:+7.2f}  95% CI "
                 f"[{row.ci_low:+7.2f}, {row.ci_high:+7.2f}]  P(above next) {row.p_above_next}"
             )
+        for (low, high), upper, lower in zip(gaps, BOTS, BOTS[1:], strict=False):
+            print(f"  {upper} - {lower}: 95% CI [{low:+.2f}, {high:+.2f}] (width {high - low:.2f})")
         first = fewest_deals(games, 3, score)
         print(f"  strong > heuristic > random, intervals apart, from {first and first * 3} games (None: not reached)")
     ratio = width["plain"] / width["duplicate"] if width["duplicate"] else float("inf")
+    print(
+        f"per-entrant intervals (mean width): duplicate {entrant_width['duplicate']:.3f} "
+        f"plain {entrant_width['plain']:.3f} ratio {entrant_width['plain'] / entrant_width['duplicate']:.2f}"
+    )
     print(
         f"tournament: games={len(duplicate)} ci_width_duplicate={width['duplicate']:.3f} "
         f"ci_width_plain={width['plain']:.3f} ratio={ratio:.2f}"

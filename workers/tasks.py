@@ -8,8 +8,10 @@ from typing import Any
 from arena.keys import Keys
 from arena.ladder import jobs, metrics
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.routing import RUN_MATCH, UPDATE_RATINGS
+from arena.ladder.routing import RUN_MATCH, RUN_TOURNEY_TABLE, UPDATE_RATINGS, tourney_dispatcher
 from arena.redis_client import REDIS_ERRORS
+from arena.tournament import jobs as tourney_jobs
+from arena.tournament.store import TournamentStore
 from workers.app import REDIS_URL, app
 
 
@@ -18,6 +20,11 @@ def store() -> RedisStore:
     """One client per process (redis-py resets its pool after a fork); it retries through a Redis
     restart of ~15 s, and every store write is idempotent, so a retried write is safe."""
     return RedisStore.connect(REDIS_URL, Keys.from_env(), retries=25)
+
+
+@cache
+def tourney_store() -> TournamentStore:
+    return TournamentStore.connect(REDIS_URL, Keys.from_env(), retries=25)
 
 
 def rate_now(ladder: str) -> None:
@@ -52,3 +59,20 @@ def update_ratings(self: Any, ladder: str) -> int:
         return jobs.update_ratings(store(), ladder)
     except REDIS_ERRORS as error:
         raise self.retry(exc=error, countdown=1.0) from None
+
+
+@app.task(name=RUN_TOURNEY_TABLE, bind=True, max_retries=5)
+def run_tourney_table(self: Any, tourney_id: str, table_id: str) -> str:
+    """Play one tournament table; a crash or redelivery resumes it (games recorded once)."""
+    dispatch = tourney_dispatcher(app, Keys.from_env().prefix)
+    try:
+        outcome = tourney_jobs.run_table(tourney_store(), tourney_id, table_id, dispatch)
+    except REDIS_ERRORS as error:
+        raise self.retry(exc=error, countdown=1.0) from None
+    except Exception as error:
+        if self.request.retries >= self.max_retries:
+            raise  # the table stays unfinished: `ohell tournament resume` sends it again
+        raise self.retry(exc=error, countdown=2**self.request.retries) from None
+    if outcome == "busy":  # held by another runner: look again when its lease would have lapsed
+        raise self.retry(countdown=tourney_jobs.lease_seconds(), max_retries=None)
+    return outcome

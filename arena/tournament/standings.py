@@ -192,5 +192,18 @@ def to_csv(table: Sequence[Standing]) -> str:
     return out.getvalue()
 
 
+def difference_intervals(
+    observations: Sequence[Observation], order: Sequence[str], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> list[tuple[float, float]]:
+    """95 % bootstrap intervals of the difference in mean points between neighbours of ``order``
+    (first minus second, second minus third, ...), resampling units for all entrants together."""
+    boot = bootstrap_means(observations, replicates, seed)
+    intervals = []
+    for upper, lower in zip(order, order[1:], strict=False):
+        gaps = [a - b for a, b in zip(boot[upper], boot[lower], strict=True) if a == a and b == b]
+        intervals.append((_percentile(gaps, 0.025), _percentile(gaps, 0.975)))
+    return intervals
+
+
 def mean_ci_width(table: Sequence[Standing]) -> float:
     return sum(row.ci_high - row.ci_low for row in table) / len(table) if table else 0.0

@@ -1,0 +1,130 @@
+"""The tournament store and jobs on a real redis-server, tables run in this process."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+
+import pytest
+import redis
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.keys import Keys
+from arena.play.specs import SeatSpec
+from arena.tournament import jobs
+from arena.tournament.model import Tournament, TournamentError
+from arena.tournament.standings import GameResult, duplicate_observations, standings
+from arena.tournament.store import TournamentStore
+
+OPTIONS = {"hand_sizes": [3, 2, 1]}
+
+
+@pytest.fixture
+def tstore(shared_redis_server: EmbeddedRedis, request: pytest.FixtureRequest) -> Iterator[TournamentStore]:
+    client = redis.Redis.from_url(shared_redis_server.url)
+    yield TournamentStore(client, Keys(f"t-{request.node.name[:40]}:"))
+    client.close()
+
+
+class Queue:
+    """A stand-in for Celery in these tests: collects the dispatched tables."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    def __call__(self, tourney_id: str, table: str, seats: Sequence[SeatSpec]) -> None:
+        self.sent.append((tourney_id, table))
+
+    def drain(self, store: TournamentStore) -> list[str]:
+        outcomes = []
+        while self.sent:
+            tourney_id, table = self.sent.pop(0)
+            outcomes.append(jobs.run_table(store, tourney_id, table, self, lease_s=5.0))
+        return outcomes
+
+
+def builtins(*bots: str) -> tuple[SeatSpec, ...]:
+    return tuple(SeatSpec.builtin(bot, f"{bot}-{n}") for n, bot in enumerate(bots))
+
+
+def results_from_records(records: dict[str, dict]) -> list[GameResult]:  # type: ignore[type-arg]
+    return [
+        GameResult(game.rpartition("/")[0], tuple(s["name"] for s in rec["seats"]), tuple(rec["totals"]))
+        for game, rec in records.items()
+    ]
+
+
+def test_round_robin_runs_once_and_standings_agree_with_records(tstore: TournamentStore) -> None:
+    entrants = builtins("heuristic", "random", "heuristic", "random", "random", "heuristic")
+    tourney = Tournament("rr", entrants, seats=3, deals=1, overrides=OPTIONS)
+    queue = Queue()
+    plans = jobs.start(tstore, tourney, queue)
+    assert len(plans) == 20 and len(queue.sent) == 20
+    with pytest.raises(TournamentError, match="exists already"):
+        tstore.create(tourney)
+    with pytest.raises(TournamentError, match="secret"):
+        tstore.records("rr")
+    first_table = queue.sent[0][1]
+    assert queue.drain(tstore) == ["finished"] * 20
+    assert jobs.run_table(tstore, "rr", first_table, queue) == "finished"  # a redelivered task
+    progress = tstore.progress("rr")
+    assert (progress.state, progress.tables_done, progress.games_done) == ("finished", 20, 60)
+    assert sorted(tstore.logged_tables("rr")) == sorted(plan.table_id for plan in plans)
+    records = tstore.records("rr")
+    assert len(records) == 60 and all(record["complete"] for record in records.values())
+    live = standings(duplicate_observations(tstore.game_results("rr")), 300)
+    assert standings(duplicate_observations(results_from_records(records)), 300) == live
+    assert {row.games for row in live} == {30}  # 10 tables x 3 rotations each
+    # every table's first deal was dealt identically in its three rotations, from the stored deal set
+    deals = tstore.deals("rr")
+    for table in deals:
+        firsts = {str(records[f"{table}/d0/r{turn}"]["hands"][0]["deal"]) for turn in range(3)}
+        assert len(firsts) == 1
+
+
+def test_swiss_opens_each_round_once_by_standing(tstore: TournamentStore) -> None:
+    entrants = builtins("heuristic", "random", "random", "heuristic", "random", "random", "heuristic")
+    tourney = Tournament("sw", entrants, seats=4, format="swiss", rounds=3, deals=1, overrides=OPTIONS)
+    queue = Queue()
+    assert [len(plan.entrants) for plan in jobs.start(tstore, tourney, queue)] == [4, 3]
+    queue.drain(tstore)
+    progress = tstore.progress("sw")
+    assert (progress.state, progress.round, progress.tables) == ("finished", 3, 6)
+    tables = tstore.tables("sw")
+    assert sorted(tables) == ["r1t0", "r1t1", "r2t0", "r2t1", "r3t0", "r3t1"]
+    assert tstore.open_round("sw", 2, [(0, 1, 2)]) == []  # round 3 exists: nothing opened twice
+    for number in (1, 2, 3):
+        in_round = [plan.entrants for plan in tables.values() if plan.round == number]
+        assert sorted(itertools.chain(*in_round)) == list(range(7))
+
+
+def test_absent_connected_entrant_forfeits_its_table(tstore: TournamentStore) -> None:
+    entrants = (*builtins("heuristic", "random"), SeatSpec.connected("agent-9", "ghost"))
+    tourney = Tournament("ff", entrants, seats=3, deals=2, overrides=OPTIONS, grace_s=0.2)
+    queue = Queue()
+    jobs.start(tstore, tourney, queue)
+    assert queue.drain(tstore) == ["finished"]
+    rows = {row.entrant: row for row in standings(duplicate_observations(tstore.game_results("ff")), 100)}
+    assert rows["ghost"].forfeits == 6 and rows["heuristic-0"].forfeits == 0
+    assert tstore.table_state("ff", "r1t0")["forfeits"] == '["ghost"]'
+    record = next(iter(tstore.records("ff").values()))
+    ghost = next(seat for seat in record["seats"] if seat["name"] == "ghost")
+    assert ghost["kind"] == "builtin" and ghost["bot"] == jobs.STAND_IN
+
+
+def test_bad_tournaments_are_refused() -> None:
+    entrants = builtins("random", "random", "random")
+    for kwargs, field in (
+        ({"seats": 8}, "seats=8"),
+        ({"format": "ladder"}, "format="),
+        ({"deals": 0}, "deals=0"),
+        ({"rounds": 2}, "rounds=2"),
+        ({"grace_s": -1}, "grace_s"),
+        ({"overrides": {"hand_sizes": [30]}}, "hand_sizes"),
+    ):
+        with pytest.raises(TournamentError, match=field):
+            Tournament("x", entrants, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(TournamentError, match="tourney_id"):
+        Tournament("Bad Id!", entrants)
+    with pytest.raises(TournamentError, match="own name"):
+        Tournament("x", (SeatSpec.builtin("random"),) * 3)
