@@ -1,6 +1,6 @@
 """Duplicate against plain scoring: how sure each is of strong > heuristic > random after the same games.
 
-    python bench/tournament.py [--deals 60] [--hand-sizes 5,4,3,2,1] [--seed 1] [--jobs 2]
+    python bench/tournament.py [--deals 60] [--rules classic] [--hand-sizes 5,4,3,2,1] [--seed 1] [--jobs 2]
 
 One 3-seat table of the built-in bots strong, heuristic and random, played in this process:
 
@@ -73,11 +73,12 @@ def fewest_deals(games: Sequence[GameResult], per_deal: int, score: type | objec
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deals", type=int, default=60)
+    parser.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
     parser.add_argument("--hand-sizes", default="5,4,3,2,1", help="the rules option hand_sizes (short games)")
     parser.add_argument("--seed", type=int, default=1, help="seeds the deals of both scorings")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    rules = preset_with_options("classic", [f"hand_sizes=[{args.hand_sizes}]"])
+    rules = preset_with_options(args.rules, [f"hand_sizes=[{args.hand_sizes}]"])
     game = Game(rules, len(BOTS))
     rng = random.Random(args.seed)
     work = []

@@ -17,11 +17,12 @@ from typing import Any, TypeVar
 
 from ohell.errors import ChanceError
 from ohell.hand import Phase
+from ohell.rules import TieBreak
 from ohell.schedule import hand_sizes
 from ohell.state import Game, State
 
 T = TypeVar("T")
-SPARE_DECKS = 4  # decks beyond the scheduled hands, for rules that add hands (never needed so far)
+SPARE_DECKS = 2  # decks beyond the scheduled hands and any sudden-death hands (a safety margin)
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,8 @@ def draw_deal_set(game: Game, rng: random.Random | None = None) -> DealSet:
         cut = tuple(rng.sample(range(52), len(state.cutters)))
         state.cut(cut)
         cuts.append(cut)
-    hands = len(hand_sizes(game.rules, game.num_players)) + SPARE_DECKS
+    extra = game.rules.sudden_death_limit if game.rules.tie_break is TieBreak.SUDDEN_DEATH else 0
+    hands = len(hand_sizes(game.rules, game.num_players)) + extra + SPARE_DECKS
     decks = tuple(tuple(rng.sample(range(52), 52)) for _ in range(hands))
     return DealSet(tuple(cuts), decks)
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import re
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -128,3 +131,34 @@ def test_bad_tournaments_are_refused() -> None:
         Tournament("Bad Id!", entrants)
     with pytest.raises(TournamentError, match="own name"):
         Tournament("x", (SeatSpec.builtin("random"),) * 3)
+
+
+@pytest.fixture
+def endpoint_agent() -> Iterator[str]:
+    """A random-bot endpoint agent served by the SDK in its own process; yields its address."""
+    code = "from arena.sdk import serve; from ohell.bots import make_bot; serve(make_bot('random', 7), '127.0.0.1:0')"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        port = re.search(r"serving on port (\d+)", line)
+        assert port, f"the agent did not start: {line!r}"
+        yield f"127.0.0.1:{port.group(1)}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_remote_table_is_hosted_with_the_same_deals(
+    tstore: TournamentStore, endpoint_agent: str, shared_redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REDIS_URL", shared_redis_server.url)
+    entrants = (*builtins("heuristic", "random"), SeatSpec.endpoint(endpoint_agent, "remote"))
+    queue = Queue()
+    jobs.start(tstore, Tournament("rm", entrants, seats=3, deals=1, overrides=OPTIONS), queue)
+    assert queue.drain(tstore) == ["finished"]
+    records = tstore.records("rm")
+    assert len(records) == 3 and all(record["complete"] and not record["faults"] for record in records.values())
+    assert len({str(record["hands"][0]["deal"]) for record in records.values()}) == 1
+    for turn in range(3):  # entrant 2 (the endpoint agent) sits in seat (2 + turn) % 3
+        seats = records[f"r1t0/d0/r{turn}"]["seats"]
+        assert [seat["kind"] for seat in seats].index("endpoint") == (2 + turn) % 3
