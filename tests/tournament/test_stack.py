@@ -62,7 +62,7 @@ def test_round_robin_of_six_builtins_completes_and_exports(
 
 
 def test_worker_child_killed_mid_table_resumes_and_counts_every_table_once(
-    make_stack: Callable[..., Stack], redis_server: EmbeddedRedis
+    make_stack: Callable[..., Stack], redis_server: EmbeddedRedis, tmp_path: Path
 ) -> None:
     make_stack(engine=False, remote_worker=False)
     entrants = ["--entrant=builtin:strong", "--entrant=builtin:heuristic", "--entrant=builtin:random"]
@@ -72,6 +72,12 @@ def test_worker_child_killed_mid_table_resumes_and_counts_every_table_once(
     state = store.table_state("kill", "r1t0")
     assert state["state"] == "running" and store.progress("kill").games_done < 9
     os.kill(int(state["runner"].split(":")[1]), signal.SIGKILL)  # the pool child playing the table
+    cli(redis_server, "status", "kill")  # progress and provisional standings while it runs
+    cli(redis_server, "standings", "kill", "--replicates", "200")
+    cli(redis_server, "export", "kill", "--format", "json", "--replicates", "200", "--out", str(tmp_path / "k.json"))
+    running = json.loads((tmp_path / "k.json").read_text())
+    assert not running["finished"] and "records" not in running and "deals" not in running
+    assert {row["entrant"] for row in running["standings"]} == {"strong", "heuristic", "random"}
     wait_until(lambda: store.progress("kill").state == "finished", 120, "the killed table to be resumed", poll=0.2)
     assert int(store.table_state("kill", "r1t0")["attempts"]) >= 2
     assert store.logged_tables("kill") == ["r1t0"]
