@@ -73,6 +73,9 @@ class TournamentStore:
     # creating --------------------------------------------------------------------------------
     def create(self, tourney: Tournament) -> list[TablePlan]:
         """Store the tournament, its first round and all its deal sets (drawn now, secretly)."""
+        for entrant in tourney.entrants:
+            if entrant.kind == "connected" and not self.client.exists(self.keys.agent(entrant.agent_id)):
+                raise TournamentError(f"entrant {entrant.name!r}: no registered agent {entrant.agent_id!r}")
         rules = tourney.rules()
         plans = [TablePlan(table_id(1, i), 1, table) for i, table in enumerate(tourney.first_round())]
         deals = {plan.table_id: self._draw(Game(rules, len(plan.entrants)), tourney.deals) for plan in plans}

@@ -6,6 +6,7 @@ import itertools
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -105,6 +106,9 @@ def test_absent_connected_entrant_forfeits_its_table(tstore: TournamentStore) ->
     entrants = (*builtins("heuristic", "random"), SeatSpec.connected("agent-9", "ghost"))
     tourney = Tournament("ff", entrants, seats=3, deals=2, overrides=OPTIONS, grace_s=0.2)
     queue = Queue()
+    with pytest.raises(TournamentError, match="no registered agent 'agent-9'"):
+        jobs.start(tstore, tourney, queue)
+    tstore.client.hset(tstore.keys.agent("agent-9"), mapping={"name": "ghost", "kind": "connected"})
     jobs.start(tstore, tourney, queue)
     assert queue.drain(tstore) == ["finished"]
     rows = {row.entrant: row for row in standings(duplicate_observations(tstore.game_results("ff")), 100)}
@@ -162,3 +166,14 @@ def test_remote_table_is_hosted_with_the_same_deals(
     for turn in range(3):  # entrant 2 (the endpoint agent) sits in seat (2 + turn) % 3
         seats = records[f"r1t0/d0/r{turn}"]["seats"]
         assert [seat["kind"] for seat in seats].index("endpoint") == (2 + turn) % 3
+
+
+def test_a_connected_entrant_coming_online_within_the_grace_plays(tstore: TournamentStore) -> None:
+    late, away = SeatSpec.connected("a-late", "late"), SeatSpec.connected("a-away", "away")
+    timer = threading.Timer(0.3, lambda: tstore.client.set(tstore.keys.agent_presence("a-late"), "gw-1", ex=10))
+    timer.start()
+    try:
+        assert jobs.absent_entrants(tstore, [late, away, *builtins("random")], grace_s=1.5) == ["away"]
+        assert jobs.absent_entrants(tstore, [late], grace_s=0) == []
+    finally:
+        timer.cancel()
