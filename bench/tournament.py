@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena.play.specs import SeatSpec  # noqa: E402
-from arena.tournament.deals import DealSet, draw_deal_set, rotation  # noqa: E402
+from arena.tournament.deals import DealSet, draw_deal_set, seating  # noqa: E402
 from arena.tournament.play import play_builtin_game  # noqa: E402
 from arena.tournament.standings import (  # noqa: E402
     GameResult,
@@ -99,10 +99,14 @@ def main() -> None:
     work = []
     for deal in range(args.deals):
         deal_set = draw_deal_set(game, rng)
-        work += [(f"dup/{deal}/{turn}", rules, tuple(rotation(names, turn)), deal_set, f"d{deal}") for turn in range(3)]
+        work += [
+            (f"dup/{deal}/{turn}", rules, tuple(seating(names, deal, turn)), deal_set, f"d{deal}") for turn in range(3)
+        ]
     for number in range(args.deals * 3):  # plain: fresh cards every game, seats rotated the same way
         unit = f"g{number}"
-        work.append((f"plain/{number}", rules, tuple(rotation(names, number % 3)), draw_deal_set(game, rng), unit))
+        work.append(
+            (f"plain/{number}", rules, tuple(seating(names, number // 3, number % 3)), draw_deal_set(game, rng), unit)
+        )
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(play_one, work, chunksize=4))
     duplicate, plain = results[: args.deals * 3], results[args.deals * 3 :]

@@ -3,7 +3,7 @@
 A deal set holds the cut (every cut round until a dealer is found) and one shuffled deck per hand.
 The engine deals by seat (singly from the dealer's left), so a deal set gives seat ``s`` the same
 cards whoever sits there: rotating the entrants through the seats makes each entrant hold each
-hand once in each seat. Deal sets are drawn from the operating system's generator
+hand once in each seat (``seating``). Deal sets are drawn from the operating system's generator
 (``random.SystemRandom``) when a tournament is created; nothing can predict them from a seed.
 """
 
@@ -90,3 +90,10 @@ def rotation(entrants: Sequence[T], k: int) -> list[T]:
     """Who sits where in rotation ``k``: entrant ``i`` takes seat ``(i + k) % n``."""
     n = len(entrants)
     return [entrants[(seat - k) % n] for seat in range(n)]
+
+
+def seating(entrants: Sequence[T], deal: int, turn: int) -> list[T]:
+    """Who sits where in rotation ``turn`` of deal set ``deal``: odd deal sets go round the table the
+    other way, so that over two deal sets each entrant has each neighbour on either side (a fixed
+    order would always put the same entrant on one's left: a bias even between identical bots)."""
+    return rotation(entrants if deal % 2 == 0 else entrants[::-1], turn)

@@ -14,7 +14,7 @@ from typing import Any
 
 from arena.keys import DEFAULT_REDIS_URL
 from arena.play.specs import SeatSpec, all_builtin
-from arena.tournament.deals import DealSet, ScriptedChance, rotation
+from arena.tournament.deals import DealSet, ScriptedChance, seating
 from ohell.bots import make_bot
 from ohell.match import play_game
 from ohell.record import build_record
@@ -62,6 +62,6 @@ def play_table_games(
             game = game_id(table_id, deal, turn)
             if done(game):
                 continue
-            seats = rotation(entrants, turn)
+            seats = seating(entrants, deal, turn)
             play = play_builtin_game if all_builtin(seats) else play_remote_game
             record(game, play(game, rules, seats, deal_set))

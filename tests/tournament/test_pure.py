@@ -11,7 +11,7 @@ import random
 import pytest
 
 from arena.play.specs import SeatSpec
-from arena.tournament.deals import DealSet, ScriptedChance, draw_deal_set, rotation
+from arena.tournament.deals import DealSet, ScriptedChance, draw_deal_set, rotation, seating
 from arena.tournament.play import play_builtin_game, play_table_games
 from arena.tournament.schedule import (
     ScheduleError,
@@ -157,3 +157,13 @@ def test_a_table_plays_every_rotation_of_every_deal_and_skips_finished_games() -
     play_table_games("t0", RULES, entrants, deal_sets, done=lambda g: g == "t0/d0/r1", record=played.__setitem__)
     assert sorted(played) == ["t0/d0/r0", "t0/d0/r2", "t0/d1/r0", "t0/d1/r1", "t0/d1/r2"]
     assert all(record["complete"] for record in played.values())
+
+
+def test_seating_puts_everyone_in_every_seat_and_alternates_the_direction() -> None:
+    entrants = ["a", "b", "c", "d"]
+    for deal in (0, 1):
+        seatings = [seating(entrants, deal, turn) for turn in range(4)]
+        for name in entrants:
+            assert sorted(row.index(name) for row in seatings) == [0, 1, 2, 3]
+    left_of_a = {seating(entrants, deal, 0)[(seating(entrants, deal, 0).index("a") + 1) % 4] for deal in (0, 1)}
+    assert left_of_a == {"b", "d"}  # a's next seat holds b in even deal sets, d in odd ones
