@@ -9,8 +9,10 @@ from typing import Any
 
 from arena.play.specs import SeatSpec
 from arena.tournament.schedule import ScheduleError, Table, check_field, round_robin, swiss_round, table_sizes
+from ohell.errors import OhHellError
 from ohell.presets import preset
 from ohell.rules import Rules
+from ohell.schedule import hand_sizes
 
 FORMATS = ("round-robin", "swiss")
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
@@ -21,7 +23,7 @@ MAX_GRACE_S = 600.0
 DEFAULT_GRACE_S = 30.0
 
 
-class TournamentError(ValueError):
+class TournamentError(OhHellError):
     """A tournament that cannot be created or an operation it refuses; the text names the field."""
 
 
@@ -61,9 +63,9 @@ class Tournament:
             raise TournamentError(f"grace_s={self.grace_s!r} must be from 0 to {MAX_GRACE_S}")
         try:
             check_field(len(self.entrants), self.seats)
-            if self.format == "swiss":
-                table_sizes(len(self.entrants), self.seats)
-            self.rules()
+            sizes = table_sizes(len(self.entrants), self.seats) if self.format == "swiss" else [self.seats]
+            for size in set(sizes):
+                hand_sizes(self.rules(), size)  # the rules must fit every table size
         except (ScheduleError, ValueError) as error:
             raise TournamentError(str(error)) from None
 

@@ -114,7 +114,7 @@ def bootstrap_means(
         cell = per_unit[obs.unit][obs.entrant]
         cell[0] += obs.points
         cell[1] += 1
-    units = [dict(cells) for cells in per_unit.values()]
+    units = [dict(per_unit[unit]) for unit in sorted(per_unit)]  # the same resamples whatever the input order
     entrants = sorted({obs.entrant for obs in observations})
     rng = random.Random(seed)
     means: dict[str, list[float]] = {entrant: [] for entrant in entrants}

@@ -131,6 +131,8 @@ def test_bad_tournaments_are_refused() -> None:
     ):
         with pytest.raises(TournamentError, match=field):
             Tournament("x", entrants, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(TournamentError, match="hand_sizes has 17 cards"):  # fits 3 seats, not 4
+        Tournament("x", builtins(*["random"] * 4), seats=4, overrides={"hand_sizes": [17]})
     with pytest.raises(TournamentError, match="tourney_id"):
         Tournament("Bad Id!", entrants)
     with pytest.raises(TournamentError, match="own name"):
