@@ -13,6 +13,7 @@ charged those results, and each of those games counts as a forfeit in the standi
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -28,6 +29,8 @@ from arena.tournament.play import play_table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
 from arena.tournament.store import TablePlan, TournamentStore
+
+log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_S = 10.0
 STAND_IN = "random"
@@ -132,14 +135,19 @@ def advance(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> None
     order = [index[row.entrant] for row in ranked]
     order += [number for number in range(len(tourney.entrants)) if number not in order]
     for plan in store.open_round(tourney_id, progress.round, swiss_round(order, tourney.seats)):
-        dispatch(tourney_id, plan.table_id, table_seats(tourney, plan))
+        send(store, tourney, plan, dispatch)
+
+
+def send(store: TournamentStore, tourney: Tournament, plan: TablePlan, dispatch: Dispatch) -> None:
+    store.mark_dispatched(tourney.tourney_id, plan.table_id)
+    dispatch(tourney.tourney_id, plan.table_id, table_seats(tourney, plan))
 
 
 def start(store: TournamentStore, tourney: Tournament, dispatch: Dispatch) -> list[TablePlan]:
     """Create the tournament and send its first round's tables to the workers."""
     plans = store.create(tourney)
     for plan in plans:
-        dispatch(tourney.tourney_id, plan.table_id, table_seats(tourney, plan))
+        send(store, tourney, plan, dispatch)
     return plans
 
 
@@ -150,7 +158,47 @@ def resume(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> list[
     plans = store.tables(tourney_id)
     unfinished = store.unfinished_tables(tourney_id)
     for table in unfinished:
-        dispatch(tourney_id, table, table_seats(tourney, plans[table]))
+        send(store, tourney, plans[table], dispatch)
     if not unfinished:
         advance(store, tourney_id, dispatch)
     return unfinished
+
+
+def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float = 30.0) -> int:
+    """The matchmaker's recovery sweep for tournaments: send again every running table whose
+    runner is gone (its lease lapsed) and, when no table of the tournament is being played, every
+    queued table that waited ``redispatch_after_s`` (its task was lost with a worker; while tables
+    are being played, queued ones are just waiting their turn). Open the next round or end a
+    tournament whose finisher died before doing it. Returns the tables sent again."""
+    sent = 0
+    now = int(time.time() * 1000)
+    for tourney_id in store.running_ids():
+        tourney = store.get(tourney_id)
+        plans = store.tables(tourney_id)
+        unfinished = store.unfinished_tables(tourney_id)
+        alive = {table for table in unfinished if store.lease_alive(tourney_id, table)}
+        for table in unfinished:
+            state = store.table_state(tourney_id, table)
+            waited = now - int(state.get("dispatched_ms", 0)) >= redispatch_after_s * 1000
+            if table not in alive and (state.get("state") == "running" or (waited and not alive)):
+                send(store, tourney, plans[table], dispatch)
+                sent += 1
+        if not unfinished:
+            advance(store, tourney_id, dispatch)
+    return sent
+
+
+def sweep_forever(
+    store: TournamentStore,
+    dispatch: Dispatch,
+    stop: Callable[[], bool],
+    every_s: float = 2.0,
+    redispatch_after_s: float = 30.0,
+) -> None:
+    """``sweep`` every ``every_s`` until ``stop()`` (the matchmaker runs it in a thread)."""
+    while not stop():
+        try:
+            sweep(store, dispatch, redispatch_after_s)
+        except Exception:  # Redis restarting: try again next time
+            log.exception("tournament sweep failed")
+        time.sleep(every_s)

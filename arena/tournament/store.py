@@ -183,6 +183,15 @@ class TournamentStore:
         raw = self.client.hgetall(self.keys.tourney_deals(tourney_id))
         return {text(key): json.loads(raw[key]) for key in sorted(raw, key=text)}
 
+    def running_ids(self) -> list[str]:
+        return [t for t in self.ids() if self.client.hget(self.keys.tourney(t), "state") == b"running"]
+
+    def lease_alive(self, tourney_id: str, table: str) -> bool:
+        return bool(self.client.exists(self.keys.tourney_lease(tourney_id, table)))
+
+    def mark_dispatched(self, tourney_id: str, table: str) -> None:
+        self.client.hset(self.keys.tourney_table(tourney_id, table), "dispatched_ms", now_ms())
+
     # running ---------------------------------------------------------------------------------
     def start_table(self, tourney_id: str, table: str, runner: str, lease_s: float) -> str:
         return text(self._run(self._start, tourney_id, table, runner, int(lease_s * 1000), now_ms())[0])

@@ -84,3 +84,21 @@ def test_worker_child_killed_mid_table_resumes_and_counts_every_table_once(
     records = store.records("kill")
     assert len(records) == store.progress("kill").games_done == 9
     assert standings_from_records(records) == standings(duplicate_observations(store.game_results("kill")), 500)
+
+
+def test_whole_worker_killed_mid_table_is_recovered_by_the_sweep(
+    make_stack: Callable[..., Stack], redis_server: EmbeddedRedis
+) -> None:
+    """SIGKILL to the worker's main process and its children: nothing requeues the task; the
+    matchmaker's tournament sweep sends the table again once its lease lapses."""
+    stack = make_stack(engine=False, remote_worker=False)
+    entrants = ["--entrant=builtin:strong", "--entrant=builtin:heuristic", "--entrant=builtin:random"]
+    cli(redis_server, "create", "whole", *entrants, "--deals", "3", "--option", "hand_sizes=[4,3,2,1]")
+    store = TournamentStore(redis.Redis.from_url(redis_server.url))
+    wait_until(lambda: store.progress("whole").games_done >= 1, 60, "the first game of the table", poll=0.05)
+    worker = stack.workers[0].popen
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait()
+    wait_until(lambda: store.progress("whole").state == "finished", 90, "the table to be recovered", poll=0.2)
+    assert int(store.table_state("whole", "r1t0")["attempts"]) >= 2 and stack.worker_restarts >= 1
+    assert store.logged_tables("whole") == ["r1t0"] and len(store.records("whole")) == 9

@@ -179,3 +179,21 @@ def test_a_connected_entrant_coming_online_within_the_grace_plays(tstore: Tourna
         assert jobs.absent_entrants(tstore, [late], grace_s=0) == []
     finally:
         timer.cancel()
+
+
+def test_sweep_sends_again_tables_whose_runner_or_task_was_lost(tstore: TournamentStore) -> None:
+    tourney = Tournament("sweep", builtins(*["random"] * 4), seats=3, deals=1, overrides=OPTIONS)
+    queue = Queue()
+    plans = jobs.start(tstore, tourney, queue)
+    queue.sent.clear()
+    assert jobs.sweep(tstore, queue, redispatch_after_s=30) == 0  # just sent: waiting their turn
+    dead, held = plans[0].table_id, plans[1].table_id
+    assert tstore.start_table("sweep", dead, "gone:1:x", lease_s=0.001) == "run"  # its runner died
+    assert tstore.start_table("sweep", held, "alive:2:y", lease_s=30) == "run"
+    assert jobs.sweep(tstore, queue, redispatch_after_s=0) == 1  # queued ones wait: a table is in play
+    assert queue.sent == [("sweep", dead)]
+    tstore.client.delete(tstore.keys.tourney_lease("sweep", held))
+    queue.sent.clear()
+    assert jobs.sweep(tstore, queue, redispatch_after_s=0) == 4  # nothing in play: every lost task
+    queue.drain(tstore)
+    assert tstore.progress("sweep").state == "finished" and jobs.sweep(tstore, queue) == 0
