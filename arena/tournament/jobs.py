@@ -13,6 +13,7 @@ charged those results, and each of those games counts as a forfeit in the standi
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -100,7 +101,9 @@ def run_table(
     tourney = store.get(tourney_id)
     entrants = table_seats(tourney, store.tables(tourney_id)[table])
     with renewing(store, tourney_id, table, runner, lease):
-        forfeits = store.decide_forfeits(tourney_id, table, absent_entrants(store, entrants, tourney.grace_s))
+        decided = store.table_state(tourney_id, table).get("forfeits")  # a resumed table keeps its decision
+        absent = absent_entrants(store, entrants, tourney.grace_s) if decided is None else []
+        forfeits = json.loads(decided) if decided is not None else store.decide_forfeits(tourney_id, table, absent)
         seats = [
             SeatSpec.builtin(STAND_IN, entrant.name) if entrant.name in forfeits else entrant for entrant in entrants
         ]

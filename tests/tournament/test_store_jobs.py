@@ -197,3 +197,23 @@ def test_sweep_sends_again_tables_whose_runner_or_task_was_lost(tstore: Tourname
     assert jobs.sweep(tstore, queue, redispatch_after_s=0) == 4  # nothing in play: every lost task
     queue.drain(tstore)
     assert tstore.progress("sweep").state == "finished" and jobs.sweep(tstore, queue) == 0
+
+
+def test_a_resumed_table_keeps_its_forfeit_decision_without_waiting_again(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entrants = (*builtins("heuristic", "random"), SeatSpec.connected("agent-7", "late"))
+    tstore.client.hset(tstore.keys.agent("agent-7"), mapping={"name": "late", "kind": "connected"})
+    queue = Queue()
+    jobs.start(tstore, Tournament("keep", entrants, seats=3, deals=1, overrides=OPTIONS, grace_s=60), queue)
+    assert tstore.decide_forfeits("keep", "r1t0", ["late"]) == ["late"]  # decided by a runner that then died
+    assert tstore.decide_forfeits("keep", "r1t0", []) == ["late"]  # the first decision stands
+
+    def never(*args: object) -> list[str]:
+        raise AssertionError("a resumed table waited for presence again")
+
+    monkeypatch.setattr(jobs, "absent_entrants", never)
+    assert queue.drain(tstore) == ["finished"]
+    assert {row.entrant: row.forfeits for row in standings(duplicate_observations(tstore.game_results("keep")), 10)}[
+        "late"
+    ] == 3
