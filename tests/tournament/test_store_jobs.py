@@ -188,7 +188,8 @@ def test_sweep_sends_again_tables_whose_runner_or_task_was_lost(tstore: Tourname
     queue.sent.clear()
     assert jobs.sweep(tstore, queue, redispatch_after_s=30) == 0  # just sent: waiting their turn
     dead, held = plans[0].table_id, plans[1].table_id
-    assert tstore.start_table("sweep", dead, "gone:1:x", lease_s=0.001) == "run"  # its runner died
+    assert tstore.start_table("sweep", dead, "gone:1:x", lease_s=30) == "run"
+    tstore.client.delete(tstore.keys.tourney_lease("sweep", dead))  # its runner died: the lease lapsed
     assert tstore.start_table("sweep", held, "alive:2:y", lease_s=30) == "run"
     assert jobs.sweep(tstore, queue, redispatch_after_s=0) == 1  # queued ones wait: a table is in play
     assert queue.sent == [("sweep", dead)]
