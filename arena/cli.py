@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena.local import bot_cli
+from arena.local import bot_cli, tournament_cli
 from arena.local import cli as ladder_cli
 from arena.sdk import cli as engine_cli
 from ohell.errors import OhHellError
@@ -136,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_play_parser(bot_sub)
     bot_cli.register(bot_sub)  # check, run
     ladder_cli.register(sub)  # up, demo, ladder
+    tournament_cli.register(sub)  # tournament create|list|status|standings|export|resume
     return parser
 
 

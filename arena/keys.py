@@ -42,6 +42,17 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}challenge:{m}           string reserves a challenge's match id (SET NX, TTL MATCH_EVENTS_TTL_S)
     {p}rate:{c}                string a caller's rate limit (GCRA theoretical arrival time, ms)
     {p}challengeable:{id}      string the agent accepts challenges from others (TTL PRESENCE_TTL_S)
+    {p}tourneys                set    tournament ids
+    {p}tourney:{t}             hash   a tournament: spec (JSON), state (running|finished), round,
+                                      tables, tables_done, created_ms, finished_ms
+    {p}tourney-deals:{t}       hash   table id -> its deal sets (JSON); secret until the tournament ends
+    {p}tourney-tables:{t}      hash   table id -> JSON {round, entrants (indices), queue}
+    {p}tourney-table:{t}:{x}   hash   one table's run: state (queued|running|finished), runner,
+                                      attempts, started_ms, finished_ms, forfeits (JSON, decided once)
+    {p}tourney-lease:{t}:{x}   string the runner holding the table; expires if it dies
+    {p}tourney-games:{t}       hash   game id -> JSON result {table, unit, seats, scores, forfeited}
+    {p}tourney-records:{t}     hash   game id -> JSON match record; secret until the tournament ends
+    {p}tourney-log:{t}         stream one entry per finished table (exactly once)
 """
 
 from __future__ import annotations
@@ -97,6 +108,15 @@ TEMPLATES: dict[str, str] = {
     "challenge_id": "challenge:{}",
     "rate_limit": "rate:{}",
     "challengeable": "challengeable:{}",
+    "tourneys": "tourneys",
+    "tourney": "tourney:{}",
+    "tourney_deals": "tourney-deals:{}",
+    "tourney_tables": "tourney-tables:{}",
+    "tourney_table": "tourney-table:{}:{}",
+    "tourney_lease": "tourney-lease:{}:{}",
+    "tourney_games": "tourney-games:{}",
+    "tourney_records": "tourney-records:{}",
+    "tourney_log": "tourney-log:{}",
 }
 
 Fields = Mapping[bytes | str, bytes | str]  # the fields of a stream entry, as redis-py returns them
@@ -266,6 +286,34 @@ class Keys:
     def challengeable(self, agent_id: str) -> str:
         """string: present while the agent's gateway stream says it accepts challenges from others."""
         return self._key("challengeable", agent_id)
+
+    @property
+    def tourneys(self) -> str:
+        return self._key("tourneys")
+
+    def tourney(self, tourney_id: str) -> str:
+        return self._key("tourney", tourney_id)
+
+    def tourney_deals(self, tourney_id: str) -> str:
+        return self._key("tourney_deals", tourney_id)
+
+    def tourney_tables(self, tourney_id: str) -> str:
+        return self._key("tourney_tables", tourney_id)
+
+    def tourney_table(self, tourney_id: str, table_id: str) -> str:
+        return self._key("tourney_table", tourney_id, table_id)
+
+    def tourney_lease(self, tourney_id: str, table_id: str) -> str:
+        return self._key("tourney_lease", tourney_id, table_id)
+
+    def tourney_games(self, tourney_id: str) -> str:
+        return self._key("tourney_games", tourney_id)
+
+    def tourney_records(self, tourney_id: str) -> str:
+        return self._key("tourney_records", tourney_id)
+
+    def tourney_log(self, tourney_id: str) -> str:
+        return self._key("tourney_log", tourney_id)
 
 
 def register_agent_token(client: Any, agent_id: str, token: str, keys: Keys = Keys()) -> None:

@@ -11,9 +11,14 @@ from ohell.state import BID_BASE, Game, Phase, State
 
 
 def play_game(
-    game: Game, bots: Sequence[Bot], seed: int, after_bid: Callable[[State, int], None] | None = None
+    game: Game,
+    bots: Sequence[Bot],
+    seed: int,
+    after_bid: Callable[[State, int], None] | None = None,
+    chance: Callable[[State], None] | None = None,
 ) -> State:
-    """Play ``game`` to the end; ``bots[i]`` sits in seat ``i``. Chance comes from ``seed``.
+    """Play ``game`` to the end; ``bots[i]`` sits in seat ``i``. Chance comes from ``seed``, or from
+    ``chance`` when given: it resolves the pending cut or deal (e.g. with dealt cards fixed in advance).
     ``after_bid(state, seat)`` runs after each bid (e.g. to offer 000's bid change).
 
     A bot that returns an illegal action raises IllegalActionError: built-in bots must not.
@@ -25,7 +30,10 @@ def play_game(
     state = game.new_state()
     while state.phase != Phase.GAME_OVER:
         if state.phase <= Phase.DEAL:
-            state.chance_random(rng)
+            if chance is None:
+                state.chance_random(rng)
+            else:
+                chance(state)
             continue
         seat = state.current
         observation = observe(state, seat)

@@ -13,6 +13,8 @@
     arena.play            the engine (ohell, ohell.bots, ohell.match), arena.proto, arena.keys, arena.wire, arena.rpc
     arena.ladder          the engine, arena.proto, arena.keys, arena.redis_client, arena.play, arena.archive
                           (arena.ladder.archiving only: the job that moves finished matches to SQL)
+    arena.tournament      the engine, arena.proto, arena.keys, arena.redis_client, arena.play (beside the
+                          ladder, never importing it)
     arena.sdk             the engine, arena.proto, arena.wire, arena.rpc
     arena.local           everything of arena below it (not arena.cli), ohell
     arena.cli             arena.local, arena.sdk, ohell (it starts services/ as processes, never imports them)
@@ -37,7 +39,7 @@ IO_MODULES = {"os", "io", "socket", "subprocess", "pathlib", "shutil", "tempfile
 ENGINE = {"ohell", "ohell.bots", "ohell.match"}
 BASE = {"arena.proto", "arena.keys", "arena.redis_client", "arena.embedded_redis", "arena.wire", "arena.conformance"}
 BASE |= {"arena.archive"}
-LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.sdk"}
+LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.tournament", "arena.sdk"}
 FLOORS: dict[str, set[str]] = {
     "arena": set(),  # the packages' own __init__ modules import nothing
     "services": set(),
@@ -59,6 +61,7 @@ FLOORS: dict[str, set[str]] = {
     "arena.cli": {"arena.local", "arena.sdk"} | ENGINE,
     "services.engine": LIBRARY,
     "services.matchmaker": LIBRARY,
+    "arena.tournament": {*ENGINE, "arena.proto", "arena.keys", "arena.redis_client", "arena.play"},
     "workers": LIBRARY,
     "services.web": LIBRARY,
 }

@@ -13,8 +13,10 @@ from arena.archive.db import connect, database_url
 from arena.keys import Keys
 from arena.ladder import archiving, jobs, metrics
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.routing import ARCHIVE_MATCHES, RUN_MATCH, UPDATE_RATINGS
+from arena.ladder.routing import ARCHIVE_MATCHES, RUN_MATCH, RUN_TOURNEY_TABLE, UPDATE_RATINGS, tourney_dispatcher
 from arena.redis_client import REDIS_ERRORS
+from arena.tournament import jobs as tourney_jobs
+from arena.tournament.store import TournamentStore
 from workers.app import REDIS_URL, app
 
 ARCHIVE_BACKOFF_MAX_S = 30.0
@@ -32,6 +34,10 @@ def archive_engine() -> Engine:
     """The archive's engine (``OHELL_DATABASE_URL``), migrated on first use; not cached while the
     database cannot be reached (the call raises)."""
     return connect(database_url())
+
+
+def tourney_store() -> TournamentStore:
+    return TournamentStore.connect(REDIS_URL, Keys.from_env(), retries=25)
 
 
 def rate_now(ladder: str) -> None:
@@ -94,3 +100,20 @@ def archive_matches(self: Any) -> int:
     if self.request.retries:
         store().release("archive_retry", self.request.id or "")
     return drained.archived
+
+
+@app.task(name=RUN_TOURNEY_TABLE, bind=True, max_retries=5)
+def run_tourney_table(self: Any, tourney_id: str, table_id: str) -> str:
+    """Play one tournament table; a crash or redelivery resumes it (games recorded once)."""
+    dispatch = tourney_dispatcher(app, Keys.from_env().prefix)
+    try:
+        outcome = tourney_jobs.run_table(tourney_store(), tourney_id, table_id, dispatch)
+    except REDIS_ERRORS as error:
+        raise self.retry(exc=error, countdown=1.0) from None
+    except Exception as error:
+        if self.request.retries >= self.max_retries:
+            raise  # the table stays unfinished: `ohell tournament resume` sends it again
+        raise self.retry(exc=error, countdown=2**self.request.retries) from None
+    if outcome == "busy":  # held by another runner: look again when its lease would have lapsed
+        raise self.retry(countdown=tourney_jobs.lease_seconds(), max_retries=None)
+    return outcome

@@ -4,7 +4,7 @@ the workers' app (``workers.app``) and the processes that only send tasks (the m
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from arena.play.specs import SeatSpec, all_builtin
 RUN_MATCH = "ohell.run_match"
 UPDATE_RATINGS = "ohell.update_ratings"
 ARCHIVE_MATCHES = "ohell.archive_matches"  # on the ratings queue: short, and after the ratings
+RUN_TOURNEY_TABLE = "ohell.run_tourney_table"  # one tournament table (arena.tournament.jobs)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ def make_celery(redis_url: str, include: Iterable[str] = (), prefix: str = DEFAU
         task_default_routing_key=queues.builtin,
         task_routes={
             RUN_MATCH: {"queue": queues.builtin},
+            RUN_TOURNEY_TABLE: {"queue": queues.builtin},
             UPDATE_RATINGS: {"queue": queues.ratings},
             ARCHIVE_MATCHES: {"queue": queues.ratings},
         },
@@ -97,3 +99,14 @@ def celery_senders(redis_url: str, prefix: str = DEFAULT_PREFIX) -> tuple[Any, A
         app.send_task(ARCHIVE_MATCHES, queue=ratings_queue, ignore_result=True)
 
     return dispatch, rate, archive
+
+
+def tourney_dispatcher(app: Any, prefix: str = DEFAULT_PREFIX) -> Callable[[str, str, Sequence[SeatSpec]], None]:
+    """dispatch(tournament, table, seats): send run_tourney_table to the builtin queue when every
+    seat is a built-in bot, else to the remote queue."""
+    queues = Queues(prefix)
+
+    def dispatch(tourney_id: str, table_id: str, seats: Sequence[SeatSpec]) -> None:
+        app.send_task(RUN_TOURNEY_TABLE, args=[tourney_id, table_id], queue=queues.for_seats(seats), ignore_result=True)
+
+    return dispatch

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
@@ -65,11 +65,13 @@ class _Match:
         link: HostLink,
         log: EventLog | None,
         bot_executor: Executor | None = None,
+        chance: Callable[[State], None] | None = None,
     ) -> None:
         self.match_id = match_id
         self.bot_executor = bot_executor
         self.specs = list(seats)
         self.seed = seed
+        self.chance = chance
         self.tc = time_control
         self.link = link
         self.state: State = Game(rules, len(seats)).new_state()
@@ -126,7 +128,7 @@ class _Match:
             )
             while state.phase != Phase.GAME_OVER:
                 if state.phase <= Phase.DEAL:
-                    state.chance_random(rng)
+                    state.chance_random(rng) if self.chance is None else self.chance(state)
                 else:
                     seat = state.current
                     state.apply_action(await self.decide(seat))
@@ -344,11 +346,13 @@ async def host_match(
     keys: Keys | None = None,
     spectate: bool = True,
     bot_executor: Executor | None = None,
+    chance: Callable[[State], None] | None = None,
 ) -> dict[str, Any]:
     """Play a whole match and return its record (``ohell.record.build_record``: seats, faults
     with seat/hand/kind/detail, forfeited). Connected seats are reached through gateways in this
     process, else through Redis (``redis_url`` or an open ``redis.asyncio`` client). Public
-    events go to the match's Redis stream, or to this process's ``local_events()`` without Redis."""
+    events go to the match's Redis stream, or to this process's ``local_events()`` without Redis.
+    ``chance``, when given, resolves each cut and deal instead of ``seed`` (cards dealt in advance)."""
     check_seats(seats)
     client = redis_client
     own_client = None
@@ -365,7 +369,7 @@ async def host_match(
         await link.start()  # replies from gateways elsewhere come to this host's channel
     metrics.MATCHES_HOSTED.inc()
     try:
-        match = _Match(match_id, rules, seats, seed, time_control or TimeControl(), link, log, bot_executor)
+        match = _Match(match_id, rules, seats, seed, time_control or TimeControl(), link, log, bot_executor, chance)
         return await match.run()
     finally:
         await link.close()

@@ -14,11 +14,13 @@ from arena.archive.db import DATABASE_URL_ENV
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.ladder import loop
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.routing import celery_senders
+from arena.ladder.routing import celery_senders, make_celery, tourney_dispatcher
 from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token
 from arena.rpc.ratelimit import CallGuard, Limiter, RateLimit
 from arena.rpc.server import Service, create_server, serve_until_signal
+from arena.tournament import jobs as tourney_jobs
+from arena.tournament.store import TournamentStore
 from services.matchmaker.servicer import MatchmakerServicer
 
 REGISTRATIONS = RateLimit(rate=1 / 60, burst=5)  # self-registrations per caller: 5 at once, then 1 a minute
@@ -59,6 +61,14 @@ async def serve(args: argparse.Namespace) -> None:
             name="forming",
         )
         worker.start()
+        tourney_dispatch = tourney_dispatcher(make_celery(args.redis_url, prefix=args.prefix), args.prefix)
+        tourney_store = TournamentStore.connect(args.redis_url, Keys(args.prefix))
+        threading.Thread(  # tournament tables whose worker died: sent again (arena.tournament.jobs.sweep)
+            target=tourney_jobs.sweep_forever,
+            args=(tourney_store, tourney_dispatch, stopping.is_set, args.sweep_every, args.redispatch_after),
+            daemon=True,
+            name="tournament-sweep",
+        ).start()
     if args.metrics_port is not None:
         from arena.rpc.metrics_http import start_metrics_server
 

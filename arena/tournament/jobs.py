@@ -1,0 +1,207 @@
+"""What the tournament's Celery task does, as plain functions over the store (the task is a thin shell).
+
+A table is claimed with a lease its runner renews; a runner that dies lets the lease lapse and the
+redelivered task (or ``ohell tournament resume``) plays the games not yet recorded. Each game is
+recorded once, each table finished once; whoever finishes the last table of a round opens the next
+Swiss round (once) or ends the tournament.
+
+A connected entrant that is not online (no gateway presence) when its table starts is waited for
+up to the tournament's ``grace_s``; if it is still away, it forfeits the table: its seats are played
+by the built-in ``random`` bot under its name (so the others' games and comparisons stand), it is
+charged those results, and each of those games counts as a forfeit in the standings.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from arena.play.specs import SeatSpec
+from arena.tournament.model import Tournament
+from arena.tournament.play import play_table_games
+from arena.tournament.schedule import swiss_round
+from arena.tournament.standings import duplicate_observations, standings
+from arena.tournament.store import TablePlan, TournamentStore
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LEASE_S = 10.0
+STAND_IN = "random"
+PRESENCE_POLL_S = 0.5
+
+Dispatch = Callable[[str, str, Sequence[SeatSpec]], None]  # (tournament, table, its seats): send the task
+
+
+def lease_seconds() -> float:
+    return float(os.environ.get("OHELL_MATCH_LEASE_S", DEFAULT_LEASE_S))
+
+
+def runner_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+@contextmanager
+def renewing(store: TournamentStore, tourney_id: str, table: str, runner: str, lease_s: float) -> Iterator[None]:
+    """Renew the table's lease every third of it while the block runs (a table lasts many games)."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(lease_s / 3):
+            try:
+                store.renew_table(tourney_id, table, runner, lease_s)
+            except Exception:  # Redis briefly away: the lease may lapse; recording stays idempotent
+                continue
+
+    thread = threading.Thread(target=renew, daemon=True, name=f"lease-{table}")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def absent_entrants(store: TournamentStore, entrants: Sequence[SeatSpec], grace_s: float) -> list[str]:
+    """Names of the connected entrants still not online after waiting up to ``grace_s``."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        away = [
+            e
+            for e in entrants
+            if e.kind == "connected" and not store.client.exists(store.keys.agent_presence(e.agent_id))
+        ]
+        if not away or time.monotonic() >= deadline:
+            return [e.name for e in away]
+        time.sleep(PRESENCE_POLL_S)
+
+
+def table_seats(tourney: Tournament, plan: TablePlan) -> list[SeatSpec]:
+    return [tourney.entrants[index] for index in plan.entrants]
+
+
+def run_table(
+    store: TournamentStore, tourney_id: str, table: str, dispatch: Dispatch, lease_s: float | None = None
+) -> str:
+    """Play the table unless finished or held by a live runner: 'finished', 'duplicate', 'busy', 'missing'."""
+    lease = lease_s or lease_seconds()
+    runner = runner_id()
+    status = store.start_table(tourney_id, table, runner, lease)
+    if status != "run":
+        if status == "finished":  # a redelivered task: make sure what follows the table happened
+            advance(store, tourney_id, dispatch)
+        return status
+    tourney = store.get(tourney_id)
+    entrants = table_seats(tourney, store.tables(tourney_id)[table])
+    with renewing(store, tourney_id, table, runner, lease):
+        decided = store.table_state(tourney_id, table).get("forfeits")  # a resumed table keeps its decision
+        absent = absent_entrants(store, entrants, tourney.grace_s) if decided is None else []
+        forfeits = json.loads(decided) if decided is not None else store.decide_forfeits(tourney_id, table, absent)
+        seats = [
+            SeatSpec.builtin(STAND_IN, entrant.name) if entrant.name in forfeits else entrant for entrant in entrants
+        ]
+        finished = store.finished_games(tourney_id)
+
+        def record(game: str, rec: dict[str, Any]) -> None:
+            names = [seat["name"] for seat in rec["seats"]]
+            lost = sorted({*forfeits, *(names[seat] for seat in rec.get("forfeited", ()))} & set(names))
+            unit = game.rpartition("/")[0]  # "<table>/d<k>": one deal set of the table
+            result = {"table": table, "unit": unit, "seats": names, "scores": rec["totals"], "forfeited": lost}
+            store.record_game(tourney_id, game, result, rec)
+
+        play_table_games(
+            table, tourney.rules(), seats, store.table_deals(tourney_id, table), finished.__contains__, record
+        )
+    first = store.finish_table(tourney_id, table)[0] == "first"
+    advance(store, tourney_id, dispatch)
+    return "finished" if first else "duplicate"
+
+
+def advance(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> None:
+    """When every table so far is done: open the next Swiss round and send its tables, or end."""
+    progress = store.progress(tourney_id)
+    if progress.state == "finished" or progress.tables_done < progress.tables:
+        return
+    tourney = store.get(tourney_id)
+    if progress.round >= tourney.rounds:
+        store.end(tourney_id, progress.round)
+        return
+    ranked = standings(duplicate_observations(store.game_results(tourney_id)), replicates=1)
+    index = {entrant.name: number for number, entrant in enumerate(tourney.entrants)}
+    order = [index[row.entrant] for row in ranked]
+    order += [number for number in range(len(tourney.entrants)) if number not in order]
+    for plan in store.open_round(tourney_id, progress.round, swiss_round(order, tourney.seats)):
+        send(store, tourney, plan, dispatch)
+
+
+def send(store: TournamentStore, tourney: Tournament, plan: TablePlan, dispatch: Dispatch) -> None:
+    store.mark_dispatched(tourney.tourney_id, plan.table_id)
+    dispatch(tourney.tourney_id, plan.table_id, table_seats(tourney, plan))
+
+
+def start(store: TournamentStore, tourney: Tournament, dispatch: Dispatch) -> list[TablePlan]:
+    """Create the tournament and send its first round's tables to the workers."""
+    plans = store.create(tourney)
+    for plan in plans:
+        send(store, tourney, plan, dispatch)
+    return plans
+
+
+def resume(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> list[str]:
+    """Send every unfinished table again (after a whole worker was lost); running ones stay with
+    their live runner (the lease), finished games are not played again."""
+    tourney = store.get(tourney_id)
+    plans = store.tables(tourney_id)
+    unfinished = store.unfinished_tables(tourney_id)
+    for table in unfinished:
+        send(store, tourney, plans[table], dispatch)
+    if not unfinished:
+        advance(store, tourney_id, dispatch)
+    return unfinished
+
+
+def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float = 30.0) -> int:
+    """The matchmaker's recovery sweep for tournaments: send again every running table whose
+    runner is gone (its lease lapsed) and, when no table of the tournament is being played, every
+    queued table that waited ``redispatch_after_s`` (its task was lost with a worker; while tables
+    are being played, queued ones are just waiting their turn). Open the next round or end a
+    tournament whose finisher died before doing it. Returns the tables sent again."""
+    sent = 0
+    now = int(time.time() * 1000)
+    for tourney_id in store.running_ids():
+        tourney = store.get(tourney_id)
+        plans = store.tables(tourney_id)
+        unfinished = store.unfinished_tables(tourney_id)
+        alive = {table for table in unfinished if store.lease_alive(tourney_id, table)}
+        for table in unfinished:
+            state = store.table_state(tourney_id, table)
+            waited = now - int(state.get("dispatched_ms", 0)) >= redispatch_after_s * 1000
+            if table not in alive and (state.get("state") == "running" or (waited and not alive)):
+                send(store, tourney, plans[table], dispatch)
+                sent += 1
+        if not unfinished:
+            advance(store, tourney_id, dispatch)
+    return sent
+
+
+def sweep_forever(
+    store: TournamentStore,
+    dispatch: Dispatch,
+    stop: Callable[[], bool],
+    every_s: float = 2.0,
+    redispatch_after_s: float = 30.0,
+) -> None:
+    """``sweep`` every ``every_s`` until ``stop()`` (the matchmaker runs it in a thread)."""
+    while not stop():
+        try:
+            sweep(store, dispatch, redispatch_after_s)
+        except Exception:  # Redis restarting: try again next time
+            log.exception("tournament sweep failed")
+        time.sleep(every_s)

@@ -1,0 +1,67 @@
+"""Play the games of one tournament table: every deal set once per seat rotation.
+
+Built-in seats are played in this process (``ohell.match.play_game`` with the dealt cards);
+a table with connected or endpoint agents goes through the match host, which is given the same
+dealt cards. The records keep the deals, so they stay server-side until the tournament ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from arena.keys import DEFAULT_REDIS_URL
+from arena.play.specs import SeatSpec, all_builtin
+from arena.tournament.deals import DealSet, ScriptedChance, seating
+from ohell.bots import make_bot
+from ohell.match import play_game
+from ohell.record import build_record
+from ohell.rules import Rules
+from ohell.state import Game
+
+
+def game_id(table_id: str, deal: int, turn: int) -> str:
+    return f"{table_id}/d{deal}/r{turn}"
+
+
+def bot_seed(game: str) -> int:
+    """The built-in bots' seed for one game (a game replayed after a crash plays the same)."""
+    return int.from_bytes(hashlib.sha256(game.encode()).digest()[:6], "big")
+
+
+def play_builtin_game(game: str, rules: Rules, seats: Sequence[SeatSpec], deal_set: DealSet) -> dict[str, Any]:
+    seed = bot_seed(game)
+    bots = [make_bot(seat.bot, seed * 8 + index) for index, seat in enumerate(seats)]
+    state = play_game(Game(rules, len(seats)), bots, seed, chance=ScriptedChance(deal_set))
+    return build_record(state, [seat.record_entry() for seat in seats], match_id=game)
+
+
+def play_remote_game(game: str, rules: Rules, seats: Sequence[SeatSpec], deal_set: DealSet) -> dict[str, Any]:
+    from arena.play.host import host_match_sync  # grpc is loaded only where remote tables are hosted
+
+    redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
+    return host_match_sync(
+        game, rules, seats, bot_seed(game), redis_url=redis_url, chance=ScriptedChance(deal_set), spectate=False
+    )
+
+
+def play_table_games(
+    table_id: str,
+    rules: Rules,
+    entrants: Sequence[SeatSpec],
+    deal_sets: Sequence[DealSet],
+    done: Callable[[str], bool] = lambda game: False,
+    record: Callable[[str, dict[str, Any]], None] = lambda game, rec: None,
+) -> None:
+    """Play every (deal set, rotation) of a table whose game ``done`` does not report finished,
+    handing each record to ``record`` as soon as it is played (a resumed table skips those)."""
+    for deal, deal_set in enumerate(deal_sets):
+        for turn in range(len(entrants)):
+            game = game_id(table_id, deal, turn)
+            if done(game):
+                continue
+            seats = seating(entrants, deal, turn)
+            play = play_builtin_game if all_builtin(seats) else play_remote_game
+            record(game, play(game, rules, seats, deal_set))

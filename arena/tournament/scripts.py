@@ -1,0 +1,111 @@
+"""Lua scripts of the tournament store (the pattern of ``arena.ladder.scripts``: key functions
+``K.<name>(prefix, ...)`` from ``arena.keys``, the prefix as ARGV[1]; each script runs atomically)."""
+
+from __future__ import annotations
+
+# Create: ARGV = prefix, id, spec JSON, now_ms, tables JSON {id: plan JSON}, deals JSON {id: deal sets JSON}.
+# Refused (0) when the id exists; else the tournament, its first round's tables and every deal set.
+CREATE = """
+local p, t = ARGV[1], ARGV[2]
+if redis.call('SADD', K.tourneys(p), t) == 0 then return 0 end
+local tables = cjson.decode(ARGV[5])
+local count = 0
+for id, plan in pairs(tables) do
+  redis.call('HSET', K.tourney_tables(p, t), id, plan)
+  redis.call('HSET', K.tourney_table(p, t, id), 'state', 'queued', 'attempts', 0)
+  count = count + 1
+end
+for id, deals in pairs(cjson.decode(ARGV[6])) do redis.call('HSET', K.tourney_deals(p, t), id, deals) end
+redis.call('HSET', K.tourney(p, t), 'spec', ARGV[3], 'state', 'running', 'round', 1, 'tables', count,
+  'tables_done', 0, 'created_ms', ARGV[4])
+return 1
+"""
+
+# Start (or resume) a table: ARGV = prefix, id, table, runner, lease_ms, now_ms.
+# Returns {'run'} or {state}: 'missing', 'finished', 'busy' (a live runner holds it).
+START = """
+local p, t, x, runner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local table_ = K.tourney_table(p, t, x)
+local state = redis.call('HGET', table_, 'state')
+if not state then return {'missing'} end
+if state == 'finished' then return {'finished'} end
+local lease = K.tourney_lease(p, t, x)
+local holder = redis.call('GET', lease)
+if holder and holder ~= runner then return {'busy'} end
+redis.call('SET', lease, runner, 'PX', ARGV[5])
+redis.call('HSET', table_, 'state', 'running', 'runner', runner, 'started_ms', ARGV[6])
+redis.call('HINCRBY', table_, 'attempts', 1)
+return {'run'}
+"""
+
+RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+# Decide once which entrants forfeit a table: ARGV = prefix, id, table, forfeits JSON. A resumed
+# table keeps the first decision (returned).
+FORFEITS = """
+local table_ = K.tourney_table(ARGV[1], ARGV[2], ARGV[3])
+redis.call('HSETNX', table_, 'forfeits', ARGV[4])
+return redis.call('HGET', table_, 'forfeits')
+"""
+
+# One game: ARGV = prefix, id, game, result JSON, record JSON. The first write wins (1), later ones
+# change nothing (0): a game replayed after a crash is counted once.
+GAME = """
+local p, t, g = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('HSETNX', K.tourney_games(p, t), g, ARGV[4]) == 0 then return 0 end
+redis.call('HSET', K.tourney_records(p, t), g, ARGV[5])
+return 1
+"""
+
+# Finish a table (every game recorded): ARGV = prefix, id, table, now_ms. The first call logs it and
+# counts it; later calls change nothing. Returns {'first'|'duplicate'|'missing',
+# tables done, tables of the rounds so far, round}.
+FINISH = """
+local p, t, x, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local table_ = K.tourney_table(p, t, x)
+local state = redis.call('HGET', table_, 'state')
+local tourney = K.tourney(p, t)
+local function counts(status)
+  return {status, tonumber(redis.call('HGET', tourney, 'tables_done')), tonumber(redis.call('HGET', tourney,
+    'tables')), tonumber(redis.call('HGET', tourney, 'round'))}
+end
+if not state then return {'missing', 0, 0, 0} end
+if state == 'finished' then return counts('duplicate') end
+redis.call('HSET', table_, 'state', 'finished', 'finished_ms', now)
+redis.call('DEL', K.tourney_lease(p, t, x))
+redis.call('HINCRBY', tourney, 'tables_done', 1)
+redis.call('XADD', K.tourney_log(p, t), '*', 'table', x)
+return counts('first')
+"""
+
+# Open the next round: ARGV = prefix, id, round just completed, tables JSON {id: plan JSON}.
+# Only when that round is still the current one and all its tables are done (so it happens once).
+NEXT_ROUND = """
+local p, t, r = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local tourney = K.tourney(p, t)
+if tonumber(redis.call('HGET', tourney, 'round')) ~= r then return 0 end
+if redis.call('HGET', tourney, 'tables_done') ~= redis.call('HGET', tourney, 'tables') then return 0 end
+local count = 0
+for id, plan in pairs(cjson.decode(ARGV[4])) do
+  redis.call('HSET', K.tourney_tables(p, t), id, plan)
+  redis.call('HSET', K.tourney_table(p, t, id), 'state', 'queued', 'attempts', 0)
+  count = count + 1
+end
+redis.call('HINCRBY', tourney, 'tables', count)
+redis.call('HSET', tourney, 'round', r + 1)
+return 1
+"""
+
+# End: ARGV = prefix, id, last round, now_ms. Once every table of the last round is done.
+END = """
+local p, t, r = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local tourney = K.tourney(p, t)
+if tonumber(redis.call('HGET', tourney, 'round')) ~= r then return 0 end
+if redis.call('HGET', tourney, 'tables_done') ~= redis.call('HGET', tourney, 'tables') then return 0 end
+if redis.call('HGET', tourney, 'state') == 'finished' then return 0 end
+redis.call('HSET', tourney, 'state', 'finished', 'finished_ms', ARGV[4])
+return 1
+"""

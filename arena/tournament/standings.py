@@ -1,0 +1,209 @@
+"""Standings of a tournament from its game results: duplicate points, bootstrap intervals, ranks.
+
+Duplicate points of one game: the entrant's score on a deal in a seat minus the mean score of that
+seat on that deal (over everyone who held those cards at that table). An entrant's standing is its
+mean duplicate points per game. Its 95 % interval comes from a bootstrap over deals (the unit that
+is independent: a table's deal set, played once per rotation); all entrants are resampled together,
+so ``p_above_next`` (the share of resamples in which an entrant's mean beats the next one's) sees
+how their results move together.
+
+Tie-breaks, in order: mean duplicate points; deals won (deals on which the entrant's duplicate
+points summed above zero); fewer forfeited games; the entrant's name.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+DEFAULT_REPLICATES = 2000
+CSV_FIELDS = (
+    "rank",
+    "entrant",
+    "games",
+    "deals",
+    "mean_duplicate",
+    "total_duplicate",
+    "ci_low",
+    "ci_high",
+    "p_above_next",
+    "deals_won",
+    "forfeits",
+    "mean_score",
+)
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """One game: ``unit`` names its deal (e.g. "t3/d0"), ``seats[s]`` the entrant in seat s."""
+
+    unit: str
+    seats: tuple[str, ...]
+    scores: tuple[int, ...]
+    forfeited: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Observation:
+    unit: str
+    entrant: str
+    points: float  # duplicate points (or, for plain scoring, the score minus the game's mean)
+    score: int
+    forfeit: bool = False
+
+
+@dataclass(frozen=True)
+class Standing:
+    rank: int
+    entrant: str
+    games: int
+    deals: int
+    mean_duplicate: float
+    total_duplicate: float
+    ci_low: float
+    ci_high: float
+    p_above_next: float | None  # None for the last entrant
+    deals_won: int
+    forfeits: int
+    mean_score: float
+
+
+def duplicate_observations(games: Iterable[GameResult]) -> list[Observation]:
+    """Score minus the mean of that seat on that deal."""
+    games = list(games)
+    by_seat: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for game in games:
+        for seat, score in enumerate(game.scores):
+            by_seat[game.unit, seat].append(score)
+    return [
+        Observation(game.unit, entrant, score - sum(by_seat[game.unit, seat]) / len(by_seat[game.unit, seat]), score,
+                    entrant in game.forfeited)
+        for game in games
+        for seat, (entrant, score) in enumerate(zip(game.seats, game.scores, strict=True))
+    ]  # fmt: skip
+
+
+def plain_observations(games: Iterable[GameResult]) -> list[Observation]:
+    """Score minus the mean score of the game: what fresh deals allow (each game is its own unit)."""
+    return [
+        Observation(game.unit, entrant, score - sum(game.scores) / len(game.scores), score, entrant in game.forfeited)
+        for game in games
+        for entrant, score in zip(game.seats, game.scores, strict=True)
+    ]
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def bootstrap_means(
+    observations: Sequence[Observation], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> dict[str, list[float]]:
+    """Each entrant's mean points in ``replicates`` resamples of the units (with replacement)."""
+    per_unit: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
+    for obs in observations:
+        cell = per_unit[obs.unit][obs.entrant]
+        cell[0] += obs.points
+        cell[1] += 1
+    units = [dict(per_unit[unit]) for unit in sorted(per_unit)]  # the same resamples whatever the input order
+    entrants = sorted({obs.entrant for obs in observations})
+    rng = random.Random(seed)
+    means: dict[str, list[float]] = {entrant: [] for entrant in entrants}
+    for _ in range(replicates if units else 0):
+        total = dict.fromkeys(entrants, 0.0)
+        count = dict.fromkeys(entrants, 0)
+        for unit in rng.choices(units, k=len(units)):
+            for entrant, (points, games) in unit.items():
+                total[entrant] += points
+                count[entrant] += int(games)
+        for entrant in entrants:
+            means[entrant].append(total[entrant] / count[entrant] if count[entrant] else float("nan"))
+    return means
+
+
+def standings(
+    observations: Sequence[Observation], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> list[Standing]:
+    """Ranked standings; the bootstrap is seeded, so the same results give the same standings."""
+    points: dict[str, float] = defaultdict(float)
+    scores: dict[str, int] = defaultdict(int)
+    games: dict[str, int] = defaultdict(int)
+    forfeits: dict[str, int] = defaultdict(int)
+    unit_points: dict[tuple[str, str], float] = defaultdict(float)
+    for obs in observations:
+        points[obs.entrant] += obs.points
+        scores[obs.entrant] += obs.score
+        games[obs.entrant] += 1
+        forfeits[obs.entrant] += obs.forfeit
+        unit_points[obs.entrant, obs.unit] += obs.points
+    deals: dict[str, int] = defaultdict(int)
+    won: dict[str, int] = defaultdict(int)
+    for (entrant, _), value in unit_points.items():
+        deals[entrant] += 1
+        won[entrant] += value > 1e-9
+    mean = {entrant: points[entrant] / games[entrant] for entrant in games}
+    order = sorted(games, key=lambda e: (-round(mean[e], 9), -won[e], forfeits[e], e))
+    boot = bootstrap_means(observations, replicates, seed)
+    table = []
+    for rank, entrant in enumerate(order, 1):
+        samples = [m for m in boot[entrant] if m == m] or [mean[entrant]]
+        p_next = None
+        if rank < len(order):
+            pairs = [(a, b) for a, b in zip(boot[entrant], boot[order[rank]], strict=True) if a == a and b == b]
+            p_next = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a, b in pairs) / len(pairs) if pairs else 0.5
+        table.append(
+            Standing(
+                rank=rank,
+                entrant=entrant,
+                games=games[entrant],
+                deals=deals[entrant],
+                mean_duplicate=round(mean[entrant], 4),
+                total_duplicate=round(points[entrant], 4),
+                ci_low=round(_percentile(samples, 0.025), 4),
+                ci_high=round(_percentile(samples, 0.975), 4),
+                p_above_next=None if p_next is None else round(p_next, 4),
+                deals_won=won[entrant],
+                forfeits=forfeits[entrant],
+                mean_score=round(scores[entrant] / games[entrant], 4),
+            )
+        )
+    return table
+
+
+def to_json(table: Sequence[Standing]) -> str:
+    return json.dumps([asdict(row) for row in table], indent=2)
+
+
+def to_csv(table: Sequence[Standing]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in table:
+        writer.writerow({key: "" if value is None else value for key, value in asdict(row).items()})
+    return out.getvalue()
+
+
+def difference_intervals(
+    observations: Sequence[Observation], order: Sequence[str], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> list[tuple[float, float]]:
+    """95 % bootstrap intervals of the difference in mean points between neighbours of ``order``
+    (first minus second, second minus third, ...), resampling units for all entrants together."""
+    boot = bootstrap_means(observations, replicates, seed)
+    intervals = []
+    for upper, lower in zip(order, order[1:], strict=False):
+        gaps = [a - b for a, b in zip(boot[upper], boot[lower], strict=True) if a == a and b == b]
+        intervals.append((_percentile(gaps, 0.025), _percentile(gaps, 0.975)))
+    return intervals
+
+
+def mean_ci_width(table: Sequence[Standing]) -> float:
+    return sum(row.ci_high - row.ci_low for row in table) / len(table) if table else 0.0

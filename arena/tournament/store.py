@@ -1,0 +1,212 @@
+"""The Redis state of tournaments (keys in ``arena.keys``; atomic steps in ``scripts``).
+
+Guarantees: a table is run by one live runner at a time (a lease it renews); each game is counted
+once (the first result written wins); each table is finished and logged once; the next Swiss round
+is opened once. The deal sets and the game records stay in Redis and are handed out only once the
+tournament has ended (``deals``/``records`` refuse before).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from arena.keys import Keys, stream_entries, text
+from arena.redis_client import retrying_client
+from arena.tournament import scripts
+from arena.tournament.deals import DealSet, draw_deal_set
+from arena.tournament.model import Tournament, TournamentError, table_id
+from arena.tournament.schedule import Table
+from arena.tournament.standings import GameResult
+from ohell.state import Game
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    table_id: str
+    round: int
+    entrants: tuple[int, ...]
+
+    def to_json(self) -> str:
+        return json.dumps({"round": self.round, "entrants": list(self.entrants)})
+
+
+@dataclass(frozen=True)
+class Progress:
+    state: str
+    round: int
+    tables: int
+    tables_done: int
+    games_done: int
+    created_ms: int
+    finished_ms: int
+
+
+class TournamentStore:
+    def __init__(self, client: redis.Redis, keys: Keys | None = None) -> None:
+        self.client = client
+        self.keys = keys or Keys()
+        self._create = client.register_script(Keys.lua(scripts.CREATE))
+        self._start = client.register_script(Keys.lua(scripts.START))
+        self._renew = client.register_script(scripts.RENEW)
+        self._forfeits = client.register_script(Keys.lua(scripts.FORFEITS))
+        self._game = client.register_script(Keys.lua(scripts.GAME))
+        self._finish = client.register_script(Keys.lua(scripts.FINISH))
+        self._next_round = client.register_script(Keys.lua(scripts.NEXT_ROUND))
+        self._end = client.register_script(Keys.lua(scripts.END))
+
+    @classmethod
+    def connect(cls, redis_url: str, keys: Keys | None = None, retries: int = 10) -> TournamentStore:
+        return cls(retrying_client(redis_url, retries, health_check_interval=10), keys)
+
+    def _run(self, script: Any, *args: Any) -> Any:
+        return script(args=[self.keys.prefix, *args])
+
+    # creating --------------------------------------------------------------------------------
+    def create(self, tourney: Tournament) -> list[TablePlan]:
+        """Store the tournament, its first round and all its deal sets (drawn now, secretly)."""
+        for entrant in tourney.entrants:
+            if entrant.kind == "connected" and not self.client.exists(self.keys.agent(entrant.agent_id)):
+                raise TournamentError(f"entrant {entrant.name!r}: no registered agent {entrant.agent_id!r}")
+        rules = tourney.rules()
+        plans = [TablePlan(table_id(1, i), 1, table) for i, table in enumerate(tourney.first_round())]
+        deals = {plan.table_id: self._draw(Game(rules, len(plan.entrants)), tourney.deals) for plan in plans}
+        for number in range(2, tourney.rounds + 1):
+            for index, size in enumerate(tourney.round_sizes()):
+                deals[table_id(number, index)] = self._draw(Game(rules, size), tourney.deals)
+        created = self._run(
+            self._create,
+            tourney.tourney_id,
+            tourney.to_json(),
+            now_ms(),
+            json.dumps({plan.table_id: plan.to_json() for plan in plans}),
+            json.dumps(deals),
+        )
+        if not created:
+            raise TournamentError(f"tournament {tourney.tourney_id!r} exists already")
+        return plans
+
+    @staticmethod
+    def _draw(game: Game, count: int) -> str:
+        return json.dumps([draw_deal_set(game).to_dict() for _ in range(count)])
+
+    def open_round(self, tourney_id: str, completed: int, tables: list[Table]) -> list[TablePlan]:
+        """The tables of round ``completed + 1``, or [] when someone else opened it first."""
+        plans = [TablePlan(table_id(completed + 1, i), completed + 1, table) for i, table in enumerate(tables)]
+        payload = json.dumps({plan.table_id: plan.to_json() for plan in plans})
+        return plans if self._run(self._next_round, tourney_id, completed, payload) else []
+
+    def end(self, tourney_id: str, last_round: int) -> bool:
+        return bool(self._run(self._end, tourney_id, last_round, now_ms()))
+
+    # reading ---------------------------------------------------------------------------------
+    def ids(self) -> list[str]:
+        return sorted(text(member) for member in self.client.smembers(self.keys.tourneys))
+
+    def get(self, tourney_id: str) -> Tournament:
+        spec = self.client.hget(self.keys.tourney(tourney_id), "spec")
+        if spec is None:
+            raise TournamentError(f"no tournament {tourney_id!r}")
+        return Tournament.from_json(spec)
+
+    def progress(self, tourney_id: str) -> Progress:
+        data = {text(k): text(v) for k, v in self.client.hgetall(self.keys.tourney(tourney_id)).items()}
+        if not data:
+            raise TournamentError(f"no tournament {tourney_id!r}")
+        return Progress(
+            state=data["state"],
+            round=int(data["round"]),
+            tables=int(data["tables"]),
+            tables_done=int(data["tables_done"]),
+            games_done=int(self.client.hlen(self.keys.tourney_games(tourney_id))),
+            created_ms=int(data["created_ms"]),
+            finished_ms=int(data.get("finished_ms", 0)),
+        )
+
+    def tables(self, tourney_id: str) -> dict[str, TablePlan]:
+        raw = self.client.hgetall(self.keys.tourney_tables(tourney_id))
+        plans = {}
+        for key, value in raw.items():
+            data = json.loads(value)
+            plans[text(key)] = TablePlan(text(key), int(data["round"]), tuple(data["entrants"]))
+        return dict(sorted(plans.items(), key=lambda item: (item[1].round, int(item[0].partition("t")[2]))))
+
+    def table_state(self, tourney_id: str, table: str) -> dict[str, str]:
+        return {text(k): text(v) for k, v in self.client.hgetall(self.keys.tourney_table(tourney_id, table)).items()}
+
+    def unfinished_tables(self, tourney_id: str) -> list[str]:
+        return [t for t in self.tables(tourney_id) if self.table_state(tourney_id, t).get("state") != "finished"]
+
+    def table_deals(self, tourney_id: str, table: str) -> list[DealSet]:
+        """For the runner of the table only (the deals are secret while the tournament runs)."""
+        raw = self.client.hget(self.keys.tourney_deals(tourney_id), table)
+        if raw is None:
+            raise TournamentError(f"no deals for table {table!r} of {tourney_id!r}")
+        return [DealSet.from_dict(data) for data in json.loads(raw)]
+
+    def game_results(self, tourney_id: str) -> list[GameResult]:
+        raw = self.client.hgetall(self.keys.tourney_games(tourney_id))
+        results = []
+        for key in sorted(raw, key=text):
+            data = json.loads(raw[key])
+            results.append(
+                GameResult(data["unit"], tuple(data["seats"]), tuple(data["scores"]), tuple(data["forfeited"]))
+            )
+        return results
+
+    def finished_games(self, tourney_id: str) -> set[str]:
+        return {text(key) for key in self.client.hkeys(self.keys.tourney_games(tourney_id))}
+
+    def logged_tables(self, tourney_id: str) -> list[str]:
+        entries = stream_entries(self.client.xrange(self.keys.tourney_log(tourney_id)))
+        return [text(fields[b"table"] if b"table" in fields else fields["table"]) for _, fields in entries]
+
+    def _published(self, tourney_id: str) -> None:
+        if self.progress(tourney_id).state != "finished":
+            raise TournamentError(f"tournament {tourney_id!r} is still running: its deals and records are secret")
+
+    def records(self, tourney_id: str) -> dict[str, dict[str, Any]]:
+        self._published(tourney_id)
+        raw = self.client.hgetall(self.keys.tourney_records(tourney_id))
+        return {text(key): json.loads(raw[key]) for key in sorted(raw, key=text)}
+
+    def deals(self, tourney_id: str) -> dict[str, list[dict[str, Any]]]:
+        self._published(tourney_id)
+        raw = self.client.hgetall(self.keys.tourney_deals(tourney_id))
+        return {text(key): json.loads(raw[key]) for key in sorted(raw, key=text)}
+
+    def running_ids(self) -> list[str]:
+        return [t for t in self.ids() if self.client.hget(self.keys.tourney(t), "state") == b"running"]
+
+    def lease_alive(self, tourney_id: str, table: str) -> bool:
+        return bool(self.client.exists(self.keys.tourney_lease(tourney_id, table)))
+
+    def mark_dispatched(self, tourney_id: str, table: str) -> None:
+        self.client.hset(self.keys.tourney_table(tourney_id, table), "dispatched_ms", now_ms())
+
+    # running ---------------------------------------------------------------------------------
+    def start_table(self, tourney_id: str, table: str, runner: str, lease_s: float) -> str:
+        return text(self._run(self._start, tourney_id, table, runner, int(lease_s * 1000), now_ms())[0])
+
+    def renew_table(self, tourney_id: str, table: str, runner: str, lease_s: float) -> bool:
+        keys = [self.keys.tourney_lease(tourney_id, table)]
+        return bool(self._renew(keys=keys, args=[runner, int(lease_s * 1000)]))
+
+    def decide_forfeits(self, tourney_id: str, table: str, forfeits: list[str]) -> list[str]:
+        return list(json.loads(self._run(self._forfeits, tourney_id, table, json.dumps(forfeits))))
+
+    def record_game(self, tourney_id: str, game: str, result: dict[str, Any], record: dict[str, Any]) -> bool:
+        return bool(self._run(self._game, tourney_id, game, json.dumps(result), json.dumps(record)))
+
+    def finish_table(self, tourney_id: str, table: str) -> tuple[str, int, int, int]:
+        """(first|duplicate|missing, tables done, tables so far, current round)."""
+        status, done, tables, current = self._run(self._finish, tourney_id, table, now_ms())
+        return text(status), int(done), int(tables), int(current)

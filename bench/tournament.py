@@ -1,0 +1,145 @@
+"""Duplicate against plain scoring: how sure each is of strong > heuristic > random after the same games.
+
+    python bench/tournament.py [--deals 60] [--rules classic] [--hand-sizes 5,4,3,2,1] [--seed 1] [--jobs 2]
+
+One 3-seat table of the built-in bots strong, heuristic and random, played in this process:
+
+- duplicate: ``--deals`` deal sets, each played in the 3 seat rotations (3 x deals games); a game's
+  points are the score minus the mean score of that seat on that deal; the bootstrap resamples deals;
+- plain (the reference): the same number of games, each with fresh cards; a game's points are the
+  score minus the game's mean score; the bootstrap resamples games.
+
+Both report each bot's 95 % bootstrap interval of its mean points per game (2,000 resamples). The
+last line is ``tournament: games=<n> ci_width_duplicate=<x> ci_width_plain=<y> ratio=<y/x>``
+(mean interval width over the three bots): a ratio r means plain scoring needs about r^2 times as many
+games for the same certainty. It also reports, for each scoring, the fewest games from which on
+(checked every 5 deals = 15 games) strong > heuristic > random with intervals that do not overlap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from arena.play.specs import SeatSpec  # noqa: E402
+from arena.tournament.deals import DealSet, draw_deal_set, seating  # noqa: E402
+from arena.tournament.play import play_builtin_game  # noqa: E402
+from arena.tournament.standings import (  # noqa: E402
+    GameResult,
+    Observation,
+    difference_intervals,
+    duplicate_observations,
+    mean_ci_width,
+    plain_observations,
+    standings,
+)
+from ohell.presets import preset_with_options  # noqa: E402
+from ohell.rules import Rules  # noqa: E402
+from ohell.state import Game  # noqa: E402
+
+BOTS = ("strong", "heuristic", "random")
+CHECK_EVERY = 5  # deals between two checks of the intervals
+
+
+def play_one(args: tuple[str, Rules, tuple[str, ...], DealSet, str]) -> GameResult:
+    game, rules, names, deal_set, unit = args
+    seats = [SeatSpec.builtin(name.partition("-")[0], name) for name in names]  # "heuristic-2": a second heuristic
+    record = play_builtin_game(game, rules, seats, deal_set)
+    return GameResult(unit, names, tuple(record["totals"]))
+
+
+def entrant_names(bots: Sequence[str]) -> tuple[str, ...]:
+    return tuple(bot if bots.index(bot) == index else f"{bot}-{index}" for index, bot in enumerate(bots))
+
+
+def separated(observations: Sequence[Observation], order: Sequence[str] = BOTS) -> bool:
+    """The entrants ranked in ``order`` (strong > heuristic > random), each interval wholly above the next."""
+    table = standings(observations, replicates=1000)
+    if [row.entrant for row in table] != list(order):
+        return False
+    return all(table[i].ci_low > table[i + 1].ci_high for i in range(len(table) - 1))
+
+
+def fewest_deals(
+    games: Sequence[GameResult],
+    per_deal: int,
+    score: Callable[[Sequence[GameResult]], list[Observation]],
+    order: Sequence[str] = BOTS,
+) -> int | None:
+    """The fewest deals (a multiple of CHECK_EVERY) from which on, at every later check, the order
+    holds with intervals apart (None: not by the end)."""
+    since = None
+    for deals in range(CHECK_EVERY, len(games) // per_deal + 1, CHECK_EVERY):
+        if separated(score(games[: deals * per_deal]), order):
+            since = since or deals
+        else:
+            since = None
+    return since
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deals", type=int, default=60)
+    parser.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
+    parser.add_argument("--hand-sizes", default="5,4,3,2,1", help="the rules option hand_sizes (short games)")
+    parser.add_argument("--seed", type=int, default=1, help="seeds the deals of both scorings")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--bots", default=",".join(BOTS), help="the three entrants, expected order (best first)")
+    args = parser.parse_args()
+    names = entrant_names(args.bots.split(","))
+    rules = preset_with_options(args.rules, [f"hand_sizes=[{args.hand_sizes}]"])
+    game = Game(rules, len(names))
+    rng = random.Random(args.seed)
+    work = []
+    for deal in range(args.deals):
+        deal_set = draw_deal_set(game, rng)
+        work += [
+            (f"dup/{deal}/{turn}", rules, tuple(seating(names, deal, turn)), deal_set, f"d{deal}") for turn in range(3)
+        ]
+    for number in range(args.deals * 3):  # plain: fresh cards every game, seats rotated the same way
+        unit = f"g{number}"
+        work.append(
+            (f"plain/{number}", rules, tuple(seating(names, number // 3, number % 3)), draw_deal_set(game, rng), unit)
+        )
+    with ProcessPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(play_one, work, chunksize=4))
+    duplicate, plain = results[: args.deals * 3], results[args.deals * 3 :]
+    width, entrant_width = {}, {}
+    for name, games, score in (
+        ("duplicate", duplicate, duplicate_observations),
+        ("plain", plain, plain_observations),
+    ):
+        observations = score(games)
+        table = standings(observations)
+        entrant_width[name] = mean_ci_width(table)
+        gaps = difference_intervals(observations, names)
+        width[name] = sum(high - low for low, high in gaps) / len(gaps)
+        print(f"{name}: {len(games)} games")
+        for row in table:
+            print(
+                f"  {row.rank}. {row.entrant:<9} mean {row.mean_duplicate:+7.2f}  95% CI "
+                f"[{row.ci_low:+7.2f}, {row.ci_high:+7.2f}]  P(above next) {row.p_above_next}"
+            )
+        for (low, high), upper, lower in zip(gaps, names, names[1:], strict=False):
+            print(f"  {upper} - {lower}: 95% CI [{low:+.2f}, {high:+.2f}] (width {high - low:.2f})")
+        first = fewest_deals(games, 3, score, names)
+        print(f"  {' > '.join(names)} with intervals apart from {first and first * 3} games on (None: never)")
+    ratio = width["plain"] / width["duplicate"] if width["duplicate"] else float("inf")
+    print(
+        f"per-entrant intervals (mean width): duplicate {entrant_width['duplicate']:.3f} "
+        f"plain {entrant_width['plain']:.3f} ratio {entrant_width['plain'] / entrant_width['duplicate']:.2f}"
+    )
+    print(
+        f"tournament: games={len(duplicate)} ci_width_duplicate={width['duplicate']:.3f} "
+        f"ci_width_plain={width['plain']:.3f} ratio={ratio:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

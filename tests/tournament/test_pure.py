@@ -1,0 +1,169 @@
+"""Pure parts of tournaments: schedules, duplicate deals and rotations, standings and their bootstrap."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import random
+
+import pytest
+
+from arena.play.specs import SeatSpec
+from arena.tournament.deals import DealSet, ScriptedChance, draw_deal_set, rotation, seating
+from arena.tournament.play import play_builtin_game, play_table_games
+from arena.tournament.schedule import (
+    ScheduleError,
+    balanced_design,
+    pair_counts,
+    round_robin,
+    swiss_round,
+    table_sizes,
+)
+from arena.tournament.standings import (
+    GameResult,
+    duplicate_observations,
+    plain_observations,
+    standings,
+    to_csv,
+    to_json,
+)
+from ohell.cards import cards_of
+from ohell.errors import ChanceError
+from ohell.presets import preset_with_options
+from ohell.state import Game
+
+RULES = preset_with_options("classic", ["hand_sizes=[3,2,1]"])
+
+
+def test_round_robin_takes_every_combination_when_few() -> None:
+    tables = round_robin(6, 3)
+    assert len(tables) == math.comb(6, 3) == len(set(tables))
+    assert set(pair_counts(6, tables).values()) == {4}
+
+
+@pytest.mark.parametrize(("entrants", "seats"), [(12, 4), (13, 4), (16, 4), (9, 3), (10, 4)])
+def test_balanced_design_meets_every_pair_evenly(entrants: int, seats: int) -> None:
+    tables = balanced_design(entrants, seats)
+    assert all(len(set(table)) == seats for table in tables)
+    appearances = {sum(e in table for table in tables) for e in range(entrants)}
+    assert len(appearances) == 1
+    counts = pair_counts(entrants, tables).values()
+    assert min(counts) >= 1 and max(counts) - min(counts) <= 1
+    assert balanced_design(entrants, seats) == tables  # deterministic
+
+
+def test_large_round_robin_uses_the_design_and_bad_fields_are_refused() -> None:
+    assert len(round_robin(12, 4)) == 12 < math.comb(12, 4)
+    with pytest.raises(ScheduleError, match="seats=8"):
+        round_robin(10, 8)
+    with pytest.raises(ScheduleError, match="2 entrants"):
+        round_robin(2, 3)
+
+
+def test_swiss_round_groups_neighbours_in_standing() -> None:
+    standing = [7, 3, 9, 0, 1, 2, 4, 5, 6, 8]
+    assert table_sizes(10, 4) == [4, 3, 3]
+    assert swiss_round(standing, 4) == [(7, 3, 9, 0), (1, 2, 4), (5, 6, 8)]
+    with pytest.raises(ScheduleError):
+        table_sizes(4, 3)  # 2 tables of 2: below the minimum
+
+
+def test_deal_set_fixes_each_seats_cards_whoever_sits_there() -> None:
+    game = Game(RULES, 3)
+    deal_set = draw_deal_set(game, random.Random(5))
+    assert DealSet.from_json(deal_set.to_json()) == deal_set
+    entrants = [SeatSpec.builtin("random", "a"), SeatSpec.builtin("heuristic", "b"), SeatSpec.builtin("random", "c")]
+    records = [play_builtin_game(f"g{k}", RULES, rotation(entrants, k), deal_set) for k in range(3)]
+    # the first hand is dealt before anyone acts: the same cards for each seat in every rotation
+    assert len({json.dumps(record["hands"][0]["deal"]) for record in records}) == 1
+    assert len({json.dumps(record["cuts"]) for record in records}) == 1
+    # every entrant sits in every seat once
+    seats = [[seat["name"] for seat in record["seats"]] for record in records]
+    for name in "abc":
+        assert sorted(row.index(name) for row in seats) == [0, 1, 2]
+
+
+def test_scripted_chance_deals_exactly_the_given_deck() -> None:
+    game = Game(RULES, 3)
+    deal_set = draw_deal_set(game, random.Random(9))
+    state = game.new_state()
+    chance = ScriptedChance(deal_set)
+    while state.is_chance():
+        chance(state)
+    dealt = sorted(card for mask in state.hands for card in cards_of(mask))
+    assert dealt == sorted(deal_set.decks[0][:9])
+    with pytest.raises(ChanceError):
+        chance(state)
+
+
+def test_rotation_shifts_the_entrants() -> None:
+    assert rotation("abcd", 0) == list("abcd")
+    assert rotation("abcd", 1) == list("dabc")
+
+
+def test_duplicate_points_compare_each_seat_on_the_same_deal() -> None:
+    games = [
+        GameResult("d0", ("a", "b", "c"), (30, 10, 2)),
+        GameResult("d0", ("c", "a", "b"), (24, 16, 8)),
+        GameResult("d0", ("b", "c", "a"), (27, 4, 14)),
+    ]
+    points = {}
+    for obs in duplicate_observations(games):
+        points[obs.entrant] = points.get(obs.entrant, 0) + obs.points
+    # seat means 27, 10, 8: a = 3 + 6 + 6, b = 0 + 0 + 0, c = -6 - 3 - 6
+    assert points == pytest.approx({"a": 15.0, "b": 0.0, "c": -15.0})
+    assert sum(points.values()) == pytest.approx(0.0)
+    plain = plain_observations(games[:1])
+    assert [round(obs.points, 3) for obs in plain] == [16.0, -4.0, -12.0]
+
+
+def test_standings_rank_with_intervals_and_tie_breaks() -> None:
+    rng = random.Random(3)
+    games = []
+    for deal in range(40):
+        for turn in range(3):
+            seats = tuple(rotation(("strong", "mid", "weak"), turn))
+            skill = {"strong": 6, "mid": 0, "weak": -6}
+            games.append(GameResult(f"d{deal}", seats, tuple(20 + skill[e] + rng.randint(-4, 4) for e in seats)))
+    table = standings(duplicate_observations(games), replicates=500, seed=1)
+    assert [row.entrant for row in table] == ["strong", "mid", "weak"]
+    assert all(row.ci_low < row.mean_duplicate < row.ci_high for row in table)
+    assert table[0].ci_low > table[1].ci_high and table[0].p_above_next == 1.0
+    assert table[-1].p_above_next is None and table[0].games == 120 and table[0].deals == 40
+    assert standings(duplicate_observations(games), replicates=500, seed=1) == table  # seeded
+    # a tie on mean duplicate points goes to deals won, then fewer forfeits, then the name
+    tied = [GameResult("d0", ("y", "x", "z"), (5, 5, 5)), GameResult("d0", ("x", "z", "y"), (5, 5, 5))]
+    tied += [GameResult("d0", ("z", "y", "x"), (5, 5, 5))]
+    assert [row.entrant for row in standings(duplicate_observations(tied), replicates=10)] == ["x", "y", "z"]
+
+
+def test_exports_hold_the_same_standings() -> None:
+    games = [GameResult("d0", ("a", "b", "c"), (9, 5, 1)), GameResult("d1", ("b", "c", "a"), (3, 9, 6))]
+    table = standings(plain_observations(games), replicates=50)
+    rows = list(csv.DictReader(io.StringIO(to_csv(table))))
+    assert [row["entrant"] for row in rows] == [row.entrant for row in table]
+    assert float(rows[0]["mean_duplicate"]) == table[0].mean_duplicate
+    assert rows[-1]["p_above_next"] == ""
+    assert json.loads(to_json(table))[0]["entrant"] == table[0].entrant
+
+
+def test_a_table_plays_every_rotation_of_every_deal_and_skips_finished_games() -> None:
+    game = Game(RULES, 3)
+    deal_sets = [draw_deal_set(game, random.Random(seed)) for seed in (1, 2)]
+    entrants = [SeatSpec.builtin(bot, name) for bot, name in (("random", "a"), ("heuristic", "b"), ("random", "c"))]
+    played: dict[str, dict[str, object]] = {}
+    play_table_games("t0", RULES, entrants, deal_sets, done=lambda g: g == "t0/d0/r1", record=played.__setitem__)
+    assert sorted(played) == ["t0/d0/r0", "t0/d0/r2", "t0/d1/r0", "t0/d1/r1", "t0/d1/r2"]
+    assert all(record["complete"] for record in played.values())
+
+
+def test_seating_puts_everyone_in_every_seat_and_alternates_the_direction() -> None:
+    entrants = ["a", "b", "c", "d"]
+    for deal in (0, 1):
+        seatings = [seating(entrants, deal, turn) for turn in range(4)]
+        for name in entrants:
+            assert sorted(row.index(name) for row in seatings) == [0, 1, 2, 3]
+    left_of_a = {seating(entrants, deal, 0)[(seating(entrants, deal, 0).index("a") + 1) % 4] for deal in (0, 1)}
+    assert left_of_a == {"b", "d"}  # a's next seat holds b in even deal sets, d in odd ones

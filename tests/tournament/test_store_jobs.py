@@ -1,0 +1,220 @@
+"""The tournament store and jobs on a real redis-server, tables run in this process."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+
+import pytest
+import redis
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.keys import Keys
+from arena.play.specs import SeatSpec
+from arena.tournament import jobs
+from arena.tournament.model import Tournament, TournamentError
+from arena.tournament.standings import GameResult, duplicate_observations, standings
+from arena.tournament.store import TournamentStore
+
+OPTIONS = {"hand_sizes": [3, 2, 1]}
+
+
+@pytest.fixture
+def tstore(shared_redis_server: EmbeddedRedis, request: pytest.FixtureRequest) -> Iterator[TournamentStore]:
+    client = redis.Redis.from_url(shared_redis_server.url)
+    yield TournamentStore(client, Keys(f"t-{request.node.name[:40]}:"))
+    client.close()
+
+
+class Queue:
+    """A stand-in for Celery in these tests: collects the dispatched tables."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    def __call__(self, tourney_id: str, table: str, seats: Sequence[SeatSpec]) -> None:
+        self.sent.append((tourney_id, table))
+
+    def drain(self, store: TournamentStore) -> list[str]:
+        outcomes = []
+        while self.sent:
+            tourney_id, table = self.sent.pop(0)
+            outcomes.append(jobs.run_table(store, tourney_id, table, self, lease_s=5.0))
+        return outcomes
+
+
+def builtins(*bots: str) -> tuple[SeatSpec, ...]:
+    return tuple(SeatSpec.builtin(bot, f"{bot}-{n}") for n, bot in enumerate(bots))
+
+
+def results_from_records(records: dict[str, dict]) -> list[GameResult]:  # type: ignore[type-arg]
+    return [
+        GameResult(game.rpartition("/")[0], tuple(s["name"] for s in rec["seats"]), tuple(rec["totals"]))
+        for game, rec in records.items()
+    ]
+
+
+def test_round_robin_runs_once_and_standings_agree_with_records(tstore: TournamentStore) -> None:
+    entrants = builtins("heuristic", "random", "heuristic", "random", "random", "heuristic")
+    tourney = Tournament("rr", entrants, seats=3, deals=1, overrides=OPTIONS)
+    queue = Queue()
+    plans = jobs.start(tstore, tourney, queue)
+    assert len(plans) == 20 and len(queue.sent) == 20
+    with pytest.raises(TournamentError, match="exists already"):
+        tstore.create(tourney)
+    with pytest.raises(TournamentError, match="secret"):
+        tstore.records("rr")
+    first_table = queue.sent[0][1]
+    assert queue.drain(tstore) == ["finished"] * 20
+    assert jobs.run_table(tstore, "rr", first_table, queue) == "finished"  # a redelivered task
+    progress = tstore.progress("rr")
+    assert (progress.state, progress.tables_done, progress.games_done) == ("finished", 20, 60)
+    assert sorted(tstore.logged_tables("rr")) == sorted(plan.table_id for plan in plans)
+    records = tstore.records("rr")
+    assert len(records) == 60 and all(record["complete"] for record in records.values())
+    live = standings(duplicate_observations(tstore.game_results("rr")), 300)
+    assert standings(duplicate_observations(results_from_records(records)), 300) == live
+    assert {row.games for row in live} == {30}  # 10 tables x 3 rotations each
+    # every table's first deal was dealt identically in its three rotations, from the stored deal set
+    deals = tstore.deals("rr")
+    for table in deals:
+        firsts = {str(records[f"{table}/d0/r{turn}"]["hands"][0]["deal"]) for turn in range(3)}
+        assert len(firsts) == 1
+
+
+def test_swiss_opens_each_round_once_by_standing(tstore: TournamentStore) -> None:
+    entrants = builtins("heuristic", "random", "random", "heuristic", "random", "random", "heuristic")
+    tourney = Tournament("sw", entrants, seats=4, format="swiss", rounds=3, deals=1, overrides=OPTIONS)
+    queue = Queue()
+    assert [len(plan.entrants) for plan in jobs.start(tstore, tourney, queue)] == [4, 3]
+    queue.drain(tstore)
+    progress = tstore.progress("sw")
+    assert (progress.state, progress.round, progress.tables) == ("finished", 3, 6)
+    tables = tstore.tables("sw")
+    assert sorted(tables) == ["r1t0", "r1t1", "r2t0", "r2t1", "r3t0", "r3t1"]
+    assert tstore.open_round("sw", 2, [(0, 1, 2)]) == []  # round 3 exists: nothing opened twice
+    for number in (1, 2, 3):
+        in_round = [plan.entrants for plan in tables.values() if plan.round == number]
+        assert sorted(itertools.chain(*in_round)) == list(range(7))
+
+
+def test_absent_connected_entrant_forfeits_its_table(tstore: TournamentStore) -> None:
+    entrants = (*builtins("heuristic", "random"), SeatSpec.connected("agent-9", "ghost"))
+    tourney = Tournament("ff", entrants, seats=3, deals=2, overrides=OPTIONS, grace_s=0.2)
+    queue = Queue()
+    with pytest.raises(TournamentError, match="no registered agent 'agent-9'"):
+        jobs.start(tstore, tourney, queue)
+    tstore.client.hset(tstore.keys.agent("agent-9"), mapping={"name": "ghost", "kind": "connected"})
+    jobs.start(tstore, tourney, queue)
+    assert queue.drain(tstore) == ["finished"]
+    rows = {row.entrant: row for row in standings(duplicate_observations(tstore.game_results("ff")), 100)}
+    assert rows["ghost"].forfeits == 6 and rows["heuristic-0"].forfeits == 0
+    assert tstore.table_state("ff", "r1t0")["forfeits"] == '["ghost"]'
+    record = next(iter(tstore.records("ff").values()))
+    ghost = next(seat for seat in record["seats"] if seat["name"] == "ghost")
+    assert ghost["kind"] == "builtin" and ghost["bot"] == jobs.STAND_IN
+
+
+def test_bad_tournaments_are_refused() -> None:
+    entrants = builtins("random", "random", "random")
+    for kwargs, field in (
+        ({"seats": 8}, "seats=8"),
+        ({"format": "ladder"}, "format="),
+        ({"deals": 0}, "deals=0"),
+        ({"rounds": 2}, "rounds=2"),
+        ({"grace_s": -1}, "grace_s"),
+        ({"overrides": {"hand_sizes": [30]}}, "hand_sizes"),
+    ):
+        with pytest.raises(TournamentError, match=field):
+            Tournament("x", entrants, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(TournamentError, match="hand_sizes has 17 cards"):  # fits 3 seats, not 4
+        Tournament("x", builtins(*["random"] * 4), seats=4, overrides={"hand_sizes": [17]})
+    with pytest.raises(TournamentError, match="tourney_id"):
+        Tournament("Bad Id!", entrants)
+    with pytest.raises(TournamentError, match="own name"):
+        Tournament("x", (SeatSpec.builtin("random"),) * 3)
+
+
+@pytest.fixture
+def endpoint_agent() -> Iterator[str]:
+    """A random-bot endpoint agent served by the SDK in its own process; yields its address."""
+    code = "from arena.sdk import serve; from ohell.bots import make_bot; serve(make_bot('random', 7), '127.0.0.1:0')"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        port = re.search(r"serving on port (\d+)", line)
+        assert port, f"the agent did not start: {line!r}"
+        yield f"127.0.0.1:{port.group(1)}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_remote_table_is_hosted_with_the_same_deals(
+    tstore: TournamentStore, endpoint_agent: str, shared_redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REDIS_URL", shared_redis_server.url)
+    entrants = (*builtins("heuristic", "random"), SeatSpec.endpoint(endpoint_agent, "remote"))
+    queue = Queue()
+    jobs.start(tstore, Tournament("rm", entrants, seats=3, deals=1, overrides=OPTIONS), queue)
+    assert queue.drain(tstore) == ["finished"]
+    records = tstore.records("rm")
+    assert len(records) == 3 and all(record["complete"] and not record["faults"] for record in records.values())
+    assert len({str(record["hands"][0]["deal"]) for record in records.values()}) == 1
+    for turn in range(3):  # entrant 2 (the endpoint agent) sits in seat (2 + turn) % 3
+        seats = records[f"r1t0/d0/r{turn}"]["seats"]
+        assert [seat["kind"] for seat in seats].index("endpoint") == (2 + turn) % 3
+
+
+def test_a_connected_entrant_coming_online_within_the_grace_plays(tstore: TournamentStore) -> None:
+    late, away = SeatSpec.connected("a-late", "late"), SeatSpec.connected("a-away", "away")
+    timer = threading.Timer(0.3, lambda: tstore.client.set(tstore.keys.agent_presence("a-late"), "gw-1", ex=10))
+    timer.start()
+    try:
+        assert jobs.absent_entrants(tstore, [late, away, *builtins("random")], grace_s=1.5) == ["away"]
+        assert jobs.absent_entrants(tstore, [late], grace_s=0) == []
+    finally:
+        timer.cancel()
+
+
+def test_sweep_sends_again_tables_whose_runner_or_task_was_lost(tstore: TournamentStore) -> None:
+    tourney = Tournament("sweep", builtins(*["random"] * 4), seats=3, deals=1, overrides=OPTIONS)
+    queue = Queue()
+    plans = jobs.start(tstore, tourney, queue)
+    queue.sent.clear()
+    assert jobs.sweep(tstore, queue, redispatch_after_s=30) == 0  # just sent: waiting their turn
+    dead, held = plans[0].table_id, plans[1].table_id
+    assert tstore.start_table("sweep", dead, "gone:1:x", lease_s=30) == "run"
+    tstore.client.delete(tstore.keys.tourney_lease("sweep", dead))  # its runner died: the lease lapsed
+    assert tstore.start_table("sweep", held, "alive:2:y", lease_s=30) == "run"
+    assert jobs.sweep(tstore, queue, redispatch_after_s=0) == 1  # queued ones wait: a table is in play
+    assert queue.sent == [("sweep", dead)]
+    tstore.client.delete(tstore.keys.tourney_lease("sweep", held))
+    queue.sent.clear()
+    assert jobs.sweep(tstore, queue, redispatch_after_s=0) == 4  # nothing in play: every lost task
+    queue.drain(tstore)
+    assert tstore.progress("sweep").state == "finished" and jobs.sweep(tstore, queue) == 0
+
+
+def test_a_resumed_table_keeps_its_forfeit_decision_without_waiting_again(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entrants = (*builtins("heuristic", "random"), SeatSpec.connected("agent-7", "late"))
+    tstore.client.hset(tstore.keys.agent("agent-7"), mapping={"name": "late", "kind": "connected"})
+    queue = Queue()
+    jobs.start(tstore, Tournament("keep", entrants, seats=3, deals=1, overrides=OPTIONS, grace_s=60), queue)
+    assert tstore.decide_forfeits("keep", "r1t0", ["late"]) == ["late"]  # decided by a runner that then died
+    assert tstore.decide_forfeits("keep", "r1t0", []) == ["late"]  # the first decision stands
+
+    def never(*args: object) -> list[str]:
+        raise AssertionError("a resumed table waited for presence again")
+
+    monkeypatch.setattr(jobs, "absent_entrants", never)
+    assert queue.drain(tstore) == ["finished"]
+    assert {row.entrant: row.forfeits for row in standings(duplicate_observations(tstore.game_results("keep")), 10)}[
+        "late"
+    ] == 3
