@@ -358,7 +358,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             )
         if request.state == "running":
             running = await self._call(context, self.store.running_matches, request.ladder, request.agent_id)
-            return pb.ListMatchesResponse(matches=[match_to_proto(m) for m in running[:size]])
+            return pb.ListMatchesResponse(matches=[match_to_proto(history.from_redis(m)) for m in running[:size]])
         matches, token = await self._call(
             context,
             history.list_matches,
