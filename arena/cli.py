@@ -130,11 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, module in SERVICES.items():
         sub.add_parser(name, help=f"run the {name} service (python -m {module}; --help lists its options)")
-    engine_cli.register(sub)  # challenge, agent
     bot = sub.add_parser("bot", help="for bot authors: play, check or run your bot (a file: path/to/mybot.py:MyBot)")
     bot_sub = bot.add_subparsers(dest="bot_command", required=True)
     add_play_parser(bot_sub)
     bot_cli.register(bot_sub)  # check, run
+    engine_cli.register(sub, bot_sub)  # challenge, bot connect
     ladder_cli.register(sub)  # up, demo, ladder
     tournament_cli.register(sub)  # tournament create|list|status|standings|export|resume
     return parser

@@ -1,4 +1,4 @@
-"""``ohell challenge`` and ``ohell bot run``: start an ad-hoc match, connect or serve a built-in bot as a
+"""``ohell challenge`` and ``ohell bot connect``: start an ad-hoc match, connect or serve a built-in bot as a
 remote agent. (Host commands on agents, ``ohell agent ...``, are in arena/local/admin.py.)"""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     challenge = sub.add_parser("challenge", help="play an ad-hoc match on an engine service")
     challenge.add_argument("--address", default="127.0.0.1:50051")
     challenge.add_argument("--token", required=True, help="your agent token")
@@ -78,9 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     challenge.add_argument("--out", help="write the match record here")
     challenge.set_defaults(handler=cmd_challenge)
 
-    bot = sub.add_parser("bot", help="bots as remote agents: ohell bot run")
-    bot_sub = bot.add_subparsers(dest="bot_command", required=True)
-    agent = bot_sub.add_parser("run", help="play a built-in bot as a remote agent (connected, or --serve)")
+    agent = bot_sub.add_parser("connect", help="play a built-in bot as a remote agent (connected, or --serve)")
     agent.add_argument("--bot", default="heuristic")
     agent.add_argument("--seed", type=int, default=0)
     agent.add_argument("--address", default="127.0.0.1:50051", help="the gateway, or with --serve where to listen")

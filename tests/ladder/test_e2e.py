@@ -72,7 +72,7 @@ def test_ladder_end_to_end(make_stack: Callable[..., Stack], store: RedisStore) 
                     "-m",
                     "arena.cli",
                     "bot",
-                    "run",
+                    "connect",
                     "--bot",
                     "heuristic",
                     "--address",

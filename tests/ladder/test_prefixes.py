@@ -56,7 +56,7 @@ def test_two_stacks_with_different_prefixes_share_a_redis_and_see_nothing_of_eac
                 "-m",
                 "arena.cli",
                 "bot",
-                "run",
+                "connect",
                 "--bot",
                 "random",
                 "--address",

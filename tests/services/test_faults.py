@@ -242,7 +242,7 @@ def test_duplicate_answer_gets_a_notice(engine_process, make_agent, shared_redis
 
 
 def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_agent, shared_redis_server) -> None:
-    """``ohell bot run`` (a built-in bot over the SDK) is SIGKILLed while the match runs."""
+    """``ohell bot connect`` (a built-in bot over the SDK) is SIGKILLed while the match runs."""
     agent_id, token = make_agent("killed")
     process = subprocess.Popen(
         [
@@ -250,7 +250,7 @@ def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_
             "-m",
             "arena.cli",
             "bot",
-            "run",
+            "connect",
             "--bot",
             "random",
             "--address",
