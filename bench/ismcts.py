@@ -42,7 +42,7 @@ import sys
 import time
 from typing import Any
 
-from arena.conformance import OpenSpielTable, cut_for_dealer, load_pyspiel
+from arena.conformance import OpenSpielTable, load_pyspiel
 from ohell.bots.strong import StrongBot
 from ohell.cards import NUM_CARDS
 from ohell.observation import observe
@@ -236,7 +236,7 @@ def play_deal(
         theirs.apply_action(table.to_os[hands[index % n][index // n]])
     theirs.apply_action(table.to_os[trump])
     ours = table.ours(size).new_state()
-    ours.cut(cut_for_dealer(n, dealer))
+    ours.choose_dealer(dealer)
     ours.deal_hands(hands, trump)
     strong = {s: StrongBot(seed * 7919 + deal * 8 + s, win_weight=0.0) for s in ours_seats}
     if ismcts_bot is not None:
