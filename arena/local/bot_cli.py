@@ -38,15 +38,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     presets = [name.strip() for name in args.presets.split(",")] if args.presets else list(CHECK_PRESETS)
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
-    logging.getLogger("arena.sdk").addFilter(FirstTracebacks(3))
-    with console.status(f"checking {args.bot} on {', '.join(presets)}") as status:
-        report = check_bot(
-            args.bot,
-            args.games,
-            args.seed,
-            presets,
-            on_game=lambda name, done: status.update(f"checking {args.bot}: {name}, game {done}/{args.games}"),
-        )
+    sdk_log, first_tracebacks = logging.getLogger("arena.sdk"), FirstTracebacks(3)
+    sdk_log.addFilter(first_tracebacks)  # for this check only: the command may run inside a longer process
+    try:
+        with console.status(f"checking {args.bot} on {', '.join(presets)}") as status:
+            report = check_bot(
+                args.bot,
+                args.games,
+                args.seed,
+                presets,
+                on_game=lambda name, done: status.update(f"checking {args.bot}: {name}, game {done}/{args.games}"),
+            )
+    finally:
+        sdk_log.removeFilter(first_tracebacks)
     opponents = list(report.presets[0].opponents_exact) if report.presets else []
     table = Table(title=f"ohell bot check {report.bot}: {args.games} games per preset vs {', '.join(opponents)}")
     table.add_column("preset", no_wrap=True)

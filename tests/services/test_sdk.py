@@ -55,9 +55,6 @@ async def host_with(
 
 def test_bot_exceptions_are_bot_error_faults_and_the_match_goes_on(caplog: pytest.LogCaptureFixture) -> None:
     bot = RaisesEveryFifth()
-    # an earlier test in this process may have run a logging.config call that disables existing
-    # loggers (the SDK runs in a process of its own in real use); this test needs the SDK's logger
-    logging.getLogger("arena.sdk").disabled = False
     with caplog.at_level(logging.ERROR, logger="arena.sdk"):
         record = asyncio.run(host_with(bot))
     faults = [f for f in record["faults"] if f["seat"] == 1]
