@@ -27,12 +27,12 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
     token, token_source = host_token(settings, os.environ)
     data_dir = settings["data_dir"]
     env = {HOST_TOKEN_ENV: token}
-    if not os.environ.get("OHELL_DATABASE_URL"):  # the match archive (issue 10) lives in the data folder too
-        env["OHELL_DATABASE_URL"] = f"sqlite:///{Path(data_dir) / 'archive.db'}"
     config = StackConfig(
         redis_url=settings["redis_url"] or None,
         redis_port=settings["redis_port"] or None,
-        database_url=settings["database_url"] or None,
+        # the match archive lives in the data folder too unless a URL is set
+        database_url=settings["database_url"] or f"sqlite:///{Path(data_dir) / 'archive.db'}",
+        host_token=token,
         builtin_workers=settings["workers"],
         concurrency=settings["concurrency"],
         remote_concurrency=settings["remote_concurrency"],

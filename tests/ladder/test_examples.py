@@ -6,6 +6,7 @@ token or an unknown ladder ends an example with one readable line."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import sys
@@ -13,10 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from arena.ladder.redis_store import RedisStore
 from arena.local.stack import Stack
+from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 from arena.sdk import run_on_ladder_async
 from ohell.referee import referee
 
@@ -61,9 +64,19 @@ def node_example(stack: Stack, token: str, ladder: str, *extra: str) -> list[str
     return ["node", str(NODE_DIR / "bot.js"), stack.engine_address, stack.matchmaker_address, token, ladder, *extra]
 
 
-def finished_matches(store: RedisStore, agent_id: str) -> list[str]:
-    played = [m.decode() for m in store.client.lrange(store.keys.agent_matches(agent_id), 0, -1)]
-    return [m for m in played if store.get_match(m).state == "finished"]
+def finished_matches(stack: Stack, agent_id: str) -> list[str]:
+    """The agent's finished matches, through the matchmaker (archived or not yet)."""
+    with grpc.insecure_channel(stack.matchmaker_address) as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        reply = stub.ListMatches(matchmaker_pb2.ListMatchesRequest(agent_id=agent_id, page_size=500))
+    return [m.match_id for m in reply.matches]
+
+
+def record_of(stack: Stack, match_id: str) -> dict[str, Any]:
+    with grpc.insecure_channel(stack.matchmaker_address) as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        reply = stub.GetMatch(matchmaker_pb2.GetMatchRequest(match_id=match_id))
+    return dict(json.loads(reply.record_json))
 
 
 def seat_of(record: dict[str, Any], agent_id: str) -> int:
@@ -97,7 +110,7 @@ def test_example_bots_and_a_buggy_bot_enter_a_ladder_and_play(
             )
         )
         for agent in (python_id, node_id):
-            wait_until(lambda agent=agent: len(finished_matches(store, agent)) >= MATCHES, 180, f"{agent} to play")
+            wait_until(lambda agent=agent: len(finished_matches(stack, agent)) >= MATCHES, 180, f"{agent} to play")
         assert all(process.poll() is None for process in processes.values()), "an example exited early"
     finally:
         for process in processes.values():
@@ -105,8 +118,8 @@ def test_example_bots_and_a_buggy_bot_enter_a_ladder_and_play(
             process.wait(10)
         leave_all(store, "kit", builtins)
     for name, agent in (("python", python_id), ("node", node_id)):
-        for match_id in finished_matches(store, agent):
-            record = store.get_record(match_id)
+        for match_id in finished_matches(stack, agent):
+            record = record_of(stack, match_id)
             assert referee(record).valid and record["complete"]
             assert [f for f in record["faults"] if f["seat"] == seat_of(record, agent)] == [], (name, record["faults"])
         logs[name].seek(0)
@@ -114,8 +127,8 @@ def test_example_bots_and_a_buggy_bot_enter_a_ladder_and_play(
         assert "queued on ladder" in text and "seated at match" in text and "ended: totals" in text, text[-2000:]
     assert session.matches_ended >= MATCHES and session.errors == buggy.decisions // 5 > 0
     faults = []
-    for match_id in finished_matches(store, buggy_id):
-        record = store.get_record(match_id)
+    for match_id in finished_matches(stack, buggy_id):
+        record = record_of(stack, match_id)
         seat = seat_of(record, buggy_id)
         assert record["complete"] and seat not in record["forfeited"]
         faults += [f for f in record["faults"] if f["seat"] == seat]

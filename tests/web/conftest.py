@@ -62,10 +62,13 @@ def start_web(stack: Stack, log_path: Path) -> tuple[subprocess.Popen[bytes], st
 def play_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, matches: int) -> dict[str, str]:
     """A small-game ladder of built-in agents with at least ``matches`` finished (and rated) matches."""
     rules = rules_pb2.Rules(preset="classic", hand_sizes=[4, 3, 2])
-    stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name=LADDER, rules=rules, seats=4, base_window=50)))
+    host = auth_metadata(HOST_TOKEN)
+    ladder = pb.Ladder(name=LADDER, rules=rules, seats=4, base_window=50)
+    stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=host)
     agents, tokens = {}, {}
     for index, bot in enumerate(BOTS):
-        reply = stub.RegisterAgent(pb.RegisterAgentRequest(name=f"{bot}-{index}", kind=pb.AGENT_KIND_BUILTIN, bot=bot))
+        request = pb.RegisterAgentRequest(name=f"{bot}-{index}", kind=pb.AGENT_KIND_BUILTIN, bot=bot)
+        reply = stub.RegisterAgent(request, metadata=host)
         agents[reply.agent.agent_id], tokens[reply.agent.agent_id] = reply.agent.name, reply.token
     for agent_id, token in tokens.items():
         stub.JoinQueue(pb.JoinQueueRequest(ladder=LADDER, agent_id=agent_id), metadata=auth_metadata(token))
@@ -93,6 +96,7 @@ def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFa
         env={"OHELL_MATCH_LEASE_S": "1.5"},
         matchmaker_args=("--sweep-every", "0.5", "--tick", "0.02"),
         log_dir=str(logs),
+        host_token=HOST_TOKEN,
     )
     stack = Stack(config).start()
     web = None

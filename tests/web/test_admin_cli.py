@@ -42,9 +42,13 @@ def test_ladders(site: Site) -> None:
     assert taken.returncode == 2 and "ALREADY_EXISTS" in taken.stdout
     missing = ohell(site, "ladder", "show", "nope")
     assert missing.returncode == 2 and "NOT_FOUND" in missing.stdout and "nope" in missing.stdout
-    # The integrity issue adds PauseLadder; until the matchmaker has it, the command says so.
     paused = ohell(site, "ladder", "pause", "class")
-    assert paused.returncode == 2 and "PauseLadder: UNIMPLEMENTED" in paused.stdout
+    assert paused.returncode == 0, paused.stdout + paused.stderr
+    assert site.stub.ListLadders(pb.ListLaddersRequest()).ladders  # still listed while paused
+    resumed = ohell(site, "ladder", "resume", "class")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    gone = ohell(site, "ladder", "pause", "nope")
+    assert gone.returncode == 2 and "NOT_FOUND" in gone.stdout
 
 
 def test_agents_and_tokens(site: Site, tmp_path: Path) -> None:

@@ -82,8 +82,9 @@ def test_live_match_changes(site: Site, page: Any) -> None:
     ladder = pb.Ladder(
         name="live", rules=rules, seats=3, house_fill=True, fill_after_seconds=0.2, house_bots=["random"]
     )
-    stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder))
-    reply = stub.RegisterAgent(pb.RegisterAgentRequest(name="slowpoke", kind=pb.AGENT_KIND_CONNECTED))
+    host = auth_metadata(HOST_TOKEN)
+    stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=host)
+    reply = stub.RegisterAgent(pb.RegisterAgentRequest(name="slowpoke", kind=pb.AGENT_KIND_CONNECTED), metadata=host)
     agent_id, token = reply.agent.agent_id, reply.token
     bot = PacedBot(make_bot("random", 7), 300)  # about 4 s of its decisions per match
     threading.Thread(target=connect, args=(bot, site.stack.engine_address, token), daemon=True).start()

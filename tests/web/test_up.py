@@ -20,6 +20,7 @@ from arena.embedded_redis import free_port
 from arena.local.config import resolve
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
+from arena.rpc.auth import auth_metadata
 from ohell.errors import OhHellError
 
 
@@ -69,7 +70,8 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
                 stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
                 if run == 0:
                     ladder = pb.Ladder(name="kept", rules=rules_pb2.Rules(preset="classic"), seats=4)
-                    stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder))
+                    host = auth_metadata((tmp_path / "data" / "host-token").read_text().strip())
+                    stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=host)
                 names = [ladder.name for ladder in stub.ListLadders(pb.ListLaddersRequest()).ladders]
                 assert names == ["kept"]
         finally:
