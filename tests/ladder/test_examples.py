@@ -121,7 +121,11 @@ def test_example_bots_and_a_buggy_bot_enter_a_ladder_and_play(
         for match_id in finished_matches(stack, agent):
             record = record_of(stack, match_id)
             assert referee(record).valid and record["complete"]
-            assert [f for f in record["faults"] if f["seat"] == seat_of(record, agent)] == [], (name, record["faults"])
+            seat = seat_of(record, agent)
+            # the example's own answers are never wrong; a stream dropped on a starved machine (the
+            # gateway bounds its writes) may cost DISCONNECTED/TIMEOUT faults, never a forfeit
+            wrong = [f for f in record["faults"] if f["seat"] == seat and f["kind"] not in ("DISCONNECTED", "TIMEOUT")]
+            assert wrong == [] and seat not in record["forfeited"], (name, record["faults"])
         logs[name].seek(0)
         text = logs[name].read()
         assert "queued on ladder" in text and "seated at match" in text and "ended: totals" in text, text[-2000:]
