@@ -54,7 +54,7 @@ async def tournament_page(request: Request) -> Response:
 async def live_part(request: Request) -> Response:
     """The part of the tournament page that changes while it runs (fetched again by tournament.js)."""
     reply = await _get(api_of(request), request.path_params["tid"])
-    response = page(request, "_tournament_live.html", **tv.detail(reply))
+    response = page(request, "_tournament_live.html", csrf=sessions(request).csrf(request), **tv.detail(reply))
     response.headers["cache-control"] = "no-store"
     return response
 
