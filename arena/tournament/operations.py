@@ -119,9 +119,11 @@ def tables(store: TournamentStore, tourney: Tournament) -> list[TableView]:
     for game in store.finished_games(tourney.tourney_id):
         table = game.partition("/")[0]
         games_by_table[table] = games_by_table.get(table, 0) + 1
+    plans = store.tables(tourney.tourney_id)
+    states = store.table_states(tourney.tourney_id, list(plans))
     views = []
-    for table_id, plan in store.tables(tourney.tourney_id).items():
-        state = store.table_state(tourney.tourney_id, table_id)
+    for table_id, plan in plans.items():
+        state = states[table_id]
         views.append(
             TableView(
                 table_id=table_id,

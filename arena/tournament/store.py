@@ -142,6 +142,15 @@ class TournamentStore:
     def table_state(self, tourney_id: str, table: str) -> dict[str, str]:
         return {text(k): text(v) for k, v in self.client.hgetall(self.keys.tourney_table(tourney_id, table)).items()}
 
+    def table_states(self, tourney_id: str, tables: list[str]) -> dict[str, dict[str, str]]:
+        """``table_state`` of many tables in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for table in tables:
+            pipe.hgetall(self.keys.tourney_table(tourney_id, table))
+        return {
+            table: {text(k): text(v) for k, v in raw.items()} for table, raw in zip(tables, pipe.execute(), strict=True)
+        }
+
     def unfinished_tables(self, tourney_id: str) -> list[str]:
         return [t for t in self.tables(tourney_id) if self.table_state(tourney_id, t).get("state") != "finished"]
 
