@@ -229,11 +229,14 @@ class TournamentRpcs:
         for tourney_id in ids:
             tourney = await self._t(context, self.tourneys.get, tourney_id)  # type: ignore[union-attr]
             progress = await self._t(context, self.tourneys.progress, tourney_id)  # type: ignore[union-attr]
-            summaries.append(
-                tpb.TournamentSummary(
-                    tournament=tournament_to_proto(tourney), progress=progress_to_proto(tourney, progress)
-                )
+            definition = tournament_to_proto(tourney)
+            definition.ClearField("entrants")
+            summary = tpb.TournamentSummary(
+                tournament=definition,
+                progress=progress_to_proto(tourney, progress),
+                entrant_count=len(tourney.entrants),
             )
+            summaries.append(summary)
         return tpb.ListTournamentsResponse(tournaments=summaries, next_page_token=str(offset + size) if more else "")
 
     async def GetTournament(self, request: tpb.GetTournamentRequest, context: Any) -> tpb.GetTournamentResponse:

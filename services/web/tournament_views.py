@@ -27,11 +27,12 @@ def progress_row(progress: Any) -> Row:
     }
 
 
-def summary_row(tournament: Any, progress: Any) -> Row:
+def summary_row(tournament: Any, progress: Any, entrants: int | None = None) -> Row:
+    """``entrants``: the count of a list's summary (which leaves the entrants out)."""
     return {
         "id": tournament.tournament_id,
         "format": FORMAT_NAMES.get(tournament.format, "?"),
-        "entrants": len(tournament.entrants),
+        "entrants": len(tournament.entrants) if entrants is None else entrants,
         "seats": tournament.seats,
         "deals": tournament.deals,
         "preset": tournament.rules.preset or "custom",

@@ -42,7 +42,7 @@ async def list_page(request: Request) -> Response:
     reply = await api_of(request).call(
         "ListTournaments", tpb.ListTournamentsRequest(page_size=LIST_PAGE, page_token=token)
     )
-    rows = [tv.summary_row(s.tournament, s.progress) for s in reply.tournaments]
+    rows = [tv.summary_row(s.tournament, s.progress, s.entrant_count) for s in reply.tournaments]
     return page(request, "tournaments.html", tournaments=rows, next_page=reply.next_page_token)
 
 
@@ -145,7 +145,7 @@ async def host_page(request: Request, error: str = "", form: Any = None) -> Resp
         form=dict(form or {}),
         presets=sorted(PRESETS),
         bots=sorted(BOT_FACTORIES),
-        tournaments=[tv.summary_row(s.tournament, s.progress) for s in reply.tournaments],
+        tournaments=[tv.summary_row(s.tournament, s.progress, s.entrant_count) for s in reply.tournaments],
     )
 
 

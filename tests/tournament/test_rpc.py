@@ -232,6 +232,7 @@ def test_deals_stay_secret_while_running_then_standings_agree_with_records(rpc: 
     second = rpc.stub.ListTournaments(tpb.ListTournamentsRequest(page_size=1, page_token=first.next_page_token))
     assert [s.tournament.tournament_id for s in (*first.tournaments, *second.tournaments)] == ["final", "waiting"]
     assert second.next_page_token == "" and first.tournaments[0].progress.state == tpb.TOURNAMENT_STATE_FINISHED
+    assert (first.tournaments[0].entrant_count, len(first.tournaments[0].tournament.entrants)) == (3, 0)
 
 
 def test_host_commands_go_through_the_rpcs(

@@ -106,7 +106,7 @@ def test_host_creates_a_tournament_and_watches_it_finish(tsite: TourneySite, pag
 
     page.goto(tsite.url + "/tournaments")
     listed = page.locator("#tournaments tbody tr[data-tournament=cup] td").all_inner_texts()
-    assert listed[0] == "cup" and listed[1] == "finished" and listed[6] == "6/6"
+    assert listed[0] == "cup" and listed[1] == "finished" and listed[3] == "3" and listed[6] == "6/6"
     screenshot(page, "tournaments")
 
 

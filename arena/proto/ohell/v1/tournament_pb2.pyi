@@ -138,12 +138,14 @@ class TournamentStanding(_message.Message):
     def __init__(self, rank: _Optional[int] = ..., entrant: _Optional[str] = ..., games: _Optional[int] = ..., deals: _Optional[int] = ..., mean_duplicate: _Optional[float] = ..., total_duplicate: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., p_above_next: _Optional[float] = ..., deals_won: _Optional[int] = ..., forfeits: _Optional[int] = ..., mean_score: _Optional[float] = ...) -> None: ...
 
 class TournamentSummary(_message.Message):
-    __slots__ = ("tournament", "progress")
+    __slots__ = ("tournament", "progress", "entrant_count")
     TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    ENTRANT_COUNT_FIELD_NUMBER: _ClassVar[int]
     tournament: Tournament
     progress: TournamentProgress
-    def __init__(self, tournament: _Optional[_Union[Tournament, _Mapping]] = ..., progress: _Optional[_Union[TournamentProgress, _Mapping]] = ...) -> None: ...
+    entrant_count: int
+    def __init__(self, tournament: _Optional[_Union[Tournament, _Mapping]] = ..., progress: _Optional[_Union[TournamentProgress, _Mapping]] = ..., entrant_count: _Optional[int] = ...) -> None: ...
 
 class CreateTournamentRequest(_message.Message):
     __slots__ = ("tournament",)
