@@ -358,8 +358,10 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             )
         if request.state == "running":
             running = await self._call(context, self.store.running_matches, request.ladder, request.agent_id)
-            return pb.ListMatchesResponse(matches=[match_to_proto(history.from_redis(m)) for m in running[:size]])
-        matches, token = await self._call(
+            return pb.ListMatchesResponse(
+                matches=[match_to_proto(history.from_redis(m)) for m in running[:size]], total_size=len(running)
+            )
+        matches, token, total = await self._call(
             context,
             history.list_matches,
             self.store,
@@ -371,7 +373,9 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             size,
             request.page_token,
         )
-        return pb.ListMatchesResponse(matches=[match_to_proto(m) for m in matches], next_page_token=token)
+        return pb.ListMatchesResponse(
+            matches=[match_to_proto(m) for m in matches], next_page_token=token, total_size=total
+        )
 
     async def GetMatch(self, request: pb.GetMatchRequest, context: Any) -> pb.GetMatchResponse:
         if not request.match_id or len(request.match_id) > 128:
