@@ -32,6 +32,7 @@ class MatchView:
     totals: list[int] = field(default_factory=list)
     winners: list[int] = field(default_factory=list)
     archived: bool = False
+    faults: list[int] = field(default_factory=list)
 
     @property
     def cursor(self) -> str:
@@ -54,6 +55,7 @@ def from_archive(match: queries.Match) -> MatchView:
         match.totals,
         match.winners,
         archived=True,
+        faults=[seat.faults for seat in match.seats],
     )
 
 
@@ -69,6 +71,7 @@ def from_redis(info: MatchInfo) -> MatchView:
         info.attempts,
         list(info.totals),
         list(info.winners),
+        faults=list(info.faults),
     )
 
 

@@ -132,6 +132,7 @@ def match_to_proto(m: history.MatchView) -> pb.MatchSummary:
         totals=m.totals,
         winners=m.winners,
         archived=m.archived,
+        faults=m.faults,
     )
 
 

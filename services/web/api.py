@@ -112,11 +112,6 @@ class Api:
         reply = await self._call("GetMatch", pb.GetMatchRequest(match_id=match_id))
         return reply.match, (json.loads(reply.record_json) if reply.record_json else None)
 
-    async def records(self, match_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """The records of finished matches among ``match_ids`` (fetched together)."""
-        replies = await asyncio.gather(*(self.match(m) for m in match_ids), return_exceptions=True)
-        return {m: r[1] for m, r in zip(match_ids, replies, strict=True) if isinstance(r, tuple) and r[1]}
-
     async def rating_history(self, agent_id: str, ladder: str) -> list[pb.RatingPoint]:
         """The agent's rating before and after each of its archived matches on ``ladder``, oldest
         first, every page of ``GetRatingHistory``."""

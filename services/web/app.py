@@ -23,7 +23,7 @@ from services.web.replay import replay
 
 STATUS = {"NOT_FOUND": 404, "INVALID_ARGUMENT": 400, "UNAVAILABLE": 503, "UNIMPLEMENTED": 501}
 MATCH_PAGE = 50
-RECENT = 12  # an agent's recent matches, with their records (for the faults)
+RECENT = 12  # an agent's recent matches
 
 
 async def ladders_page(request: Request) -> Response:
@@ -58,8 +58,7 @@ async def agent_page(request: Request) -> Response:
     if not ladder and recent:  # the ladder it played last
         ladder = recent[0].ladder
         reply = await api.agent(agent_id, ladder)
-    records, names, history = await asyncio.gather(
-        api.records([m.match_id for m in recent]),
+    names, history = await asyncio.gather(
         api.names([a for m in recent for a in m.agent_ids]),
         api.rating_history(agent_id, ladder) if ladder else asyncio.sleep(0, []),
     )
@@ -69,8 +68,7 @@ async def agent_page(request: Request) -> Response:
         agent=reply.agent,
         ladder=ladder,
         standing=views.standing_row(reply.standing) if ladder else None,
-        matches=[views.match_row(m, names, records.get(m.match_id), agent_id) for m in recent],
-        with_faults=True,
+        matches=[views.match_row(m, names, agent_id) for m in recent],
         chart=views.rating_chart(history),
         rated=len(history),
     )
@@ -93,7 +91,7 @@ async def matches_page(request: Request) -> Response:
         agent_id=agent_id,
         agent_name=names.get(agent_id, agent_id) if agent_id else "",
         running=running,
-        matches=[views.match_row(m, names, None, agent_id) for m in reply.matches],
+        matches=[views.match_row(m, names, agent_id) for m in reply.matches],
         next_page=reply.next_page_token,
         total=reply.total_size,
         shown=shown,

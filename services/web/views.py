@@ -59,14 +59,13 @@ def record_seats(record: dict[str, Any], agent_ids: Sequence[str]) -> list[Row]:
     ]
 
 
-def match_row(summary: Any, names: dict[str, str], record: dict[str, Any] | None, agent_id: str = "") -> Row:
+def match_row(summary: Any, names: dict[str, str], agent_id: str = "") -> Row:
+    """A match of a list from its summary: seats with final scores and winners once finished, the
+    place of ``agent_id`` in it, the faults of all seats."""
     seats = [{"agent_id": a, "name": names.get(a, a), "total": "", "winner": False} for a in summary.agent_ids]
-    for i, seat in enumerate(seats):  # the summary's results (archive or log), once finished
+    for i, seat in enumerate(seats):
         if i < len(summary.totals):
             seat["total"], seat["winner"] = summary.totals[i], i in summary.winners
-    if record is not None:
-        for seat, entry in zip(seats, record_seats(record, list(summary.agent_ids)), strict=False):
-            seat["total"], seat["winner"] = entry["total"], entry["winner"]
     mine = next((s for s in seats if s["agent_id"] == agent_id), None)
     place = None
     if mine is not None and isinstance(mine["total"], int):
@@ -80,7 +79,7 @@ def match_row(summary: Any, names: dict[str, str], record: dict[str, Any] | None
         "created": when(summary.created_ms),
         "score": mine["total"] if mine else None,
         "place": place,
-        "faults": len(record.get("faults", [])) if record else None,  # only the record tells
+        "faults": sum(summary.faults) if summary.state == "finished" else "",
     }
 
 

@@ -33,7 +33,7 @@ def test_pages_merge_hot_and_archived_matches_once(store: RedisStore, archive: E
     assert [m.match_id for m in seen] == list(reversed(archived + hot))  # newest first, each once
     assert [m.archived for m in seen] == [False] * 4 + [True] * 5
     assert all(len(m.agent_names) == 3 and m.agent_names[0].startswith("h-random-") for m in seen)
-    assert all(m.totals and m.state == "finished" for m in seen)
+    assert all(m.totals and m.state == "finished" and len(m.faults) == 3 for m in seen)
     agent = seen[0].agent_ids[0]
     mine, _, counted = history.list_matches(store, lambda: archive, "", agent, 0, 0, 100, "")
     assert counted == len(mine)
@@ -79,6 +79,7 @@ def test_get_match_reads_redis_while_hot_and_the_archive_after(store: RedisStore
     archiving.archive_pending(store, archive)
     cold, again = history.get_match(store, lambda: archive, match_id)
     assert cold.archived and json.loads(again) == json.loads(record)
-    assert (cold.totals, cold.agent_ids) == (hot.totals, hot.agent_ids)
+    assert (cold.totals, cold.agent_ids, cold.faults) == (hot.totals, hot.agent_ids, hot.faults)
+    assert hot.faults == [sum(f["seat"] == seat for f in json.loads(record)["faults"]) for seat in range(3)]
     with pytest.raises(NotFound):
         history.get_match(store, lambda: archive, "g-999")

@@ -58,6 +58,7 @@ def test_leaderboard_agent_and_match_list(site: Site, page: Any) -> None:
     assert listed.nth(0).locator("a").first.inner_text() == reply.matches[0].match_id
     first_totals = listed.nth(0).locator("td").nth(2).inner_text()
     assert all(str(total) in first_totals for total in reply.matches[0].totals)
+    assert listed.nth(0).locator("td").last.inner_text() == str(sum(reply.matches[0].faults))
     screenshot(page, "matches")
 
     agent = board[-1].agent_id  # filtered by agent: the archive's count for that agent

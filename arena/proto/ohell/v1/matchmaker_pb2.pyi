@@ -257,7 +257,7 @@ class GetAgentResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., standing: _Optional[_Union[Standing, _Mapping]] = ...) -> None: ...
 
 class MatchSummary(_message.Message):
-    __slots__ = ("match_id", "ladder", "state", "agent_ids", "created_ms", "finished_ms", "attempts", "agent_names", "totals", "winners", "archived")
+    __slots__ = ("match_id", "ladder", "state", "agent_ids", "created_ms", "finished_ms", "attempts", "agent_names", "totals", "winners", "archived", "faults")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     LADDER_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -269,6 +269,7 @@ class MatchSummary(_message.Message):
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    FAULTS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     ladder: str
     state: str
@@ -280,7 +281,8 @@ class MatchSummary(_message.Message):
     totals: _containers.RepeatedScalarFieldContainer[int]
     winners: _containers.RepeatedScalarFieldContainer[int]
     archived: bool
-    def __init__(self, match_id: _Optional[str] = ..., ladder: _Optional[str] = ..., state: _Optional[str] = ..., agent_ids: _Optional[_Iterable[str]] = ..., created_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., agent_names: _Optional[_Iterable[str]] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., archived: _Optional[bool] = ...) -> None: ...
+    faults: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, match_id: _Optional[str] = ..., ladder: _Optional[str] = ..., state: _Optional[str] = ..., agent_ids: _Optional[_Iterable[str]] = ..., created_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., agent_names: _Optional[_Iterable[str]] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., archived: _Optional[bool] = ..., faults: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
     __slots__ = ("ladder", "agent_id", "page_size", "page_token", "since_ms", "until_ms", "state")
