@@ -107,11 +107,11 @@ def test_token_rotation_revocation_listing_and_deletion(site: Site, tmp_path: Pa
     listed = ohell(site, "agent", "list")
     assert listed.returncode == 0 and agent_id in listed.stdout and "rota" in listed.stdout
     assert ohell(site, "agent", "rotate", "a-none").returncode == 2
-    assert ohell(site, "ladder", "create", "short-lived").returncode == 0
-    unasked = ohell(site, "ladder", "delete", "short-lived")  # no terminal to ask: refused
+    assert ohell(site, "ladder", "create", "short_lived").returncode == 0
+    unasked = ohell(site, "ladder", "delete", "short_lived")  # no terminal to ask: refused
     assert unasked.returncode == 2 and "--yes" in unasked.stdout
-    assert ohell(site, "ladder", "delete", "short-lived", "--yes").returncode == 0
-    assert "short-lived" not in {ladder.name for ladder in site.stub.ListLadders(pb.ListLaddersRequest()).ladders}
+    assert ohell(site, "ladder", "delete", "short_lived", "--yes").returncode == 0
+    assert "short_lived" not in {ladder.name for ladder in site.stub.ListLadders(pb.ListLaddersRequest()).ladders}
 
 
 def test_results(site: Site, tmp_path: Path) -> None:
