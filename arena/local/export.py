@@ -85,7 +85,7 @@ def from_stack(host: Host, args: argparse.Namespace) -> int:
         writer.writerow(BOARD_COLUMNS)
         for s in standings:
             writer.writerow([s.rank, s.agent_id, s.name, s.ordinal, s.mu, s.sigma, s.games, s.exact_bid_rate, s.wins])
-    newest = []
+    newest: list[Any] = []
     for summary in host.pages("ListMatches", "matches", ladder=args.ladder):
         if args.limit and len(newest) >= args.limit:
             break
