@@ -1,14 +1,14 @@
-"""``ohell ladder export NAME --out FOLDER``: a ladder's results and match records into a folder.
+"""ohell ladder export NAME --out FOLDER: a ladder's results and match records into a folder.
 
 The files, the same from either source:
 
-- ``matches.jsonl``: one match record (docs/record.md) per line, oldest first;
-- ``results.csv``: one row per seat of each match (``arena.archive.queries.CSV_COLUMNS``);
-- ``leaderboard.csv``: the ladder's standings (only through the running stack: ratings live in Redis).
+  matches.jsonl    one match record (docs/record.md) per line, oldest first
+  results.csv      one row per seat of each match: points, bids made, hands, faults, winner, forfeited
+  leaderboard.csv  the ladder's standings (only through the running stack: ratings live in Redis)
 
-By default through the running stack with the host credential (the matchmaker's ``ListMatches`` and
-``GetMatch``: archived matches and those only Redis holds yet); ``--limit N`` keeps the newest N.
-With ``--database-url`` straight from the SQL archive, in rating-log order, no stack needed.
+By default it reads through the running stack with the host credential (the matchmaker's ListMatches
+and GetMatch: archived matches and those only Redis holds yet); --limit N keeps the newest N. With
+--database-url it reads the SQL archive directly, in rating-log order, with no stack running.
 """
 
 from __future__ import annotations
@@ -103,11 +103,16 @@ def from_stack(host: Host, args: argparse.Namespace) -> int:
 
 
 def from_archive(args: argparse.Namespace) -> int:
+    from sqlalchemy import make_url
+
     from arena.archive import queries
     from arena.archive.db import connect
 
     if args.limit:
         raise OhHellError("--limit works through the running stack; with --database-url every match is written")
+    url = make_url(args.database_url)
+    if url.drivername.startswith("sqlite") and not Path(url.database or "").is_file():
+        raise OhHellError(f"--database-url {args.database_url}: no such SQLite file")
     engine = connect(args.database_url)
     try:
         if not queries.count_matches(engine, args.ladder):
@@ -130,8 +135,13 @@ def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise OhHellError(f"--limit must be 0 (all) or more, got {args.limit}")
     if args.database_url:
+        from sqlalchemy.exc import SQLAlchemyError
+
         try:
             return from_archive(args)
         except OSError as error:
             raise OhHellError(f"{error.filename or 'file'}: {error.strerror or error}") from None
+        except SQLAlchemyError as error:  # a URL it cannot use, a database it cannot reach
+            first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise OhHellError(f"--database-url {args.database_url}: {first}") from None
     return with_host(from_stack)(args)

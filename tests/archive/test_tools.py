@@ -41,6 +41,10 @@ def test_export_writes_every_archived_match(store: RedisStore, archive: Engine, 
     assert not (out / "leaderboard.csv").exists()  # ratings live in Redis: only through the stack
     assert main(["ladder", "export", "nothing", "--out", str(tmp_path / "n"), "--database-url", url]) == 2
     assert main(["ladder", "export", "x", "--out", str(out), "--database-url", url, "--limit", "2"]) == 2
+    missing = f"sqlite:///{tmp_path / 'typo.db'}"
+    for wrong in (missing, "nonsense", "bogus://"):
+        assert main(["ladder", "export", "x", "--out", str(tmp_path / "w"), "--database-url", wrong]) == 2
+    assert not (tmp_path / "typo.db").exists() and not (tmp_path / "w").exists()
 
 
 def test_rebuild_from_the_archive_after_redis_lost_the_log(
