@@ -1,13 +1,15 @@
-"""Page times of the web app with many stored matches: the leaderboard page and the replay page,
-each through the real path (HTTP -> the web app under uvicorn -> gRPC -> the matchmaker -> storage),
-beside the web app's floor in the same run (/healthz: HTTP and uvicorn, no gRPC). Last line:
+"""Page times of the web app with many archived matches: the leaderboard page and the replay page,
+each through the real path (HTTP -> the web app under uvicorn -> gRPC -> the matchmaker -> Redis for
+the ratings, the SQL archive for the match), beside the web app's floor in the same run (/healthz:
+HTTP and uvicorn, no gRPC). Also the match list (with its total) and an agent's page (rating-history
+chart). Last line:
 
     web: leaderboard_p95_ms=<n> replay_p95_ms=<n> matches=<n>
 
-The matches are stored through the ladder store (claim, start, finish: what a worker does), with
-records of real games (a few distinct games, reused under each match's own id and seats).
-Until the SQL archive (issue 10) is merged this measures the Redis-backed match history; run it
-again on the archive.
+The matches are stored through the ladder store (claim, start, finish, rate: what a worker does),
+with records of real games (a few distinct games, reused under each match's own id and seats), then
+moved to the SQL archive (a throwaway PostgreSQL server) by the archiver, which leaves Redis holding
+none of them: every match the pages read comes from the archive.
 
 Usage: python bench/web.py [--matches 10000] [--requests 300]
 """
@@ -28,7 +30,11 @@ from pathlib import Path
 import httpx
 import redis
 
+from arena.archive import queries
+from arena.archive.db import connect
+from arena.archive.local_postgres import LocalPostgres
 from arena.embedded_redis import EmbeddedRedis
+from arena.ladder import archiving
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
 from ohell.bots import make_bot
@@ -109,28 +115,52 @@ def main() -> None:
     rng = random.Random(1)
     logs = Path(tempfile.mkdtemp(prefix="ohell-bench-web-"))
     processes: list[subprocess.Popen[bytes]] = []
-    with EmbeddedRedis() as server:
+    with LocalPostgres() as postgres, EmbeddedRedis() as server:
         try:
             began = time.perf_counter()
             store = RedisStore(redis.Redis.from_url(server.url))
             match_ids = seed_matches(store, args.matches, args.agents, rng)
-            print(f"stored {len(match_ids)} matches in {time.perf_counter() - began:.1f} s")
+            stored = time.perf_counter() - began
+            database_url = postgres.create_database("bench")
+            engine = connect(database_url)
+            began = time.perf_counter()
+            while archiving.archive_pending(store, engine, batch=archiving.BATCH).archived:
+                pass
+            archived = queries.count_matches(engine, LADDER)
+            assert archived == len(match_ids) and store.archive_backlog() == 0, (archived, store.archive_backlog())
+            assert not store.list_matches(LADDER, "", 0, 10), "Redis still holds finished matches"
+            engine.dispose()
+            print(
+                f"stored {len(match_ids)} matches in {stored:.1f} s, "
+                f"archived them in {time.perf_counter() - began:.1f} s"
+            )
             python = sys.executable
             command = [python, "-m", "services.matchmaker", "--address", "127.0.0.1:0", "--redis-url", server.url]
-            matchmaker, mm_port = start([*command, "--no-forming"], logs / "matchmaker.log")
+            command += ["--database-url", database_url, "--no-forming"]
+            matchmaker, mm_port = start(command, logs / "matchmaker.log")
             processes.append(matchmaker)
             command = [python, "-m", "services.web", "--address", "127.0.0.1:0", "--matchmaker", f"127.0.0.1:{mm_port}"]
             web, web_port = start(command, logs / "web.log")
             processes.append(web)
+            agent = store.agent_by_name("agent-000").agent_id
             with httpx.Client(base_url=f"http://127.0.0.1:{web_port}", timeout=30) as client:
+                listing = client.get(f"/matches?ladder={LADDER}").text
+                total = re.search(r'id="total">(\d+)', listing)
+                assert total and int(total.group(1)) == len(match_ids), total
                 p95_ms(client, ["/healthz", f"/ladders/{LADDER}", f"/matches/{match_ids[0]}"] * 5)  # warm up
                 floor = p95_ms(client, ["/healthz"] * args.requests)
                 board = p95_ms(client, [f"/ladders/{LADDER}"] * args.requests)
                 replay = p95_ms(client, [f"/matches/{rng.choice(match_ids)}" for _ in range(args.requests)])
-                listing = p95_ms(client, [f"/matches?ladder={LADDER}"] * (args.requests // 3))
-            print(f"reference: healthz_p95_ms={floor:.1f} (HTTP + uvicorn, no gRPC); match list p95 {listing:.1f} ms")
+                few = max(args.requests // 3, 20)
+                matches = p95_ms(client, [f"/matches?ladder={LADDER}"] * few)
+                agent_page = p95_ms(client, [f"/agents/{agent}?ladder={LADDER}"] * few)
+            print(f"reference: healthz_p95_ms={floor:.1f} (HTTP + uvicorn, no gRPC)")
+            print(
+                f"match list (50 of {len(match_ids)}, with the total) p95 {matches:.1f} ms; "
+                f"agent page (rating history of ~{4 * len(match_ids) // args.agents} matches) p95 {agent_page:.1f} ms"
+            )
             print(f"ratios to the floor: leaderboard {board / floor:.1f}x, replay {replay / floor:.1f}x")
-            print(f"web: leaderboard_p95_ms={board:.1f} replay_p95_ms={replay:.1f} matches={len(match_ids)}")
+            print(f"web: leaderboard_p95_ms={board:.1f} replay_p95_ms={replay:.1f} matches={archived}")
         finally:
             for process in processes:
                 process.terminate()

@@ -96,6 +96,20 @@ def parse_cursor(cursor: str) -> tuple[int, str]:
     return int(finished), match_id
 
 
+def _filtered(query: Select[Any], ladder: str, agent_id: str, since_ms: int, until_ms: int) -> Select[Any]:
+    if agent_id:
+        query = query.join(match_seats, match_seats.c.match_id == matches.c.match_id).where(
+            match_seats.c.agent_id == agent_id
+        )
+    if ladder:
+        query = query.where(matches.c.ladder == ladder)
+    if since_ms:
+        query = query.where(matches.c.finished_ms >= since_ms)
+    if until_ms:
+        query = query.where(matches.c.finished_ms < until_ms)
+    return query
+
+
 def list_matches(
     engine: Engine,
     ladder: str = "",
@@ -108,17 +122,7 @@ def list_matches(
     """Archived matches, newest first: of ``ladder`` and/or ``agent_id`` (empty = any), finished at
     or after ``since_ms`` and before ``until_ms`` (0 = no bound), after the cursor ``before``."""
     limit = max(1, min(limit, MAX_PAGE))
-    query: Select[Any] = select(matches)
-    if agent_id:
-        query = query.join(match_seats, match_seats.c.match_id == matches.c.match_id).where(
-            match_seats.c.agent_id == agent_id
-        )
-    if ladder:
-        query = query.where(matches.c.ladder == ladder)
-    if since_ms:
-        query = query.where(matches.c.finished_ms >= since_ms)
-    if until_ms:
-        query = query.where(matches.c.finished_ms < until_ms)
+    query = _filtered(select(matches), ladder, agent_id, since_ms, until_ms)
     if before:
         finished, match_id = parse_cursor(before)
         query = query.where(
@@ -160,10 +164,9 @@ def archived(engine: Engine, match_ids: list[str]) -> set[str]:
         return set(connection.execute(select(matches.c.match_id).where(matches.c.match_id.in_(match_ids))).scalars())
 
 
-def count_matches(engine: Engine, ladder: str = "") -> int:
-    query = select(func.count()).select_from(matches)
-    if ladder:
-        query = query.where(matches.c.ladder == ladder)
+def count_matches(engine: Engine, ladder: str = "", agent_id: str = "", since_ms: int = 0, until_ms: int = 0) -> int:
+    """How many archived matches ``list_matches`` pages through with the same filters."""
+    query = _filtered(select(func.count()).select_from(matches), ladder, agent_id, since_ms, until_ms)
     with engine.connect() as connection:
         return int(connection.execute(query).scalar_one())
 

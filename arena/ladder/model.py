@@ -93,6 +93,7 @@ class MatchInfo:
     seed: int = 0  # secret until the match is finished (then in its record); never sent before
     totals: tuple[int, ...] = ()  # once finished (from its log summary, while Redis holds the match)
     winners: tuple[int, ...] = ()
+    faults: tuple[int, ...] = ()  # by seat, likewise
 
 
 @dataclass(frozen=True)

@@ -609,9 +609,9 @@ def _match_info(raw: Mapping[bytes | str, bytes | str]) -> MatchInfo:
     )
 
 
-def _results(summary: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(totals, winners) from a log summary ('' before the match finished)."""
+def _results(summary: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(totals, winners, faults by seat) from a log summary ('' before the match finished)."""
     if not summary:
-        return (), ()
+        return (), (), ()
     parsed = json.loads(summary)
-    return tuple(parsed["totals"]), tuple(parsed["winners"])
+    return tuple(parsed["totals"]), tuple(parsed["winners"]), tuple(parsed.get("faults", ()))

@@ -1,7 +1,8 @@
 """The host's command tree on a running stack, over the matchmaker's gRPC API with the host credential:
 ``ohell ladder create|list|show|pause|resume|delete``, ``ohell agent register|import|rotate|revoke|list``,
-``ohell leaderboard``, ``ohell matches``, ``ohell match show``, ``ohell export``. What each does is in
-arena/local/admin_commands.py; the connection and the credential in arena/local/admin_client.py.
+``ohell ladder export``, ``ohell leaderboard``, ``ohell matches``, ``ohell match show``. What each does
+is in arena/local/admin_commands.py (export: arena/local/export.py); the connection and the credential
+in arena/local/admin_client.py.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 from typing import Any
 
 from arena.local import admin_commands as c
+from arena.local import export
 from arena.local.admin_client import add_common, with_host
 
 
@@ -67,7 +69,13 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     show.add_argument("--tricks", action="store_true", help="every trick too")
     show.add_argument("--referee", action="store_true", help="replay the record and check every action")
     show.add_argument("--out", help="also write the record (JSON) here")
-    export = command(sub, "export", c.export, "a ladder's leaderboard (CSV) and match records (JSON) into a folder")
-    export.add_argument("ladder")
-    export.add_argument("--out", required=True, help="the folder (created)")
-    export.add_argument("--limit", type=int, default=0, help="only the newest N matches (0: all)")
+    out = add_common(ladder_sub.add_parser("export", help=EXPORT, description=export.__doc__))
+    out.formatter_class = argparse.RawDescriptionHelpFormatter
+    out.set_defaults(handler=export.run)
+    out.add_argument("ladder")
+    out.add_argument("--out", required=True, help="the folder (created when missing; its export files are replaced)")
+    out.add_argument("--limit", type=int, default=0, help="only the newest N matches (0: all; through the stack)")
+    out.add_argument("--database-url", help="read the SQL archive directly instead (no running stack needed)")
+
+
+EXPORT = "a ladder's leaderboard, results (CSV) and match records (JSON lines) into a folder"

@@ -221,10 +221,12 @@ def matches(host: Host, args: argparse.Namespace) -> int:
     fields: dict[str, Any] = {"ladder": args.ladder, "agent_id": args.agent, "page_size": args.limit}
     if args.running:
         fields["state"] = "running"
-    out = table("matches", "match", "state", "finished (UTC)", "seats")
-    for m in host.call("ListMatches", **fields).matches:
-        out.add_row(m.match_id, m.state, when(m.finished_ms), " ".join(m.agent_ids))
+    reply = host.call("ListMatches", **fields)
+    out = table("matches", "match", "state", "finished (UTC)", "seats", "totals")
+    for m in reply.matches:
+        out.add_row(m.match_id, m.state, when(m.finished_ms), " ".join(m.agent_ids), " ".join(map(str, m.totals)))
     console.print(out)
+    console.print(f"{len(reply.matches)} of {reply.total_size} {'running' if args.running else 'finished'} matches")
     return 0
 
 
@@ -242,25 +244,4 @@ def match_show(host: Host, args: argparse.Namespace) -> int:
         verdict = referee(record)
         console.print(f"referee: {verdict.summary()}")
         return 0 if verdict.valid else 1
-    return 0
-
-
-def export(host: Host, args: argparse.Namespace) -> int:
-    folder = Path(args.out)
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "leaderboard.csv", "w", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow(["rank", "agent_id", "name", "ordinal", "mu", "sigma", "games", "exact_bid_rate", "wins"])
-        for s in host.pages("GetLeaderboard", "standings", ladder=args.ladder):
-            writer.writerow([s.rank, s.agent_id, s.name, s.ordinal, s.mu, s.sigma, s.games, s.exact_bid_rate, s.wins])
-    written = 0
-    (folder / "matches").mkdir(exist_ok=True)
-    for summary in host.pages("ListMatches", "matches", ladder=args.ladder):
-        if args.limit and written >= args.limit:
-            break
-        reply = host.call("GetMatch", match_id=summary.match_id)
-        if reply.record_json:
-            (folder / "matches" / f"{summary.match_id}.json").write_text(reply.record_json)
-            written += 1
-    console.print(f"{folder}/leaderboard.csv and {written} match records in {folder}/matches/")
     return 0

@@ -121,18 +121,6 @@ def _archive(args: argparse.Namespace) -> Any:
     return connect(url)
 
 
-def cmd_export(args: argparse.Namespace) -> int:
-    """Write a ladder's archived matches to a file: records as JSON lines, or results as CSV."""
-    from arena.archive.queries import export_csv, export_jsonl
-
-    engine = _archive(args)
-    export = export_jsonl if args.format == "jsonl" else export_csv
-    with open(args.out, "w", newline="", encoding="utf-8") as out:
-        written = export(engine, args.ladder, out)
-    print(f"{args.ladder}: {written} matches written to {args.out} ({args.format})")
-    return 0
-
-
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     up = sub.add_parser("up", help="run the whole ladder stack and the web app as local processes until Ctrl-C")
     up.add_argument("--config", help=f"a TOML file of these settings (default: ${CONFIG_ENV}, else ./ohell.toml)")
@@ -163,7 +151,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     demo.add_argument("--serve", action="store_true", help="keep serving the web app after the run, until Ctrl-C")
     demo.set_defaults(handler=cmd_demo)
 
-    ladder = sub.add_parser("ladder", help="create, list, show, pause, resume, delete ladders; rebuild ratings")
+    ladder = sub.add_parser("ladder", help="create, list, show, pause, resume, delete, export ladders; rebuild ratings")
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
     rebuild.add_argument("--redis-url")
@@ -179,10 +167,4 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rebuild.add_argument("--database-url", help="the archive (default: $OHELL_DATABASE_URL)")
     rebuild.set_defaults(handler=cmd_rebuild)
 
-    export = ladder_sub.add_parser("export", help="write a ladder's archived matches to a file")
-    export.add_argument("--ladder", required=True)
-    export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="jsonl: records; csv: results")
-    export.add_argument("--out", required=True, help="file to write")
-    export.add_argument("--database-url", help="the archive (default: $OHELL_DATABASE_URL)")
-    export.set_defaults(handler=cmd_export)
-    admin.register(sub, ladder_sub)  # ladder create|list|show|pause|resume|delete, agent, leaderboard, matches, ...
+    admin.register(sub, ladder_sub)  # ladder create|list|show|pause|resume|delete|export, agent, leaderboard, ...

@@ -152,3 +152,19 @@ def print_board(stub: matchmaker_pb2_grpc.MatchmakerServiceStub) -> None:
             f"{s.wins:.1f}",
         )
     console.print(table)
+    console.print(tiers(list(board.standings), dict(demo_agents())))
+
+
+def tiers(standings: list[pb.Standing], bots: dict[str, str]) -> str:
+    """Where each built-in bot's agents ranked, and whether every agent of a stronger bot ranked
+    above every agent of a weaker one (strong, heuristic, random)."""
+    ranks: dict[str, list[int]] = {}
+    for s in standings:
+        ranks.setdefault(bots.get(s.name, "other"), []).append(s.rank or len(standings))  # 0: not ranked yet
+    order = [bot for bot in ("strong", "heuristic", "random") if bot in ranks]
+    spans = [
+        f"{bot} {min(ranks[bot])}-{max(ranks[bot])} (mean {sum(ranks[bot]) / len(ranks[bot]):.1f})" for bot in order
+    ]
+    tiered = all(max(ranks[a]) < min(ranks[b]) for a, b in zip(order, order[1:], strict=False))
+    verdict = "every agent ranked above the agents of weaker bots" if tiered else "the bots' ranks overlap"
+    return f"ranks by bot: {', '.join(spans)}: {verdict}"

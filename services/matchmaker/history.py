@@ -32,6 +32,7 @@ class MatchView:
     totals: list[int] = field(default_factory=list)
     winners: list[int] = field(default_factory=list)
     archived: bool = False
+    faults: list[int] = field(default_factory=list)
 
     @property
     def cursor(self) -> str:
@@ -54,6 +55,7 @@ def from_archive(match: queries.Match) -> MatchView:
         match.totals,
         match.winners,
         archived=True,
+        faults=[seat.faults for seat in match.seats],
     )
 
 
@@ -69,6 +71,7 @@ def from_redis(info: MatchInfo) -> MatchView:
         info.attempts,
         list(info.totals),
         list(info.winners),
+        faults=list(info.faults),
     )
 
 
@@ -104,23 +107,28 @@ def list_matches(
     until_ms: int,
     size: int,
     before: str,
-) -> tuple[list[MatchView], str]:
-    """One page, newest first, and the next page's token ('' on the last page). The two sources
-    are merged by (finished time, match id), so a match moving to the archive meanwhile is shown
-    once. Raises queries.BadCursor for a token this service did not give."""
+) -> tuple[list[MatchView], str, int]:
+    """One page, newest first, the next page's token ('' on the last page) and how many matches
+    the filters select in all pages. The two sources are merged by (finished time, match id), so a
+    match moving to the archive meanwhile is shown and counted once. Raises queries.BadCursor for a
+    token this service did not give."""
     bound = queries.parse_cursor(before) if before else None
-    recent = []
-    for info in store.list_matches(ladder, agent_id, 0, queries.MAX_PAGE):
-        view = from_redis(info)
-        in_range = view.finished_ms >= since_ms and (not until_ms or view.finished_ms < until_ms)
-        if in_range and (bound is None or view.key() < bound):
-            recent.append(view)
-    archived = queries.list_matches(archive(), ladder, agent_id, since_ms, until_ms, size + 1, before)
-    merged = {view.match_id: view for view in recent} | {m.match_id: from_archive(m) for m in archived}
+    hot = [
+        view
+        for view in map(from_redis, store.list_matches(ladder, agent_id, 0, queries.MAX_PAGE))
+        if view.finished_ms >= since_ms and (not until_ms or view.finished_ms < until_ms)
+    ]
+    engine = archive()
+    archived = queries.list_matches(engine, ladder, agent_id, since_ms, until_ms, size + 1, before)
+    recent = {view.match_id: view for view in hot if bound is None or view.key() < bound}
+    merged = recent | {m.match_id: from_archive(m) for m in archived}
     page = sorted(merged.values(), key=MatchView.key, reverse=True)
     more = len(page) > size
     page = page[:size]
-    return page, page[-1].cursor if more and page else ""
+    hot_ids = [view.match_id for view in hot]
+    total = queries.count_matches(engine, ladder, agent_id, since_ms, until_ms)
+    total += len(set(hot_ids) - queries.archived(engine, hot_ids))
+    return page, page[-1].cursor if more and page else "", total
 
 
 def rating_history(

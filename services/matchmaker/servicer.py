@@ -136,6 +136,7 @@ def match_to_proto(m: history.MatchView) -> pb.MatchSummary:
         totals=m.totals,
         winners=m.winners,
         archived=m.archived,
+        faults=m.faults,
     )
 
 
@@ -367,8 +368,10 @@ class MatchmakerServicer(TournamentRpcs, matchmaker_pb2_grpc.MatchmakerServiceSe
             )
         if request.state == "running":
             running = await self._call(context, self.store.running_matches, request.ladder, request.agent_id)
-            return pb.ListMatchesResponse(matches=[match_to_proto(history.from_redis(m)) for m in running[:size]])
-        matches, token = await self._call(
+            return pb.ListMatchesResponse(
+                matches=[match_to_proto(history.from_redis(m)) for m in running[:size]], total_size=len(running)
+            )
+        matches, token, total = await self._call(
             context,
             history.list_matches,
             self.store,
@@ -380,7 +383,9 @@ class MatchmakerServicer(TournamentRpcs, matchmaker_pb2_grpc.MatchmakerServiceSe
             size,
             request.page_token,
         )
-        return pb.ListMatchesResponse(matches=[match_to_proto(m) for m in matches], next_page_token=token)
+        return pb.ListMatchesResponse(
+            matches=[match_to_proto(m) for m in matches], next_page_token=token, total_size=total
+        )
 
     async def GetMatch(self, request: pb.GetMatchRequest, context: Any) -> pb.GetMatchResponse:
         if not request.match_id or len(request.match_id) > 128:

@@ -1,9 +1,5 @@
 """Everything the web app reads or changes goes through here: the matchmaker's and the engine's gRPC
 APIs (never Redis keys). Admin calls carry the host token as bearer metadata.
-
-Calls that wait on other work: the admin RPCs of the integrity issue (PauseLadder, ResumeLadder, ...)
-are looked up by name, so they work as soon as the matchmaker's API has them and fail with
-UNIMPLEMENTED until then; the rating history (``GetRatingHistory``) likewise, from the archive issue.
 """
 
 from __future__ import annotations
@@ -24,6 +20,7 @@ from arena.wire import card_from_proto
 from ohell.cards import card_str
 
 TIMEOUT_S = 10.0
+MAX_HISTORY = 50_000  # rating points the agent page reads at most
 
 
 @dataclass
@@ -120,18 +117,18 @@ class Api:
         reply = await self._call("GetMatch", pb.GetMatchRequest(match_id=match_id))
         return reply.match, (json.loads(reply.record_json) if reply.record_json else None)
 
-    async def records(self, match_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """The records of finished matches among ``match_ids`` (fetched together)."""
-        replies = await asyncio.gather(*(self.match(m) for m in match_ids), return_exceptions=True)
-        return {m: r[1] for m, r in zip(match_ids, replies, strict=True) if isinstance(r, tuple) and r[1]}
-
-    async def rating_history(self, agent_id: str, ladder: str) -> list[dict[str, Any]] | None:
-        """[{at_ms, mu, sigma}] oldest first, or None while the matchmaker has no such RPC (archive issue)."""
-        request_type = getattr(pb, "GetRatingHistoryRequest", None)
-        if request_type is None:
-            return None
-        reply = await self._call("GetRatingHistory", request_type(agent_id=agent_id, ladder=ladder))
-        return [json_format.MessageToDict(point, preserving_proto_field_name=True) for point in reply.points]
+    async def rating_history(self, agent_id: str, ladder: str) -> list[pb.RatingPoint]:
+        """The agent's rating before and after each of its archived matches on ``ladder``, oldest
+        first, every page of ``GetRatingHistory``."""
+        points: list[pb.RatingPoint] = []
+        token = ""
+        while True:
+            request = pb.GetRatingHistoryRequest(agent_id=agent_id, ladder=ladder, page_size=5000, page_token=token)
+            reply = await self._call("GetRatingHistory", request)
+            points += reply.points
+            token = reply.next_page_token
+            if not token or len(points) >= MAX_HISTORY:
+                return points
 
     async def spectate(self, match_id: str, wait_ms: int = 0) -> AsyncIterator[dict[str, Any]]:
         """The public events of a match as plain dicts (cards as "QS"); none is ever a hidden card."""

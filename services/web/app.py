@@ -23,7 +23,7 @@ from services.web.replay import replay
 
 STATUS = {"NOT_FOUND": 404, "INVALID_ARGUMENT": 400, "UNAVAILABLE": 503, "UNIMPLEMENTED": 501}
 MATCH_PAGE = 50
-RECENT = 12  # an agent's recent matches, with their records (its scores) until the archive lists totals
+RECENT = 12  # an agent's recent matches
 
 
 async def ladders_page(request: Request) -> Response:
@@ -55,20 +55,22 @@ async def agent_page(request: Request) -> Response:
     ladder = request.query_params.get("ladder", "")
     reply = await api.agent(agent_id, ladder)
     recent = (await api.matches(ladder=ladder, agent_id=agent_id, page_size=RECENT)).matches
-    records = await api.records([m.match_id for m in recent])
-    names = await api.names([a for m in recent for a in m.agent_ids])
-    history = await api.rating_history(agent_id, ladder) if ladder else None
-    rows = [views.match_row(m, names, records.get(m.match_id), agent_id) for m in recent]
-    chart = views.rating_chart(history) if history else views.score_chart(list(reversed(rows)))
+    if not ladder and recent:  # the ladder it played last
+        ladder = recent[0].ladder
+        reply = await api.agent(agent_id, ladder)
+    names, history = await asyncio.gather(
+        api.names([a for m in recent for a in m.agent_ids]),
+        api.rating_history(agent_id, ladder) if ladder else asyncio.sleep(0, []),
+    )
     return page(
         request,
         "agent.html",
         agent=reply.agent,
         ladder=ladder,
         standing=views.standing_row(reply.standing) if ladder else None,
-        matches=rows,
-        chart=chart,
-        chart_is_rating=bool(history),
+        matches=[views.match_row(m, names, agent_id) for m in recent],
+        chart=views.rating_chart(history),
+        rated=len(history),
     )
 
 
@@ -81,6 +83,7 @@ async def matches_page(request: Request) -> Response:
         raise HTTPException(400, "choose a ladder or an agent to list matches of")
     reply = await api.matches(ladder, agent_id, MATCH_PAGE, query.get("page", ""), running)
     names = await api.names([a for m in reply.matches for a in m.agent_ids])
+    shown = len(reply.matches)
     return page(
         request,
         "matches.html",
@@ -88,8 +91,10 @@ async def matches_page(request: Request) -> Response:
         agent_id=agent_id,
         agent_name=names.get(agent_id, agent_id) if agent_id else "",
         running=running,
-        matches=[views.match_row(m, names, None, agent_id) for m in reply.matches],
+        matches=[views.match_row(m, names, agent_id) for m in reply.matches],
         next_page=reply.next_page_token,
+        total=reply.total_size,
+        shown=shown,
         ladders=[ladder.name for ladder in await api.ladders()],
     )
 

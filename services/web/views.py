@@ -59,14 +59,16 @@ def record_seats(record: dict[str, Any], agent_ids: Sequence[str]) -> list[Row]:
     ]
 
 
-def match_row(summary: Any, names: dict[str, str], record: dict[str, Any] | None, agent_id: str = "") -> Row:
+def match_row(summary: Any, names: dict[str, str], agent_id: str = "") -> Row:
+    """A match of a list from its summary: seats with final scores and winners once finished, the
+    place of ``agent_id`` in it, the faults of all seats."""
     seats = [{"agent_id": a, "name": names.get(a, a), "total": "", "winner": False} for a in summary.agent_ids]
-    if record is not None:
-        for seat, entry in zip(seats, record_seats(record, list(summary.agent_ids)), strict=False):
-            seat["total"], seat["winner"] = entry["total"], entry["winner"]
+    for i, seat in enumerate(seats):
+        if i < len(summary.totals):
+            seat["total"], seat["winner"] = summary.totals[i], i in summary.winners
     mine = next((s for s in seats if s["agent_id"] == agent_id), None)
     place = None
-    if mine is not None and record is not None:
+    if mine is not None and isinstance(mine["total"], int):
         place = 1 + sum(1 for s in seats if isinstance(s["total"], int) and s["total"] > mine["total"])
     return {
         "match_id": summary.match_id,
@@ -77,7 +79,7 @@ def match_row(summary: Any, names: dict[str, str], record: dict[str, Any] | None
         "created": when(summary.created_ms),
         "score": mine["total"] if mine else None,
         "place": place,
-        "faults": len(record.get("faults", [])) if record else 0,
+        "faults": sum(summary.faults) if summary.state == "finished" else "",
     }
 
 
@@ -106,14 +108,18 @@ def _svg(series: list[float], band: list[tuple[float, float]] | None, title: str
     return Markup("".join(parts))
 
 
-def rating_chart(history: list[dict[str, Any]]) -> Markup:
-    """mu after each rated match, with the mu ± sigma band."""
-    mus = [float(p.get("mu", 0)) for p in history]
-    band = [(mu - float(p.get("sigma", 0)), mu + float(p.get("sigma", 0))) for mu, p in zip(mus, history, strict=True)]
-    return _svg(mus, band, "rating (mu) after each match, band mu ± sigma")
+CHART_POINTS = 300  # a long history is drawn from this many evenly spaced points (the last one always)
 
 
-def score_chart(rows: list[Row]) -> Markup | None:
-    """The agent's final score in each of its recent matches, oldest first."""
-    scores = [float(r["score"]) for r in rows if isinstance(r.get("score"), int)]
-    return _svg(scores, None, "final score in each recent match") if scores else None
+def rating_chart(points: Sequence[Any]) -> Markup | None:
+    """The rating (mu) after each rated match with the mu ± sigma band, from ``GetRatingHistory``'s
+    points (oldest first); None without points."""
+    if not points:
+        return None
+    step = max(1, -(-len(points) // CHART_POINTS))
+    shown = list(points[::step])
+    if shown[-1] is not points[-1]:
+        shown.append(points[-1])
+    mus = [p.mu_after for p in shown]
+    band = [(p.mu_after - p.sigma_after, p.mu_after + p.sigma_after) for p in shown]
+    return _svg(mus, band, f"rating (mu) after each of {len(points)} matches, band mu ± sigma")

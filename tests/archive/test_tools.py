@@ -1,4 +1,4 @@
-"""Host tools on the archive (``ohell ladder export``, ``ohell ladder rebuild --from archive``) and
+"""Host tools on the archive (``ohell ladder export --database-url``, ``ohell ladder rebuild --from archive``) and
 Redis's footprint: what a finished match costs once archived, spectate streams that expire."""
 
 from __future__ import annotations
@@ -30,15 +30,21 @@ def test_export_writes_every_archived_match(store: RedisStore, archive: Engine, 
     played = play(store, "x", 5)
     archiving.archive_pending(store, archive)
     url = archive.url.render_as_string(hide_password=False)
-    lines, table = tmp_path / "x.jsonl", tmp_path / "x.csv"
-    assert main(["ladder", "export", "--ladder", "x", "--out", str(lines), "--database-url", url]) == 0
-    records = [json.loads(line) for line in lines.read_text().splitlines()]
+    out = tmp_path / "x"
+    assert main(["ladder", "export", "x", "--out", str(out), "--database-url", url]) == 0
+    records = [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
     assert [r["match_id"] for r in records] == played and all(r["format"] == "ohell-match-record" for r in records)
-    assert (
-        main(["ladder", "export", "--ladder", "x", "--format", "csv", "--out", str(table), "--database-url", url]) == 0
-    )
-    rows = list(csv.DictReader(table.open()))
+    rows = list(csv.DictReader((out / "results.csv").open()))
     assert len(rows) == 15 and {r["agent_name"] for r in rows} <= {f"x-random-{i}" for i in range(6)}
+    by_match = {m: [int(r["points"]) for r in rows if r["match_id"] == m] for m in played}
+    assert all(by_match[r["match_id"]] == r["totals"] for r in records)
+    assert not (out / "leaderboard.csv").exists()  # ratings live in Redis: only through the stack
+    assert main(["ladder", "export", "nothing", "--out", str(tmp_path / "n"), "--database-url", url]) == 2
+    assert main(["ladder", "export", "x", "--out", str(out), "--database-url", url, "--limit", "2"]) == 2
+    missing = f"sqlite:///{tmp_path / 'typo.db'}"
+    for wrong in (missing, "nonsense", "bogus://"):
+        assert main(["ladder", "export", "x", "--out", str(tmp_path / "w"), "--database-url", wrong]) == 2
+    assert not (tmp_path / "typo.db").exists() and not (tmp_path / "w").exists()
 
 
 def test_rebuild_from_the_archive_after_redis_lost_the_log(

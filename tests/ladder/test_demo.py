@@ -59,6 +59,26 @@ def test_demo_plays_a_ladder_and_prints_the_leaderboard() -> None:
     assert "leaderboard in the browser: http://127.0.0.1:" in result.stdout
 
 
+def test_the_default_demo_ranks_strong_above_heuristic_above_random() -> None:
+    """What the README says the demo shows. Its strict form (every strong agent above every heuristic
+    one above every random one) held in every run we made; the test asserts the bots' mean ranks,
+    which a run this long does not get out of order, and shows the whole line when it fails."""
+    result = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ | {"COLUMNS": "160"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    import re
+
+    line = next(line for line in result.stdout.splitlines() if line.startswith("ranks by bot:"))
+    means = {bot: float(mean) for bot, mean in re.findall(r"(\w+) \d+-\d+ \(mean ([\d.]+)\)", line)}
+    assert list(means) == ["strong", "heuristic", "random"], line
+    assert means["strong"] < means["heuristic"] < means["random"], line
+
+
 def test_demo_serves_the_leaderboard_until_ctrl_c() -> None:
     import re
     import urllib.request

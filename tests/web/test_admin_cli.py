@@ -1,11 +1,12 @@
 """The host's commands (``ohell ladder ...``, ``ohell agent ...``, ``leaderboard``, ``matches``,
-``match show``, ``export``) as a host types them, against the real stack."""
+``match show``, ``ladder export``) as a host types them, against the real stack."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,12 +81,47 @@ def test_agents_and_tokens(site: Site, tmp_path: Path) -> None:
     assert bad_name.returncode == 2 and "INVALID_ARGUMENT" in bad_name.stdout
 
 
+def test_token_rotation_revocation_listing_and_deletion(site: Site, tmp_path: Path) -> None:
+    one = ohell(site, "agent", "register", "rota")
+    old = one.stdout.split("token ", 1)[1].split()[0]
+    agent_id = one.stdout.split("registered as ", 1)[1].split()[0]
+    tokens = tmp_path / "rotated.csv"
+    rotated = ohell(site, "agent", "rotate", agent_id, "--tokens", str(tokens))
+    assert rotated.returncode == 0 and "the old one no longer works" in rotated.stdout, rotated.stdout
+    new = next(csv.DictReader(tokens.open()))["token"]
+
+    def set_version(token: str) -> object:
+        request = pb.SetAgentVersionRequest(agent_id=agent_id, version="2")
+        return site.stub.SetAgentVersion(request, metadata=auth_metadata(token))
+
+    import grpc
+
+    with pytest.raises(grpc.RpcError) as refused:
+        set_version(old)
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    set_version(new)
+    assert ohell(site, "agent", "revoke", agent_id).returncode == 0
+    with pytest.raises(grpc.RpcError) as revoked:
+        set_version(new)
+    assert revoked.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    listed = ohell(site, "agent", "list")
+    assert listed.returncode == 0 and agent_id in listed.stdout and "rota" in listed.stdout
+    assert ohell(site, "agent", "rotate", "a-none").returncode == 2
+    assert ohell(site, "ladder", "create", "short_lived").returncode == 0
+    unasked = ohell(site, "ladder", "delete", "short_lived")  # no terminal to ask: refused
+    assert unasked.returncode == 2 and "--yes" in unasked.stdout
+    assert ohell(site, "ladder", "delete", "short_lived", "--yes").returncode == 0
+    assert "short_lived" not in {ladder.name for ladder in site.stub.ListLadders(pb.ListLaddersRequest()).ladders}
+
+
 def test_results(site: Site, tmp_path: Path) -> None:
     board = ohell(site, "leaderboard", LADDER)
     assert board.returncode == 0 and all(name in board.stdout for name in site.agents.values())
     listed = ohell(site, "matches", "--ladder", LADDER, "--limit", "3")
     newest = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, page_size=3)).matches
     assert all(m.match_id in listed.stdout for m in newest)
+    counted = re.search(r"3 of (\d+) finished matches", listed.stdout)
+    assert counted and int(counted.group(1)) >= 8, listed.stdout
     assert ohell(site, "matches").returncode == 2
     match_id = newest[0].match_id
     shown = ohell(site, "match", "show", match_id, "--referee", "--tricks", "--out", str(tmp_path / "m.json"))
@@ -93,10 +129,18 @@ def test_results(site: Site, tmp_path: Path) -> None:
     record = json.loads((tmp_path / "m.json").read_text())
     total_line = next(line for line in shown.stdout.splitlines() if line.strip("│ ").startswith("total"))
     assert [int(cell) for cell in total_line.split("│")[4:-1]] == record["totals"]
-    exported = ohell(site, "export", LADDER, "--out", str(tmp_path / "out"))
-    assert exported.returncode == 0
-    files = list((tmp_path / "out" / "matches").glob("*.json"))
-    assert len(files) >= 8 and (tmp_path / "out" / "leaderboard.csv").read_text().startswith("rank,agent_id")
+    out = tmp_path / "out"
+    exported = ohell(site, "ladder", "export", LADDER, "--out", str(out), "--limit", "8")
+    assert exported.returncode == 0, exported.stdout
+    records = [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
+    newest8 = [m.match_id for m in site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, page_size=8)).matches]
+    assert [r["match_id"] for r in records] == newest8[::-1]  # the newest eight, oldest first
+    results = list(csv.DictReader((out / "results.csv").open()))
+    assert [int(r["points"]) for r in results[: len(records[0]["seats"])]] == records[0]["totals"]
+    board = list(csv.DictReader((out / "leaderboard.csv").open()))
+    assert {row["name"] for row in board} >= set(site.agents.values())
+    assert ohell(site, "ladder", "export", "no-such", "--out", str(tmp_path / "x")).returncode == 2
+    assert not (tmp_path / "x").exists()  # an unknown ladder makes no folder
 
 
 def test_unreachable_matchmaker_is_named() -> None:

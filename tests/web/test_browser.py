@@ -32,19 +32,40 @@ def test_leaderboard_agent_and_match_list(site: Site, page: Any) -> None:
     assert first.nth(5).inner_text() == str(board[0].games)
     screenshot(page, "leaderboard")
 
+    def history() -> Any:
+        request = pb.GetRatingHistoryRequest(ladder=LADDER, agent_id=board[0].agent_id)
+        return site.stub.GetRatingHistory(request).points
+
+    wait_until(lambda: len(history()) == board[0].games, 30, "the leader's matches to be archived")
     rows.nth(0).locator("a").click()
     page.wait_for_selector("#standing")
     assert page.locator("h1").inner_text() == board[0].name
-    assert page.locator("#chart svg polyline").count() == 1
-    assert page.locator("#matches tbody tr").count() >= 1
+    chart = page.locator("#chart")
+    assert chart.get_attribute("data-points") == str(board[0].games)  # one point per archived rated match
+    assert chart.locator("svg polyline").count() == 1 and chart.locator("svg circle").count() == board[0].games
+    top = max(point.mu_after + point.sigma_after for point in history())  # the band's top: mu + sigma
+    assert chart.locator("svg text").first.text_content() == f"{top:.4g}"  # the chart's scale is the RPC's
+    recent = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, agent_id=board[0].agent_id, page_size=12))
+    shown = page.locator("#matches tbody tr a[href^='/matches/']")
+    assert [shown.nth(i).inner_text() for i in range(shown.count())] == [m.match_id for m in recent.matches]
     screenshot(page, "agent")
 
     page.goto(f"{site.url}/matches?ladder={LADDER}")
     listed = page.locator("#matches tbody tr")
-    finished = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, page_size=50)).matches
-    assert listed.count() == len(finished)
-    assert listed.nth(0).locator("a").first.inner_text() == finished[0].match_id
+    reply = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, page_size=50))
+    assert listed.count() == len(reply.matches) and reply.total_size == len(reply.matches)
+    assert page.locator("#total").inner_text().startswith(f"{reply.total_size} finished matches")
+    assert listed.nth(0).locator("a").first.inner_text() == reply.matches[0].match_id
+    first_totals = listed.nth(0).locator("td").nth(2).inner_text()
+    assert all(str(total) in first_totals for total in reply.matches[0].totals)
+    assert listed.nth(0).locator("td").last.inner_text() == str(sum(reply.matches[0].faults))
     screenshot(page, "matches")
+
+    agent = board[-1].agent_id  # filtered by agent: the archive's count for that agent
+    page.goto(f"{site.url}/matches?ladder={LADDER}&agent={agent}")
+    mine = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, agent_id=agent, page_size=50))
+    assert mine.total_size == board[-1].games and page.locator("#matches tbody tr").count() == mine.total_size
+    assert page.locator("#total").inner_text().startswith(f"{mine.total_size} finished match")
 
 
 def test_replay_steps_to_the_records_totals(site: Site, page: Any) -> None:

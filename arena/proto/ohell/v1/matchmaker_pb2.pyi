@@ -258,7 +258,7 @@ class GetAgentResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., standing: _Optional[_Union[Standing, _Mapping]] = ...) -> None: ...
 
 class MatchSummary(_message.Message):
-    __slots__ = ("match_id", "ladder", "state", "agent_ids", "created_ms", "finished_ms", "attempts", "agent_names", "totals", "winners", "archived")
+    __slots__ = ("match_id", "ladder", "state", "agent_ids", "created_ms", "finished_ms", "attempts", "agent_names", "totals", "winners", "archived", "faults")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     LADDER_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -270,6 +270,7 @@ class MatchSummary(_message.Message):
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    FAULTS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     ladder: str
     state: str
@@ -281,7 +282,8 @@ class MatchSummary(_message.Message):
     totals: _containers.RepeatedScalarFieldContainer[int]
     winners: _containers.RepeatedScalarFieldContainer[int]
     archived: bool
-    def __init__(self, match_id: _Optional[str] = ..., ladder: _Optional[str] = ..., state: _Optional[str] = ..., agent_ids: _Optional[_Iterable[str]] = ..., created_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., agent_names: _Optional[_Iterable[str]] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., archived: _Optional[bool] = ...) -> None: ...
+    faults: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, match_id: _Optional[str] = ..., ladder: _Optional[str] = ..., state: _Optional[str] = ..., agent_ids: _Optional[_Iterable[str]] = ..., created_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., agent_names: _Optional[_Iterable[str]] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., archived: _Optional[bool] = ..., faults: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
     __slots__ = ("ladder", "agent_id", "page_size", "page_token", "since_ms", "until_ms", "state")
@@ -302,12 +304,14 @@ class ListMatchesRequest(_message.Message):
     def __init__(self, ladder: _Optional[str] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., since_ms: _Optional[int] = ..., until_ms: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
 
 class ListMatchesResponse(_message.Message):
-    __slots__ = ("matches", "next_page_token")
+    __slots__ = ("matches", "next_page_token", "total_size")
     MATCHES_FIELD_NUMBER: _ClassVar[int]
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_SIZE_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[MatchSummary]
     next_page_token: str
-    def __init__(self, matches: _Optional[_Iterable[_Union[MatchSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+    total_size: int
+    def __init__(self, matches: _Optional[_Iterable[_Union[MatchSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total_size: _Optional[int] = ...) -> None: ...
 
 class GetMatchRequest(_message.Message):
     __slots__ = ("match_id",)
