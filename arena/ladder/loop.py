@@ -119,15 +119,18 @@ def run_forever(
     sweep_policy: SweepPolicy | None = None,
     archive: Callable[[], None] | None = None,
     batch: int | None = None,
+    min_gap_s: float = 0.005,
 ) -> None:
-    """The matchmaker's loop (run in a thread): form on every ladder each tick (unless the archive's
-    backlog is full), sweep now and then. ``batch``: all-built-in matches per task (default
-    ``routing.batch_size()``)."""
+    """The matchmaker's loop (run in a thread): form on every ladder each tick, or as soon as a
+    finished match puts enrolled agents back in a queue but at most once per ``min_gap_s`` (unless
+    the archive's backlog is full); sweep now and then. ``batch``: all-built-in matches per task
+    (default ``routing.batch_size()``)."""
     policy = sweep_policy or SweepPolicy()
     batch = batch or batch_size()
     limit = backlog_max()
     next_sweep = 0.0
     while not stop():
+        round_started = time.monotonic()
         try:
             full = store.archive_backlog() >= limit
             ladders = [ladder for ladder in store.list_ladders() if not ladder.paused]
@@ -140,7 +143,9 @@ def run_forever(
             if time.monotonic() >= next_sweep:
                 sweep(store, dispatch, rate, policy, archive)
                 next_sweep = time.monotonic() + sweep_every_s
+            # until the next tick, or sooner when a finished match puts agents back in a queue
+            if store.wait_for_requeue(max(tick_s, 0.001)):  # (BLPOP would take 0 as "forever")
+                time.sleep(max(0.0, min_gap_s - (time.monotonic() - round_started)))
         except Exception:  # Redis restarting, a bad ladder: log, wait, go on
             log.exception("matchmaker round failed")
             time.sleep(min(1.0, tick_s * 10))
-        time.sleep(tick_s)

@@ -385,6 +385,11 @@ class RedisStore:
         entries = stream_entries(self.client.xrange(self.keys.seated(agent_id), min=f"({after}", count=100))
         return [(entry_id, text(fields[b"match"]), int(fields[b"seat"])) for entry_id, fields in entries]
 
+    def wait_for_requeue(self, timeout_s: float) -> bool:
+        """Block until a finished match puts enrolled agents back in a queue (True), at most
+        ``timeout_s`` (False): the forming loop's wait between rounds."""
+        return self.client.blpop([self.keys.forming_wake], timeout=timeout_s) is not None
+
     def queued(self, ladder: str) -> int:
         return int(self.client.zcard(self.keys.queue(ladder)))
 

@@ -130,11 +130,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """
 
-# Shared by FINISH and FAIL: free the seated agents and put enrolled built-ins back in the queue.
+# Shared by FINISH and FAIL: free the seated agents and put enrolled built-ins back in the queue
+# (and then wake the forming loop: one entry in forming-wake at most).
 _RELEASE = """
 local function release(p, l, id, now)
   redis.call('SREM', K.active(p), id)
   redis.call('DEL', K.match_lease(p, id))
+  local requeued = false
   for _, seat in ipairs(cjson.decode(redis.call('HGET', K.match(p, id), 'seats'))) do
     local agent = seat.agent_id
     if not seat.house then
@@ -142,9 +144,11 @@ local function release(p, l, id, now)
       if redis.call('SISMEMBER', K.enrolled(p, l), agent) == 1 then
         redis.call('SET', K.ticket(p, l, agent), now)
         redis.call('ZADD', K.queue(p, l), 'NX', now, agent)
+        requeued = true
       end
     end
   end
+  if requeued and redis.call('LLEN', K.forming_wake(p)) == 0 then redis.call('RPUSH', K.forming_wake(p), l) end
 end
 """
 

@@ -166,3 +166,14 @@ def test_a_match_that_raises_is_given_up_by_the_batch_and_the_rest_finish(store:
     with pytest.raises(Exception):  # noqa: B017 - the single run raises what the play raised
         jobs.run_match(store, ids[1], store.catch_up_ratings, lease_s=5)
     assert store.start_match(ids[1], runner_id(), 5) == "run"  # given up again: free to run
+
+
+def test_a_finish_that_requeues_agents_wakes_the_forming_loop_once(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("random",) * 8)
+    ids = form(store, "b", 2)
+    assert not store.wait_for_requeue(0.01)  # nothing finished yet: the wait runs to its timeout
+    jobs.run_matches(store, ids, store.catch_up_ratings, lease_s=5, flush_s=0.0)  # two finish scripts
+    assert store.client.llen(store.keys.forming_wake) == 1  # one wake-up however many finished
+    started = time.monotonic()
+    assert store.wait_for_requeue(5.0) and time.monotonic() - started < 1.0
+    assert not store.wait_for_requeue(0.01)
