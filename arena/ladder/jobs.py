@@ -18,7 +18,11 @@ from arena.redis_client import REDIS_ERRORS
 
 __all__ = ["BatchRun", "lease_seconds", "run_match", "run_matches", "spoiled_by_platform", "update_ratings"]
 
-FLUSH_S = 0.05  # a batch stores its played matches once this much play went by since it last stored
+# A batch stores its played matches once it spent FLUSH_S of CPU time playing since it last stored
+# (CPU, not wall time: on a busy machine a light game takes many times its CPU time, and storing
+# after each one would undo the batch), or once FLUSH_WALL_S went by (paced bots mostly sleep).
+FLUSH_S = 0.05
+FLUSH_WALL_S = 0.25
 
 
 _LADDERS: dict[tuple[int, str], tuple[float, Ladder]] = {}
@@ -70,9 +74,10 @@ def run_matches(
 ) -> BatchRun:
     """Run a batch of matches claimed together: start (and lease) all of them in one script, play
     those not finished or held elsewhere one after another, and store the played ones in one finish
-    script per ``flush_s`` of play (and at the end), each logged once; then rate and ask for the
-    archive. A crash loses nothing stored; a match played but not stored yet is played again (same
-    seed, same deal) by whoever runs it next: the redelivered task, or the sweep once its lease lapses."""
+    script per ``flush_s`` of CPU time played (or FLUSH_WALL_S, and at the end), each logged once;
+    then rate and ask for the archive. A crash loses nothing stored; a match played but not stored
+    yet is played again (same seed, same deal) by whoever runs it next: the redelivered task, or the
+    sweep once its lease lapses."""
     lease = lease_s or lease_seconds()
     runner = runner_id()
     run = BatchRun()
@@ -90,14 +95,14 @@ def run_matches(
         metrics.MATCH_BATCH_SIZE.observe(len(to_play))
     pending: list[tuple[Finished, float]] = []  # played, not stored yet; with how long each play took (s)
     with RENEWER.holding(store, [info.match_id for info in to_play], runner, lease) as held:
-        since_flush = time.perf_counter()
+        cpu, wall = time.thread_time(), time.perf_counter()
         for info in to_play:
             played = _play(store, info, runner, held, run)
             if played is not None:
                 pending.append(played)
-            if pending and time.perf_counter() - since_flush >= flush_s:
+            if pending and (time.thread_time() - cpu >= flush_s or time.perf_counter() - wall >= FLUSH_WALL_S):
                 _flush(store, pending, held, run, rate, archive)
-                pending, since_flush = [], time.perf_counter()
+                pending, cpu, wall = [], time.thread_time(), time.perf_counter()
         if pending:
             _flush(store, pending, held, run, rate, archive)
     for ladder in redelivered:
