@@ -51,7 +51,10 @@ class Queues:
 QUEUE_BUILTIN, QUEUE_REMOTE, QUEUE_RATINGS = ALL_QUEUES = Queues().all  # of the default prefix
 
 BATCH_ENV = "OHELL_MATCH_BATCH"
-DEFAULT_BATCH = 8  # all-built-in matches per run_matches task (a full classic game of bots: ~5 ms)
+# All-built-in matches per run_matches task (a full classic game of bots: ~5 ms). Small enough that a
+# ladder of 12 tables keeps a batch waiting for each of two workers while two are played
+# (docs/benchmarks.md, Ladder: 4 did better than 8 there, and 8 than 1).
+DEFAULT_BATCH = 4
 MAX_BATCH = 32  # the most a run_matches task accepts
 
 
@@ -70,7 +73,7 @@ def batch_size(value: str | None = None) -> int:
 
 def batches(match_ids: Sequence[str], size: int) -> list[list[str]]:
     """``match_ids`` cut into as few batches of at most ``size`` as possible, of sizes that differ by
-    at most one (12 matches, size 8: two batches of 6, so two workers share them evenly)."""
+    at most one (10 matches, size 4: batches of 4, 3 and 3)."""
     if not match_ids:
         return []
     count = -(-len(match_ids) // size)

@@ -54,6 +54,7 @@ def assert_each_once(store: RedisStore, ladder: str, match_ids: list[str]) -> No
 def test_batches_are_even_and_bounded() -> None:
     ids = [f"l-{n}" for n in range(1, 13)]
     assert batches(ids, 8) == [ids[:6], ids[6:]]
+    assert batches(ids[:10], 4) == [ids[:4], ids[4:7], ids[7:10]]
     assert batches(ids, 5) == [ids[:4], ids[4:8], ids[8:]]
     assert batches(ids, 1) == [[match_id] for match_id in ids]
     assert batches(ids[:3], 8) == [ids[:3]]
