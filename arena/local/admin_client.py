@@ -19,6 +19,7 @@ import grpc
 from arena.local.config import HOST_TOKEN_ENV, SETTINGS, default_data_dir
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.auth import auth_metadata
 from ohell.errors import OhHellError
 
@@ -40,6 +41,11 @@ def host_token(args: argparse.Namespace) -> str:
         raise OhHellError(f"--host-token-file {path}: {error.strerror or error}") from None
 
 
+def request_type_of(method: str) -> Any:
+    """The request message of a matchmaker RPC (the tournament ones are in tournament.proto), or None."""
+    return getattr(pb, f"{method}Request", None) or getattr(tpb, f"{method}Request", None)
+
+
 class Host:
     """The matchmaker's stub with the host token on every call, and errors as ``OhHellError``."""
 
@@ -49,23 +55,33 @@ class Host:
         self.metadata = auth_metadata(token) if token else None
 
     def call(self, method: str, **fields: Any) -> Any:
-        request_type = getattr(pb, f"{method}Request", None)
+        request_type = request_type_of(method)
         rpc = getattr(self.stub, method, None)
         if request_type is None or rpc is None:
             raise OhHellError(f"{method}: UNIMPLEMENTED: the matchmaker's API has no {method} yet")
         try:
             return rpc(request_type(**fields), timeout=TIMEOUT_S, metadata=self.metadata)
         except grpc.RpcError as error:
-            code = error.code()  # type: ignore[attr-defined]
-            if code == grpc.StatusCode.UNAVAILABLE:
-                raise OhHellError(
-                    f"cannot reach the matchmaker at {self.address}: is `ohell up` running? (--matchmaker ADDRESS)"
-                ) from None
-            raise OhHellError(f"{method}: {code.name}: {error.details()}") from None  # type: ignore[attr-defined]
+            raise self.error(method, error) from None
+
+    def stream(self, method: str, **fields: Any) -> Iterator[Any]:
+        """Every answer of a server-streaming RPC."""
+        try:
+            yield from self.call(method, **fields)
+        except grpc.RpcError as error:
+            raise self.error(method, error) from None
+
+    def error(self, method: str, error: grpc.RpcError) -> OhHellError:
+        code = error.code()  # type: ignore[attr-defined]
+        if code == grpc.StatusCode.UNAVAILABLE:
+            return OhHellError(
+                f"cannot reach the matchmaker at {self.address}: is `ohell up` running? (--matchmaker ADDRESS)"
+            )
+        return OhHellError(f"{method}: {code.name}: {error.details()}")  # type: ignore[attr-defined]
 
     def pages(self, method: str, field: str, **fields: Any) -> Iterator[Any]:
         """Every item of a paged list RPC (one call when the request has no paging)."""
-        request_type = getattr(pb, f"{method}Request", None)
+        request_type = request_type_of(method)
         paged = request_type is not None and "page_token" in request_type.DESCRIPTOR.fields_by_name
         token = ""
         while True:

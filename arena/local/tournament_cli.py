@@ -1,141 +1,100 @@
 """``ohell tournament create|list|status|standings|export|resume``: the host's tournament commands.
 
-They talk to the stack's Redis (``--redis-url`` or ``REDIS_URL``; ``--prefix``) through
-``arena.tournament.store`` and send tables to the stack's Celery workers. Access to that Redis is
-the host's credential here (as for ``ohell ladder rebuild``).
+A gRPC client of the matchmaker's tournament RPCs, like the other host commands
+(arena/local/admin_client.py: ``--matchmaker``, ``--host-token-file``). Creating and resuming need
+the host token; the rest are public reads.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from arena.keys import DEFAULT_PREFIX, Keys
-from arena.play.specs import SeatSpec, SeatSpecError
-from arena.tournament import jobs
-from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, Tournament, TournamentError
-from arena.tournament.standings import DEFAULT_REPLICATES, Standing, duplicate_observations, standings, to_csv, to_json
-from arena.tournament.store import TournamentStore
+from arena.local.admin_client import Host, add_common, with_host
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.tournament.messages import entrant_from_text
+from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, TournamentError
+from arena.tournament.operations import MAX_REPLICATES
+from arena.tournament.standings import DEFAULT_REPLICATES
+from arena.wire import rules_to_proto
 from ohell.errors import OhHellError
-from ohell.rules import parse_option
+from ohell.presets import preset_with_options
 
 console = Console()
+FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
+STATE_NAMES = {tpb.TOURNAMENT_STATE_RUNNING: "running", tpb.TOURNAMENT_STATE_FINISHED: "finished"}
 
 
-def parse_entrant(text: str) -> SeatSpec:
-    """``builtin:BOT``, ``connected:AGENT_ID`` or ``endpoint:HOST:PORT``, each with an optional ``=NAME``."""
-    spec, _, name = text.partition("=")
-    kind, _, value = spec.partition(":")
+def entrant_message(text: str) -> tpb.TournamentEntrant:
     try:
-        if kind == "builtin":
-            return SeatSpec.builtin(value, name or None)
-        if kind == "connected":
-            return SeatSpec.connected(value, name or None)
-        if kind == "endpoint":
-            return SeatSpec.endpoint(value, name or None)
-    except SeatSpecError as error:
-        raise OhHellError(f"--entrant {text!r}: {error}") from None
-    raise OhHellError(f"--entrant {text!r}: expected builtin:BOT, connected:AGENT_ID or endpoint:HOST:PORT")
-
-
-def _store(args: argparse.Namespace) -> TournamentStore:
-    url = args.redis_url or os.environ.get("REDIS_URL")
-    if not url:
-        raise OhHellError("give --redis-url or set REDIS_URL")
-    return TournamentStore.connect(url, Keys(args.prefix))
-
-
-def _dispatch(args: argparse.Namespace) -> jobs.Dispatch:
-    from arena.ladder.routing import make_celery, tourney_dispatcher
-
-    url = args.redis_url or os.environ["REDIS_URL"]
-    return tourney_dispatcher(make_celery(url, prefix=args.prefix), args.prefix)
-
-
-def cmd_create(args: argparse.Namespace) -> int:
-    entrants = tuple(parse_entrant(text) for text in args.entrant)
-    try:
-        overrides = dict(parse_option(option) for option in args.option)
-        tourney = Tournament(
-            args.id,
-            entrants,
-            seats=args.seats,
-            format=args.format,
-            rounds=args.rounds,
-            deals=args.deals,
-            preset=args.rules,
-            overrides=overrides,
-            grace_s=args.grace_s,
-        )
-        store = _store(args)
-        plans = jobs.start(store, tourney, _dispatch(args))
+        return entrant_from_text(text)
     except TournamentError as error:
-        raise OhHellError(str(error)) from None
-    games = sum(tourney.deals * len(plan.entrants) for plan in plans)
+        raise OhHellError(f"--entrant: {error}") from None
+
+
+def cmd_create(host: Host, args: argparse.Namespace) -> int:
+    rules = rules_to_proto(preset_with_options(args.rules, args.option))
+    rules.preset = args.rules
+    tourney = tpb.Tournament(
+        tournament_id=args.id,
+        entrants=[entrant_message(text) for text in args.entrant],
+        rules=rules,
+        seats=args.seats,
+        format=FORMAT_NUMBERS[args.format],
+        rounds=args.rounds,
+        deals=args.deals,
+        grace_seconds=args.grace_s,
+    )
+    progress = host.call("CreateTournament", tournament=tourney).progress
     console.print(
-        f"tournament {tourney.tourney_id}: {len(plans)} tables in round 1, {games} games, sent to the workers"
+        f"tournament {args.id}: {progress.tables} tables in round 1, {progress.games_total} games in all, "
+        "sent to the workers"
     )
     return 0
 
 
-def cmd_list(args: argparse.Namespace) -> int:
-    store = _store(args)
-    for tourney_id in store.ids():
-        progress = store.progress(tourney_id)
-        print(
-            f"{tourney_id}\t{progress.state}\tround {progress.round}\t{progress.tables_done}/{progress.tables} tables"
-        )
+def progress_line(tournament_id: str, progress: Any) -> str:
+    return (
+        f"{tournament_id}: {STATE_NAMES.get(progress.state, '?')}, round {progress.round} of {progress.rounds}, "
+        f"{progress.tables_done}/{progress.tables} tables, {progress.games_done}/{progress.games_total} games played"
+    )
+
+
+def cmd_list(host: Host, args: argparse.Namespace) -> int:
+    for summary in host.pages("ListTournaments", "tournaments"):
+        p = summary.progress
+        state = STATE_NAMES.get(p.state, "?")
+        print(f"{summary.tournament.tournament_id}\t{state}\tround {p.round}\t{p.tables_done}/{p.tables} tables")
     return 0
 
 
-def cmd_status(args: argparse.Namespace) -> int:
-    store = _store(args)
-    try:
-        progress = store.progress(args.id)
-        tourney = store.get(args.id)
-    except TournamentError as error:
-        raise OhHellError(str(error)) from None
-    console.print(
-        f"{args.id}: {progress.state}, round {progress.round} of {tourney.rounds}, "
-        f"{progress.tables_done}/{progress.tables} tables, {progress.games_done} games played"
-    )
+def cmd_status(host: Host, args: argparse.Namespace) -> int:
+    reply = host.call("GetTournament", tournament_id=args.id, replicates=1)
+    console.print(progress_line(args.id, reply.progress))
     table = Table()
-    for column in ("table", "round", "entrants", "state", "attempts"):
+    for column in ("table", "round", "entrants", "state", "attempts", "games", "forfeits"):
         table.add_column(column)
-    for table_id, plan in store.tables(args.id).items():
-        state = store.table_state(args.id, table_id)
-        names = ", ".join(tourney.entrants[index].name for index in plan.entrants)
-        table.add_row(table_id, str(plan.round), names, state.get("state", "?"), state.get("attempts", "0"))
+    for t in reply.tables:
+        games = f"{t.games_done}/{t.games}"
+        table.add_row(
+            t.table_id, str(t.round), ", ".join(t.entrants), t.state, str(t.attempts), games, ", ".join(t.forfeits)
+        )
     console.print(table)
     return 0
 
 
-def current_standings(store: TournamentStore, tourney_id: str, replicates: int) -> list[Standing]:
-    if not 1 <= replicates <= 100_000:
-        raise TournamentError(f"--replicates={replicates} must be from 1 to 100000")
-    seed = store.get(tourney_id).bootstrap_seed
-    return standings(duplicate_observations(store.game_results(tourney_id)), replicates, seed)
-
-
-def cmd_standings(args: argparse.Namespace) -> int:
-    store = _store(args)
-    try:
-        progress = store.progress(args.id)
-        rows = current_standings(store, args.id, args.replicates)
-    except TournamentError as error:
-        raise OhHellError(str(error)) from None
-    title = f"{args.id}: {'final' if progress.state == 'finished' else 'provisional'} standings"
-    table = Table(title=title)
+def cmd_standings(host: Host, args: argparse.Namespace) -> int:
+    reply = host.call("GetTournament", tournament_id=args.id, replicates=args.replicates)
+    final = reply.progress.state == tpb.TOURNAMENT_STATE_FINISHED
+    table = Table(title=f"{args.id}: {'final' if final else 'provisional'} standings")
     for column in ("#", "entrant", "games", "mean dup", "95% CI", "P(> next)", "deals won", "forfeits"):
         table.add_column(column, justify="left" if column == "entrant" else "right")
-    for row in rows:
-        p_next = "" if row.p_above_next is None else f"{row.p_above_next:.3f}"
+    for row in reply.standings:
+        p_next = f"{row.p_above_next:.3f}" if row.HasField("p_above_next") else ""
         interval = f"[{row.ci_low:+.2f}, {row.ci_high:+.2f}]"
         cells = (row.rank, row.entrant, row.games, f"{row.mean_duplicate:+.2f}", interval, p_next, row.deals_won)
         table.add_row(*map(str, cells), str(row.forfeits))
@@ -143,25 +102,10 @@ def cmd_standings(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
-    store = _store(args)
-    try:
-        rows = current_standings(store, args.id, args.replicates)
-        finished = store.progress(args.id).state == "finished"
-        if args.format == "csv":
-            text = to_csv(rows)
-        else:
-            document: dict[str, Any] = {
-                "tournament": args.id,
-                "finished": finished,
-                "standings": json.loads(to_json(rows)),
-            }
-            if finished:  # the deals and records are published only once the tournament has ended
-                document["deals"] = store.deals(args.id)
-                document["records"] = store.records(args.id)
-            text = json.dumps(document, indent=2)
-    except TournamentError as error:
-        raise OhHellError(str(error)) from None
+def cmd_export(host: Host, args: argparse.Namespace) -> int:
+    fmt = tpb.EXPORT_FORMAT_JSON if args.format == "json" else tpb.EXPORT_FORMAT_CSV
+    pieces = host.stream("ExportTournament", tournament_id=args.id, format=fmt, replicates=args.replicates)
+    text = b"".join(piece.data for piece in pieces).decode()
     if args.out:
         Path(args.out).write_text(text)
         console.print(f"written to {args.out}")
@@ -170,12 +114,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_resume(args: argparse.Namespace) -> int:
-    store = _store(args)
-    try:
-        tables = jobs.resume(store, args.id, _dispatch(args))
-    except TournamentError as error:
-        raise OhHellError(str(error)) from None
+def cmd_resume(host: Host, args: argparse.Namespace) -> int:
+    tables = list(host.call("ResumeTournament", tournament_id=args.id).tables)
     console.print(f"{args.id}: sent {len(tables)} unfinished table(s) again: {', '.join(tables) or '-'}")
     return 0
 
@@ -185,15 +125,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     commands = tournament.add_subparsers(dest="tournament_command", required=True)
 
     def command(name: str, help_text: str, handler: Any, with_id: bool = True) -> argparse.ArgumentParser:
-        parser = commands.add_parser(name, help=help_text)
+        parser = add_common(commands.add_parser(name, help=help_text, description=help_text))
         if with_id:
             parser.add_argument("id", help="tournament id")
-        parser.add_argument("--redis-url", help="the stack's Redis (default: $REDIS_URL)")
-        parser.add_argument("--prefix", default=os.environ.get("OHELL_REDIS_PREFIX") or DEFAULT_PREFIX)
-        parser.set_defaults(handler=handler)
+        parser.set_defaults(handler=with_host(handler))
         return parser
 
-    create = command("create", "create a tournament and send its tables to the workers", cmd_create)
+    create = command("create", "create a tournament and send its tables to the workers (host)", cmd_create)
     create.add_argument("--entrant", action="append", required=True, metavar="KIND:WHAT[=NAME]",
                         help="builtin:BOT, connected:AGENT_ID or endpoint:HOST:PORT; repeat per entrant")  # fmt: skip
     create.add_argument("--seats", type=int, default=3, help="seats per table (3-7)")
@@ -210,8 +148,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         ("export", cmd_export, "standings as CSV or JSON (JSON adds deals and records once finished)"),
     ):
         parser = command(name, help_text, handler)
-        parser.add_argument("--replicates", type=int, default=DEFAULT_REPLICATES, help="bootstrap resamples")
+        parser.add_argument(
+            "--replicates", type=int, default=DEFAULT_REPLICATES, help=f"bootstrap resamples (1-{MAX_REPLICATES})"
+        )
         if name == "export":
             parser.add_argument("--format", choices=("csv", "json"), default="csv")
             parser.add_argument("--out", help="file to write (default: standard output)")
-    command("resume", "send every unfinished table to the workers again (after a worker was lost)", cmd_resume)
+    command("resume", "send every unfinished table to the workers again, after a worker was lost (host)", cmd_resume)

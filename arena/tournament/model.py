@@ -7,7 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from arena.play.specs import SeatSpec
+from arena.play.specs import SeatSpec, SeatSpecError
 from arena.tournament.schedule import ScheduleError, Table, check_field, round_robin, swiss_round, table_sizes
 from ohell.errors import OhHellError
 from ohell.presets import preset
@@ -16,6 +16,8 @@ from ohell.schedule import hand_sizes
 
 FORMATS = ("round-robin", "swiss")
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # entrant names (an endpoint's default name has a ":")
+ENDPOINT_PATTERN = re.compile(r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$")  # host:port
 MAX_ENTRANTS = 200
 MAX_DEALS_PER_TABLE = 50
 MAX_ROUNDS = 20
@@ -25,6 +27,14 @@ DEFAULT_GRACE_S = 30.0
 
 class TournamentError(OhHellError):
     """A tournament that cannot be created or an operation it refuses; the text names the field."""
+
+
+class TournamentNotFound(TournamentError):
+    """No such tournament (or no such registered agent for a connected entrant)."""
+
+
+class TournamentExists(TournamentError):
+    """A tournament with that id exists already."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,8 @@ class Tournament:
         if not 1 <= len(self.entrants) <= MAX_ENTRANTS:
             raise TournamentError(f"entrants: {len(self.entrants)} given, 1 to {MAX_ENTRANTS} allowed")
         names = [entrant.name for entrant in self.entrants]
+        for number, entrant in enumerate(self.entrants):
+            check_entrant(entrant, f"entrants[{number}]")
         if len(set(names)) != len(names):
             raise TournamentError("entrants: every entrant needs its own name")
         if self.format not in FORMATS:
@@ -92,6 +104,32 @@ class Tournament:
         data = json.loads(text)
         data["entrants"] = tuple(SeatSpec.from_dict(entrant) for entrant in data["entrants"])
         return cls(**data)
+
+
+def check_entrant(entrant: SeatSpec, field: str) -> None:
+    """Bounds of an entrant beyond ``SeatSpec``'s own: its name, an endpoint's address."""
+    if not NAME_PATTERN.match(entrant.name):
+        raise TournamentError(f"{field}.name={entrant.name[:80]!r} must be 1-64 of letters, digits, '_', '.', ':', '-'")
+    if entrant.kind == "endpoint" and not ENDPOINT_PATTERN.match(entrant.address):
+        raise TournamentError(f"{field}.endpoint={entrant.address[:80]!r} must be host:port")
+    if entrant.kind == "connected" and not 1 <= len(entrant.agent_id) <= 64:
+        raise TournamentError(f"{field}.agent_id must be 1-64 characters")
+
+
+def parse_entrant(text: str) -> SeatSpec:
+    """``builtin:BOT``, ``connected:AGENT_ID`` or ``endpoint:HOST:PORT``, each with an optional ``=NAME``
+    (the command line's and the host page's way to write an entrant)."""
+    spec, _, name = text.strip().partition("=")
+    kind, _, value = spec.partition(":")
+    makers = {"builtin": SeatSpec.builtin, "connected": SeatSpec.connected, "endpoint": SeatSpec.endpoint}
+    if kind not in makers:
+        raise TournamentError(f"entrant {text[:80]!r}: expected builtin:BOT, connected:AGENT_ID or endpoint:HOST:PORT")
+    try:
+        entrant = makers[kind](value.strip(), name.strip() or None)
+    except SeatSpecError as error:
+        raise TournamentError(f"entrant {text[:80]!r}: {error}") from None
+    check_entrant(entrant, f"entrant {text[:80]!r}")
+    return entrant
 
 
 def table_id(round_number: int, index: int) -> str:

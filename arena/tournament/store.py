@@ -19,7 +19,7 @@ from arena.keys import Keys, stream_entries, text
 from arena.redis_client import retrying_client
 from arena.tournament import scripts
 from arena.tournament.deals import DealSet, draw_deal_set
-from arena.tournament.model import Tournament, TournamentError, table_id
+from arena.tournament.model import Tournament, TournamentError, TournamentExists, TournamentNotFound, table_id
 from arena.tournament.schedule import Table
 from arena.tournament.standings import GameResult
 from ohell.state import Game
@@ -75,7 +75,7 @@ class TournamentStore:
         """Store the tournament, its first round and all its deal sets (drawn now, secretly)."""
         for entrant in tourney.entrants:
             if entrant.kind == "connected" and not self.client.exists(self.keys.agent(entrant.agent_id)):
-                raise TournamentError(f"entrant {entrant.name!r}: no registered agent {entrant.agent_id!r}")
+                raise TournamentNotFound(f"entrant {entrant.name!r}: no registered agent {entrant.agent_id!r}")
         rules = tourney.rules()
         plans = [TablePlan(table_id(1, i), 1, table) for i, table in enumerate(tourney.first_round())]
         deals = {plan.table_id: self._draw(Game(rules, len(plan.entrants)), tourney.deals) for plan in plans}
@@ -91,7 +91,7 @@ class TournamentStore:
             json.dumps(deals),
         )
         if not created:
-            raise TournamentError(f"tournament {tourney.tourney_id!r} exists already")
+            raise TournamentExists(f"tournament {tourney.tourney_id!r} exists already")
         return plans
 
     @staticmethod
@@ -114,13 +114,13 @@ class TournamentStore:
     def get(self, tourney_id: str) -> Tournament:
         spec = self.client.hget(self.keys.tourney(tourney_id), "spec")
         if spec is None:
-            raise TournamentError(f"no tournament {tourney_id!r}")
+            raise TournamentNotFound(f"no tournament {tourney_id!r}")
         return Tournament.from_json(spec)
 
     def progress(self, tourney_id: str) -> Progress:
         data = {text(k): text(v) for k, v in self.client.hgetall(self.keys.tourney(tourney_id)).items()}
         if not data:
-            raise TournamentError(f"no tournament {tourney_id!r}")
+            raise TournamentNotFound(f"no tournament {tourney_id!r}")
         return Progress(
             state=data["state"],
             round=int(data["round"]),
@@ -141,6 +141,15 @@ class TournamentStore:
 
     def table_state(self, tourney_id: str, table: str) -> dict[str, str]:
         return {text(k): text(v) for k, v in self.client.hgetall(self.keys.tourney_table(tourney_id, table)).items()}
+
+    def table_states(self, tourney_id: str, tables: list[str]) -> dict[str, dict[str, str]]:
+        """``table_state`` of many tables in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for table in tables:
+            pipe.hgetall(self.keys.tourney_table(tourney_id, table))
+        return {
+            table: {text(k): text(v) for k, v in raw.items()} for table, raw in zip(tables, pipe.execute(), strict=True)
+        }
 
     def unfinished_tables(self, tourney_id: str) -> list[str]:
         return [t for t in self.tables(tourney_id) if self.table_state(tourney_id, t).get("state") != "finished"]

@@ -43,8 +43,15 @@ async def serve(args: argparse.Namespace) -> None:
     host_token = load_host_token(args.host_token_file)
     limits_client = aioredis.Redis.from_url(args.redis_url)
     registrations = Limiter(REGISTRATIONS, limits_client, keys)  # open self-registration, per caller
+    tourney_store = TournamentStore.connect(args.redis_url, keys)
+    tourney_dispatch = tourney_dispatcher(make_celery(args.redis_url, prefix=args.prefix), args.prefix)
     servicer = MatchmakerServicer(
-        store, host_token=host_token, registrations=registrations, database_url_=args.database_url
+        store,
+        host_token=host_token,
+        registrations=registrations,
+        database_url_=args.database_url,
+        tourneys=tourney_store,
+        tourney_dispatch=tourney_dispatch,
     )
     service = Service(
         SERVICE_NAME, lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)
@@ -70,8 +77,6 @@ async def serve(args: argparse.Namespace) -> None:
             name="forming",
         )
         worker.start()
-        tourney_dispatch = tourney_dispatcher(make_celery(args.redis_url, prefix=args.prefix), args.prefix)
-        tourney_store = TournamentStore.connect(args.redis_url, Keys(args.prefix))
         threading.Thread(  # tournament tables whose worker died: sent again (arena.tournament.jobs.sweep)
             target=tourney_jobs.sweep_forever,
             args=(tourney_store, tourney_dispatch, stopping.is_set, args.sweep_every, args.redispatch_after),

@@ -31,10 +31,14 @@ from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import bearer_token, is_host
 from arena.rpc.ratelimit import Limiter, caller_of, refuse
+from arena.tournament import jobs as tourney_jobs
+from arena.tournament.operations import StandingsCache
+from arena.tournament.store import TournamentStore
 from arena.wire import rules_from_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset
 from services.matchmaker import history
+from services.matchmaker.tournaments import TournamentRpcs
 
 T = TypeVar("T")
 KIND_NAMES = dict(
@@ -162,7 +166,7 @@ async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, messag
     raise AssertionError("context.abort returned")
 
 
-class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
+class MatchmakerServicer(TournamentRpcs, matchmaker_pb2_grpc.MatchmakerServiceServicer):
     def __init__(
         self,
         store: RedisStore,
@@ -171,8 +175,13 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         host_token: str | None = None,
         registrations: Limiter | None = None,
         database_url_: str | None = None,
+        tourneys: TournamentStore | None = None,
+        tourney_dispatch: tourney_jobs.Dispatch | None = None,
     ) -> None:
         self.store = store
+        self.tourneys = tourneys  # the tournament RPCs (services/matchmaker/tournaments.py)
+        self.tourney_dispatch = tourney_dispatch
+        self.standings_cache = StandingsCache()
         self.host_token = host_token
         self.registrations = registrations  # the stricter limit of open self-registration
         self.poll_s = poll_s

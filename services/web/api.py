@@ -68,6 +68,11 @@ class Api:
         except grpc.aio.AioRpcError as error:
             raise _error(error) from None
 
+    async def call(self, method: str, request: Any, token: str = "") -> Any:
+        """Any matchmaker RPC by name with its request (the tournament pages: services/web/tournaments.py);
+        ``token`` goes as bearer metadata when given."""
+        return await self._call(method, request, token)
+
     # ---- public reads
 
     async def ladders(self) -> list[pb.Ladder]:

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from services.web import host, views
+from services.web import host, tournaments, views
 from services.web.api import Api, ApiError
 from services.web.pages import HERE, api_of, page
 from services.web.replay import replay
@@ -174,6 +174,7 @@ def create_app(api: Api, host_token: str = "") -> Starlette:
         Route("/live/{match_id}/events", events),
         Route("/healthz", health),
         *host.routes(),
+        *tournaments.routes(),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(

@@ -24,8 +24,10 @@ from ..ladder.helpers import wait_until
 pytestmark = pytest.mark.slow  # starts whole stacks of processes
 
 
-def cli(redis_server: EmbeddedRedis, *args: str) -> None:
-    assert main(["tournament", *args, "--redis-url", redis_server.url]) == 0
+def cli(stack: Stack, *args: str) -> None:
+    """An ``ohell tournament`` command: a gRPC client of the stack's matchmaker, with the host token."""
+    connection = ["--matchmaker", stack.matchmaker_address, "--host-token-file", str(stack.host_token_path)]
+    assert main(["tournament", *args, *connection]) == 0
 
 
 def standings_from_records(records: dict[str, dict]) -> list:  # type: ignore[type-arg]
@@ -39,17 +41,17 @@ def standings_from_records(records: dict[str, dict]) -> list:  # type: ignore[ty
 def test_round_robin_of_six_builtins_completes_and_exports(
     make_stack: Callable[..., Stack], redis_server: EmbeddedRedis, tmp_path: Path
 ) -> None:
-    make_stack(engine=False, remote_worker=False)
+    stack = make_stack(engine=False, remote_worker=False)
     bots = ("heuristic", "random", "heuristic", "random", "heuristic", "random")
     entrants = [f"--entrant=builtin:{bot}={bot}-{n}" for n, bot in enumerate(bots)]
-    cli(redis_server, "create", "six", *entrants, "--deals", "1", "--option", "hand_sizes=[3,2,1]")
+    cli(stack, "create", "six", *entrants, "--deals", "1", "--option", "hand_sizes=[3,2,1]")
     store = TournamentStore(redis.Redis.from_url(redis_server.url))
     wait_until(lambda: store.progress("six").state == "finished", 120, "the round robin to finish", poll=0.2)
     progress = store.progress("six")
     assert (progress.tables, progress.tables_done, progress.games_done) == (20, 20, 60)
     assert Counter(store.logged_tables("six")) == Counter({table: 1 for table in store.tables("six")})
-    cli(redis_server, "export", "six", "--replicates", "500", "--format", "json", "--out", str(tmp_path / "six.json"))
-    cli(redis_server, "export", "six", "--replicates", "500", "--out", str(tmp_path / "six.csv"))
+    cli(stack, "export", "six", "--replicates", "500", "--format", "json", "--out", str(tmp_path / "six.json"))
+    cli(stack, "export", "six", "--replicates", "500", "--out", str(tmp_path / "six.csv"))
     exported = json.loads((tmp_path / "six.json").read_text())
     assert len(exported["records"]) == 60 and len(exported["deals"]) == 20
     recomputed = standings_from_records(exported["records"])
@@ -64,17 +66,17 @@ def test_round_robin_of_six_builtins_completes_and_exports(
 def test_worker_child_killed_mid_table_resumes_and_counts_every_table_once(
     make_stack: Callable[..., Stack], redis_server: EmbeddedRedis, tmp_path: Path
 ) -> None:
-    make_stack(engine=False, remote_worker=False)
+    stack = make_stack(engine=False, remote_worker=False)
     entrants = ["--entrant=builtin:strong", "--entrant=builtin:heuristic", "--entrant=builtin:random"]
-    cli(redis_server, "create", "kill", *entrants, "--deals", "3", "--option", "hand_sizes=[4,3,2,1]")
+    cli(stack, "create", "kill", *entrants, "--deals", "3", "--option", "hand_sizes=[4,3,2,1]")
     store = TournamentStore(redis.Redis.from_url(redis_server.url))
     wait_until(lambda: store.progress("kill").games_done >= 1, 60, "the first game of the table", poll=0.05)
     state = store.table_state("kill", "r1t0")
     assert state["state"] == "running" and store.progress("kill").games_done < 9
     os.kill(int(state["runner"].split(":")[1]), signal.SIGKILL)  # the pool child playing the table
-    cli(redis_server, "status", "kill")  # progress and provisional standings while it runs
-    cli(redis_server, "standings", "kill", "--replicates", "200")
-    cli(redis_server, "export", "kill", "--format", "json", "--replicates", "200", "--out", str(tmp_path / "k.json"))
+    cli(stack, "status", "kill")  # progress and provisional standings while it runs
+    cli(stack, "standings", "kill", "--replicates", "200")
+    cli(stack, "export", "kill", "--format", "json", "--replicates", "200", "--out", str(tmp_path / "k.json"))
     running = json.loads((tmp_path / "k.json").read_text())
     assert not running["finished"] and "records" not in running and "deals" not in running
     assert {row["entrant"] for row in running["standings"]} == {"strong", "heuristic", "random"}
@@ -93,7 +95,7 @@ def test_whole_worker_killed_mid_table_is_recovered_by_the_sweep(
     matchmaker's tournament sweep sends the table again once its lease lapses."""
     stack = make_stack(engine=False, remote_worker=False)
     entrants = ["--entrant=builtin:strong", "--entrant=builtin:heuristic", "--entrant=builtin:random"]
-    cli(redis_server, "create", "whole", *entrants, "--deals", "3", "--option", "hand_sizes=[4,3,2,1]")
+    cli(stack, "create", "whole", *entrants, "--deals", "3", "--option", "hand_sizes=[4,3,2,1]")
     store = TournamentStore(redis.Redis.from_url(redis_server.url))
     wait_until(lambda: store.progress("whole").games_done >= 1, 60, "the first game of the table", poll=0.05)
     worker = stack.workers[0].popen

@@ -1,4 +1,5 @@
 from arena.proto.ohell.v1 import rules_pb2 as _rules_pb2
+from arena.proto.ohell.v1 import tournament_pb2 as _tournament_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor

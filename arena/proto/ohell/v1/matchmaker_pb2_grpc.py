@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from arena.proto.ohell.v1 import matchmaker_pb2 as ohell_dot_v1_dot_matchmaker__pb2
+from arena.proto.ohell.v1 import tournament_pb2 as ohell_dot_v1_dot_tournament__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -137,6 +138,31 @@ class MatchmakerServiceStub:
                 '/ohell.v1.MatchmakerService/GetRatingHistory',
                 request_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.SerializeToString,
                 response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.FromString,
+                _registered_method=True)
+        self.CreateTournament = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/CreateTournament',
+                request_serializer=ohell_dot_v1_dot_tournament__pb2.CreateTournamentRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_tournament__pb2.CreateTournamentResponse.FromString,
+                _registered_method=True)
+        self.ListTournaments = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/ListTournaments',
+                request_serializer=ohell_dot_v1_dot_tournament__pb2.ListTournamentsRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_tournament__pb2.ListTournamentsResponse.FromString,
+                _registered_method=True)
+        self.GetTournament = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/GetTournament',
+                request_serializer=ohell_dot_v1_dot_tournament__pb2.GetTournamentRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_tournament__pb2.GetTournamentResponse.FromString,
+                _registered_method=True)
+        self.ExportTournament = channel.unary_stream(
+                '/ohell.v1.MatchmakerService/ExportTournament',
+                request_serializer=ohell_dot_v1_dot_tournament__pb2.ExportTournamentRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_tournament__pb2.ExportTournamentResponse.FromString,
+                _registered_method=True)
+        self.ResumeTournament = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/ResumeTournament',
+                request_serializer=ohell_dot_v1_dot_tournament__pb2.ResumeTournamentRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_tournament__pb2.ResumeTournamentResponse.FromString,
                 _registered_method=True)
 
 
@@ -327,6 +353,54 @@ class MatchmakerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateTournament(self, request, context):
+        """--- Tournaments with duplicate deals (docs/tournaments.md; messages in tournament.proto). The
+        deals and the games' records stay secret until a tournament ends: no answer holds them before.
+        Create a tournament: draw its deal sets (secretly) and send its first round's tables to the
+        workers. Host token only. Status codes: INVALID_ARGUMENT (a bad id, entrant, name, seats,
+        format, rounds, deals, grace or rules; the message names the field), NOT_FOUND (a connected
+        entrant's agent_id is not a registered agent), ALREADY_EXISTS (the id is taken),
+        UNAUTHENTICATED, PERMISSION_DENIED (an agent token).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTournaments(self, request, context):
+        """Every tournament by id, with its progress, paged. Status codes: INVALID_ARGUMENT (page_size
+        over 500 or a bad page_token).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTournament(self, request, context):
+        """One tournament: definition, progress, tables and standings (provisional while it runs).
+        Status codes: NOT_FOUND, INVALID_ARGUMENT (a bad tournament_id, replicates over 10000).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExportTournament(self, request, context):
+        """The standings as CSV or JSON (JSON adds every deal set and game record once the tournament
+        has ended), streamed in pieces. Status codes: NOT_FOUND, INVALID_ARGUMENT (a bad
+        tournament_id, format or replicates).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeTournament(self, request, context):
+        """Send every unfinished table to the workers again at once (the matchmaker's sweep does it by
+        itself after a worker is lost; a table still held by a live runner is not played twice).
+        Host token only. Status codes: NOT_FOUND, INVALID_ARGUMENT (a bad tournament_id),
+        UNAUTHENTICATED, PERMISSION_DENIED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MatchmakerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -429,6 +503,31 @@ def add_MatchmakerServiceServicer_to_server(servicer, server):
                     servicer.GetRatingHistory,
                     request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.FromString,
                     response_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.SerializeToString,
+            ),
+            'CreateTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateTournament,
+                    request_deserializer=ohell_dot_v1_dot_tournament__pb2.CreateTournamentRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_tournament__pb2.CreateTournamentResponse.SerializeToString,
+            ),
+            'ListTournaments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTournaments,
+                    request_deserializer=ohell_dot_v1_dot_tournament__pb2.ListTournamentsRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_tournament__pb2.ListTournamentsResponse.SerializeToString,
+            ),
+            'GetTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournament,
+                    request_deserializer=ohell_dot_v1_dot_tournament__pb2.GetTournamentRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_tournament__pb2.GetTournamentResponse.SerializeToString,
+            ),
+            'ExportTournament': grpc.unary_stream_rpc_method_handler(
+                    servicer.ExportTournament,
+                    request_deserializer=ohell_dot_v1_dot_tournament__pb2.ExportTournamentRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_tournament__pb2.ExportTournamentResponse.SerializeToString,
+            ),
+            'ResumeTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeTournament,
+                    request_deserializer=ohell_dot_v1_dot_tournament__pb2.ResumeTournamentRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_tournament__pb2.ResumeTournamentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -975,6 +1074,141 @@ class MatchmakerService:
             '/ohell.v1.MatchmakerService/GetRatingHistory',
             ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.SerializeToString,
             ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/CreateTournament',
+            ohell_dot_v1_dot_tournament__pb2.CreateTournamentRequest.SerializeToString,
+            ohell_dot_v1_dot_tournament__pb2.CreateTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTournaments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/ListTournaments',
+            ohell_dot_v1_dot_tournament__pb2.ListTournamentsRequest.SerializeToString,
+            ohell_dot_v1_dot_tournament__pb2.ListTournamentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/GetTournament',
+            ohell_dot_v1_dot_tournament__pb2.GetTournamentRequest.SerializeToString,
+            ohell_dot_v1_dot_tournament__pb2.GetTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/ExportTournament',
+            ohell_dot_v1_dot_tournament__pb2.ExportTournamentRequest.SerializeToString,
+            ohell_dot_v1_dot_tournament__pb2.ExportTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/ResumeTournament',
+            ohell_dot_v1_dot_tournament__pb2.ResumeTournamentRequest.SerializeToString,
+            ohell_dot_v1_dot_tournament__pb2.ResumeTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

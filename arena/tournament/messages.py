@@ -1,0 +1,22 @@
+"""Entrants as the tournament RPCs' messages (``ohell.v1.TournamentEntrant``): from the text the host
+writes (``builtin:BOT``, ``connected:AGENT_ID``, ``endpoint:HOST:PORT``, each with an optional
+``=NAME``) for the command line and the host page, and from the domain's ``SeatSpec`` for answers."""
+
+from __future__ import annotations
+
+from arena.play.specs import SeatSpec
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.tournament.model import parse_entrant
+
+
+def entrant_to_proto(entrant: SeatSpec) -> tpb.TournamentEntrant:
+    if entrant.kind == "builtin":
+        return tpb.TournamentEntrant(name=entrant.name, bot=entrant.bot)
+    if entrant.kind == "connected":
+        return tpb.TournamentEntrant(name=entrant.name, agent_id=entrant.agent_id)
+    return tpb.TournamentEntrant(name=entrant.name, endpoint=entrant.address)
+
+
+def entrant_from_text(text: str) -> tpb.TournamentEntrant:
+    """TournamentError naming the entrant when the text is not one."""
+    return entrant_to_proto(parse_entrant(text))

@@ -1,0 +1,174 @@
+"""What the matchmaker's tournament RPCs do, as plain functions over the store (the servicer in
+services/matchmaker/tournaments.py is a thin shell over them): create, list, one tournament's
+overview (progress, tables, standings), export, resume.
+
+Nothing here hands out a deal set or a game record before the tournament has ended: the overview
+holds only results (who played, the scores), and the JSON export adds the deals and records once
+the store publishes them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from arena.tournament import jobs
+from arena.tournament.model import ID_PATTERN, Tournament, TournamentError
+from arena.tournament.standings import DEFAULT_REPLICATES, Standing, duplicate_observations, standings, to_csv, to_json
+from arena.tournament.store import Progress, TablePlan, TournamentStore
+
+MAX_REPLICATES = 10_000
+MAX_PAGE = 500
+EXPORT_FORMATS = ("csv", "json")
+
+
+@dataclass(frozen=True)
+class TableView:
+    table_id: str
+    round: int
+    entrants: tuple[str, ...]
+    state: str
+    attempts: int
+    games_done: int
+    games: int
+    forfeits: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Overview:
+    tourney: Tournament
+    progress: Progress
+    games_total: int
+    tables: list[TableView]
+    standings: list[Standing]
+
+
+def check_id(tourney_id: str, field: str = "tournament_id") -> str:
+    if not ID_PATTERN.match(tourney_id):
+        raise TournamentError(f"{field}={tourney_id[:80]!r} must match {ID_PATTERN.pattern}")
+    return tourney_id
+
+
+def check_replicates(replicates: int, field: str = "replicates") -> int:
+    """0 means the default; 1..MAX_REPLICATES otherwise (the bootstrap's work grows with it)."""
+    if not 0 <= replicates <= MAX_REPLICATES:
+        raise TournamentError(f"{field}={replicates} must be from 1 to {MAX_REPLICATES} (0 = {DEFAULT_REPLICATES})")
+    return replicates or DEFAULT_REPLICATES
+
+
+def games_total(tourney: Tournament, progress: Progress) -> int:
+    """Games of the whole tournament: a round robin's tables all exist from the start; every Swiss
+    round seats each entrant once, so it plays ``deals`` games per entrant per round."""
+    if tourney.format == "swiss":
+        return tourney.rounds * tourney.deals * len(tourney.entrants)
+    return progress.tables * tourney.seats * tourney.deals
+
+
+class StandingsCache:
+    """Standings are a bootstrap (thousands of resamples): computed again only when a game was
+    recorded since, and while a tournament runs at most once per ``fresh_s`` (a page that refreshes,
+    many readers). Thread-safe; keeps the ``size`` most recent tournaments."""
+
+    def __init__(self, fresh_s: float = 2.0, size: int = 64) -> None:
+        self.fresh_s = fresh_s
+        self.size = size
+        self._lock = threading.Lock()
+        self._rows: OrderedDict[tuple[str, str, int], tuple[int, str, float, list[Standing]]] = OrderedDict()
+
+    def get(self, store: TournamentStore, tourney_id: str, replicates: int, progress: Progress) -> list[Standing]:
+        key = (store.keys.prefix, tourney_id, replicates)
+        now = time.monotonic()
+        with self._lock:
+            cached = self._rows.get(key)
+        if cached is not None:
+            games, state, at, rows = cached
+            same = games == progress.games_done and state == progress.state
+            if same or (progress.state == "running" and now - at < self.fresh_s):
+                return rows
+        rows = current_standings(store, tourney_id, replicates)
+        with self._lock:
+            self._rows[key] = (progress.games_done, progress.state, now, rows)
+            self._rows.move_to_end(key)
+            while len(self._rows) > self.size:
+                self._rows.popitem(last=False)
+        return rows
+
+
+def current_standings(store: TournamentStore, tourney_id: str, replicates: int = DEFAULT_REPLICATES) -> list[Standing]:
+    seed = store.get(tourney_id).bootstrap_seed
+    return standings(duplicate_observations(store.game_results(tourney_id)), replicates, seed)
+
+
+def create(store: TournamentStore, tourney: Tournament, dispatch: jobs.Dispatch) -> list[TablePlan]:
+    """Store the tournament, draw its deals and send its first round's tables."""
+    return jobs.start(store, tourney, dispatch)
+
+
+def page_of_ids(store: TournamentStore, offset: int, size: int) -> tuple[list[str], bool]:
+    """Tournament ids in order, ``size`` from ``offset``, and whether more follow."""
+    ids = store.ids()
+    return ids[offset : offset + size], offset + size < len(ids)
+
+
+def tables(store: TournamentStore, tourney: Tournament) -> list[TableView]:
+    games_by_table: dict[str, int] = {}
+    for game in store.finished_games(tourney.tourney_id):
+        table = game.partition("/")[0]
+        games_by_table[table] = games_by_table.get(table, 0) + 1
+    plans = store.tables(tourney.tourney_id)
+    states = store.table_states(tourney.tourney_id, list(plans))
+    views = []
+    for table_id, plan in plans.items():
+        state = states[table_id]
+        views.append(
+            TableView(
+                table_id=table_id,
+                round=plan.round,
+                entrants=tuple(tourney.entrants[index].name for index in plan.entrants),
+                state=state.get("state", "queued"),
+                attempts=int(state.get("attempts", 0)),
+                games_done=games_by_table.get(table_id, 0),
+                games=len(plan.entrants) * tourney.deals,
+                forfeits=tuple(json.loads(state.get("forfeits", "[]"))),
+            )
+        )
+    return views
+
+
+def overview(
+    store: TournamentStore, tourney_id: str, replicates: int = DEFAULT_REPLICATES, cache: StandingsCache | None = None
+) -> Overview:
+    progress = store.progress(check_id(tourney_id))
+    tourney = store.get(tourney_id)
+    rows = (
+        cache.get(store, tourney_id, replicates, progress)
+        if cache
+        else current_standings(store, tourney_id, replicates)
+    )
+    return Overview(tourney, progress, games_total(tourney, progress), tables(store, tourney), rows)
+
+
+def export(store: TournamentStore, tourney_id: str, fmt: str, replicates: int = DEFAULT_REPLICATES) -> tuple[str, bool]:
+    """(the CSV or JSON text, whether the tournament had ended). JSON holds the deals and the
+    records only once it has: the store refuses them before."""
+    if fmt not in EXPORT_FORMATS:
+        raise TournamentError(f"format={fmt!r} must be csv or json")
+    finished = store.progress(check_id(tourney_id)).state == "finished"
+    rows = current_standings(store, tourney_id, replicates)
+    if fmt == "csv":
+        return to_csv(rows), finished
+    document: dict[str, Any] = {"tournament": tourney_id, "finished": finished, "standings": json.loads(to_json(rows))}
+    if finished:
+        document["deals"] = store.deals(tourney_id)
+        document["records"] = store.records(tourney_id)
+    return json.dumps(document, indent=2) + "\n", finished
+
+
+def resume(store: TournamentStore, tourney_id: str, dispatch: jobs.Dispatch) -> list[str]:
+    """Send every unfinished table again (see ``jobs.resume``)."""
+    store.progress(check_id(tourney_id))
+    return jobs.resume(store, tourney_id, dispatch)

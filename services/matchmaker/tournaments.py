@@ -1,0 +1,275 @@
+"""The matchmaker's tournament RPCs: a mixin of ``MatchmakerServicer``, thin over
+``arena.tournament.operations`` (store calls run in a thread). Creating and resuming need the host
+token; the reads are public. Every caller value is bounded here or by the domain, and the error
+names the request's field."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+import grpc
+
+from arena.play.specs import SeatSpec, SeatSpecError
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.tournament import jobs, operations
+from arena.tournament.messages import entrant_to_proto
+from arena.tournament.model import (
+    DEFAULT_GRACE_S,
+    MAX_DEALS_PER_TABLE,
+    MAX_ENTRANTS,
+    MAX_GRACE_S,
+    MAX_ROUNDS,
+    Tournament,
+    TournamentError,
+    TournamentExists,
+    TournamentNotFound,
+)
+from arena.tournament.standings import Standing
+from arena.tournament.store import Progress, TournamentStore
+from arena.wire import rules_from_proto, rules_to_proto
+from ohell.errors import OhHellError
+from ohell.presets import preset
+
+T = TypeVar("T")
+DEFAULT_SEATS = 3
+DEFAULT_DEALS = 2
+MAX_PAGE = 500
+EXPORT_CHUNK = 1 << 20
+FORMATS = {tpb.TOURNAMENT_FORMAT_UNSPECIFIED: "round-robin", tpb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round-robin"}
+FORMATS[tpb.TOURNAMENT_FORMAT_SWISS] = "swiss"
+FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
+STATES = {"running": tpb.TOURNAMENT_STATE_RUNNING, "finished": tpb.TOURNAMENT_STATE_FINISHED}
+EXPORTS = {tpb.EXPORT_FORMAT_UNSPECIFIED: "csv", tpb.EXPORT_FORMAT_CSV: "csv", tpb.EXPORT_FORMAT_JSON: "json"}
+CONTENT_TYPES = {"csv": "text/csv", "json": "application/json"}
+
+
+class Invalid(TournamentError):
+    """A request field out of bounds (INVALID_ARGUMENT naming it)."""
+
+
+def entrant_from_proto(message: tpb.TournamentEntrant, field: str) -> SeatSpec:
+    which = message.WhichOneof("player")
+    if which is None:
+        raise Invalid(f"{field}: give one of bot, agent_id, endpoint")
+    value = getattr(message, which)
+    if len(value) > 253 or len(message.name) > 64:
+        raise Invalid(f"{field}: name over 64 or {which} over 253 characters")
+    try:
+        if which == "bot":
+            return SeatSpec.builtin(value, message.name or None)
+        if which == "agent_id":
+            return SeatSpec.connected(value, message.name or None)
+        return SeatSpec.endpoint(value, message.name or None)
+    except SeatSpecError as error:
+        raise Invalid(f"{field}.{which}: {error}") from None
+
+
+def _in_range(field: str, value: float, low: float, high: float) -> None:
+    if not (math.isfinite(value) and low <= value <= high):
+        raise Invalid(f"{field}={value!r} must be from {low:g} to {high:g}")
+
+
+def tournament_from_proto(message: tpb.Tournament) -> Tournament:
+    """The domain's tournament from the request, every field bounded (errors name ``tournament.*``)."""
+    if not 1 <= len(message.entrants) <= MAX_ENTRANTS:
+        raise Invalid(f"tournament.entrants: {len(message.entrants)} given, 1 to {MAX_ENTRANTS} allowed")
+    operations.check_id(message.tournament_id, "tournament.tournament_id")
+    entrants = tuple(
+        entrant_from_proto(entrant, f"tournament.entrants[{number}]") for number, entrant in enumerate(message.entrants)
+    )
+    if message.format not in FORMATS:
+        raise Invalid(f"tournament.format={message.format} is not a TournamentFormat")
+    seats = message.seats or DEFAULT_SEATS
+    _in_range("tournament.seats", seats, 3, 7)
+    rounds = message.rounds or 1
+    _in_range("tournament.rounds", rounds, 1, MAX_ROUNDS)
+    deals = message.deals or DEFAULT_DEALS
+    _in_range("tournament.deals", deals, 1, MAX_DEALS_PER_TABLE)
+    grace = message.grace_seconds if message.HasField("grace_seconds") else DEFAULT_GRACE_S
+    _in_range("tournament.grace_seconds", grace, 0, MAX_GRACE_S)
+    rules = rules_from_proto(message.rules, "tournament.rules")
+    name = message.rules.preset or "classic"
+    base = preset(name).to_dict()
+    overrides = {key: value for key, value in rules.to_dict().items() if base[key] != value}
+    try:
+        return Tournament(
+            message.tournament_id,
+            entrants,
+            seats=seats,
+            format=FORMATS[message.format],
+            rounds=rounds,
+            deals=deals,
+            preset=name,
+            overrides=overrides,
+            grace_s=grace,
+        )
+    except TournamentError as error:
+        raise Invalid(f"tournament: {error}") from None
+
+
+def tournament_to_proto(tourney: Tournament) -> tpb.Tournament:
+    rules = rules_to_proto(tourney.rules())
+    rules.preset = tourney.preset
+    return tpb.Tournament(
+        tournament_id=tourney.tourney_id,
+        entrants=[entrant_to_proto(entrant) for entrant in tourney.entrants],
+        rules=rules,
+        seats=tourney.seats,
+        format=FORMAT_NUMBERS[tourney.format],
+        rounds=tourney.rounds,
+        deals=tourney.deals,
+        grace_seconds=tourney.grace_s,
+    )
+
+
+def progress_to_proto(tourney: Tournament, progress: Progress) -> tpb.TournamentProgress:
+    return tpb.TournamentProgress(
+        state=STATES.get(progress.state, tpb.TOURNAMENT_STATE_UNSPECIFIED),
+        round=progress.round,
+        rounds=tourney.rounds,
+        tables=progress.tables,
+        tables_done=progress.tables_done,
+        games_done=progress.games_done,
+        games_total=operations.games_total(tourney, progress),
+        created_ms=progress.created_ms,
+        finished_ms=progress.finished_ms,
+    )
+
+
+def standing_to_proto(row: Standing) -> tpb.TournamentStanding:
+    message = tpb.TournamentStanding(
+        rank=row.rank,
+        entrant=row.entrant,
+        games=row.games,
+        deals=row.deals,
+        mean_duplicate=row.mean_duplicate,
+        total_duplicate=row.total_duplicate,
+        ci_low=row.ci_low,
+        ci_high=row.ci_high,
+        deals_won=row.deals_won,
+        forfeits=row.forfeits,
+        mean_score=row.mean_score,
+    )
+    if row.p_above_next is not None:
+        message.p_above_next = row.p_above_next
+    return message
+
+
+def table_to_proto(table: operations.TableView) -> tpb.TournamentTable:
+    return tpb.TournamentTable(
+        table_id=table.table_id,
+        round=table.round,
+        entrants=table.entrants,
+        state=table.state,
+        attempts=table.attempts,
+        games_done=table.games_done,
+        games=table.games,
+        forfeits=table.forfeits,
+    )
+
+
+_CODES: dict[type[Exception], grpc.StatusCode] = {
+    TournamentNotFound: grpc.StatusCode.NOT_FOUND,
+    TournamentExists: grpc.StatusCode.ALREADY_EXISTS,
+}
+
+
+class TournamentRpcs:
+    """Mixed into ``MatchmakerServicer``, which provides ``_host`` (the host check) and sets the
+    store, the dispatcher of tables and the standings cache."""
+
+    tourneys: TournamentStore | None
+    tourney_dispatch: jobs.Dispatch | None
+    standings_cache: operations.StandingsCache
+    _host: Callable[..., Any]
+
+    async def _t(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
+        """``fn`` in a thread: NOT_FOUND, ALREADY_EXISTS, else INVALID_ARGUMENT for the domain's errors."""
+        if self.tourneys is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this matchmaker was started without tournaments")
+        try:
+            return await asyncio.to_thread(fn, *args)
+        except OhHellError as error:
+            await context.abort(_CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT), str(error))
+            raise AssertionError("unreachable") from None
+
+    async def _checked(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
+        """``fn`` here (a check or a conversion): INVALID_ARGUMENT naming the field when it refuses."""
+        try:
+            return fn(*args)
+        except OhHellError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+            raise AssertionError("unreachable") from None
+
+    async def CreateTournament(
+        self, request: tpb.CreateTournamentRequest, context: Any
+    ) -> tpb.CreateTournamentResponse:
+        await self._host(context)
+        tourney = await self._checked(context, tournament_from_proto, request.tournament)
+        await self._t(context, operations.create, self.tourneys, tourney, self.tourney_dispatch)
+        progress = await self._t(context, self.tourneys.progress, tourney.tourney_id)  # type: ignore[union-attr]
+        return tpb.CreateTournamentResponse(
+            tournament=tournament_to_proto(tourney), progress=progress_to_proto(tourney, progress)
+        )
+
+    async def ListTournaments(self, request: tpb.ListTournamentsRequest, context: Any) -> tpb.ListTournamentsResponse:
+        if request.page_size > MAX_PAGE:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_size={request.page_size} is over {MAX_PAGE}")
+        token = request.page_token
+        if token and not (token.isdigit() and len(token) <= 9):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"page_token={token[:40]!r} is not one this service gave"
+            )
+        offset, size = int(token or 0), request.page_size or 50
+        ids, more = await self._t(context, operations.page_of_ids, self.tourneys, offset, size)
+        summaries = []
+        for tourney_id in ids:
+            tourney = await self._t(context, self.tourneys.get, tourney_id)  # type: ignore[union-attr]
+            progress = await self._t(context, self.tourneys.progress, tourney_id)  # type: ignore[union-attr]
+            definition = tournament_to_proto(tourney)
+            definition.ClearField("entrants")
+            summary = tpb.TournamentSummary(
+                tournament=definition,
+                progress=progress_to_proto(tourney, progress),
+                entrant_count=len(tourney.entrants),
+            )
+            summaries.append(summary)
+        return tpb.ListTournamentsResponse(tournaments=summaries, next_page_token=str(offset + size) if more else "")
+
+    async def GetTournament(self, request: tpb.GetTournamentRequest, context: Any) -> tpb.GetTournamentResponse:
+        tourney_id = await self._checked(context, operations.check_id, request.tournament_id)
+        replicates = await self._checked(context, operations.check_replicates, request.replicates)
+        view = await self._t(context, operations.overview, self.tourneys, tourney_id, replicates, self.standings_cache)
+        return tpb.GetTournamentResponse(
+            tournament=tournament_to_proto(view.tourney),
+            progress=progress_to_proto(view.tourney, view.progress),
+            tables=[table_to_proto(table) for table in view.tables],
+            standings=[standing_to_proto(row) for row in view.standings],
+        )
+
+    async def ExportTournament(
+        self, request: tpb.ExportTournamentRequest, context: Any
+    ) -> AsyncIterator[tpb.ExportTournamentResponse]:
+        tourney_id = await self._checked(context, operations.check_id, request.tournament_id)
+        replicates = await self._checked(context, operations.check_replicates, request.replicates)
+        if request.format not in EXPORTS:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"format={request.format} is not an ExportFormat")
+        fmt = EXPORTS[request.format]
+        text, finished = await self._t(context, operations.export, self.tourneys, tourney_id, fmt, replicates)
+        data = text.encode()
+        for start in range(0, max(len(data), 1), EXPORT_CHUNK):
+            piece = tpb.ExportTournamentResponse(data=data[start : start + EXPORT_CHUNK])
+            if start == 0:
+                piece.content_type, piece.filename, piece.finished = CONTENT_TYPES[fmt], f"{tourney_id}.{fmt}", finished
+            yield piece
+
+    async def ResumeTournament(
+        self, request: tpb.ResumeTournamentRequest, context: Any
+    ) -> tpb.ResumeTournamentResponse:
+        await self._host(context)
+        tourney_id = await self._checked(context, operations.check_id, request.tournament_id)
+        tables = await self._t(context, operations.resume, self.tourneys, tourney_id, self.tourney_dispatch)
+        return tpb.ResumeTournamentResponse(tables=tables)

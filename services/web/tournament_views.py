@@ -1,0 +1,102 @@
+"""Plain rows for the tournament templates from the matchmaker's tournament messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from services.web.views import Row, when
+
+STATE_NAMES = {tpb.TOURNAMENT_STATE_RUNNING: "running", tpb.TOURNAMENT_STATE_FINISHED: "finished"}
+FORMAT_NAMES = {tpb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round robin", tpb.TOURNAMENT_FORMAT_SWISS: "Swiss"}
+
+
+def progress_row(progress: Any) -> Row:
+    total = progress.games_total or 1
+    return {
+        "state": STATE_NAMES.get(progress.state, "unknown"),
+        "round": progress.round,
+        "rounds": progress.rounds,
+        "tables": progress.tables,
+        "tables_done": progress.tables_done,
+        "games_done": progress.games_done,
+        "games_total": progress.games_total,
+        "percent": round(100 * progress.games_done / total, 1),
+        "created": when(progress.created_ms),
+        "finished": when(progress.finished_ms),
+    }
+
+
+def summary_row(tournament: Any, progress: Any, entrants: int | None = None) -> Row:
+    """``entrants``: the count of a list's summary (which leaves the entrants out)."""
+    return {
+        "id": tournament.tournament_id,
+        "format": FORMAT_NAMES.get(tournament.format, "?"),
+        "entrants": len(tournament.entrants) if entrants is None else entrants,
+        "seats": tournament.seats,
+        "deals": tournament.deals,
+        "preset": tournament.rules.preset or "custom",
+        **progress_row(progress),
+    }
+
+
+def entrant_row(entrant: Any) -> Row:
+    kind = entrant.WhichOneof("player")
+    label = {"bot": "built-in", "agent_id": "connected", "endpoint": "endpoint"}.get(kind or "", "?")
+    return {"name": entrant.name, "kind": label, "what": getattr(entrant, kind) if kind else ""}
+
+
+def standing_rows(standings: Any) -> list[Row]:
+    """Each standing with its interval drawn on one scale shared by all rows (percent of the width)."""
+    rows = list(standings)
+    low = min([s.ci_low for s in rows] + [0.0])
+    high = max([s.ci_high for s in rows] + [0.0])
+    span = (high - low) or 1.0
+
+    def at(value: float) -> float:
+        return round(100 * (value - low) / span, 2)
+
+    return [
+        {
+            "rank": s.rank,
+            "entrant": s.entrant,
+            "games": s.games,
+            "deals": s.deals,
+            "mean": f"{s.mean_duplicate:+.2f}",
+            "ci": f"[{s.ci_low:+.2f}, {s.ci_high:+.2f}]",
+            "p_next": f"{s.p_above_next:.3f}" if s.HasField("p_above_next") else "",
+            "deals_won": s.deals_won,
+            "forfeits": s.forfeits,
+            "mean_score": f"{s.mean_score:.2f}",
+            "bar_left": at(s.ci_low),
+            "bar_width": max(at(s.ci_high) - at(s.ci_low), 0.5),
+            "mark": at(s.mean_duplicate),
+            "zero": at(0.0),
+        }
+        for s in rows
+    ]
+
+
+def table_row(table: Any) -> Row:
+    return {
+        "id": table.table_id,
+        "round": table.round,
+        "entrants": ", ".join(table.entrants),
+        "state": table.state,
+        "attempts": table.attempts,
+        "games": f"{table.games_done}/{table.games}",
+        "forfeits": ", ".join(table.forfeits),
+    }
+
+
+def detail(reply: Any) -> dict[str, Any]:
+    """What the tournament page (and its live part) shows of a GetTournament answer."""
+    tournament = reply.tournament
+    return {
+        "t": summary_row(tournament, reply.progress),
+        "grace": f"{tournament.grace_seconds:g}",
+        "rules": tournament.rules,
+        "entrants": [entrant_row(e) for e in tournament.entrants],
+        "standings": standing_rows(reply.standings),
+        "tables": [table_row(t) for t in reply.tables],
+    }

@@ -1,0 +1,189 @@
+"""Tournament pages: the public list, a tournament's page (progress, tables, standings with their
+95 % intervals and P(above next); its live part is fetched again every few seconds while the
+tournament runs), the exports, and the host's page to create one (behind the host login of
+services/web/host.py). Every read and change goes through the matchmaker's tournament RPCs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.tournament.messages import entrant_from_text
+from arena.tournament.model import MAX_ENTRANTS, TournamentError
+from arena.wire import rules_to_proto
+from ohell.bots import BOT_FACTORIES
+from ohell.errors import OhHellError
+from ohell.presets import PRESETS, preset_with_options
+from services.web import tournament_views as tv
+from services.web.api import TIMEOUT_S, Api, ApiError
+from services.web.host import _form, sessions
+from services.web.pages import api_of, page
+
+LIST_PAGE = 100
+MAX_OPTIONS = 20
+MAX_FIELD_CHARS = 20_000  # a form field's text (200 entrants of ~100 characters)
+FORMATS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
+EXPORTS = {"csv": tpb.EXPORT_FORMAT_CSV, "json": tpb.EXPORT_FORMAT_JSON}
+
+
+async def _get(api: Api, tourney_id: str) -> Any:
+    return await api.call("GetTournament", tpb.GetTournamentRequest(tournament_id=tourney_id))
+
+
+async def list_page(request: Request) -> Response:
+    token = request.query_params.get("page", "")
+    reply = await api_of(request).call(
+        "ListTournaments", tpb.ListTournamentsRequest(page_size=LIST_PAGE, page_token=token)
+    )
+    rows = [tv.summary_row(s.tournament, s.progress, s.entrant_count) for s in reply.tournaments]
+    return page(request, "tournaments.html", tournaments=rows, next_page=reply.next_page_token)
+
+
+async def tournament_page(request: Request) -> Response:
+    reply = await _get(api_of(request), request.path_params["tid"])
+    return page(request, "tournament.html", csrf=sessions(request).csrf(request), **tv.detail(reply))
+
+
+async def live_part(request: Request) -> Response:
+    """The part of the tournament page that changes while it runs (fetched again by tournament.js)."""
+    reply = await _get(api_of(request), request.path_params["tid"])
+    response = page(request, "_tournament_live.html", csrf=sessions(request).csrf(request), **tv.detail(reply))
+    response.headers["cache-control"] = "no-store"
+    return response
+
+
+async def export(request: Request) -> Response:
+    """The export as a download, streamed from ExportTournament (a NOT_FOUND shows the error page)."""
+    fmt = request.path_params["fmt"]
+    if fmt not in EXPORTS:
+        raise HTTPException(404, f"no export format {fmt!r}: csv or json")
+    api = api_of(request)
+    call = api.mm.ExportTournament(
+        tpb.ExportTournamentRequest(tournament_id=request.path_params["tid"], format=EXPORTS[fmt]), timeout=TIMEOUT_S
+    )
+    pieces = call.__aiter__()
+    try:
+        first = await pieces.__anext__()
+    except grpc.aio.AioRpcError as error:
+        raise ApiError(error.code().name, error.details() or "") from None
+
+    async def body() -> AsyncIterator[bytes]:
+        yield first.data
+        async for piece in pieces:
+            yield piece.data
+
+    disposition = f'attachment; filename="{first.filename}"'
+    return StreamingResponse(body(), media_type=first.content_type, headers={"content-disposition": disposition})
+
+
+def tournament_from_form(form: Any) -> tpb.Tournament:
+    """The CreateTournament message from the host's form; OhHellError naming the field when a value is
+    unusable (the matchmaker checks everything again)."""
+    texts = {key: str(form.get(key, "")) for key in ("entrants", "options")}
+    if any(len(text) > MAX_FIELD_CHARS for text in texts.values()):
+        raise OhHellError(f"entrants and options: at most {MAX_FIELD_CHARS} characters each")
+    lines = [line.strip() for line in texts["entrants"].splitlines() if line.strip()]
+    if not 1 <= len(lines) <= MAX_ENTRANTS:
+        raise OhHellError(f"entrants: {len(lines)} given, 1 to {MAX_ENTRANTS} allowed (one per line)")
+    options = [line.strip() for line in texts["options"].splitlines() if line.strip()]
+    if len(options) > MAX_OPTIONS:
+        raise OhHellError(f"options: at most {MAX_OPTIONS}")
+    name = str(form.get("preset", "classic"))
+    if name not in PRESETS:
+        raise OhHellError(f"rules: {name!r} is not a preset")
+    rules = rules_to_proto(preset_with_options(name, options))
+    rules.preset = name
+    fmt = str(form.get("format", "round-robin"))
+    if fmt not in FORMATS:
+        raise OhHellError(f"format: {fmt!r} must be round-robin or swiss")
+    numbers = {}
+    for key, default in (("seats", "3"), ("rounds", "1"), ("deals", "2"), ("grace_seconds", "30")):
+        text = str(form.get(key, "") or default).strip()
+        try:
+            numbers[key] = float(text) if key == "grace_seconds" else int(text)
+        except ValueError:
+            raise OhHellError(f"{key}: {text[:20]!r} is not a number") from None
+        if numbers[key] < 0 or numbers[key] > 10_000:
+            raise OhHellError(f"{key}: {text[:20]!r} is out of range")
+    return tpb.Tournament(
+        tournament_id=str(form.get("tournament_id", "")).strip(),
+        entrants=[entrant_message(line) for line in lines],
+        rules=rules,
+        format=FORMATS[fmt],
+        seats=int(numbers["seats"]),
+        rounds=int(numbers["rounds"]),
+        deals=int(numbers["deals"]),
+        grace_seconds=numbers["grace_seconds"],
+    )
+
+
+def entrant_message(line: str) -> tpb.TournamentEntrant:
+    try:
+        return entrant_from_text(line)
+    except TournamentError as error:
+        raise OhHellError(f"entrants: {error}") from None
+
+
+async def host_page(request: Request, error: str = "", form: Any = None) -> Response:
+    host = sessions(request)
+    if not host.signed_in(request):
+        return RedirectResponse("/host/login", status_code=303)
+    reply = await api_of(request).call("ListTournaments", tpb.ListTournamentsRequest(page_size=LIST_PAGE))
+    return page(
+        request,
+        "host_tournaments.html",
+        status_code=400 if error else 200,
+        csrf=host.csrf(request),
+        error=error,
+        form=dict(form or {}),
+        presets=sorted(PRESETS),
+        bots=sorted(BOT_FACTORIES),
+        tournaments=[tv.summary_row(s.tournament, s.progress, s.entrant_count) for s in reply.tournaments],
+    )
+
+
+async def create(request: Request) -> Response:
+    form = await _form(request)
+    try:
+        message = tournament_from_form(form)
+        await api_of(request).call(
+            "CreateTournament", tpb.CreateTournamentRequest(tournament=message), sessions(request).host_token
+        )
+    except (OhHellError, ApiError) as error:
+        return await host_page(request, error=f"tournament not created: {error}", form=form)
+    return RedirectResponse(f"/tournaments/{message.tournament_id}", status_code=303)
+
+
+async def resume(request: Request) -> Response:
+    await _form(request)
+    tourney_id = request.path_params["tid"]
+    try:
+        await api_of(request).call(
+            "ResumeTournament", tpb.ResumeTournamentRequest(tournament_id=tourney_id), sessions(request).host_token
+        )
+    except ApiError as error:
+        return await host_page(request, error=f"resume {tourney_id}: {error}")
+    return RedirectResponse(f"/tournaments/{tourney_id}", status_code=303)
+
+
+async def host_get(request: Request) -> Response:
+    return await host_page(request)
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/tournaments", list_page),
+        Route("/tournaments/{tid}", tournament_page),
+        Route("/tournaments/{tid}/live", live_part),
+        Route("/tournaments/{tid}/export.{fmt}", export),
+        Route("/host/tournaments", host_get),
+        Route("/host/tournaments/new", create, methods=["POST"]),
+        Route("/host/tournaments/{tid}/resume", resume, methods=["POST"]),
+    ]

@@ -1,0 +1,149 @@
+"""What the tournament RPCs do, without servers: entrants from text, requests to tournaments (errors
+naming the field), the host form, and the standings cache and overview on a real redis-server."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.keys import Keys
+from arena.proto.ohell.v1 import rules_pb2
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.tournament import jobs, operations
+from arena.tournament.messages import entrant_from_text
+from arena.tournament.model import Tournament, TournamentError, parse_entrant
+from arena.tournament.store import TournamentStore
+from services.matchmaker.tournaments import tournament_from_proto, tournament_to_proto
+from services.web.tournaments import tournament_from_form
+
+from .test_store_jobs import Queue, builtins
+
+
+def test_entrants_from_text() -> None:
+    assert parse_entrant("builtin:strong").name == "strong"
+    assert parse_entrant(" connected:a12=alice ").agent_id == "a12"
+    assert parse_entrant("endpoint:10.0.0.5:7000=bob").address == "10.0.0.5:7000"
+    assert entrant_from_text("endpoint:bots.example:7000").endpoint == "bots.example:7000"
+    assert entrant_from_text("builtin:random=r1").WhichOneof("player") == "bot"
+    for text, words in (
+        ("robot:x", "expected builtin"),
+        ("builtin:nope", "not a built-in bot"),
+        ("builtin:random=has space", "name"),
+        ("endpoint:no-port", "host:port"),
+        ("connected:", "agent_id"),
+        ("builtin:random=" + "x" * 65, "name"),
+    ):
+        with pytest.raises(TournamentError, match=words):
+            parse_entrant(text)
+
+
+def good() -> tpb.Tournament:
+    entrants = [tpb.TournamentEntrant(bot=b) for b in ("strong", "heuristic", "random")]
+    return tpb.Tournament(tournament_id="t1", entrants=entrants, rules=rules_pb2.Rules(preset="classic"))
+
+
+def test_requests_become_tournaments_with_defaults_and_back() -> None:
+    tourney = tournament_from_proto(good())
+    assert (tourney.seats, tourney.deals, tourney.rounds, tourney.grace_s, tourney.format) == (
+        3,
+        2,
+        1,
+        30.0,
+        "round-robin",
+    )
+    message = good()
+    message.rules.hand_sizes.extend([3, 2, 1])
+    message.grace_seconds = 0
+    tourney = tournament_from_proto(message)
+    assert tourney.overrides == {"hand_sizes": [3, 2, 1]}  # only what differs from the preset
+    assert tourney.grace_s == 0 and list(tourney.rules().hand_sizes) == [3, 2, 1]
+    back = tournament_to_proto(tourney)
+    assert list(back.rules.hand_sizes) == [3, 2, 1] and back.rules.preset == "classic" and back.grace_seconds == 0
+    assert tournament_from_proto(back) == tourney  # a stored definition reads back the same
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"tournament_id": "UPPER"}, "tournament.tournament_id"),
+        ({"seats": 2}, "tournament.seats"),
+        ({"deals": 51}, "tournament.deals"),
+        ({"rounds": 21}, "tournament.rounds"),
+        ({"format": 3}, "tournament.format"),
+        ({"grace_seconds": math.inf}, "tournament.grace_seconds"),
+        ({"grace_seconds": 600.5}, "tournament.grace_seconds"),
+    ],
+)
+def test_bad_requests_name_the_field(change: dict[str, object], field: str) -> None:
+    message = good()
+    for name, value in change.items():
+        setattr(message, name, value)
+    with pytest.raises(TournamentError, match=field):
+        tournament_from_proto(message)
+
+
+def test_host_form_to_request() -> None:
+    form = {
+        "tournament_id": "cup",
+        "entrants": "builtin:strong\n\nbuiltin:heuristic=h\nconnected:a3=alice\n",
+        "format": "swiss",
+        "seats": "3",
+        "rounds": "2",
+        "deals": "1",
+        "grace_seconds": "2.5",
+        "preset": "classic",
+        "options": "hand_sizes=[3,2,1]",
+    }
+    message = tournament_from_form(form)
+    assert [e.name for e in message.entrants] == ["strong", "h", "alice"] and message.entrants[2].agent_id == "a3"
+    assert (message.format, message.rounds, message.deals, message.grace_seconds) == (
+        tpb.TOURNAMENT_FORMAT_SWISS, 2, 1, 2.5,
+    )  # fmt: skip
+    assert list(message.rules.hand_sizes) == [3, 2, 1] and message.rules.preset == "classic"
+    for key, value, words in (
+        ("seats", "three", "seats"),
+        ("seats", "-1", "seats"),
+        ("format", "knockout", "format"),
+        ("preset", "nope", "rules"),
+        ("entrants", "", "entrants"),
+        ("entrants", "builtin:nope", "entrants"),
+        ("entrants", "x" * 20_001, "characters"),
+        ("options", "hand_sizes", "name=value"),
+    ):
+        with pytest.raises(Exception, match=words):
+            tournament_from_form(form | {key: value})
+
+
+@pytest.fixture
+def tstore(shared_redis_server: EmbeddedRedis, request: pytest.FixtureRequest) -> Iterator[TournamentStore]:
+    client = redis.Redis.from_url(shared_redis_server.url)
+    yield TournamentStore(client, Keys(f"ops-{request.node.name[:40]}:"))
+    client.close()
+
+
+def test_overview_and_the_standings_cache(tstore: TournamentStore) -> None:
+    tourney = Tournament("ov", builtins("strong", "heuristic", "random"), deals=1, overrides={"hand_sizes": [2, 1]})
+    queue = Queue()
+    jobs.start(tstore, tourney, queue)
+    cache = operations.StandingsCache(fresh_s=60.0)
+    before = operations.overview(tstore, "ov", 100, cache)
+    assert before.standings == [] and before.games_total == 3 and before.progress.state == "running"
+    assert [(t.table_id, t.state, t.games_done, t.games) for t in before.tables] == [("r1t0", "queued", 0, 3)]
+    queue.drain(tstore)
+    after = operations.overview(tstore, "ov", 100, cache)  # finished since: computed again, though fresh
+    assert after.progress.state == "finished" and len(after.standings) == 3
+    assert [(t.state, t.games_done) for t in after.tables] == [("finished", 3)]
+    assert operations.overview(tstore, "ov", 100, cache).standings is after.standings  # nothing new: cached
+    assert after.standings == operations.current_standings(tstore, "ov", 100)
+    with pytest.raises(TournamentError, match="replicates"):
+        operations.check_replicates(10_001)
+    with pytest.raises(TournamentError, match="tournament_id"):
+        operations.overview(tstore, "../x")
+    with pytest.raises(TournamentError, match="format"):
+        operations.export(tstore, "ov", "xml")
+    text, finished = operations.export(tstore, "ov", "csv", 100)
+    assert finished and text.splitlines()[0].startswith("rank,entrant")

@@ -1,0 +1,262 @@
+"""The matchmaker's tournament RPCs on the real stack (redis-server, matchmaker, Celery workers):
+roles, validation naming the field, NOT_FOUND, deals kept secret until the end, and the standings
+of a finished tournament agreeing with its published records."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import redis
+from google.protobuf.json_format import MessageToDict
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.keys import Keys
+from arena.local.stack import Stack, StackConfig
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.rpc.auth import auth_metadata
+from arena.tournament.store import TournamentStore
+
+from ..ladder.helpers import wait_until
+from .test_stack import standings_from_records
+
+pytestmark = pytest.mark.slow  # starts the matchmaker and Celery workers
+
+SHORT = rules_pb2.Rules(preset="classic", hand_sizes=[3, 2, 1])
+
+
+class Rpc:
+    def __init__(self, stack: Stack, channel: grpc.Channel) -> None:
+        self.stack = stack
+        self.stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        self.host = auth_metadata(stack.host_token)
+        self.store = TournamentStore(redis.Redis.from_url(stack.config.redis_url or ""), Keys(stack.config.prefix))
+
+    def create(self, tourney: tpb.Tournament, metadata: Any = "host") -> tpb.CreateTournamentResponse:
+        request = tpb.CreateTournamentRequest(tournament=tourney)
+        return self.stub.CreateTournament(request, metadata=self.host if metadata == "host" else metadata)
+
+    def get(self, tourney_id: str, replicates: int = 0) -> tpb.GetTournamentResponse:
+        return self.stub.GetTournament(tpb.GetTournamentRequest(tournament_id=tourney_id, replicates=replicates))
+
+    def export(self, tourney_id: str, fmt: int, replicates: int = 0) -> tuple[str, list[tpb.ExportTournamentResponse]]:
+        request = tpb.ExportTournamentRequest(tournament_id=tourney_id, format=fmt, replicates=replicates)
+        pieces = list(self.stub.ExportTournament(request))
+        return b"".join(piece.data for piece in pieces).decode(), pieces
+
+
+@pytest.fixture(scope="module")
+def rpc(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rpc]:
+    config = StackConfig(
+        redis_url=shared_redis_server.url,
+        prefix=f"trpc{secrets.token_hex(4)}:",
+        env={"OHELL_MATCH_LEASE_S": "1.5"},
+        matchmaker_args=("--sweep-every", "0.5", "--tick", "0.02"),
+        log_dir=str(tmp_path_factory.mktemp("tournament-rpc")),
+        engine=False,
+        remote_worker=False,  # tables with a connected entrant stay queued: a tournament that keeps running
+    )
+    stack = Stack(config).start()
+    try:
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            yield Rpc(stack, channel)
+    finally:
+        stack.cleanup()
+
+
+def bots(*names: str) -> list[tpb.TournamentEntrant]:
+    return [tpb.TournamentEntrant(bot=name) for name in names]
+
+
+def lists_in(value: Any) -> Iterator[list[Any]]:
+    """Every list inside a JSON-like value."""
+    if isinstance(value, list):
+        yield value
+        for item in value:
+            yield from lists_in(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from lists_in(item)
+
+
+def refused(call: Any, code: grpc.StatusCode, *words: str) -> str:
+    with pytest.raises(grpc.RpcError) as caught:
+        result = call()
+        if isinstance(result, Iterator):
+            list(result)
+    error = caught.value
+    assert error.code() == code, error.details()
+    for word in words:
+        assert word in error.details(), error.details()
+    return str(error.details())
+
+
+def test_roles_and_bad_input_are_refused_naming_the_field(rpc: Rpc) -> None:
+    good = tpb.Tournament(tournament_id="roles", entrants=bots("random", "heuristic", "strong"), rules=SHORT, deals=1)
+    refused(lambda: rpc.create(good, None), grpc.StatusCode.UNAUTHENTICATED, "authorization")
+    refused(lambda: rpc.create(good, auth_metadata("not-a-token")), grpc.StatusCode.UNAUTHENTICATED)
+    agent = rpc.stub.RegisterAgent(
+        pb.RegisterAgentRequest(name="agent-r", kind=pb.AGENT_KIND_BUILTIN, bot="random"), metadata=rpc.host
+    )
+    refused(lambda: rpc.create(good, auth_metadata(agent.token)), grpc.StatusCode.PERMISSION_DENIED, "host token")
+    resume = tpb.ResumeTournamentRequest(tournament_id="roles")
+    refused(lambda: rpc.stub.ResumeTournament(resume), grpc.StatusCode.UNAUTHENTICATED)
+    agent_meta = auth_metadata(agent.token)
+    refused(lambda: rpc.stub.ResumeTournament(resume, metadata=agent_meta), grpc.StatusCode.PERMISSION_DENIED)
+
+    def bad(field: str, **changes: Any) -> None:
+        tourney = tpb.Tournament()
+        tourney.CopyFrom(good)
+        for name, value in changes.items():
+            if isinstance(value, list):
+                tourney.ClearField(name)
+                getattr(tourney, name).extend(value)
+            elif name == "rules":
+                tourney.rules.CopyFrom(value)
+            else:
+                setattr(tourney, name, value)
+        refused(lambda: rpc.create(tourney), grpc.StatusCode.INVALID_ARGUMENT, field)
+
+    bad("tournament.tournament_id", tournament_id="Bad Id!")
+    bad("tournament.tournament_id", tournament_id="x" * 41)
+    bad("tournament.entrants", entrants=[])
+    bad("tournament.entrants", entrants=bots(*["random"] * 201))
+    bad("tournament.entrants[1]", entrants=[*bots("random"), tpb.TournamentEntrant(name="nobody"), *bots("strong")])
+    bad("tournament.entrants[2].bot", entrants=bots("random", "heuristic", "no-such-bot"))
+    bad("entrants[0].endpoint", entrants=[tpb.TournamentEntrant(endpoint="no-port"), *bots("random", "strong")])
+    bad(
+        "entrants[0].name",
+        entrants=[tpb.TournamentEntrant(bot="random", name="bad name"), *bots("heuristic", "strong")],
+    )
+    bad("own name", entrants=bots("random", "random", "strong"))
+    bad("tournament.seats", seats=8)
+    bad("seats", seats=4)  # more seats than entrants
+    bad("tournament.deals", deals=51)
+    bad("tournament.rounds", rounds=21)
+    bad("rounds", rounds=2)  # a round robin is one round
+    bad("tournament.format", format=7)
+    bad("tournament.grace_seconds", grace_seconds=601)
+    bad("tournament.grace_seconds", grace_seconds=math.nan)
+    bad("tournament.grace_seconds", grace_seconds=-1)
+    bad("tournament.rules.preset", rules=rules_pb2.Rules(preset="no-such-preset"))
+    bad("hand_sizes", rules=rules_pb2.Rules(preset="classic", hand_sizes=[20]))  # 60 cards for 3 seats
+    unknown = [tpb.TournamentEntrant(agent_id="a999"), *bots("random", "strong")]
+    refused(
+        lambda: rpc.create(tpb.Tournament(tournament_id="ghost", entrants=unknown)), grpc.StatusCode.NOT_FOUND, "a999"
+    )
+
+    for call in (
+        lambda: rpc.get("no-such"),
+        lambda: rpc.export("no-such", tpb.EXPORT_FORMAT_CSV),
+        lambda: rpc.stub.ResumeTournament(tpb.ResumeTournamentRequest(tournament_id="no-such"), metadata=rpc.host),
+    ):
+        refused(call, grpc.StatusCode.NOT_FOUND, "no-such")
+    refused(lambda: rpc.get("../etc"), grpc.StatusCode.INVALID_ARGUMENT, "tournament_id")
+    refused(lambda: rpc.get("roles", replicates=10_001), grpc.StatusCode.INVALID_ARGUMENT, "replicates")
+    refused(lambda: rpc.export("roles", 9), grpc.StatusCode.INVALID_ARGUMENT, "format")
+    for request in (tpb.ListTournamentsRequest(page_size=501), tpb.ListTournamentsRequest(page_token="x1")):
+        refused(lambda r=request: rpc.stub.ListTournaments(r), grpc.StatusCode.INVALID_ARGUMENT, "page_")
+    assert "roles" not in rpc.store.ids()  # nothing refused was created
+
+
+def test_deals_stay_secret_while_running_then_standings_agree_with_records(rpc: Rpc) -> None:
+    # a connected entrant whose table has no remote worker: the tournament keeps running
+    agent = rpc.stub.RegisterAgent(
+        pb.RegisterAgentRequest(name="away", kind=pb.AGENT_KIND_CONNECTED), metadata=rpc.host
+    )
+    waiting = tpb.Tournament(
+        tournament_id="waiting",
+        entrants=[*bots("random", "heuristic"), tpb.TournamentEntrant(agent_id=agent.agent.agent_id, name="away")],
+        rules=SHORT,
+        deals=2,
+        grace_seconds=0,
+    )
+    created = rpc.create(waiting)
+    assert created.tournament.grace_seconds == 0 and created.tournament.seats == 3
+    assert created.progress.state == tpb.TOURNAMENT_STATE_RUNNING and created.progress.games_total == 6
+    refused(lambda: rpc.create(waiting), grpc.StatusCode.ALREADY_EXISTS, "waiting")
+    running = rpc.get("waiting")
+    assert [t.entrants for t in running.tables] == [["random", "heuristic", "away"]]
+    assert (running.progress.tables, running.progress.tables_done, running.progress.games_done) == (1, 0, 0)
+    text, pieces = rpc.export("waiting", tpb.EXPORT_FORMAT_JSON)
+    document = json.loads(text)
+    assert pieces[0].finished is False and set(document) == {"tournament", "finished", "standings"}
+    dealt = [list(cards) for deal_set in rpc.store.table_deals("waiting", "r1t0") for cards in deal_set.decks]
+    listed = rpc.stub.ListTournaments(tpb.ListTournamentsRequest())
+    answers = [document, MessageToDict(running), MessageToDict(listed)]
+    assert not [found for answer in answers for found in lists_in(answer) if found in dealt]  # no deck anywhere
+    assert dealt[0] in list(lists_in({"check": dealt}))  # (the search does find a deck)
+    assert list(
+        rpc.stub.ResumeTournament(tpb.ResumeTournamentRequest(tournament_id="waiting"), metadata=rpc.host).tables
+    ) == ["r1t0"]
+
+    final = tpb.Tournament(
+        tournament_id="final", entrants=bots("strong", "heuristic", "random"), rules=SHORT, deals=2,
+        format=tpb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+    )  # fmt: skip
+    rpc.create(final)
+    wait_until(lambda: rpc.get("final", 1).progress.state == tpb.TOURNAMENT_STATE_FINISHED, 30, "the tournament to end")
+    done = rpc.get("final", 500)
+    assert (done.progress.tables_done, done.progress.games_done, done.progress.games_total) == (1, 6, 6)
+    assert done.progress.finished_ms >= done.progress.created_ms > 0
+    assert [(t.state, t.games_done, t.games) for t in done.tables] == [("finished", 6, 6)]
+    text, pieces = rpc.export("final", tpb.EXPORT_FORMAT_JSON, 500)
+    document = json.loads(text)
+    assert pieces[0].finished and pieces[0].content_type == "application/json" and pieces[0].filename == "final.json"
+    assert document["deals"] == rpc.store.deals("final") and len(document["records"]) == 6
+    recomputed = standings_from_records(document["records"])
+    assert [(s.entrant, s.mean_duplicate, s.ci_low, s.ci_high) for s in recomputed] == [
+        (s.entrant, s.mean_duplicate, s.ci_low, s.ci_high) for s in done.standings
+    ]
+    assert [s.HasField("p_above_next") for s in done.standings] == [True, True, False]
+    assert abs(sum(s.total_duplicate for s in done.standings)) < 1e-3  # duplicate points sum to zero (rounded)
+    csv_text, _ = rpc.export("final", tpb.EXPORT_FORMAT_CSV, 500)
+    rows = list(csv.DictReader(io.StringIO(csv_text)))
+    assert [(r["entrant"], float(r["ci_low"])) for r in rows] == [(s.entrant, s.ci_low) for s in done.standings]
+    assert (
+        list(rpc.stub.ResumeTournament(tpb.ResumeTournamentRequest(tournament_id="final"), metadata=rpc.host).tables)
+        == []
+    )
+
+    first = rpc.stub.ListTournaments(tpb.ListTournamentsRequest(page_size=1))
+    second = rpc.stub.ListTournaments(tpb.ListTournamentsRequest(page_size=1, page_token=first.next_page_token))
+    assert [s.tournament.tournament_id for s in (*first.tournaments, *second.tournaments)] == ["final", "waiting"]
+    assert second.next_page_token == "" and first.tournaments[0].progress.state == tpb.TOURNAMENT_STATE_FINISHED
+    assert (first.tournaments[0].entrant_count, len(first.tournaments[0].tournament.entrants)) == (3, 0)
+
+
+def test_host_commands_go_through_the_rpcs(
+    rpc: Rpc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ohell tournament`` is a gRPC client of the matchmaker: without the host token it cannot create."""
+    from arena.cli import main
+
+    monkeypatch.delenv("OHELL_HOST_TOKEN", raising=False)
+    monkeypatch.setenv("OHELL_DATA_DIR", str(tmp_path))  # no host-token file of `ohell up` there
+    where = ["--matchmaker", rpc.stack.matchmaker_address]
+    create = ["tournament", "create", "cli", "--entrant=builtin:random", "--entrant=builtin:heuristic=h"]
+    create += ["--entrant=builtin:strong", "--deals", "1", "--option", "hand_sizes=[2,1]", *where]
+    assert main(create) == 2
+    assert "UNAUTHENTICATED" in capsys.readouterr().out
+    assert main([*create, "--host-token-file", str(rpc.stack.host_token_path)]) == 0
+    assert "3 games in all" in capsys.readouterr().out
+    wait_until(lambda: rpc.get("cli", 1).progress.state == tpb.TOURNAMENT_STATE_FINISHED, 30, "the tournament to end")
+    assert main(["tournament", "list", *where]) == 0
+    assert "cli\tfinished" in capsys.readouterr().out
+    assert main(["tournament", "standings", "cli", "--replicates", "100", *where]) == 0
+    assert "final standings" in capsys.readouterr().out
+    out = tmp_path / "cli.json"
+    assert main(["tournament", "export", "cli", "--format", "json", "--out", str(out), *where]) == 0
+    assert len(json.loads(out.read_text())["records"]) == 3
+    assert main(["tournament", "status", "nope", *where]) == 2
+    assert "NOT_FOUND" in capsys.readouterr().out

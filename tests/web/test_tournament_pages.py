@@ -1,0 +1,130 @@
+"""The tournament pages in a real browser (Debian's Chromium through Playwright) against the real
+stack: the host creates a small tournament of built-in bots from the form, watches its page follow it
+to the end, and sees the standings the matchmaker reports; the exports download."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import pytest
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.local.stack import Stack, StackConfig
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
+
+from .conftest import HOST_TOKEN, screenshot, start_web
+
+pytestmark = pytest.mark.slow  # starts the stack, the web app and Chromium
+
+
+@dataclass
+class TourneySite:
+    url: str
+    stub: matchmaker_pb2_grpc.MatchmakerServiceStub
+
+
+@pytest.fixture(scope="module")
+def tsite(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TourneySite]:
+    logs = tmp_path_factory.mktemp("web-tournaments")
+    config = StackConfig(
+        redis_url=shared_redis_server.url,
+        prefix=f"wt{secrets.token_hex(4)}:",
+        env={"OHELL_MATCH_LEASE_S": "1.5"},
+        matchmaker_args=("--sweep-every", "0.5", "--tick", "0.02"),
+        log_dir=str(logs),
+        host_token=HOST_TOKEN,
+        remote_worker=False,
+    )
+    stack = Stack(config).start()
+    web = None
+    try:
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            web, url = start_web(stack, logs / "web.log")
+            yield TourneySite(url, matchmaker_pb2_grpc.MatchmakerServiceStub(channel))
+    finally:
+        if web is not None:
+            web.terminate()
+            web.wait(10)
+        stack.cleanup()
+
+
+def sign_in(site: TourneySite, page: Any) -> None:
+    page.goto(site.url + "/host/tournaments")
+    assert page.url.endswith("/host/login")  # behind the host login
+    page.fill("input[name=token]", HOST_TOKEN)
+    page.click("button:text('Sign in')")
+    page.goto(site.url + "/host/tournaments")
+    page.wait_for_selector("#create-tournament")
+
+
+def test_host_creates_a_tournament_and_watches_it_finish(tsite: TourneySite, page: Any) -> None:
+    sign_in(tsite, page)
+    form = page.locator("#create-tournament")
+    form.locator("input[name=tournament_id]").fill("cup")
+    form.locator("textarea[name=entrants]").fill("builtin:strong\nbuiltin:heuristic=h1\nbuiltin:random")
+    form.locator("input[name=deals]").fill("2")
+    form.locator("textarea[name=options]").fill("hand_sizes=[5,4,3,2,1]")  # 6 games: seconds with the strong bot
+    screenshot(page, "host-tournaments")
+    form.locator("button").click()
+    page.wait_for_url(f"{tsite.url}/tournaments/cup")
+    assert page.locator("h1").inner_text() == "Tournament: cup"
+    assert page.locator("#live").get_attribute("data-state") == "running"
+    page.wait_for_selector("#live[data-state=finished]", timeout=25_000)  # the page follows it to the end
+    assert int(page.locator("body").get_attribute("data-refreshes") or 0) >= 1  # fetched again, not reloaded
+    assert page.locator("#state").inner_text() == "finished"
+    assert "6/6 games" in page.locator("#progress-text").inner_text()
+    assert page.locator("#standings").locator("xpath=preceding::h2[1]").inner_text() == "Final standings"
+
+    reply = tsite.stub.GetTournament(tpb.GetTournamentRequest(tournament_id="cup"))
+    rows = page.locator("#standings tbody tr")
+    assert rows.count() == 3
+    for row, standing in zip(rows.all(), reply.standings, strict=True):
+        cells = row.locator("td").all_inner_texts()
+        assert cells[1] == standing.entrant and cells[2] == f"{standing.mean_duplicate:+.2f}"
+        assert cells[3] == f"[{standing.ci_low:+.2f}, {standing.ci_high:+.2f}]"
+        assert cells[4] == (f"{standing.p_above_next:.3f}" if standing.HasField("p_above_next") else "")
+    assert {standing.entrant for standing in reply.standings} == {"strong", "h1", "random"}
+    assert page.locator("#tables tbody tr td").nth(3).inner_text() == "finished"
+    assert page.locator("#resume").count() == 0  # nothing left to resume
+    screenshot(page, "tournament")
+
+    with page.expect_download() as download:
+        page.click("#export-csv")
+    exported = list(csv.DictReader(io.StringIO(open(download.value.path()).read())))  # noqa: SIM115
+    assert [r["entrant"] for r in exported] == [s.entrant for s in reply.standings]
+    response = page.request.get(f"{tsite.url}/tournaments/cup/export.json")
+    document = json.loads(response.body())
+    assert document["finished"] and len(document["records"]) == 6 and set(document["deals"]) == {"r1t0"}
+
+    page.goto(tsite.url + "/tournaments")
+    listed = page.locator("#tournaments tbody tr[data-tournament=cup] td").all_inner_texts()
+    assert listed[0] == "cup" and listed[1] == "finished" and listed[3] == "3" and listed[6] == "6/6"
+    screenshot(page, "tournaments")
+
+
+def test_bad_form_shows_the_field_and_pages_need_a_session(tsite: TourneySite, page: Any) -> None:
+    response = page.request.post(tsite.url + "/host/tournaments/new", form={"tournament_id": "sneaky", "csrf": "x"})
+    assert response.status == 403
+    assert page.request.get(tsite.url + "/tournaments/sneaky").status == 404
+    sign_in(tsite, page)
+    form = page.locator("#create-tournament")
+    form.locator("input[name=tournament_id]").fill("bad")
+    form.locator("textarea[name=entrants]").fill("builtin:strong\nbuiltin:no-such-bot\nbuiltin:random")
+    form.locator("button").click()
+    assert "no-such-bot" in page.locator("#error-message").inner_text()
+    assert page.locator("textarea[name=entrants]").input_value().endswith("builtin:random")  # the form is kept
+    form = page.locator("#create-tournament")
+    form.locator("textarea[name=entrants]").fill("builtin:strong\nbuiltin:heuristic\nbuiltin:random")
+    form.locator("input[name=seats]").fill("7")
+    form.locator("button").click()
+    assert "seats" in page.locator("#error-message").inner_text()
+    assert page.request.get(tsite.url + "/tournaments/bad").status == 404
+    assert page.request.get(tsite.url + "/tournaments/no-such/export.csv").status == 404
