@@ -23,6 +23,9 @@ __all__ = ["BatchRun", "lease_seconds", "run_match", "run_matches", "spoiled_by_
 # after each one would undo the batch), or once FLUSH_WALL_S went by (paced bots mostly sleep).
 FLUSH_S = 0.05
 FLUSH_WALL_S = 0.25
+# A batch gives back the matches it has not begun once it has played this long (long games: the
+# worker's other children, idle meanwhile, take them): 'deferred', their leases released.
+HAND_BACK_S = 1.0
 
 
 _LADDERS: dict[tuple[int, str], tuple[float, Ladder]] = {}
@@ -41,7 +44,8 @@ def _ladder(store: RedisStore, name: str) -> Ladder:
 @dataclass
 class BatchRun:
     """What ``run_matches`` did with each match: ``outcomes`` (see ``run_match``; 'error' for a match
-    whose play raised, its exception in ``errors``, its lease given up so it can be run again now)."""
+    whose play raised, its exception in ``errors``; 'deferred' for one given back unplayed: both
+    with their lease given up, so they can be run again now)."""
 
     outcomes: dict[str, str] = field(default_factory=dict)
     errors: dict[str, Exception] = field(default_factory=dict)
@@ -71,11 +75,13 @@ def run_matches(
     lease_s: float | None = None,
     archive: Callable[[], None] | None = None,
     flush_s: float = FLUSH_S,
+    hand_back_s: float = HAND_BACK_S,
 ) -> BatchRun:
     """Run a batch of matches claimed together: start (and lease) all of them in one script, play
     those not finished or held elsewhere one after another, and store the played ones in one finish
     script per ``flush_s`` of CPU time played (or FLUSH_WALL_S, and at the end), each logged once;
-    then rate and ask for the archive. A crash loses nothing stored; a match played but not stored
+    then rate and ask for the archive. After ``hand_back_s`` the matches not begun are given back
+    ('deferred': the caller sends them again). A crash loses nothing stored; a match played but not stored
     yet is played again (same seed, same deal) by whoever runs it next: the redelivered task, or the
     sweep once its lease lapses."""
     lease = lease_s or lease_seconds()
@@ -96,7 +102,14 @@ def run_matches(
     pending: list[tuple[Finished, float]] = []  # played, not stored yet; with how long each play took (s)
     with RENEWER.holding(store, [info.match_id for info in to_play], runner, lease) as held:
         cpu, wall = time.thread_time(), time.perf_counter()
-        for info in to_play:
+        began = wall
+        for index, info in enumerate(to_play):
+            if index and time.perf_counter() - began >= hand_back_s:
+                for rest in to_play[index:]:
+                    store.release_match(rest.match_id, runner)
+                    held.drop(rest.match_id)
+                    run.outcomes[rest.match_id] = "deferred"
+                break
             played = _play(store, info, runner, held, run)
             if played is not None:
                 pending.append(played)

@@ -178,3 +178,15 @@ def test_a_finish_that_requeues_agents_wakes_the_forming_loop_once(store: RedisS
     started = time.monotonic()
     assert store.wait_for_requeue(5.0) and time.monotonic() - started < 1.0
     assert not store.wait_for_requeue(0.01)
+
+
+def test_a_batch_of_long_games_gives_back_the_matches_it_has_not_begun(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("random",) * 12, think_ms=2)  # paced: ~60 ms a game
+    ids = form(store, "b", 3)
+    run = jobs.run_matches(store, ids, store.catch_up_ratings, lease_s=5, hand_back_s=0.01)
+    assert run.outcomes == {ids[0]: "finished", ids[1]: "deferred", ids[2]: "deferred"}
+    assert logged(store, "b") == ids[:1]
+    assert not any(store.lease_alive(m) for m in ids[1:])  # free for another worker at once
+    again = jobs.run_matches(store, ids[1:], store.catch_up_ratings, lease_s=5)  # as the task sends them
+    assert again.outcomes == dict.fromkeys(ids[1:], "finished")
+    assert_each_once(store, "b", ids)
