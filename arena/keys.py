@@ -15,6 +15,8 @@ functions of ``Keys.lua()``, rendered from the same templates.
                                       (no TTL for built-in agents, which stay enrolled)
     {p}enrolled:{l}            set    built-in agents put back in the queue after each match
     {p}busy:{id}               string the match an agent sits at (so it never sits at two)
+    {p}forming-wake            list   at most one entry: a finished match put enrolled agents back in a
+                                      queue, so the forming loop runs now rather than at its next tick
     {p}seated:{id}             stream tables a connected or endpoint agent was seated at (match, seat)
     {p}match-seq               string last match number
     {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times; once
@@ -85,6 +87,7 @@ TEMPLATES: dict[str, str] = {
     "ticket": "ticket:{}:{}",
     "enrolled": "enrolled:{}",
     "busy": "busy:{}",
+    "forming_wake": "forming-wake",
     "seated": "seated:{}",
     "match_seq": "match-seq",
     "match": "match:{}",
@@ -209,6 +212,10 @@ class Keys:
 
     def busy(self, agent_id: str) -> str:
         return self._key("busy", agent_id)
+
+    @property
+    def forming_wake(self) -> str:
+        return self._key("forming_wake")
 
     def seated(self, agent_id: str) -> str:
         return self._key("seated", agent_id)

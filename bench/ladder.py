@@ -12,8 +12,8 @@ Usage: python bench/ladder.py [--mix demo|light] [--rounds 3] [--matches N] [--c
 
 --mix demo (default): the demo ladder's bots (random, heuristic, strong) and rules (classic with
 hands of 5, 4, 3, 2, 1 cards); --mix light: heuristic and random bots on full classic games,
-which cost ~5.5 ms each, so the stack's fixed cost per match (~3.5 ms of CPU over Celery, Redis
-and the matchmaker) weighs most there.
+which cost ~5.5 ms each, so the stack's own cost per match (the record stored, the rating, the
+archive; Celery, Redis and forming per batch of matches: OHELL_MATCH_BATCH) weighs most there.
 """
 
 from __future__ import annotations

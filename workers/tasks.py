@@ -13,7 +13,15 @@ from arena.archive.db import connect, database_url
 from arena.keys import Keys
 from arena.ladder import archiving, jobs, metrics
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.routing import ARCHIVE_MATCHES, RUN_MATCH, RUN_TOURNEY_TABLE, UPDATE_RATINGS, tourney_dispatcher
+from arena.ladder.routing import (
+    ARCHIVE_MATCHES,
+    MAX_BATCH,
+    RUN_MATCH,
+    RUN_MATCHES,
+    RUN_TOURNEY_TABLE,
+    UPDATE_RATINGS,
+    tourney_dispatcher,
+)
 from arena.redis_client import REDIS_ERRORS
 from arena.tournament import jobs as tourney_jobs
 from arena.tournament.store import TournamentStore
@@ -72,6 +80,36 @@ def run_match(self: Any, match_id: str) -> str:
     if outcome == "busy":  # held by another runner: look again when its lease would have lapsed
         raise self.retry(countdown=jobs.lease_seconds(), max_retries=None)
     return outcome
+
+
+@app.task(name=RUN_MATCHES, bind=True, max_retries=5)
+def run_matches(self: Any, match_ids: list[str]) -> dict[str, str]:
+    """A batch of all-built-in matches claimed together. A redelivery (its worker died) skips the
+    matches finished already; matches another runner holds are tried again when its lease would
+    have lapsed; a match whose play raised goes on alone, as ``run_match`` (its retries, then failed);
+    matches a batch of long games did not begin within ``jobs.HAND_BACK_S`` are sent again."""
+    if not (isinstance(match_ids, list) and 0 < len(match_ids) <= MAX_BATCH):
+        raise ValueError(f"match_ids must be a list of 1 to {MAX_BATCH} match ids")
+    if not all(isinstance(match_id, str) and 0 < len(match_id) <= 200 for match_id in match_ids):
+        raise ValueError("match_ids must be match ids (text of 1 to 200 characters)")
+    try:
+        run = jobs.run_matches(store(), match_ids, rate_now, archive=archive_later)
+    except REDIS_ERRORS as error:
+        for match_id in match_ids:
+            metrics.MATCHES_FAILED.labels(match_id.rpartition("-")[0], "redis").inc()
+        raise self.retry(exc=error, countdown=1.0) from None
+    for match_id, raised in run.errors.items():
+        metrics.MATCHES_FAILED.labels(match_id.rpartition("-")[0], type(raised).__name__).inc()
+        run_match.apply_async(args=[match_id], queue=store().queues.builtin, countdown=1.0, ignore_result=True)
+    deferred = [match_id for match_id, outcome in run.outcomes.items() if outcome == "deferred"]
+    if deferred:  # long games: given back so that the worker's idle children take them
+        queue = store().queues.builtin
+        task, args = (run_match, [deferred[0]]) if len(deferred) == 1 else (run_matches, [deferred])
+        task.apply_async(args=args, queue=queue, ignore_result=True)
+    busy = [match_id for match_id, outcome in run.outcomes.items() if outcome == "busy"]
+    if busy:  # held by another runner: look again when its lease would have lapsed
+        raise self.retry(args=[busy], countdown=jobs.lease_seconds(), max_retries=None)
+    return run.outcomes
 
 
 @app.task(name=UPDATE_RATINGS, bind=True, max_retries=None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena.ladder import metrics
@@ -15,11 +15,12 @@ from arena.ladder.archiving import backlog_max
 from arena.ladder.forming import FormingPolicy, form_tables
 from arena.ladder.model import Ladder, now_ms
 from arena.ladder.redis_store import RedisStore
+from arena.ladder.routing import DEFAULT_BATCH, batch_size, batches
 from arena.ladder.store import StoreError
 
 log = logging.getLogger(__name__)
 
-Dispatch = Callable[[str, str], None]  # (match id, celery queue)
+Dispatch = Callable[[Sequence[str], str], None]  # (match ids: one, or a batch of all-built-in ones; celery queue)
 
 
 def policy_for(ladder: Ladder) -> FormingPolicy:
@@ -33,8 +34,10 @@ def policy_for(ladder: Ladder) -> FormingPolicy:
     )
 
 
-def form_once(store: RedisStore, ladder: Ladder, dispatch: Dispatch | None) -> list[str]:
-    """One forming round on one ladder; returns the ids of the matches created."""
+def form_once(store: RedisStore, ladder: Ladder, dispatch: Dispatch | None, batch: int = DEFAULT_BATCH) -> list[str]:
+    """One forming round on one ladder; returns the ids of the matches created. All-built-in
+    matches go to the workers in batches of at most ``batch`` (``routing.batches``), every other
+    match alone."""
     now = now_ms()
     tickets = store.snapshot(ladder.name, now)
     metrics.TICKETS_WAITING.labels(ladder.name).set(len(tickets))
@@ -54,8 +57,12 @@ def form_once(store: RedisStore, ladder: Ladder, dispatch: Dispatch | None) -> l
         for agent in table.agents:
             metrics.QUEUE_WAIT.labels(ladder.name).observe(waited[agent])
     if dispatch is not None:
+        builtin = [match_id for match_id, queue in created if queue == store.queues.builtin]
+        for chunk in batches(builtin, batch):
+            dispatch(chunk, store.queues.builtin)
         for match_id, queue in created:
-            dispatch(match_id, queue)
+            if queue != store.queues.builtin:
+                dispatch([match_id], queue)
     return [match_id for match_id, _ in created]
 
 
@@ -89,7 +96,7 @@ def sweep(
         stale = now - store.dispatched_ms(match_id) >= policy.redispatch_after_s * 1000
         if info.state == "running" or stale:
             store.mark_dispatched(match_id)
-            dispatch(match_id, info.queue)
+            dispatch([match_id], info.queue)  # alone: it may be one of a batch whose runner died
             metrics.MATCHES_REDISPATCHED.labels(info.ladder).inc()
             sent += 1
     for ladder in store.list_ladders():
@@ -111,13 +118,19 @@ def run_forever(
     sweep_every_s: float = 2.0,
     sweep_policy: SweepPolicy | None = None,
     archive: Callable[[], None] | None = None,
+    batch: int | None = None,
+    min_gap_s: float = 0.005,
 ) -> None:
-    """The matchmaker's loop (run in a thread): form on every ladder each tick (unless the archive's
-    backlog is full), sweep now and then."""
+    """The matchmaker's loop (run in a thread): form on every ladder each tick, or as soon as a
+    finished match puts enrolled agents back in a queue but at most once per ``min_gap_s`` (unless
+    the archive's backlog is full); sweep now and then. ``batch``: all-built-in matches per task
+    (default ``routing.batch_size()``)."""
     policy = sweep_policy or SweepPolicy()
+    batch = batch or batch_size()
     limit = backlog_max()
     next_sweep = 0.0
     while not stop():
+        round_started = time.monotonic()
         try:
             full = store.archive_backlog() >= limit
             ladders = [ladder for ladder in store.list_ladders() if not ladder.paused]
@@ -126,11 +139,13 @@ def run_forever(
                     metrics.FORMING_PAUSED.labels(ladder.name).inc()
             else:
                 for ladder in store.waiting_ladders(ladders):  # an empty queue costs no snapshot
-                    form_once(store, ladder, dispatch)
+                    form_once(store, ladder, dispatch, batch)
             if time.monotonic() >= next_sweep:
                 sweep(store, dispatch, rate, policy, archive)
                 next_sweep = time.monotonic() + sweep_every_s
+            # until the next tick, or sooner when a finished match puts agents back in a queue
+            if store.wait_for_requeue(max(tick_s, 0.001)):  # (BLPOP would take 0 as "forever")
+                time.sleep(max(0.0, min_gap_s - (time.monotonic() - round_started)))
         except Exception:  # Redis restarting, a bad ladder: log, wait, go on
             log.exception("matchmaker round failed")
             time.sleep(min(1.0, tick_s * 10))
-        time.sleep(tick_s)

@@ -20,9 +20,13 @@ WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900)
 MATCHES_STARTED = Counter("ohell_matches_started_total", "Match runs started (a retry counts again)", ["ladder"])
 MATCHES_FINISHED = Counter("ohell_matches_finished_total", "Matches finished and logged (once each)", ["ladder"])
 MATCHES_FAILED = Counter("ohell_matches_failed_total", "Match runs that failed", ["ladder", "reason"])
-MATCH_RUNS_SKIPPED = Counter("ohell_match_runs_skipped_total", "run_match deliveries with nothing to do", ["reason"])
+MATCH_RUNS_SKIPPED = Counter("ohell_match_runs_skipped_total", "Match deliveries with nothing to do", ["reason"])
 MATCH_DURATION = Histogram(
     "ohell_match_duration_seconds", "Wall time of one match", ["ladder"], buckets=DURATION_BUCKETS
+)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32)
+MATCH_BATCH_SIZE = Histogram(
+    "ohell_match_batch_size", "Matches a worker started together (one task run)", buckets=BATCH_BUCKETS
 )
 MATCHES_RUNNING = Gauge("ohell_matches_running", "Matches being played now", ["ladder"], multiprocess_mode="livesum")
 MATCH_FAULTS = Counter("ohell_match_faults_total", "Seat faults in finished matches", ["ladder", "kind"])

@@ -43,6 +43,19 @@ PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before
 ARCHIVE_REQUEST_MS = 500  # finished matches ask for an archive run at most this often
 RECENT_SCAN = 1000  # list_matches looks at this many of the newest unarchived matches at most
 RECORD_COMPRESSION = 3  # zlib level of records in Redis (and so in the archive): 24.5 KB -> ~4.9 KB in ~0.17 ms
+# A record is a tree of dicts, lists and scalars built by ohell.record: no cycle check (a third of
+# json.dumps's time on a full classic game's record).
+RECORD_JSON = json.JSONEncoder(check_circular=False)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A match played to its record, for ``finish_matches``; ``started_ms`` is when its play
+    began (0: keep the time the start script wrote, which for a batch is when the batch began)."""
+
+    info: MatchInfo
+    record: dict[str, Any]
+    started_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -375,6 +388,11 @@ class RedisStore:
         entries = stream_entries(self.client.xrange(self.keys.seated(agent_id), min=f"({after}", count=100))
         return [(entry_id, text(fields[b"match"]), int(fields[b"seat"])) for entry_id, fields in entries]
 
+    def wait_for_requeue(self, timeout_s: float) -> bool:
+        """Block until a finished match puts enrolled agents back in a queue (True), at most
+        ``timeout_s`` (False): the forming loop's wait between rounds."""
+        return self.client.blpop([self.keys.forming_wake], timeout=timeout_s) is not None
+
     def queued(self, ladder: str) -> int:
         return int(self.client.zcard(self.keys.queue(ladder)))
 
@@ -430,29 +448,47 @@ class RedisStore:
 
     def start_match_info(self, match_id: str, runner: str, lease_s: float) -> tuple[str, MatchInfo | None]:
         """``start_match``, with the match as stored once started when the status is 'run'."""
-        args: list[str | int] = [self.keys.prefix, match_id, runner, int(lease_s * 1000), now_ms()]
-        reply = self._start(args=args)
-        status = text(reply[0])
-        if status != "run":
-            return status, None
-        flat = reply[1]
-        return status, _match_info(dict(zip(flat[::2], flat[1::2], strict=True)))
+        return self.start_matches([match_id], runner, lease_s)[0]
+
+    def start_matches(
+        self, match_ids: Sequence[str], runner: str, lease_s: float
+    ) -> list[tuple[str, MatchInfo | None]]:
+        """Start several matches for one runner in one script: (status, match as stored when the
+        status is 'run') per match, in order. Each match started is leased to ``runner`` at once."""
+        args: list[str | int] = [self.keys.prefix, runner, int(lease_s * 1000), now_ms(), *match_ids]
+        started: list[tuple[str, MatchInfo | None]] = []
+        for reply in self._start(args=args):
+            status = text(reply[0])
+            flat = reply[1] if status == "run" else None
+            started.append((status, _match_info(dict(zip(flat[::2], flat[1::2], strict=True))) if flat else None))
+        return started
 
     def renew_match(self, match_id: str, runner: str, lease_s: float) -> bool:
         keys = [self.keys.match_lease(match_id)]
         return bool(self._renew(keys=keys, args=[runner, int(lease_s * 1000)]))
 
+    def release_match(self, match_id: str, runner: str) -> None:
+        """Give up ``runner``'s lease on an unfinished match, so another runner may start it now."""
+        self._release_if_held(keys=[self.keys.match_lease(match_id)], args=[runner])
+
     def finish_match(self, match_id: str, record: dict[str, Any], info: MatchInfo | None = None) -> tuple[bool, str]:
         """Store the record and log the match once; returns (this call was the first, log id)."""
-        info = info or self.get_match(match_id)
-        summary = summarize(record, info.ladder, [seat.agent_id for seat in info.seats])
-        raw = json.dumps(record).encode()
-        blob = zlib.compress(raw, RECORD_COMPRESSION)
-        args: list[str | int | bytes] = [self.keys.prefix, match_id, blob, encode(summary), now_ms(), len(raw)]
-        outcome, log_id = self._finish(args=args)
-        if text(outcome) == "missing":
+        ((outcome, log_id),) = self.finish_matches([Finished(info or self.get_match(match_id), record)])
+        if outcome == "missing":
             raise NotFound(f"no match {match_id!r}", "match_id")
-        return text(outcome) == "first", text(log_id)
+        return outcome == "first", log_id
+
+    def finish_matches(self, finished: Sequence[Finished]) -> list[tuple[str, str]]:
+        """Store the records and log the matches, each once, in one script: (outcome, log id) per
+        match, outcome 'first' (this call logged it), 'duplicate', 'failed' or 'missing'."""
+        args: list[str | int | bytes] = [self.keys.prefix, now_ms()]
+        for done in finished:
+            info = done.info
+            summary = summarize(done.record, info.ladder, [seat.agent_id for seat in info.seats])
+            raw = RECORD_JSON.encode(done.record).encode()
+            blob = zlib.compress(raw, RECORD_COMPRESSION)
+            args += [info.match_id, blob, encode(summary), len(raw), done.started_ms or ""]
+        return [(text(outcome), text(log_id)) for outcome, log_id in self._finish(args=args)] if finished else []
 
     def fail_match(self, match_id: str, error: str) -> bool:
         return bool(self._fail(args=[self.keys.prefix, match_id, error[:500], now_ms()]))

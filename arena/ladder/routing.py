@@ -15,6 +15,7 @@ from arena.keys import DEFAULT_PREFIX
 from arena.play.specs import SeatSpec, all_builtin
 
 RUN_MATCH = "ohell.run_match"
+RUN_MATCHES = "ohell.run_matches"  # a batch of all-built-in matches claimed together (arena.ladder.jobs.run_matches)
 UPDATE_RATINGS = "ohell.update_ratings"
 ARCHIVE_MATCHES = "ohell.archive_matches"  # on the ratings queue: short, and after the ratings
 RUN_TOURNEY_TABLE = "ohell.run_tourney_table"  # one tournament table (arena.tournament.jobs)
@@ -49,6 +50,41 @@ class Queues:
 
 QUEUE_BUILTIN, QUEUE_REMOTE, QUEUE_RATINGS = ALL_QUEUES = Queues().all  # of the default prefix
 
+BATCH_ENV = "OHELL_MATCH_BATCH"
+# All-built-in matches per run_matches task (a full classic game of bots: ~5 ms). Small enough that a
+# ladder of 12 tables keeps a batch waiting for each of two workers while two are played
+# (docs/benchmarks.md, Ladder: 4 did better than 8 there, and 8 than 1).
+DEFAULT_BATCH = 4
+MAX_BATCH = 32  # the most a run_matches task accepts
+
+
+def batch_size(value: str | None = None) -> int:
+    """How many all-built-in matches formed in one round go to one task: ``value``, else
+    $OHELL_MATCH_BATCH, else DEFAULT_BATCH; from 1 (one match per task) to MAX_BATCH."""
+    raw = value if value is not None else os.environ.get(BATCH_ENV, "")
+    try:
+        size = int(raw) if raw.strip() else DEFAULT_BATCH
+    except ValueError:
+        raise ValueError(f"{BATCH_ENV}={raw!r} must be a whole number from 1 to {MAX_BATCH}") from None
+    if not 1 <= size <= MAX_BATCH:
+        raise ValueError(f"{BATCH_ENV}={raw!r} must be a whole number from 1 to {MAX_BATCH}")
+    return size
+
+
+def batches(match_ids: Sequence[str], size: int) -> list[list[str]]:
+    """``match_ids`` cut into as few batches of at most ``size`` as possible, of sizes that differ by
+    at most one (10 matches, size 4: batches of 4, 3 and 3)."""
+    if not match_ids:
+        return []
+    count = -(-len(match_ids) // size)
+    base, extra = divmod(len(match_ids), count)
+    out, start = [], 0
+    for index in range(count):
+        end = start + base + (index < extra)
+        out.append(list(match_ids[start:end]))
+        start = end
+    return out
+
 
 def make_celery(redis_url: str, include: Iterable[str] = (), prefix: str = DEFAULT_PREFIX) -> Celery:
     """A Celery app on ``redis_url`` with the queues of the stack of ``prefix`` and the ladder's
@@ -65,6 +101,7 @@ def make_celery(redis_url: str, include: Iterable[str] = (), prefix: str = DEFAU
         task_default_routing_key=queues.builtin,
         task_routes={
             RUN_MATCH: {"queue": queues.builtin},
+            RUN_MATCHES: {"queue": queues.builtin},
             RUN_TOURNEY_TABLE: {"queue": queues.builtin},
             UPDATE_RATINGS: {"queue": queues.ratings},
             ARCHIVE_MATCHES: {"queue": queues.ratings},
@@ -82,15 +119,18 @@ def make_celery(redis_url: str, include: Iterable[str] = (), prefix: str = DEFAU
 
 
 def celery_senders(redis_url: str, prefix: str = DEFAULT_PREFIX) -> tuple[Any, Any, Any]:
-    """(dispatch(match_id, queue), rate(ladder), archive()): send run_match / update_ratings /
-    archive_matches to the workers."""
+    """(dispatch(match_ids, queue), rate(ladder), archive()): send run_match (one match) or
+    run_matches (a batch) / update_ratings / archive_matches to the workers."""
     app = make_celery(redis_url, prefix=prefix)
     ratings_queue = Queues(prefix).ratings
 
     # ignore_result: nobody waits for these results (state lives in the store), and without it
     # every send subscribes to the result backend and unsubscribes when the AsyncResult is dropped.
-    def dispatch(match_id: str, queue: str) -> None:
-        app.send_task(RUN_MATCH, args=[match_id], queue=queue, ignore_result=True)
+    def dispatch(match_ids: Sequence[str], queue: str) -> None:
+        if len(match_ids) == 1:
+            app.send_task(RUN_MATCH, args=[match_ids[0]], queue=queue, ignore_result=True)
+        else:
+            app.send_task(RUN_MATCHES, args=[list(match_ids)], queue=queue, ignore_result=True)
 
     def rate(ladder: str) -> None:
         app.send_task(UPDATE_RATINGS, args=[ladder], queue=ratings_queue, ignore_result=True)

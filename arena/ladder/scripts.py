@@ -96,21 +96,33 @@ if ARGV[6] == '1' then redis.call('SADD', K.enrolled(p, l), agent) end
 return redis.call('ZSCORE', K.queue(p, l), agent)
 """
 
-# Start (or resume) running a match: ARGV = prefix, match, runner, lease_ms, now_ms. Returns
-# {status}, or {'run', HGETALL of the match} (the runner needs its seats: no second round trip).
+# Start (or resume) running matches, claimed together by one runner: ARGV = prefix, runner,
+# lease_ms, now_ms, match ids. Returns, per match, {status} or {'run', HGETALL of the match} (the
+# runner needs its seats: no second round trip). Every match started here is leased at once, so
+# a batch whose runner dies lapses as a whole and the sweep sends each of its matches again.
 START = """
-local p, id, runner = ARGV[1], ARGV[2], ARGV[3]
-local match = K.match(p, id)
-local state = redis.call('HGET', match, 'state')
-if not state then return {'missing'} end
-if state == 'finished' or state == 'failed' then return {state} end
-local lease = K.match_lease(p, id)
-local holder = redis.call('GET', lease)
-if holder and holder ~= runner then return {'busy'} end
-redis.call('SET', lease, runner, 'PX', ARGV[4])
-redis.call('HSET', match, 'state', 'running', 'started_ms', ARGV[5], 'runner', runner)
-redis.call('HINCRBY', match, 'attempts', 1)
-return {'run', redis.call('HGETALL', match)}
+local p, runner, lease_ms, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local out = {}
+for i = 5, #ARGV do
+  local id = ARGV[i]
+  local match = K.match(p, id)
+  local state = redis.call('HGET', match, 'state')
+  local lease = K.match_lease(p, id)
+  local holder = state and redis.call('GET', lease)
+  if not state then
+    out[#out + 1] = {'missing'}
+  elseif state == 'finished' or state == 'failed' then
+    out[#out + 1] = {state}
+  elseif holder and holder ~= runner then
+    out[#out + 1] = {'busy'}
+  else
+    redis.call('SET', lease, runner, 'PX', lease_ms)
+    redis.call('HSET', match, 'state', 'running', 'started_ms', now, 'runner', runner)
+    redis.call('HINCRBY', match, 'attempts', 1)
+    out[#out + 1] = {'run', redis.call('HGETALL', match)}
+  end
+end
+return out
 """
 
 RENEW = """
@@ -118,11 +130,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """
 
-# Shared by FINISH and FAIL: free the seated agents and put enrolled built-ins back in the queue.
+# Shared by FINISH and FAIL: free the seated agents and put enrolled built-ins back in the queue
+# (and then wake the forming loop: one entry in forming-wake at most).
 _RELEASE = """
 local function release(p, l, id, now)
   redis.call('SREM', K.active(p), id)
   redis.call('DEL', K.match_lease(p, id))
+  local requeued = false
   for _, seat in ipairs(cjson.decode(redis.call('HGET', K.match(p, id), 'seats'))) do
     local agent = seat.agent_id
     if not seat.house then
@@ -130,33 +144,47 @@ local function release(p, l, id, now)
       if redis.call('SISMEMBER', K.enrolled(p, l), agent) == 1 then
         redis.call('SET', K.ticket(p, l, agent), now)
         redis.call('ZADD', K.queue(p, l), 'NX', now, agent)
+        requeued = true
       end
     end
   end
+  if requeued and redis.call('LLEN', K.forming_wake(p)) == 0 then redis.call('RPUSH', K.forming_wake(p), l) end
 end
 """
 
-# Finish: ARGV = prefix, match, record (zlib of its JSON), summary JSON, now_ms, record JSON
-# length. The first call appends the
-# summary to the ladder's log, stores the record and marks the match for the archive; any later
-# call changes nothing.
+# Finish matches: ARGV = prefix, now_ms, then five per match: id, record (zlib of its JSON),
+# summary JSON, record JSON length, started_ms ('' keeps the one START wrote). The first finish
+# of a match appends its summary to the ladder's log, stores the record and marks the match for
+# the archive; any later one changes nothing. Returns {outcome, log id} per match, outcome
+# 'first', 'duplicate' (log id of the first), 'failed' or 'missing'.
 FINISH = (
     _RELEASE
     + """
-local p, id, now = ARGV[1], ARGV[2], ARGV[5]
-local match = K.match(p, id)
-local state = redis.call('HGET', match, 'state')
-if not state then return {'missing', ''} end
-if state == 'finished' then return {'duplicate', redis.call('HGET', match, 'log_id')} end
-if state == 'failed' then return {'failed', ''} end
-local l = redis.call('HGET', match, 'ladder')
-local log_id = redis.call('XADD', K.log(p, l), '*', 'match', id, 'summary', ARGV[4])
-redis.call('SET', K.record(p, id), ARGV[3])
-redis.call('ZADD', K.unarchived(p), now, id)
-redis.call('HSET', match, 'state', 'finished', 'finished_ms', now, 'log_id', log_id, 'summary', ARGV[4],
-  'record_bytes', ARGV[6])
-release(p, l, id, now)
-return {'first', log_id}
+local p, now = ARGV[1], ARGV[2]
+local out = {}
+for i = 3, #ARGV, 5 do
+  local id, record, summary, size, started = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  local match = K.match(p, id)
+  local state = redis.call('HGET', match, 'state')
+  if not state then
+    out[#out + 1] = {'missing', ''}
+  elseif state == 'finished' then
+    out[#out + 1] = {'duplicate', redis.call('HGET', match, 'log_id')}
+  elseif state == 'failed' then
+    out[#out + 1] = {'failed', ''}
+  else
+    local l = redis.call('HGET', match, 'ladder')
+    local log_id = redis.call('XADD', K.log(p, l), '*', 'match', id, 'summary', summary)
+    redis.call('SET', K.record(p, id), record)
+    redis.call('ZADD', K.unarchived(p), now, id)
+    redis.call('HSET', match, 'state', 'finished', 'finished_ms', now, 'log_id', log_id, 'summary', summary,
+      'record_bytes', size)
+    if started ~= '' then redis.call('HSET', match, 'started_ms', started) end
+    release(p, l, id, now)
+    out[#out + 1] = {'first', log_id}
+  end
+end
+return out
 """
 )
 

@@ -14,7 +14,15 @@ from arena.archive.db import DATABASE_URL_ENV
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.ladder import loop
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.routing import celery_senders, make_celery, tourney_dispatcher
+from arena.ladder.routing import (
+    BATCH_ENV,
+    DEFAULT_BATCH,
+    MAX_BATCH,
+    batch_size,
+    celery_senders,
+    make_celery,
+    tourney_dispatcher,
+)
 from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token
 from arena.rpc.ratelimit import CallGuard, Limiter, RateLimit
@@ -63,6 +71,7 @@ async def serve(args: argparse.Namespace) -> None:
                 "sweep_every_s": args.sweep_every,
                 "sweep_policy": sweep,
                 "archive": archive,
+                "batch": args.batch,
             },
             daemon=True,
             name="forming",
@@ -102,6 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--tick", type=float, default=0.05, help="seconds between forming rounds")
     parser.add_argument("--sweep-every", type=float, default=2.0, help="seconds between recovery sweeps")
+    parser.add_argument(
+        "--batch",
+        type=batch_size,
+        default=None,
+        help=f"all-built-in matches formed together per worker task, 1 to {MAX_BATCH} "
+        f"(default: ${BATCH_ENV} or {DEFAULT_BATCH}; 1 = one match per task)",
+    )
     parser.add_argument(
         "--redispatch-after",
         type=float,

@@ -173,10 +173,10 @@ def test_house_bots_fill_a_lone_agents_table(store: RedisStore) -> None:
     (lone,) = agents(store, 1, "connected")
     store.join("h", lone, 30.0)
     store.client.set(f"ohell:agent:{lone}:gateway", "gw1")
-    sent: list[tuple[str, str]] = []
-    (match_id,) = form_once(store, ladder, lambda match, queue: sent.append((match, queue)))
+    sent: list[tuple[list[str], str]] = []
+    (match_id,) = form_once(store, ladder, lambda matches, queue: sent.append((list(matches), queue)))
     seats = store.get_match(match_id).seats
-    assert sent == [(match_id, "ohell.remote")] and seats[0].agent_id == lone
+    assert sent == [([match_id], "ohell.remote")] and seats[0].agent_id == lone
     assert [seat.house for seat in seats] == [False, True, True]
     assert store.busy_match(lone) == match_id
     assert not any(store.busy_match(seat.agent_id) for seat in seats[1:])  # house bots sit anywhere

@@ -1,0 +1,121 @@
+"""Batches of built-in matches on the real stack (redis-server, matchmaker, Celery worker processes):
+a worker killed mid-batch loses no match and counts none twice; a duplicated batch task is harmless."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Callable
+
+import pytest
+from celery import Celery
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.matchlog import read_log
+from arena.ladder.redis_store import RedisStore, now_ms
+from arena.ladder.routing import QUEUE_BUILTIN, RUN_MATCHES
+from arena.local.stack import Stack
+
+from .helpers import builtin_ladder, leave_all, match_state, scrape, settle, wait_until
+from .test_faults import assert_rated_exactly_once
+
+pytestmark = pytest.mark.slow  # starts whole stacks of processes; `-m "not slow"` leaves it out
+
+BATCH = ("--sweep-every", "0.5", "--tick", "0.02", "--batch", "4")
+
+
+def start_one_batch(store: RedisStore, name: str) -> tuple[list[str], list[str]]:
+    """A paused ladder of 16 built-in agents (~0.3 s per match), then unpaused: its first forming
+    round seats all four tables, sent as one batch. Returns (agents, the batch's match ids)."""
+    agents = builtin_ladder(store, name, bots=("heuristic", "random") * 8, think_ms=10, paused=True)
+    store.set_paused(name, False)
+    batch = [f"{name}-{n}" for n in range(1, 5)]
+    wait_until(lambda: store.client.exists(store.keys.match_lease(batch[0])), 20, "the batch to start")
+    return agents, batch
+
+
+def mid_batch_runner(store: RedisStore, ladder: str, batch: list[str]) -> str:
+    """Wait until the batch has stored a match and still holds others; the runner holding them."""
+
+    def unfinished() -> list[str]:
+        states = [store.client.hget(store.keys.match(match_id), "state") for match_id in batch]
+        return [match_id for match_id, state in zip(batch, states, strict=True) if state == b"running"]
+
+    wait_until(lambda: store.client.xlen(store.keys.log(ladder)) >= 1 and len(unfinished()) >= 2, 20, "mid-batch")
+    runners = {store.client.hget(store.keys.match(match_id), "runner") for match_id in unfinished()}
+    assert len(runners) == 1, runners  # claimed together, held by one task run
+    return runners.pop().decode()
+
+
+def assert_none_lost(stack: Stack, store: RedisStore, ladder: str, batch: list[str]) -> None:
+    ids = assert_rated_exactly_once(store, ladder, 4)
+    assert len(ids) == int(store.client.get(store.keys.match_seq))  # every match created was logged, once
+    assert set(batch) <= set(ids)
+    assert all(match_state(stack, store, match_id)[0] == "finished" for match_id in batch)
+
+
+def test_a_child_killed_mid_batch_loses_none_and_duplicated_batches_are_harmless(
+    make_stack: Callable[..., Stack], store: RedisStore, redis_server: EmbeddedRedis
+) -> None:
+    stack = make_stack(engine=False, metrics=True, matchmaker_args=BATCH)
+    agents, batch = start_one_batch(store, "k")
+    runner = mid_batch_runner(store, "k", batch)
+    held = [  # the batch's matches not stored yet: each one is started again after the kill
+        m for m in batch if store.client.hmget(store.keys.match(m), "runner", "state") == [runner.encode(), b"running"]
+    ]
+    os.kill(int(runner.split(":")[1]), signal.SIGKILL)  # the pool child playing the batch
+    stored = {summary["match_id"] for _, summary in read_log(store.client, store.keys, "k")}
+    held = [m for m in held if m not in stored]  # (one may have been stored just before the kill)
+    wait_until(lambda: all(match_state(stack, store, m)[0] == "finished" for m in batch), 40, "the batch's recovery")
+    assert held and all(match_state(stack, store, m)[1] >= 2 for m in held)
+    wait_until(lambda: store.client.xlen(store.keys.log("k")) >= 12, 40, "the ladder to go on")
+    leave_all(store, "k", agents)
+    settle(store, ["k"], timeout=40)
+    assert_none_lost(stack, store, "k", batch)
+    assert scrape(stack.metrics_ports["worker-builtin0"], "ohell_match_batch_size_count") >= 1
+
+    # one batch sent three times at once, and once more after it finished; the matchmaker is stopped
+    # first so that the tables are formed by this test's claim and not by its forming loop
+    next(proc for proc in stack.procs if proc.name == "matchmaker").stop()
+    for agent in agents[:8]:
+        store.join("k", agent, None)
+    claimed = [match_id for match_id in store.claim("k", [agents[:4], agents[4:8]], now_ms()) if match_id]
+    assert len(claimed) == 2
+    sender = Celery(broker=redis_server.url)
+    copies = [
+        threading.Thread(
+            target=sender.send_task, args=(RUN_MATCHES,), kwargs={"args": [claimed], "queue": QUEUE_BUILTIN}
+        )
+        for _ in range(3)
+    ]
+    for thread in copies:
+        thread.start()
+    for thread in copies:
+        thread.join()
+    wait_until(lambda: all(match_state(stack, store, m)[0] == "finished" for m in claimed), 40, "the duplicated batch")
+    sender.send_task(RUN_MATCHES, args=[claimed], queue=QUEUE_BUILTIN)
+    settle(store, ["k"])
+    assert [match_state(stack, store, m) for m in claimed] == [("finished", 1)] * 2  # the copies found them held
+    assert_none_lost(stack, store, "k", batch + claimed)
+
+
+def test_a_whole_worker_killed_mid_batch_is_recovered_match_by_match(
+    make_stack: Callable[..., Stack], store: RedisStore
+) -> None:
+    """SIGKILL to the worker's main process and children: the batch's task is not requeued (the
+    broker would only after its visibility timeout), but every match of the batch was leased when
+    the batch started, so the sweep sends each one again, alone, once the leases lapse; even those
+    the dead batch never began."""
+    stack = make_stack(engine=False, matchmaker_args=BATCH)
+    agents, batch = start_one_batch(store, "w")
+    mid_batch_runner(store, "w", batch)
+    worker = stack.workers[0].popen
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait()
+    # well before --redispatch-after (30 s), which would resend a match still queued: they were all leased
+    wait_until(lambda: all(match_state(stack, store, m)[0] == "finished" for m in batch), 20, "the batch's recovery")
+    assert stack.worker_restarts >= 1
+    leave_all(store, "w", agents)
+    settle(store, ["w"], timeout=40)
+    assert_none_lost(stack, store, "w", batch)

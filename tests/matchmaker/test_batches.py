@@ -1,0 +1,192 @@
+"""Batches of built-in matches on a real redis-server: started together, each finished, logged and
+rated once with its own record; a batch cut short loses none; a match that raises goes on alone."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from arena.ladder import jobs, loop
+from arena.ladder.leases import runner_id
+from arena.ladder.matchlog import read_log
+from arena.ladder.matchplay import play_builtin
+from arena.ladder.ratings import replay, stored_ratings
+from arena.ladder.redis_store import Finished, RedisStore
+from arena.ladder.routing import MAX_BATCH, batch_size, batches
+
+from ..ladder.helpers import builtin_ladder
+
+
+class Crash(BaseException):
+    """Stands for the process dying: nothing in the job catches it."""
+
+
+def form(store: RedisStore, ladder: str, tables: int) -> list[str]:
+    """Form ``tables`` tables of the ladder (one forming round), dispatched as one batch."""
+    sent: list[tuple[list[str], str]] = []
+    formed = loop.form_once(store, store.get_ladder(ladder), lambda ids, queue: sent.append((list(ids), queue)))
+    assert len(formed) == tables
+    assert sent == [(formed, store.queues.builtin)]  # all built-in: one batch
+    return formed
+
+
+def logged(store: RedisStore, ladder: str) -> list[str]:
+    return [summary["match_id"] for _, summary in read_log(store.client, store.keys, ladder)]
+
+
+def assert_each_once(store: RedisStore, ladder: str, match_ids: list[str]) -> None:
+    """Every match finished with its own record, logged once, and the ratings are the log's."""
+    ids = logged(store, ladder)
+    assert sorted(ids) == sorted(match_ids) and len(set(ids)) == len(ids)
+    for match_id in match_ids:
+        info = store.get_match(match_id)
+        record = store.get_record(match_id)
+        assert info.state == "finished" and record["match_id"] == match_id and record["seed"] == info.seed
+        ladder_rules = store.get_ladder(ladder).rules()
+        assert record == play_builtin(match_id, ladder_rules, info.seats, info.seed)  # its own deal and seats
+    ratings, _ = replay(summary for _, summary in read_log(store.client, store.keys, ladder))
+    assert stored_ratings(store.client, store.keys, ladder) == ratings
+    assert not store.ratings_behind(ladder)
+
+
+def test_batches_are_even_and_bounded() -> None:
+    ids = [f"l-{n}" for n in range(1, 13)]
+    assert batches(ids, 8) == [ids[:6], ids[6:]]
+    assert batches(ids[:10], 4) == [ids[:4], ids[4:7], ids[7:10]]
+    assert batches(ids, 5) == [ids[:4], ids[4:8], ids[8:]]
+    assert batches(ids, 1) == [[match_id] for match_id in ids]
+    assert batches(ids[:3], 8) == [ids[:3]]
+    assert batches([], 8) == []
+    for size in range(1, 14):
+        cut = batches(ids, size)
+        assert [m for chunk in cut for m in chunk] == ids and max(map(len, cut)) <= size
+        assert max(map(len, cut)) - min(map(len, cut)) <= 1
+
+
+def test_batch_size_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OHELL_MATCH_BATCH", "4")
+    assert batch_size() == 4 and batch_size("1") == 1 and batch_size(str(MAX_BATCH)) == MAX_BATCH
+    for bad in ("0", "-1", str(MAX_BATCH + 1), "many", "2.5"):
+        with pytest.raises(ValueError, match="OHELL_MATCH_BATCH"):
+            batch_size(bad)
+
+
+def test_start_matches_leases_each_and_reports_each(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("random",) * 12)
+    first, second, third = form(store, "b", 3)
+    assert store.start_match(third, "someone-else", 5) == "run"
+    store.finish_match(first, play_builtin(first, store.get_ladder("b").rules(), store.get_match(first).seats, 1))
+    started = store.start_matches([first, second, third, "b-99"], "me", 5)
+    assert [status for status, _ in started] == ["finished", "run", "busy", "missing"]
+    info = started[1][1]
+    assert info is not None and info.match_id == second and info.state == "running" and info.attempts == 1
+    assert store.client.get(store.keys.match_lease(second)) == b"me"
+    store.release_match(second, "not-me")  # only the holder gives a lease up
+    assert store.start_match(second, "other", 5) == "busy"
+    store.release_match(second, "me")
+    assert store.start_match(second, "other", 5) == "run"
+
+
+def test_finish_matches_logs_each_once_in_one_call(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("random",) * 12)
+    ids = form(store, "b", 3)
+    rules = store.get_ladder("b").rules()
+    started = dict(zip(ids, store.start_matches(ids, "me", 5), strict=True))
+    done = []
+    for match_id, (_, info) in started.items():
+        assert info is not None
+        done.append(Finished(info, play_builtin(match_id, rules, info.seats, info.seed), started_ms=1234 + len(done)))
+    outcomes = store.finish_matches(done)
+    assert [outcome for outcome, _ in outcomes] == ["first"] * 3
+    assert [log_id for _, log_id in outcomes] == [entry_id for entry_id, _ in read_log(store.client, store.keys, "b")]
+    assert [store.get_match(m).started_ms for m in ids] == [1234, 1235, 1236]
+    again = store.finish_matches(done[1:])  # a batch stored twice (its runner died before the ack)
+    assert again == [("duplicate", log_id) for _, log_id in outcomes[1:]]
+    assert logged(store, "b") == ids
+    assert not store.active_matches() and all(store.busy_match(a) == "" for a in store.get_match(ids[0]).seats)
+
+
+def test_a_batch_finishes_each_match_once_and_a_rerun_does_nothing(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("heuristic", "random") * 8)
+    ids = form(store, "b", 4)
+    rated: list[str] = []
+    archived: list[int] = []
+
+    def rate(ladder: str) -> None:
+        rated.append(ladder)
+        store.catch_up_ratings(ladder)
+
+    run = jobs.run_matches(store, ids, rate, lease_s=5, archive=lambda: archived.append(1), flush_s=60.0)
+    assert run.outcomes == dict.fromkeys(ids, "finished") and not run.errors
+    assert rated == ["b"] and archived == [1]  # one flush: one rating catch-up, one archive request
+    assert_each_once(store, "b", ids)
+    assert [store.get_match(m).attempts for m in ids] == [1] * 4
+    assert store.queued("b") == 16  # every enrolled agent back in the queue
+    again = jobs.run_matches(store, ids, rate, lease_s=5)
+    assert again.outcomes == dict.fromkeys(ids, "finished") and logged(store, "b") == ids
+
+
+def test_a_batch_cut_short_loses_no_match(store: RedisStore) -> None:
+    """The runner dies after storing two matches (each stored at once: flush_s=0): a redelivered
+    batch skips those, finds the rest held until the dead runner's leases lapse, then plays them."""
+    builtin_ladder(store, "b", bots=("heuristic", "random") * 8)
+    ids = form(store, "b", 4)
+    flushes: list[str] = []
+
+    def rate_then_die(ladder: str) -> None:
+        store.catch_up_ratings(ladder)
+        flushes.append(ladder)
+        if len(flushes) == 2:
+            raise Crash
+
+    with pytest.raises(Crash):
+        jobs.run_matches(store, ids, rate_then_die, lease_s=0.5, flush_s=0.0)
+    assert logged(store, "b") == ids[:2]
+    assert all(store.lease_alive(m) for m in ids[2:])  # leased with the batch, though never played
+    redelivered = jobs.run_matches(store, ids, store.catch_up_ratings, lease_s=0.5)
+    assert redelivered.outcomes == dict.fromkeys(ids[:2], "finished") | dict.fromkeys(ids[2:], "busy")
+    time.sleep(0.6)  # the dead runner's leases lapse
+    retried = jobs.run_matches(store, ids[2:], store.catch_up_ratings, lease_s=5)
+    assert retried.outcomes == dict.fromkeys(ids[2:], "finished")
+    assert_each_once(store, "b", ids)
+    assert [store.get_match(m).attempts for m in ids] == [1, 1, 2, 2]
+
+
+def test_a_match_that_raises_is_given_up_by_the_batch_and_the_rest_finish(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("random",) * 12)
+    ids = form(store, "b", 3)
+    seats = json.loads(store.client.hget(store.keys.match(ids[1]), "seats"))
+    store.client.hset(store.keys.match(ids[1]), "seats", json.dumps(seats * 2))  # 8 seats: its play raises
+    run = jobs.run_matches(store, ids, store.catch_up_ratings, lease_s=5)
+    assert run.outcomes == {ids[0]: "finished", ids[1]: "error", ids[2]: "finished"}
+    assert isinstance(run.errors[ids[1]], Exception) and set(run.errors) == {ids[1]}
+    assert logged(store, "b") == [ids[0], ids[2]]
+    assert not store.lease_alive(ids[1]) and store.get_match(ids[1]).state == "running"
+    with pytest.raises(Exception):  # noqa: B017 - the single run raises what the play raised
+        jobs.run_match(store, ids[1], store.catch_up_ratings, lease_s=5)
+    assert store.start_match(ids[1], runner_id(), 5) == "run"  # given up again: free to run
+
+
+def test_a_finish_that_requeues_agents_wakes_the_forming_loop_once(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("random",) * 8)
+    ids = form(store, "b", 2)
+    assert not store.wait_for_requeue(0.01)  # nothing finished yet: the wait runs to its timeout
+    jobs.run_matches(store, ids, store.catch_up_ratings, lease_s=5, flush_s=0.0)  # two finish scripts
+    assert store.client.llen(store.keys.forming_wake) == 1  # one wake-up however many finished
+    started = time.monotonic()
+    assert store.wait_for_requeue(5.0) and time.monotonic() - started < 1.0
+    assert not store.wait_for_requeue(0.01)
+
+
+def test_a_batch_of_long_games_gives_back_the_matches_it_has_not_begun(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("random",) * 12, think_ms=2)  # paced: ~60 ms a game
+    ids = form(store, "b", 3)
+    run = jobs.run_matches(store, ids, store.catch_up_ratings, lease_s=5, hand_back_s=0.01)
+    assert run.outcomes == {ids[0]: "finished", ids[1]: "deferred", ids[2]: "deferred"}
+    assert logged(store, "b") == ids[:1]
+    assert not any(store.lease_alive(m) for m in ids[1:])  # free for another worker at once
+    again = jobs.run_matches(store, ids[1:], store.catch_up_ratings, lease_s=5)  # as the task sends them
+    assert again.outcomes == dict.fromkeys(ids[1:], "finished")
+    assert_each_once(store, "b", ids)
