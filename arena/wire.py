@@ -50,6 +50,23 @@ _OPTIONAL = (
 )
 
 
+def wrapped(body: bytes) -> bytes:
+    """The wire bytes of a message whose one field, number 1, holds the message encoded as ``body``
+    (a ``ConnectResponse`` around its ``AgentEvent``, a ``ConnectRequest`` around its ``Action``):
+    what protobuf writes, without copying the inner message into a wrapper first."""
+    size, prefix = len(body), bytearray(b"\x0a")  # field 1, length-delimited
+    while size > 0x7F:
+        prefix.append(size & 0x7F | 0x80)
+        size >>= 7
+    prefix.append(size)
+    return bytes(prefix) + body
+
+
+def message_bytes(message: Any) -> bytes:
+    """A stream serializer that also takes bytes already encoded (see ``wrapped``)."""
+    return message if isinstance(message, bytes) else message.SerializeToString()  # type: ignore[no-any-return]
+
+
 def card_to_proto(card: int) -> cards_pb2.Card:
     return _CARDS[card]
 
