@@ -50,11 +50,14 @@ _OPTIONAL = (
 )
 
 
-def wrapped(body: bytes) -> bytes:
-    """The wire bytes of a message whose one field, number 1, holds the message encoded as ``body``
-    (a ``ConnectResponse`` around its ``AgentEvent``, a ``ConnectRequest`` around its ``Action``):
-    what protobuf writes, without copying the inner message into a wrapper first."""
-    size, prefix = len(body), bytearray(b"\x0a")  # field 1, length-delimited
+def wrapped(body: bytes, field: int = 1) -> bytes:
+    """The wire bytes of message field ``field`` (1..15) holding the message encoded as ``body``: with
+    field 1, a ``ConnectResponse`` around its ``AgentEvent`` or a ``ConnectRequest`` around its
+    ``Action``. What protobuf writes, without copying the inner message into a wrapper first;
+    appended to the bytes of a message's lower-numbered fields, it completes that message."""
+    if not 1 <= field <= 15:
+        raise ValueError(f"field={field}: only fields 1..15 have a one-byte tag")
+    size, prefix = len(body), bytearray([field << 3 | 2])  # length-delimited
     while size > 0x7F:
         prefix.append(size & 0x7F | 0x80)
         size >>= 7

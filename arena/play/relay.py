@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from arena.keys import Keys
 from arena.proto.ohell.v1 import match_pb2, relay_pb2
+from arena.wire import wrapped
 
 # How long one write to an agent's stream may wait when no decision deadline bounds it (an event
 # that asks nothing: MatchStarted, HandEnded, MatchEnded, a Notice). Past it the agent is taken to
@@ -27,6 +28,7 @@ WRITE_LIMIT_S = 5.0
 # Starts the reason of an undeliverable event when the platform (Redis), not the agent, failed: the
 # ladder voids a match spoiled this way instead of rating it (arena.ladder.jobs).
 PLATFORM_FAULT = "platform: "
+_TO_AGENT = relay_pb2.RelayEnvelope.DESCRIPTOR.fields_by_name["to_agent"].number
 
 # A host in this process: called with (agent id, decision id, the Action or None, why none comes).
 LocalReply = Callable[[str, int, match_pb2.Action | None, str], None]
@@ -110,7 +112,9 @@ class HostLink:
         if self.redis is None:
             return f"agent {agent_id!r} is not connected to this engine service"
         gateway_id = self._gateway_of.get(agent_id)
-        envelope = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel, to_agent=event)
+        # RelayEnvelope(agent_id, reply_channel, to_agent=event) without copying the event into it
+        head = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel).SerializeToString()
+        data = head + wrapped(event.SerializeToString(), _TO_AGENT)
         try:
             if gateway_id is None:
                 found = await self.redis.get(self.keys.agent_presence(agent_id))
@@ -118,7 +122,7 @@ class HostLink:
                     return f"agent {agent_id!r} is not connected to any gateway"
                 gateway_id = found.decode() if isinstance(found, bytes) else str(found)
                 self._gateway_of[agent_id] = gateway_id
-            receivers = await self.redis.publish(self.keys.gateway_channel(gateway_id), envelope.SerializeToString())
+            receivers = await self.redis.publish(self.keys.gateway_channel(gateway_id), data)
         except Exception as error:  # Redis away: this event is lost, the match goes on
             self._gateway_of.pop(agent_id, None)
             return f"{PLATFORM_FAULT}cannot relay to agent {agent_id!r}: Redis failed ({type(error).__name__}: {error})"

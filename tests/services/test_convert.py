@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from arena.proto.ohell.v1 import cards_pb2, gateway_pb2, match_pb2, rules_pb2
+from arena.proto.ohell.v1 import cards_pb2, gateway_pb2, match_pb2, relay_pb2, rules_pb2
 from arena.wire import (
     ConversionError,
     ObservationWriter,
@@ -133,8 +133,13 @@ def test_wrapped_bytes_are_what_protobuf_writes_for_the_wrapper() -> None:
         assert data == gateway_pb2.ConnectResponse(event=event).SerializeToString()
         assert gateway_pb2.ConnectResponse.FromString(data).event == event
         sizes.add(len(data) - len(event.SerializeToString()))
+        head = relay_pb2.RelayEnvelope(agent_id="a", reply_channel="ohell:host:1").SerializeToString()
+        relayed = relay_pb2.RelayEnvelope(agent_id="a", reply_channel="ohell:host:1", to_agent=event)
+        assert head + wrapped(event.SerializeToString(), 3) == relayed.SerializeToString()
     assert sizes == {2, 3, 4}  # tag byte + a 1-, 2- and 3-byte length
     action = match_pb2.Action(match_id="m", seat=2, decision_id=300, card=cards_pb2.Card(suit=1, rank=14))
     request = gateway_pb2.ConnectRequest(action=action)
     assert wrapped(action.SerializeToString()) == request.SerializeToString()
     assert message_bytes(request) == message_bytes(request.SerializeToString()) == request.SerializeToString()
+    with pytest.raises(ValueError, match="field=16"):
+        wrapped(b"", 16)
