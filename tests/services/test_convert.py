@@ -137,7 +137,9 @@ def test_wrapped_bytes_are_what_protobuf_writes_for_the_wrapper() -> None:
         relayed = relay_pb2.RelayEnvelope(agent_id="a", reply_channel="ohell:host:1", to_agent=event)
         assert head + wrapped(event.SerializeToString(), 3) == relayed.SerializeToString()
     assert sizes == {2, 3, 4}  # tag byte + a 1-, 2- and 3-byte length
-    action = match_pb2.Action(match_id="m", seat=2, decision_id=300, card=cards_pb2.Card(suit=1, rank=14))
+    action = match_pb2.Action(
+        match_id="m", seat=2, decision_id=300, card=cards_pb2.Card(suit=cards_pb2.SUIT_CLUBS, rank=cards_pb2.RANK_ACE)
+    )
     request = gateway_pb2.ConnectRequest(action=action)
     assert wrapped(action.SerializeToString()) == request.SerializeToString()
     assert message_bytes(request) == message_bytes(request.SerializeToString()) == request.SerializeToString()
