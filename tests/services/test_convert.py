@@ -11,6 +11,8 @@ from arena.wire import (
     ConversionError,
     ObservationWriter,
     action_number,
+    add_legal_cards,
+    legal_actions_of,
     message_bytes,
     observation_from_proto,
     observation_to_proto,
@@ -108,6 +110,10 @@ def test_cached_observation_writer_gives_the_same_bytes_and_the_sdk_the_same_tri
                 )
                 known[seat] = (observation.hand_number, decoded.tricks)
                 assert decoded.tricks == observation.tricks and decoded.hand == observation.hand
+                assert (decoded.trick_leader, decoded.current_trick) == (
+                    observation.trick_leader,
+                    observation.current_trick,
+                )
                 checked += 1
             state.apply_action(rng.choice(state.legal_actions()))
         assert checked > 50
@@ -143,5 +149,19 @@ def test_wrapped_bytes_are_what_protobuf_writes_for_the_wrapper() -> None:
     request = gateway_pb2.ConnectRequest(action=action)
     assert wrapped(action.SerializeToString()) == request.SerializeToString()
     assert message_bytes(request) == message_bytes(request.SerializeToString()) == request.SerializeToString()
-    with pytest.raises(ValueError, match="field=16"):
-        wrapped(b"", 16)
+    with pytest.raises(ValueError, match="field=0"):
+        wrapped(b"", 0)
+    big = wrapped(b"", 16)  # a two-byte tag
+    assert big == bytes([0x82, 0x01, 0x00])
+
+
+def test_legal_cards_and_hands_from_pre_encoded_bytes_equal_card_by_card_copies() -> None:
+    rng = random.Random(11)
+    for _ in range(200):
+        cards = sorted(rng.sample(range(52), rng.randint(0, 13)))
+        request = match_pb2.DecisionRequest(decision_id=7, kind=PLAY)
+        add_legal_cards(request, cards)
+        copied = match_pb2.DecisionRequest(decision_id=7, kind=PLAY)
+        copied.legal_cards.extend([cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2) for c in cards])  # type: ignore[arg-type]
+        assert request.SerializeToString() == copied.SerializeToString()
+        assert legal_actions_of(request) == tuple(cards)
