@@ -13,15 +13,19 @@ both see the same load on this shared machine, and in both this process is pinne
 subprocess to CPU 1 (placement alone moves a ping-pong by ~1.5x here). An info line gives the same
 ping-pong with our messages (a mid-hand DecisionRequest out, an Action back, protobuf both ways,
 no platform logic): the floor for this contract in Python. decisions/s: ``--concurrent`` matches at once,
-each with its own agent stream (one agent subprocess), over their wall time.
+each with its own agent stream (one agent subprocess), over their wall time. Unless ``--no-relay``:
+decisions relayed through Redis pub/sub (a private redis-server), with the host in this process
+(the gateway unregistered for it) and with the host in another process on this process's CPU (as in
+a Celery worker); the latter's p50 is on the last line.
 
-Last line: ``agents: ours_p50_ms=<..> raw_p50_ms=<..> ratio=<ours/raw> decisions_per_s=<..>``.
+Last line: ``agents: ours_p50_ms=<..> raw_p50_ms=<..> ratio=<ours/raw> decisions_per_s=<..> [relayed_p50_ms=<..>]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -67,6 +71,41 @@ async def agent_role(address: str, tokens: list[str]) -> None:
     from arena.sdk import connect_async
 
     await asyncio.gather(*(connect_async(FirstLegal(), address, token) for token in tokens))
+
+
+async def host_role(redis_url: str, agent_id: str, games: int, seed: int) -> None:
+    """A match host in its own process (as in a Celery worker): plays ``games`` classic games with
+    ``agent_id`` in seat 0, reached through Redis, after one warm-up game; prints the decision times
+    (seconds, one JSON list) on its last line."""
+    from arena.play import host as host_module
+    from arena.play.host import host_match
+    from arena.play.specs import SeatSpec, TimeControl
+    from ohell.presets import preset
+
+    samples: list[float] = []
+    original = host_module.metrics.observe_decision
+
+    def timed(kind: str, seconds: float) -> None:
+        if kind == "connected":
+            samples.append(seconds)
+        original(kind, seconds)
+
+    host_module.metrics.observe_decision = timed  # type: ignore[method-assign]
+    seats = [SeatSpec.connected(agent_id), *[SeatSpec.builtin("random")] * 3]
+    for number in range(games + 1):
+        if number == 1:
+            samples.clear()  # the first game warms up
+        record = await host_match(
+            f"relayed-{seed}-{number}",
+            preset("classic"),
+            seats,
+            seed + number,
+            spectate=False,
+            time_control=TimeControl(decision_ms=5000),
+            redis_url=redis_url,
+        )
+        assert not record["faults"], "the bench agent must not fault"
+    print(json.dumps(samples))
 
 
 async def echo_role(address: str) -> None:
@@ -195,6 +234,31 @@ class Ours:
             if relay:
                 register_local_gateway(self.engine.gateway)
 
+    async def play_elsewhere(self, games: int, seed: int) -> list[float]:
+        """``games`` games hosted by another process (pinned to this process's CPU) that reaches the
+        agent through Redis and this process's gateway, as a Celery worker does; its decision times."""
+        assert self.redis_url is not None
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            __file__,
+            "--role",
+            "host",
+            "--redis",
+            self.redis_url,
+            "--games",
+            str(games),
+            "--seed",
+            str(seed),
+            "--cpu",
+            "0",
+            cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        output, _ = await child.communicate()
+        if child.returncode != 0:
+            raise RuntimeError(f"the host process failed ({child.returncode})")
+        return [float(s) for s in json.loads(output.decode().strip().splitlines()[-1])]
+
     async def stop(self) -> None:
         from arena.play import host as host_module
 
@@ -288,6 +352,7 @@ async def measure(rounds: int, pings: int, concurrent: int, redis_url: str | Non
             for number in range(max(1, rounds // 4)):
                 await ours.play(1, seed=9000 + number, relay=True)
             result["relayed"] = list(ours.samples)
+            result["elsewhere"] = await ours.play_elsewhere(max(1, rounds // 4), seed=9500)
         return result
     finally:
         await ours.stop()
@@ -302,8 +367,11 @@ def main() -> int:
     parser.add_argument("--concurrent", type=int, default=4)
     parser.add_argument("--no-relay", action="store_true", help="skip the Redis relay figure (info only)")
     parser.add_argument(
-        "--role", choices=["bench", "agent", "echo", "proto-echo"], default="bench", help=argparse.SUPPRESS
+        "--role", choices=["bench", "agent", "echo", "proto-echo", "host"], default="bench", help=argparse.SUPPRESS
     )
+    parser.add_argument("--redis", help=argparse.SUPPRESS)
+    parser.add_argument("--games", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--token", action="append", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
@@ -311,6 +379,9 @@ def main() -> int:
     pin(args.cpu if args.role != "bench" else 0)
     if args.role == "agent":
         asyncio.run(agent_role(args.address, args.token))
+        return 0
+    if args.role == "host":
+        asyncio.run(host_role(args.redis, "bench-0", args.games, args.seed))
         return 0
     if args.role == "echo":
         asyncio.run(echo_role(args.address))
@@ -340,19 +411,22 @@ def main() -> int:
         f"p50 {statistics.median(proto_samples) * 1000:.3f} ms, p99 {percentile(proto_samples, 0.99) * 1000:.3f} ms"
     )
     if "relayed" in result:
-        relayed = result["relayed"]
-        print(
-            f"info: host in another process than the gateway (Redis pub/sub relay): {len(relayed)} decisions, "
-            f"p50 {statistics.median(relayed) * 1000:.3f} ms, p99 {percentile(relayed, 0.99) * 1000:.3f} ms"
-        )
+        for key, where in [("relayed", "in this process"), ("elsewhere", "in another process (as a Celery worker)")]:
+            relayed = result[key]
+            print(
+                f"relayed through Redis pub/sub, host {where}: {len(relayed)} decisions, "
+                f"p50 {statistics.median(relayed) * 1000:.3f} ms, p99 {percentile(relayed, 0.99) * 1000:.3f} ms, "
+                f"ratio to raw {statistics.median(relayed) * 1000 / raw_p50:.2f}"
+            )
     print(
         f"ours (host -> gateway -> agent -> gateway -> host): {len(ours)} decisions, p50 {ours_p50:.3f} ms, "
         f"p99 {percentile(ours, 0.99) * 1000:.3f} ms; {args.concurrent} matches at once: "
         f"{per_second:.0f} decisions/s"
     )
+    relayed = f" relayed_p50_ms={statistics.median(result['elsewhere']) * 1000:.3f}" if "elsewhere" in result else ""
     print(
         f"agents: ours_p50_ms={ours_p50:.3f} raw_p50_ms={raw_p50:.3f} ratio={ours_p50 / raw_p50:.2f} "
-        f"decisions_per_s={per_second:.0f}"
+        f"decisions_per_s={per_second:.0f}{relayed}"
     )
     return 0
 

@@ -35,7 +35,7 @@ from arena.wire import (
     ConversionError,
     ObservationWriter,
     action_number,
-    card_to_proto,
+    add_legal_cards,
     fault_to_proto,
     rules_to_proto,
 )
@@ -221,7 +221,7 @@ class _Match:
         self.observations.write(observe(state, seat), int(self.bank_ms[seat]), request.observation)
         request.deadline_ms = self.tc.decision_ms
         if kind == match_pb2.DECISION_KIND_PLAY:
-            request.legal_cards.extend([card_to_proto(a) for a in legal])
+            add_legal_cards(request, legal)
         else:
             request.legal_bids.extend([a - BID_BASE for a in legal])
         if kind == match_pb2.DECISION_KIND_CHANGE_BID:  # the hook's forbidden bid, as on a bid

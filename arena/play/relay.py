@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from arena.keys import Keys
 from arena.proto.ohell.v1 import match_pb2, relay_pb2
+from arena.wire import wrapped
 
 # How long one write to an agent's stream may wait when no decision deadline bounds it (an event
 # that asks nothing: MatchStarted, HandEnded, MatchEnded, a Notice). Past it the agent is taken to
@@ -27,8 +28,11 @@ WRITE_LIMIT_S = 5.0
 # Starts the reason of an undeliverable event when the platform (Redis), not the agent, failed: the
 # ladder voids a match spoiled this way instead of rating it (arena.ladder.jobs).
 PLATFORM_FAULT = "platform: "
+_TO_AGENT = relay_pb2.RelayEnvelope.DESCRIPTOR.fields_by_name["to_agent"].number
 
-ReplyTarget = Callable[[relay_pb2.RelayEnvelope], None] | str  # local callback or Redis channel
+# A host in this process: called with (agent id, decision id, the Action or None, why none comes).
+LocalReply = Callable[[str, int, match_pb2.Action | None, str], None]
+ReplyTarget = LocalReply | str  # local callback or Redis channel
 
 
 class LocalGateway(Protocol):
@@ -104,11 +108,13 @@ class HostLink:
         handed on, else a sentence why it could not be. Never raises: a Redis failure is a reason."""
         gateway = local_gateway_holding(agent_id)
         if gateway is not None:
-            return await gateway.deliver(agent_id, event, self.receive, timeout)
+            return await gateway.deliver(agent_id, event, self.answer, timeout)
         if self.redis is None:
             return f"agent {agent_id!r} is not connected to this engine service"
         gateway_id = self._gateway_of.get(agent_id)
-        envelope = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel, to_agent=event)
+        # RelayEnvelope(agent_id, reply_channel, to_agent=event) without copying the event into it
+        head = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel).SerializeToString()
+        data = head + wrapped(event.SerializeToString(), _TO_AGENT)
         try:
             if gateway_id is None:
                 found = await self.redis.get(self.keys.agent_presence(agent_id))
@@ -116,7 +122,7 @@ class HostLink:
                     return f"agent {agent_id!r} is not connected to any gateway"
                 gateway_id = found.decode() if isinstance(found, bytes) else str(found)
                 self._gateway_of[agent_id] = gateway_id
-            receivers = await self.redis.publish(self.keys.gateway_channel(gateway_id), envelope.SerializeToString())
+            receivers = await self.redis.publish(self.keys.gateway_channel(gateway_id), data)
         except Exception as error:  # Redis away: this event is lost, the match goes on
             self._gateway_of.pop(agent_id, None)
             return f"{PLATFORM_FAULT}cannot relay to agent {agent_id!r}: Redis failed ({type(error).__name__}: {error})"
@@ -126,20 +132,21 @@ class HostLink:
         return None
 
     def receive(self, envelope: relay_pb2.RelayEnvelope) -> None:
-        """A reply from a gateway (called directly by a local gateway, or from pub/sub)."""
+        """A reply relayed by a gateway in another process."""
         body = envelope.WhichOneof("body")
         if body == "from_agent":
-            key = (envelope.agent_id, envelope.from_agent.decision_id)
-            reply = Reply(action=envelope.from_agent)
+            self.answer(envelope.agent_id, envelope.from_agent.decision_id, envelope.from_agent, "")
         elif body == "undeliverable":
-            self._gateway_of.pop(envelope.agent_id, None)
-            key = (envelope.agent_id, envelope.decision_id)
-            reply = Reply(undeliverable=envelope.undeliverable)
-        else:
-            return
-        future = self._waiting.pop(key, None)
+            self.answer(envelope.agent_id, envelope.decision_id, None, envelope.undeliverable)
+
+    def answer(self, agent_id: str, decision_id: int, action: match_pb2.Action | None, undeliverable: str) -> None:
+        """The agent's ``action`` for a decision, or why none will come (a gateway in this process
+        calls this directly: no envelope is built)."""
+        if action is None:
+            self._gateway_of.pop(agent_id, None)
+        future = self._waiting.pop((agent_id, decision_id), None)
         if future is not None and not future.done():
-            future.set_result(reply)
+            future.set_result(Reply(undeliverable=undeliverable) if action is None else Reply(action=action))
 
     async def _on_message(self, data: bytes) -> None:
         self.receive(relay_pb2.RelayEnvelope.FromString(data))
@@ -193,12 +200,20 @@ async def publish_reply(redis_client: Any, channel: str, envelope: relay_pb2.Rel
 
 async def reply_to(
     target: ReplyTarget,
-    envelope: relay_pb2.RelayEnvelope,
+    agent_id: str,
+    decision_id: int,
+    action: match_pb2.Action | None,
+    undeliverable: str,
     publish: Callable[[str, relay_pb2.RelayEnvelope], Coroutine[Any, Any, None]] | None,
 ) -> None:
-    """Send ``envelope`` to a host: call a local host directly or publish to its channel
-    (awaited, so the reply cannot be lost with an unreferenced task)."""
+    """Send the agent's ``action`` for ``decision_id`` (or, with None, why none comes) to a host:
+    call a local host directly or publish a RelayEnvelope to its channel (awaited, so the reply
+    cannot be lost with an unreferenced task)."""
     if callable(target):
-        target(envelope)
+        target(agent_id, decision_id, action, undeliverable)
     elif publish is not None:
+        if action is not None:
+            envelope = relay_pb2.RelayEnvelope(agent_id=agent_id, from_agent=action)
+        else:
+            envelope = relay_pb2.RelayEnvelope(agent_id=agent_id, undeliverable=undeliverable, decision_id=decision_id)
         await publish(target, envelope)

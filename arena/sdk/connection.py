@@ -14,14 +14,16 @@ from typing import Any, TypeVar
 
 import grpc
 
-from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc
+from arena.proto.ohell.v1 import gateway_pb2
 from arena.rpc.auth import auth_metadata
 from arena.rpc.server import channel_options
 from arena.sdk.session import Session
+from arena.wire import message_bytes, wrapped
 from ohell.errors import OhHellError
 
 log = logging.getLogger("arena.sdk")
 
+CONNECT_METHOD = f"/{gateway_pb2.DESCRIPTOR.services_by_name['AgentGatewayService'].full_name}/Connect"
 CONNECT_TIMEOUT_S = 10.0
 MAX_BACKOFF_S = 5.0
 T = TypeVar("T")
@@ -115,7 +117,7 @@ async def connect_async(
 
     async def hold() -> Session:
         async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
-            call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=auth_metadata(token))
+            call = open_connect(channel, token)
             await established(call)  # the gateway sends its headers once it has registered the stream
             if not state.get("accepted"):
                 log.info("connected to the gateway at %s", address)
@@ -124,10 +126,10 @@ async def connect_async(
             state["accepted"] = state["up"] = True
             if ready is not None:
                 ready.set()
-            async for response in call:
+            while (response := await call.read()) is not grpc.aio.EOF:  # read/write: no async iterator
                 action = session.handle(response.event)
-                if action is not None:
-                    await call.write(gateway_pb2.ConnectRequest(action=action))
+                if action is not None:  # a ConnectRequest's bytes, without copying the action into one
+                    await call.write(wrapped(action.SerializeToString()))
                 if matches is not None and session.matches_ended >= matches:
                     call.cancel()
                     return session
@@ -143,6 +145,14 @@ async def connect_async(
                 f"the gateway at {address}: {error.code().name}: {error.details()}"
             ) from None
     return await retrying(hold, "gateway", address, connect_timeout, state)
+
+
+def open_connect(channel: grpc.aio.Channel, token: str) -> Any:
+    """The agent's Connect stream; its writes take a ConnectRequest or the bytes of one."""
+    connect = channel.stream_stream(
+        CONNECT_METHOD, request_serializer=message_bytes, response_deserializer=gateway_pb2.ConnectResponse.FromString
+    )
+    return connect(metadata=auth_metadata(token))
 
 
 async def established(call: Any) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from arena.proto.ohell.v1 import match_pb2
 from arena.sdk.session import Session, wants_bid_changes
-from arena.wire import action_number, card_to_proto, observation_to_proto, rules_to_proto
+from arena.wire import action_number, add_legal_cards, observation_to_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.observation import Observation
 from ohell.rules import Rules
@@ -101,7 +101,7 @@ class WireSeat:
         request = match_pb2.DecisionRequest(match_id=LOCAL_MATCH, seat=self.seat, decision_id=self.decisions, kind=kind)  # type: ignore[arg-type]
         observation_to_proto(observation, 0, request.observation)
         if kind == match_pb2.DECISION_KIND_PLAY:
-            request.legal_cards.extend([card_to_proto(card) for card in legal])
+            add_legal_cards(request, legal)
         else:
             request.legal_bids.extend([action - BID_BASE for action in legal])
         action = self.session.decide(request)

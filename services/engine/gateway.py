@@ -28,8 +28,10 @@ from arena.play.relay import (
 )
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay_pb2
 from arena.rpc.auth import TokenStore, authenticate, bearer_token
+from arena.wire import message_bytes, wrapped
 
 _MATCHES_REMEMBERED = 256
+SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_name
 # Connect metadata by which an agent accepts challenges from other agents (else only its own
 # challenges and the host's may seat it).
 CHALLENGES_HEADER = "ohell-challenges"
@@ -68,10 +70,11 @@ class Connection:
         window): an agent that stops reading its stream is disconnected, not waited for."""
         if self.closed.is_set():
             return f"agent {self.agent_id!r} is disconnecting" + (f": {self.fatal[1]}" if self.fatal else "")
+        data = wrapped(event.SerializeToString())  # the ConnectResponse's bytes, without copying the event into one
         try:
             async with asyncio.timeout(timeout):  # no extra task, unlike wait_for
                 async with self.write_lock:
-                    await self.context.write(gateway_pb2.ConnectResponse(event=event))
+                    await self.context.write(data)
         except TimeoutError:
             why = f"agent {self.agent_id!r} is not reading its stream (a write waited {timeout:.3g} s)"
             self.end(grpc.StatusCode.DEADLINE_EXCEEDED, why)
@@ -102,6 +105,19 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self.connections: dict[str, Connection] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
+
+    def add_to_server(self, server: grpc.aio.Server) -> None:
+        """Register ``Connect`` as the generated code does, but with a response serializer that
+        also takes the bytes ``Connection.send`` encodes itself."""
+        handlers = {
+            "Connect": grpc.stream_stream_rpc_method_handler(
+                self.Connect,
+                request_deserializer=gateway_pb2.ConnectRequest.FromString,
+                response_serializer=message_bytes,
+            )
+        }
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+        server.add_registered_method_handlers(SERVICE, handlers)
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -279,8 +295,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 ),
             )
             return
-        reply, _ = pending
-        await reply_to(reply, relay_pb2.RelayEnvelope(agent_id=connection.agent_id, from_agent=action), self._publish)
+        await reply_to(pending[0], connection.agent_id, action.decision_id, action, "", self._publish)
 
     async def _notice(self, connection: Connection, code: str, message: str) -> None:
         await connection.send(match_pb2.AgentEvent(notice=match_pb2.Notice(code=code, message=message)))
@@ -292,11 +307,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         del self.connections[agent_id]
         why = f"agent {agent_id!r} disconnected with the decision pending"
         for (_, decision_id), (reply, _) in connection.pending.items():
-            await reply_to(
-                reply,
-                relay_pb2.RelayEnvelope(agent_id=agent_id, undeliverable=why, decision_id=decision_id),
-                self._publish,
-            )
+            await reply_to(reply, agent_id, decision_id, None, why, self._publish)
         connection.pending.clear()
         if self.redis is not None:
             with contextlib.suppress(Exception):

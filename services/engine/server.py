@@ -17,7 +17,6 @@ from arena.proto.ohell.v1 import (
     challenge_pb2,
     challenge_pb2_grpc,
     gateway_pb2,
-    gateway_pb2_grpc,
     rules_service_pb2,
     rules_service_pb2_grpc,
     spectate_pb2,
@@ -85,7 +84,7 @@ async def start_engine(
     services = [
         Service(
             _name(gateway_pb2, "AgentGatewayService"),
-            lambda s: gateway_pb2_grpc.add_AgentGatewayServiceServicer_to_server(gateway, s),
+            gateway.add_to_server,
         ),
         Service(
             _name(rules_service_pb2, "RulesService"),

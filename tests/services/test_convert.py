@@ -6,16 +6,20 @@ import random
 
 import pytest
 
-from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
+from arena.proto.ohell.v1 import cards_pb2, gateway_pb2, match_pb2, relay_pb2, rules_pb2
 from arena.wire import (
     ConversionError,
     ObservationWriter,
     action_number,
+    add_legal_cards,
+    legal_actions_of,
+    message_bytes,
     observation_from_proto,
     observation_to_proto,
     rules_for_table,
     rules_from_proto,
     rules_to_proto,
+    wrapped,
 )
 from ohell.observation import observe
 from ohell.presets import PRESETS
@@ -106,6 +110,58 @@ def test_cached_observation_writer_gives_the_same_bytes_and_the_sdk_the_same_tri
                 )
                 known[seat] = (observation.hand_number, decoded.tricks)
                 assert decoded.tricks == observation.tricks and decoded.hand == observation.hand
+                assert (decoded.trick_leader, decoded.current_trick) == (
+                    observation.trick_leader,
+                    observation.current_trick,
+                )
                 checked += 1
             state.apply_action(rng.choice(state.legal_actions()))
         assert checked > 50
+
+
+def test_wrapped_bytes_are_what_protobuf_writes_for_the_wrapper() -> None:
+    """The gateway and the SDK frame ConnectResponse/ConnectRequest themselves: the bytes must
+    equal protobuf's for every size of the inner message (varint lengths of 1, 2 and 3 bytes)."""
+    state = Game(Rules(), 4).new_state()
+    rng = random.Random(5)
+    events = [match_pb2.AgentEvent(), match_pb2.AgentEvent(notice=match_pb2.Notice(code="X", message="y" * 20000))]
+    while state.phase != Phase.GAME_OVER and len(events) < 60:
+        if state.is_chance():
+            state.chance_random(rng)
+            continue
+        event = match_pb2.AgentEvent()
+        observation_to_proto(observe(state, state.current), 1000, out=event.decision.observation)
+        events.append(event)
+        state.apply_action(rng.choice(state.legal_actions()))
+    sizes = set()
+    for event in events:
+        data = wrapped(event.SerializeToString())
+        assert data == gateway_pb2.ConnectResponse(event=event).SerializeToString()
+        assert gateway_pb2.ConnectResponse.FromString(data).event == event
+        sizes.add(len(data) - len(event.SerializeToString()))
+        head = relay_pb2.RelayEnvelope(agent_id="a", reply_channel="ohell:host:1").SerializeToString()
+        relayed = relay_pb2.RelayEnvelope(agent_id="a", reply_channel="ohell:host:1", to_agent=event)
+        assert head + wrapped(event.SerializeToString(), 3) == relayed.SerializeToString()
+    assert sizes == {2, 3, 4}  # tag byte + a 1-, 2- and 3-byte length
+    action = match_pb2.Action(
+        match_id="m", seat=2, decision_id=300, card=cards_pb2.Card(suit=cards_pb2.SUIT_CLUBS, rank=cards_pb2.RANK_ACE)
+    )
+    request = gateway_pb2.ConnectRequest(action=action)
+    assert wrapped(action.SerializeToString()) == request.SerializeToString()
+    assert message_bytes(request) == message_bytes(request.SerializeToString()) == request.SerializeToString()
+    with pytest.raises(ValueError, match="field=0"):
+        wrapped(b"", 0)
+    big = wrapped(b"", 16)  # a two-byte tag
+    assert big == bytes([0x82, 0x01, 0x00])
+
+
+def test_legal_cards_and_hands_from_pre_encoded_bytes_equal_card_by_card_copies() -> None:
+    rng = random.Random(11)
+    for _ in range(200):
+        cards = sorted(rng.sample(range(52), rng.randint(0, 13)))
+        request = match_pb2.DecisionRequest(decision_id=7, kind=PLAY)
+        add_legal_cards(request, cards)
+        copied = match_pb2.DecisionRequest(decision_id=7, kind=PLAY)
+        copied.legal_cards.extend([cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2) for c in cards])  # type: ignore[arg-type]
+        assert request.SerializeToString() == copied.SerializeToString()
+        assert legal_actions_of(request) == tuple(cards)

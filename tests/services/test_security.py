@@ -223,7 +223,7 @@ def test_challenge_needs_a_token_and_a_fresh_match_id(engine_process, make_agent
 def test_a_refused_challenge_does_not_use_up_its_match_id(engine_process, make_agent, shared_redis_server) -> None:
     _, token = make_agent("retrier")
     seats = _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random"))
-    match_id = f"retry-{uuid.uuid4().hex[:8]}"
+    match_id = f"retry-{uuid.uuid4().hex[:8]}-x"  # never "<ladder>-<n>", which challenges may not use
     bad = challenge_pb2.ChallengeRequest(seats=seats, rules=rules_pb2.Rules(hand_sizes=[14]), match_id=match_id)
     with pytest.raises(grpc.RpcError) as refused:
         _challenge(engine_process.address, bad, token)
