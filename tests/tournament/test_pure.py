@@ -187,3 +187,17 @@ def test_the_bots_own_chance_is_duplicated_too() -> None:
     seeds = hand_seeds("t1/d0", deal_sets[0], 3)
     assert len(set(seeds)) == 3 and seeds == hand_seeds("t1/d0", deal_sets[0], 3)
     assert hand_seeds("t1/d1", deal_sets[0], 3) != seeds and hand_seeds("t1/d0", deal_sets[1], 3) != seeds
+
+
+def test_the_match_host_seeds_built_in_seats_as_a_local_table_does() -> None:
+    """A table with remote entrants goes through the match host: given the same per-seat seeds and
+    deal set, its built-in seats play exactly as on a table of built-in bots only."""
+    from arena.play.host import host_match_sync
+
+    deal_set = draw_deal_set(Game(RULES, 3), random.Random(2))
+    seats = [SeatSpec.builtin("random", name) for name in "abc"]
+    seeds = hand_seeds("t0/d0", deal_set, 3)
+    hosted = host_match_sync("m", RULES, seats, 0, chance=ScriptedChance(deal_set), spectate=False, bot_seeds=seeds)
+    assert hosted["hands"] == play_builtin_game("m", RULES, seats, deal_set, seeds)["hands"]
+    with pytest.raises(ValueError, match="bot_seeds"):
+        host_match_sync("m", RULES, seats, 0, chance=ScriptedChance(deal_set), spectate=False, bot_seeds=seeds[:2])
