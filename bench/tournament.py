@@ -20,6 +20,9 @@ last line is ``tournament: games=<n> ci_width_duplicate=<x> ci_width_plain=<y> r
 comparisons that rank them): a ratio r means plain scoring needs about r^2 times as many
 games for the same certainty. It also reports, for each scoring, the fewest games from which on
 (checked every 5 deals) the ``--bots`` order holds with per-entrant intervals that do not overlap.
+
+``--bots strong,heuristic,heuristic`` measures a field of competitive entrants; the default field
+includes the random bot, whose own noise no deal can repeat (docs/tournaments.md).
 """
 
 from __future__ import annotations
