@@ -1,19 +1,28 @@
 """Duplicate against plain scoring: how sure each is of strong > heuristic > random after the same games.
 
-    python bench/tournament.py [--deals 60] [--rules classic] [--hand-sizes 5,4,3,2,1] [--seed 1] [--jobs 2]
+    python bench/tournament.py [--deals 60] [--bots strong,heuristic,random] [--bot-seeds hand]
+                               [--rules classic] [--hand-sizes 5,4,3,2,1] [--seed 1] [--jobs 2]
 
-One 3-seat table of the built-in bots strong, heuristic and random, played in this process:
+One table of the built-in bots named by ``--bots`` (one seat each, best first; a bot named twice
+is two entrants, e.g. ``heuristic`` and ``heuristic-2``), played in this process through the
+tournament's own code (``arena.tournament.play``, ``deals.seating``, ``standings``):
 
-- duplicate: ``--deals`` deal sets, each played in the 3 seat rotations (3 x deals games); a game's
-  points are the score minus the mean score of that seat on that deal; the bootstrap resamples deals;
-- plain (the reference): the same number of games, each with fresh cards; a game's points are the
-  score minus the game's mean score; the bootstrap resamples games.
+- duplicate: ``--deals`` deal sets, each played in the n seat rotations (n x deals games), the
+  bots seeded per seat of the deal set as a tournament does (``--bot-seeds hand``: common random
+  numbers) or per game (``--bot-seeds game``: how tournaments seeded them before); a game's points
+  are the score minus the mean score of that seat on that deal; the bootstrap resamples deals;
+- plain (the reference): the same number of games, each with fresh cards and fresh bot seeds; a
+  game's points are the score minus the game's mean score; the bootstrap resamples games.
 
 Both report each bot's 95 % bootstrap interval of its mean points per game (2,000 resamples). The
 last line is ``tournament: games=<n> ci_width_duplicate=<x> ci_width_plain=<y> ratio=<y/x>``
-(mean interval width over the three bots): a ratio r means plain scoring needs about r^2 times as many
+(the mean width of the intervals of the differences between neighbours in ``--bots`` order, the
+comparisons that rank them): a ratio r means plain scoring needs about r^2 times as many
 games for the same certainty. It also reports, for each scoring, the fewest games from which on
-(checked every 5 deals = 15 games) strong > heuristic > random with intervals that do not overlap.
+(checked every 5 deals) the ``--bots`` order holds with per-entrant intervals that do not overlap.
+
+``--bots strong,heuristic,heuristic`` measures a field of competitive entrants; the default field
+includes the random bot, whose own noise no deal can repeat (docs/tournaments.md).
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena.play.specs import SeatSpec  # noqa: E402
 from arena.tournament.deals import DealSet, draw_deal_set, seating  # noqa: E402
-from arena.tournament.play import play_builtin_game  # noqa: E402
+from arena.tournament.play import hand_seeds, play_builtin_game  # noqa: E402
 from arena.tournament.standings import (  # noqa: E402
     GameResult,
     Observation,
@@ -47,10 +56,13 @@ BOTS = ("strong", "heuristic", "random")
 CHECK_EVERY = 5  # deals between two checks of the intervals
 
 
-def play_one(args: tuple[str, Rules, tuple[str, ...], DealSet, str]) -> GameResult:
-    game, rules, names, deal_set, unit = args
+Work = tuple[str, Rules, tuple[str, ...], DealSet, str, tuple[int, ...]]
+
+
+def play_one(args: Work) -> GameResult:
+    game, rules, names, deal_set, unit, seeds = args
     seats = [SeatSpec.builtin(name.partition("-")[0], name) for name in names]  # "heuristic-2": a second heuristic
-    record = play_builtin_game(game, rules, seats, deal_set)
+    record = play_builtin_game(game, rules, seats, deal_set, seeds)
     return GameResult(unit, names, tuple(record["totals"]))
 
 
@@ -90,26 +102,32 @@ def main() -> None:
     parser.add_argument("--hand-sizes", default="5,4,3,2,1", help="the rules option hand_sizes (short games)")
     parser.add_argument("--seed", type=int, default=1, help="seeds the deals of both scorings")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--bots", default=",".join(BOTS), help="the three entrants, expected order (best first)")
+    parser.add_argument(
+        "--bots", default=",".join(BOTS), help="the entrants, one per seat, expected order (best first)"
+    )
+    parser.add_argument(
+        "--bot-seeds", choices=("hand", "game"), default="hand", help="duplicate: seed per seat or game"
+    )
     args = parser.parse_args()
     names = entrant_names(args.bots.split(","))
+    n = len(names)
     rules = preset_with_options(args.rules, [f"hand_sizes=[{args.hand_sizes}]"])
-    game = Game(rules, len(names))
+    game = Game(rules, n)
     rng = random.Random(args.seed)
-    work = []
+    work: list[Work] = []
     for deal in range(args.deals):
         deal_set = draw_deal_set(game, rng)
-        work += [
-            (f"dup/{deal}/{turn}", rules, tuple(seating(names, deal, turn)), deal_set, f"d{deal}") for turn in range(3)
-        ]
-    for number in range(args.deals * 3):  # plain: fresh cards every game, seats rotated the same way
-        unit = f"g{number}"
-        work.append(
-            (f"plain/{number}", rules, tuple(seating(names, number // 3, number % 3)), draw_deal_set(game, rng), unit)
-        )
+        for turn in range(n):
+            unit = f"d{deal}"
+            seeds = hand_seeds(unit if args.bot_seeds == "hand" else f"{unit}/r{turn}", deal_set, n)
+            work.append((f"dup/{deal}/{turn}", rules, tuple(seating(names, deal, turn)), deal_set, unit, tuple(seeds)))
+    for number in range(args.deals * n):  # plain: fresh cards and bot seeds every game, seats rotated the same way
+        deal_set, unit = draw_deal_set(game, rng), f"g{number}"
+        seats = tuple(seating(names, number // n, number % n))
+        work.append((f"plain/{number}", rules, seats, deal_set, unit, tuple(hand_seeds(unit, deal_set, n))))
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(play_one, work, chunksize=4))
-    duplicate, plain = results[: args.deals * 3], results[args.deals * 3 :]
+    duplicate, plain = results[: args.deals * n], results[args.deals * n :]
     width, entrant_width = {}, {}
     for name, games, score in (
         ("duplicate", duplicate, duplicate_observations),
@@ -123,13 +141,13 @@ def main() -> None:
         print(f"{name}: {len(games)} games")
         for row in table:
             print(
-                f"  {row.rank}. {row.entrant:<9} mean {row.mean_duplicate:+7.2f}  95% CI "
+                f"  {row.rank}. {row.entrant:<11} mean {row.mean_duplicate:+7.2f}  95% CI "
                 f"[{row.ci_low:+7.2f}, {row.ci_high:+7.2f}]  P(above next) {row.p_above_next}"
             )
         for (low, high), upper, lower in zip(gaps, names, names[1:], strict=False):
             print(f"  {upper} - {lower}: 95% CI [{low:+.2f}, {high:+.2f}] (width {high - low:.2f})")
-        first = fewest_deals(games, 3, score, names)
-        print(f"  {' > '.join(names)} with intervals apart from {first and first * 3} games on (None: never)")
+        first = fewest_deals(games, n, score, names)
+        print(f"  {' > '.join(names)} with intervals apart from {first and first * n} games on (None: never)")
     ratio = width["plain"] / width["duplicate"] if width["duplicate"] else float("inf")
     print(
         f"per-entrant intervals (mean width): duplicate {entrant_width['duplicate']:.3f} "

@@ -66,6 +66,7 @@ class _Match:
         log: EventLog | None,
         bot_executor: Executor | None = None,
         chance: Callable[[State], None] | None = None,
+        bot_seeds: Sequence[int] | None = None,
     ) -> None:
         self.match_id = match_id
         self.bot_executor = bot_executor
@@ -91,7 +92,7 @@ class _Match:
         self.players: list[Any] = []
         for seat, spec in enumerate(seats):
             if spec.kind == "builtin":
-                self.players.append(make_bot(spec.bot, seed * 31 + seat))
+                self.players.append(make_bot(spec.bot, bot_seeds[seat] if bot_seeds else seed * 31 + seat))
             elif spec.kind == "connected":
                 self.players.append(ConnectedPlayer(spec.agent_id, link))
             else:
@@ -347,13 +348,17 @@ async def host_match(
     spectate: bool = True,
     bot_executor: Executor | None = None,
     chance: Callable[[State], None] | None = None,
+    bot_seeds: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Play a whole match and return its record (``ohell.record.build_record``: seats, faults
     with seat/hand/kind/detail, forfeited). Connected seats are reached through gateways in this
     process, else through Redis (``redis_url`` or an open ``redis.asyncio`` client). Public
     events go to the match's Redis stream, or to this process's ``local_events()`` without Redis.
-    ``chance``, when given, resolves each cut and deal instead of ``seed`` (cards dealt in advance)."""
+    ``chance``, when given, resolves each cut and deal instead of ``seed`` (cards dealt in advance);
+    ``bot_seeds[s]``, when given, seeds the built-in bot in seat ``s`` (else ``seed`` does)."""
     check_seats(seats)
+    if bot_seeds is not None and len(bot_seeds) != len(seats):
+        raise ValueError(f"bot_seeds: {len(bot_seeds)} given for {len(seats)} seats")
     client = redis_client
     own_client = None
     if client is None and redis_url:
@@ -369,7 +374,9 @@ async def host_match(
         await link.start()  # replies from gateways elsewhere come to this host's channel
     metrics.MATCHES_HOSTED.inc()
     try:
-        match = _Match(match_id, rules, seats, seed, time_control or TimeControl(), link, log, bot_executor, chance)
+        match = _Match(
+            match_id, rules, seats, seed, time_control or TimeControl(), link, log, bot_executor, chance, bot_seeds
+        )
         return await match.run()
     finally:
         await link.close()

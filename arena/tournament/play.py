@@ -3,6 +3,12 @@
 Built-in seats are played in this process (``ohell.match.play_game`` with the dealt cards);
 a table with connected or endpoint agents goes through the match host, which is given the same
 dealt cards. The records keep the deals, so they stay server-side until the tournament ends.
+
+Common random numbers: duplicate play fixes every chance outcome, the bots' own randomness
+included. The built-in bot holding seat ``s`` of deal set ``k`` is seeded from that deal set
+(secret until the tournament ends) and ``s`` alone (``hand_seeds``), so whoever holds those
+cards in any rotation decides with the same random stream (the random bot's choices, the strong
+bot's sampled deals). A game replayed after a crash plays the same.
 """
 
 from __future__ import annotations
@@ -26,24 +32,37 @@ def game_id(table_id: str, deal: int, turn: int) -> str:
     return f"{table_id}/d{deal}/r{turn}"
 
 
-def bot_seed(game: str) -> int:
-    """The built-in bots' seed for one game (a game replayed after a crash plays the same)."""
-    return int.from_bytes(hashlib.sha256(game.encode()).digest()[:6], "big")
+def hand_seeds(unit: str, deal_set: DealSet, seats: int) -> list[int]:
+    """The built-in bots' seed for each seat of deal set ``unit`` ("<table>/d<k>"): the same in
+    every rotation of that deal set, unpredictable while its cards are."""
+    secret = hashlib.sha256(f"{unit}:{deal_set.to_json()}".encode()).digest()
+    return [int.from_bytes(hashlib.sha256(secret + bytes([seat])).digest()[:6], "big") for seat in range(seats)]
 
 
-def play_builtin_game(game: str, rules: Rules, seats: Sequence[SeatSpec], deal_set: DealSet) -> dict[str, Any]:
-    seed = bot_seed(game)
-    bots = [make_bot(seat.bot, seed * 8 + index) for index, seat in enumerate(seats)]
-    state = play_game(Game(rules, len(seats)), bots, seed, chance=ScriptedChance(deal_set))
+def play_builtin_game(
+    game: str, rules: Rules, seats: Sequence[SeatSpec], deal_set: DealSet, seeds: Sequence[int]
+) -> dict[str, Any]:
+    """One game with the dealt cards; ``seeds[s]`` seeds the bot in seat ``s``."""
+    bots = [make_bot(seat.bot, seed) for seat, seed in zip(seats, seeds, strict=True)]
+    state = play_game(Game(rules, len(seats)), bots, seeds[0], chance=ScriptedChance(deal_set))
     return build_record(state, [seat.record_entry() for seat in seats], match_id=game)
 
 
-def play_remote_game(game: str, rules: Rules, seats: Sequence[SeatSpec], deal_set: DealSet) -> dict[str, Any]:
+def play_remote_game(
+    game: str, rules: Rules, seats: Sequence[SeatSpec], deal_set: DealSet, seeds: Sequence[int]
+) -> dict[str, Any]:
     from arena.play.host import host_match_sync  # grpc is loaded only where remote tables are hosted
 
     redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
     return host_match_sync(
-        game, rules, seats, bot_seed(game), redis_url=redis_url, chance=ScriptedChance(deal_set), spectate=False
+        game,
+        rules,
+        seats,
+        seeds[0],
+        redis_url=redis_url,
+        chance=ScriptedChance(deal_set),
+        spectate=False,
+        bot_seeds=seeds,
     )
 
 
@@ -58,10 +77,11 @@ def play_table_games(
     """Play every (deal set, rotation) of a table whose game ``done`` does not report finished,
     handing each record to ``record`` as soon as it is played (a resumed table skips those)."""
     for deal, deal_set in enumerate(deal_sets):
+        seeds = hand_seeds(f"{table_id}/d{deal}", deal_set, len(entrants))
         for turn in range(len(entrants)):
             game = game_id(table_id, deal, turn)
             if done(game):
                 continue
             seats = seating(entrants, deal, turn)
             play = play_builtin_game if all_builtin(seats) else play_remote_game
-            record(game, play(game, rules, seats, deal_set))
+            record(game, play(game, rules, seats, deal_set, seeds))

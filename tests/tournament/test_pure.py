@@ -7,12 +7,13 @@ import io
 import json
 import math
 import random
+from typing import Any
 
 import pytest
 
 from arena.play.specs import SeatSpec
 from arena.tournament.deals import DealSet, ScriptedChance, draw_deal_set, rotation, seating
-from arena.tournament.play import play_builtin_game, play_table_games
+from arena.tournament.play import hand_seeds, play_builtin_game, play_table_games
 from arena.tournament.schedule import (
     ScheduleError,
     balanced_design,
@@ -75,7 +76,8 @@ def test_deal_set_fixes_each_seats_cards_whoever_sits_there() -> None:
     deal_set = draw_deal_set(game, random.Random(5))
     assert DealSet.from_json(deal_set.to_json()) == deal_set
     entrants = [SeatSpec.builtin("random", "a"), SeatSpec.builtin("heuristic", "b"), SeatSpec.builtin("random", "c")]
-    records = [play_builtin_game(f"g{k}", RULES, rotation(entrants, k), deal_set) for k in range(3)]
+    seeds = hand_seeds("t0/d0", deal_set, 3)
+    records = [play_builtin_game(f"g{k}", RULES, rotation(entrants, k), deal_set, seeds) for k in range(3)]
     # the first hand is dealt before anyone acts: the same cards for each seat in every rotation
     assert len({json.dumps(record["hands"][0]["deal"]) for record in records}) == 1
     assert len({json.dumps(record["cuts"]) for record in records}) == 1
@@ -167,3 +169,35 @@ def test_seating_puts_everyone_in_every_seat_and_alternates_the_direction() -> N
             assert sorted(row.index(name) for row in seatings) == [0, 1, 2, 3]
     left_of_a = {seating(entrants, deal, 0)[(seating(entrants, deal, 0).index("a") + 1) % 4] for deal in (0, 1)}
     assert left_of_a == {"b", "d"}  # a's next seat holds b in even deal sets, d in odd ones
+
+
+def test_the_bots_own_chance_is_duplicated_too() -> None:
+    """Common random numbers: the bot holding a seat of a deal set gets the same seed in every
+    rotation, so three entrants of one random bot replay the same game: no duplicate point at all."""
+    game = Game(RULES, 3)
+    deal_sets = [draw_deal_set(game, random.Random(seed)) for seed in (4, 5)]
+    entrants = [SeatSpec.builtin("random", name) for name in "abc"]
+    played: dict[str, dict[str, Any]] = {}
+    play_table_games("t1", RULES, entrants, deal_sets, record=played.__setitem__)
+    results = [
+        GameResult(name.rpartition("/")[0], tuple(s["name"] for s in rec["seats"]), tuple(rec["totals"]))
+        for name, rec in played.items()
+    ]
+    assert len(results) == 6 and all(obs.points == 0 for obs in duplicate_observations(results))
+    seeds = hand_seeds("t1/d0", deal_sets[0], 3)
+    assert len(set(seeds)) == 3 and seeds == hand_seeds("t1/d0", deal_sets[0], 3)
+    assert hand_seeds("t1/d1", deal_sets[0], 3) != seeds and hand_seeds("t1/d0", deal_sets[1], 3) != seeds
+
+
+def test_the_match_host_seeds_built_in_seats_as_a_local_table_does() -> None:
+    """A table with remote entrants goes through the match host: given the same per-seat seeds and
+    deal set, its built-in seats play exactly as on a table of built-in bots only."""
+    from arena.play.host import host_match_sync
+
+    deal_set = draw_deal_set(Game(RULES, 3), random.Random(2))
+    seats = [SeatSpec.builtin("random", name) for name in "abc"]
+    seeds = hand_seeds("t0/d0", deal_set, 3)
+    hosted = host_match_sync("m", RULES, seats, 0, chance=ScriptedChance(deal_set), spectate=False, bot_seeds=seeds)
+    assert hosted["hands"] == play_builtin_game("m", RULES, seats, deal_set, seeds)["hands"]
+    with pytest.raises(ValueError, match="bot_seeds"):
+        host_match_sync("m", RULES, seats, 0, chance=ScriptedChance(deal_set), spectate=False, bot_seeds=seeds[:2])
