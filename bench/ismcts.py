@@ -33,7 +33,10 @@ ISMCTS which cards are in play: with one card each it knows the three cards the 
 ``--ours bid`` or ``--ours play`` makes hybrids to find where points are won or lost: the strong
 bot then only bids (or only plays) in its seats and ISMCTS makes the other decisions there.
 
-Run it with nothing else on the machine (or note the load): think time is the currency here.
+Think time is the currency here, so it is counted in CPU time of this process
+(``time.process_time``: both bots run in it, one at a time), not wall time: on a shared machine
+another job's load then neither shortens ISMCTS's search nor lengthens the strong bot's measured
+time (it still slows the run, and cache contention still shifts both a little; note the load).
 The last line is ``ismcts: diff_<ratio>x=<mean> ci_<ratio>x=<low>..<high> ... strong_ms=<mean>``.
 """
 
@@ -184,14 +187,14 @@ def make_ismcts(pyspiel: Any, table: OpenSpielTable, seed: int, uct_c: float) ->
             if len(legal) == 1:
                 return [(legal[0], 1.0)]
             self._root_node = self.create_new_node(state)
-            started = time.perf_counter()
+            started = time.process_time()
             deadline = started + self.budget_s
             count = 0
-            while count < 2 or time.perf_counter() < deadline:  # the first one only expands the root
+            while count < 2 or time.process_time() < deadline:  # the first one only expands the root
                 self.run_simulation(self.sample_root_state(state))
                 count += 1
             self.simulations.append(count)
-            self.elapsed.append(time.perf_counter() - started)
+            self.elapsed.append(time.process_time() - started)
             return self.get_final_policy(state, self._root_node)
 
     random_state = np.random.RandomState(seed)
@@ -230,6 +233,7 @@ def play_deal(
     budget_s: float,
     meter: Meter,
     phases: str = "both",
+    tree: bool = True,
 ) -> tuple[list[float], list[bool]]:
     """One hand; returns each seat's OpenSpiel return and whether it was exact."""
     n = table.num_players
@@ -248,7 +252,7 @@ def play_deal(
     ours = table.ours(size).new_state()
     ours.choose_dealer(dealer)
     ours.deal_hands(hands, trump)
-    strong = {s: StrongBot(seed * 7919 + deal * 8 + s, win_weight=0.0) for s in ours_seats}
+    strong = {s: StrongBot(seed * 7919 + deal * 8 + s, win_weight=0.0, tree=tree) for s in ours_seats}
     if ismcts_bot is not None:
         ismcts_bot.budget_s = budget_s
     while not theirs.is_terminal():
@@ -259,9 +263,9 @@ def play_deal(
         if seat in strong and (phases == "both" or (phases == "bid") == bidding):
             obs = observe(ours, seat)
             bot = strong[seat]
-            started = time.perf_counter()
+            started = time.process_time()
             action = BID_BASE + bot.bid(obs) if obs.is_bidding else bot.play(obs)
-            elapsed = time.perf_counter() - started
+            elapsed = time.process_time() - started
             if len(obs.legal_actions) > 1:
                 meter.times.append(elapsed)
         else:
@@ -289,6 +293,7 @@ def main() -> int:
         default="both",
         help="what the strong bot decides in its seats; ISMCTS decides the rest there too (default both)",
     )
+    parser.add_argument("--flat", action="store_true", help="the strong bot plays by flat playouts, not its tree")
     args = parser.parse_args()
     ratios = [float(r) for r in args.ratios.split(",")]
     pyspiel = load_pyspiel()
@@ -297,7 +302,7 @@ def main() -> int:
     started = time.perf_counter()
     # warm-up: the strong bot in every seat, to measure its time per decision before ISMCTS plays
     for deal in range(args.warmup):
-        play_deal(table, 10_000 + deal, args.seed, tuple(range(PLAYERS)), None, 0.0, meter)
+        play_deal(table, 10_000 + deal, args.seed, tuple(range(PLAYERS)), None, 0.0, meter, "both", not args.flat)
     print(
         f"oh_hell single hands, {PLAYERS} seats, 1-{MAX_TRICKS} cards, hook, OpenSpiel scoring; "
         f"{args.deals} deals x 2 seatings per ratio; ISMCTS uct_c={args.uct_c}, honest resampler; "
@@ -320,7 +325,9 @@ def main() -> int:
             per_seating = []
             for ours_seats in ((0, 2), (1, 3)):
                 budget = ratio * meter.mean()
-                returns, hit = play_deal(table, deal, args.seed, ours_seats, bot, budget, meter, args.ours)
+                returns, hit = play_deal(
+                    table, deal, args.seed, ours_seats, bot, budget, meter, args.ours, not args.flat
+                )
                 theirs_seats = [s for s in range(PLAYERS) if s not in ours_seats]
                 mine = statistics.fmean(returns[s] for s in ours_seats)
                 other = statistics.fmean(returns[s] for s in theirs_seats)
