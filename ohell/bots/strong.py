@@ -46,7 +46,7 @@ DRAW_FACTOR = 4  # deals drawn and weighed per deal searched, when there is evid
 MAX_DRAWS = 400
 TREE_WORK = 9000  # card plays per play decision of the tree search (iterations x cards left)
 MIN_ITERATIONS = 64
-MAX_ITERATIONS = 1500
+MAX_ITERATIONS = 800
 
 
 class StrongBot:
