@@ -3,8 +3,10 @@
 For every decision it draws deals of the hidden cards consistent with what the seat has seen
 (``ohell.bots.sampling``: counts, voids shown, the turned trump), weighs them by how well they
 explain every bid (``sampling.bid_fit``) and every card the others chose to play
-(``ohell.bots.inference``), and searches a weighted resample of them: on each, every candidate
-is tried and the hand finished with the fast playout policy (``ohell.bots.playout``). Outcomes
+(``ohell.bots.inference``), and searches a weighted resample of them. A bid: on each deal, every
+candidate is tried and the hand finished with the fast playout policy (``ohell.bots.playout``).
+A card: an information-set tree search over those deals (``ohell.bots.search``; ``tree=False``
+plays by flat playouts like a bid). Outcomes
 are valued by ``ohell.bots.value.HandValue``: the hand's real score under the rule set, a small
 share of the others' scores against it, and the estimated chance of winning the game with the
 totals and the hands left in view (sudden-death hands: win, lose or go on).
