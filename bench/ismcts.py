@@ -1,6 +1,6 @@
 """The strong bot against OpenSpiel's ISMCTS bot on single hands of ``oh_hell``, duplicate seating.
 
-    python bench/ismcts.py [--deals 200] [--ratios 1,5] [--uct-c 10] [--seed 0] [--ours both|bid|play]
+    python bench/ismcts.py [--deals 200] [--ratios 1,5] [--uct-c 10] [--seed 0] [--ours both|bid|play] [--flat]
 
 Each deal is one hand for 4 seats: hand size ``1 + deal % 10``, dealer ``deal % 4``, cards from
 ``random.Random(seed * 1_000_003 + deal)``; the hook applies, and a hand scores as OpenSpiel scores
@@ -32,6 +32,7 @@ ISMCTS which cards are in play: with one card each it knows the three cards the 
 
 ``--ours bid`` or ``--ours play`` makes hybrids to find where points are won or lost: the strong
 bot then only bids (or only plays) in its seats and ISMCTS makes the other decisions there.
+``--flat`` makes the strong bot play its cards by flat playouts instead of its tree search.
 
 Think time is the currency here, so it is counted in CPU time of this process
 (``time.process_time``: both bots run in it, one at a time), not wall time: on a shared machine
