@@ -10,8 +10,9 @@ own results (each child's availability counted, as in single-observer ISMCTS), a
 every node on the path with the result of the seat that chose it. So our later cards and the
 others' answers are searched instead of assumed, and no node knows more than its seat would.
 
-Every seat's result is scaled into about 0..1 by the largest hand score possible; ours is the
-strong bot's whole-game value (``ohell.bots.value.HandValue``), the others' their hand score.
+Every seat's result is divided by the largest hand score in absolute value (plus the game term's
+weight), so it lies within about -1..1; ours is the strong bot's whole-game value
+(``ohell.bots.value.HandValue``), the others' their hand score.
 The decision is the most visited card at the root (ties: the policy's own card).
 """
 
