@@ -1,6 +1,6 @@
 """The strong bot against OpenSpiel's ISMCTS bot on single hands of ``oh_hell``, duplicate seating.
 
-    python bench/ismcts.py [--deals 200] [--ratios 1,5] [--uct-c 10] [--seed 0]
+    python bench/ismcts.py [--deals 200] [--ratios 1,5] [--uct-c 10] [--seed 0] [--ours both|bid|play] [--flat]
 
 Each deal is one hand for 4 seats: hand size ``1 + deal % 10``, dealer ``deal % 4``, cards from
 ``random.Random(seed * 1_000_003 + deal)``; the hook applies, and a hand scores as OpenSpiel scores
@@ -22,13 +22,22 @@ leaf, the most visited action) runs simulations until its time is up. Its time p
 mean so far, from a warm-up of the strong bot on the first deals). Its worlds come from our own
 resampler, not from ``state.resample_from_infostate``: from OpenSpiel 2.0 on, ``oh_hell``'s
 resampling keeps the opponents' real cards, which would hand ISMCTS hidden information. Ours
-deals the cards the player cannot see (the other hands as they are now) uniformly at random
-among the deals that give every player its card count and respect every void shown (rejection
-sampling; after 200 rejections a deal that places each voided suit first), keeps the player's
-own cards, the trump card and the dealer, and replays the public bids and plays. So ISMCTS
-searches honest worlds, as the 1.6 releases' resampling did.
+deals every card the player cannot see (the others' unplayed cards and the undealt pack, so
+which cards were dealt at all stays hidden) uniformly at random among the deals that give every
+player its card count and respect every void shown (rejection sampling; after 200 rejections a
+deal that places each voided suit first, the pack taking any card), keeps the player's own
+cards, the trump card and the dealer, and replays the public bids and plays. So ISMCTS searches
+honest worlds. (Redealing only the cards of the other hands, as this bench first did, tells
+ISMCTS which cards are in play: with one card each it knows the three cards the others hold.)
 
-Run it with nothing else on the machine (or note the load): think time is the currency here.
+``--ours bid`` or ``--ours play`` makes hybrids to find where points are won or lost: the strong
+bot then only bids (or only plays) in its seats and ISMCTS makes the other decisions there.
+``--flat`` makes the strong bot play its cards by flat playouts instead of its tree search.
+
+Think time is the currency here, so it is counted in CPU time of this process
+(``time.process_time``: both bots run in it, one at a time), not wall time: on a shared machine
+another job's load then neither shortens ISMCTS's search nor lengthens the strong bot's measured
+time (it still slows the run, and cache contention still shifts both a little; note the load).
 The last line is ``ismcts: diff_<ratio>x=<mean> ci_<ratio>x=<low>..<high> ... strong_ms=<mean>``.
 """
 
@@ -47,7 +56,7 @@ from ohell.bots.strong import StrongBot
 from ohell.cards import NUM_CARDS
 from ohell.observation import observe
 from ohell.rules import Rules, Scoring
-from ohell.state import BID_BASE
+from ohell.state import BID_BASE, Phase
 
 PLAYERS = 4
 MAX_TRICKS = 10
@@ -100,7 +109,11 @@ class HonestResampler:
         tricks, dealer, trump, public, hands, played, void = self._analyse(state)
         n = self.table.num_players
         to_ours = self.table.to_ours
-        pool = [c for p in range(n) if p != player for c in hands[p] if c not in played[p]]
+        # every card the player cannot place: the others' unplayed cards and the undealt pack
+        seen = set(hands[player]) | {trump}
+        for p in range(n):
+            seen |= played[p]
+        pool = [c for c in sorted(to_ours) if to_ours[c] < NUM_CARDS and c not in seen]
         need = [0 if p == player else len(hands[p]) - len(played[p]) for p in range(n)]
         new_hands = self._deal(pool, need, void, to_ours)
         fresh = self.table.game.new_initial_state()
@@ -145,17 +158,17 @@ class HonestResampler:
         while True:
             rng.shuffle(cards)
             cards.sort(key=lambda c: -sum(1 for p in range(n) if not fits(p, c)))
-            room = list(need)
-            out = [[] for _ in range(n)]
+            room = [*need, len(cards) - sum(need)]  # the last is the undealt pack, which takes any card
+            out = [[] for _ in range(n + 1)]
             for card in cards:
-                open_seats = [p for p in range(n) if room[p] and fits(p, card)]
+                open_seats = [p for p in range(n + 1) if room[p] and (p == n or fits(p, card))]
                 if not open_seats:
                     break
                 pick = rng.choices(open_seats, weights=[room[p] for p in open_seats])[0]
                 out[pick].append(card)
                 room[pick] -= 1
             else:
-                return out
+                return out[:n]
 
 
 def make_ismcts(pyspiel: Any, table: OpenSpielTable, seed: int, uct_c: float) -> Any:
@@ -175,14 +188,14 @@ def make_ismcts(pyspiel: Any, table: OpenSpielTable, seed: int, uct_c: float) ->
             if len(legal) == 1:
                 return [(legal[0], 1.0)]
             self._root_node = self.create_new_node(state)
-            started = time.perf_counter()
+            started = time.process_time()
             deadline = started + self.budget_s
             count = 0
-            while count < 2 or time.perf_counter() < deadline:  # the first one only expands the root
+            while count < 2 or time.process_time() < deadline:  # the first one only expands the root
                 self.run_simulation(self.sample_root_state(state))
                 count += 1
             self.simulations.append(count)
-            self.elapsed.append(time.perf_counter() - started)
+            self.elapsed.append(time.process_time() - started)
             return self.get_final_policy(state, self._root_node)
 
     random_state = np.random.RandomState(seed)
@@ -220,6 +233,8 @@ def play_deal(
     ismcts_bot: Any,
     budget_s: float,
     meter: Meter,
+    phases: str = "both",
+    tree: bool = True,
 ) -> tuple[list[float], list[bool]]:
     """One hand; returns each seat's OpenSpiel return and whether it was exact."""
     n = table.num_players
@@ -238,19 +253,20 @@ def play_deal(
     ours = table.ours(size).new_state()
     ours.choose_dealer(dealer)
     ours.deal_hands(hands, trump)
-    strong = {s: StrongBot(seed * 7919 + deal * 8 + s, win_weight=0.0) for s in ours_seats}
+    strong = {s: StrongBot(seed * 7919 + deal * 8 + s, win_weight=0.0, tree=tree) for s in ours_seats}
     if ismcts_bot is not None:
         ismcts_bot.budget_s = budget_s
     while not theirs.is_terminal():
         seat = theirs.current_player()
         if seat != ours.current:
             raise RuntimeError(f"deal {deal}: OpenSpiel's turn is {seat}, ours {ours.current}")
-        if seat in strong:
+        bidding = ours.phase == Phase.BID
+        if seat in strong and (phases == "both" or (phases == "bid") == bidding):
             obs = observe(ours, seat)
             bot = strong[seat]
-            started = time.perf_counter()
+            started = time.process_time()
             action = BID_BASE + bot.bid(obs) if obs.is_bidding else bot.play(obs)
-            elapsed = time.perf_counter() - started
+            elapsed = time.process_time() - started
             if len(obs.legal_actions) > 1:
                 meter.times.append(elapsed)
         else:
@@ -272,6 +288,13 @@ def main() -> int:
     parser.add_argument("--uct-c", type=float, default=10.0, help="ISMCTS exploration constant (default 10)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--warmup", type=int, default=10, help="deals the strong bot plays alone first")
+    parser.add_argument(
+        "--ours",
+        choices=("both", "bid", "play"),
+        default="both",
+        help="what the strong bot decides in its seats; ISMCTS decides the rest there too (default both)",
+    )
+    parser.add_argument("--flat", action="store_true", help="the strong bot plays by flat playouts, not its tree")
     args = parser.parse_args()
     ratios = [float(r) for r in args.ratios.split(",")]
     pyspiel = load_pyspiel()
@@ -280,10 +303,11 @@ def main() -> int:
     started = time.perf_counter()
     # warm-up: the strong bot in every seat, to measure its time per decision before ISMCTS plays
     for deal in range(args.warmup):
-        play_deal(table, 10_000 + deal, args.seed, tuple(range(PLAYERS)), None, 0.0, meter)
+        play_deal(table, 10_000 + deal, args.seed, tuple(range(PLAYERS)), None, 0.0, meter, "both", not args.flat)
     print(
         f"oh_hell single hands, {PLAYERS} seats, 1-{MAX_TRICKS} cards, hook, OpenSpiel scoring; "
-        f"{args.deals} deals x 2 seatings per ratio; ISMCTS uct_c={args.uct_c}, honest resampler"
+        f"{args.deals} deals x 2 seatings per ratio; ISMCTS uct_c={args.uct_c}, honest resampler; "
+        f"strong decides {args.ours}"
     )
     header = (
         f"{'ISMCTS time':<12} {'strong pts':>10} {'ISMCTS pts':>10} {'strong ex%':>10} {'ISMCTS ex%':>10} "
@@ -302,7 +326,9 @@ def main() -> int:
             per_seating = []
             for ours_seats in ((0, 2), (1, 3)):
                 budget = ratio * meter.mean()
-                returns, hit = play_deal(table, deal, args.seed, ours_seats, bot, budget, meter)
+                returns, hit = play_deal(
+                    table, deal, args.seed, ours_seats, bot, budget, meter, args.ours, not args.flat
+                )
                 theirs_seats = [s for s in range(PLAYERS) if s not in ours_seats]
                 mine = statistics.fmean(returns[s] for s in ours_seats)
                 other = statistics.fmean(returns[s] for s in theirs_seats)

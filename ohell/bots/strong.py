@@ -3,8 +3,10 @@
 For every decision it draws deals of the hidden cards consistent with what the seat has seen
 (``ohell.bots.sampling``: counts, voids shown, the turned trump), weighs them by how well they
 explain every bid (``sampling.bid_fit``) and every card the others chose to play
-(``ohell.bots.inference``), and searches a weighted resample of them: on each, every candidate
-is tried and the hand finished with the fast playout policy (``ohell.bots.playout``). Outcomes
+(``ohell.bots.inference``), and searches a weighted resample of them. A bid: on each deal, every
+candidate is tried and the hand finished with the fast playout policy (``ohell.bots.playout``).
+A card: an information-set tree search over those deals (``ohell.bots.search``; ``tree=False``
+plays by flat playouts like a bid). Outcomes
 are valued by ``ohell.bots.value.HandValue``: the hand's real score under the rule set, a small
 share of the others' scores against it, and the estimated chance of winning the game with the
 totals and the hands left in view (sudden-death hands: win, lose or go on).
@@ -30,6 +32,7 @@ from ohell.bots.heuristic import choose_bid, trick_estimate
 from ohell.bots.inference import PlayEvidence
 from ohell.bots.playout import follow_card, lead_card, play_out
 from ohell.bots.sampling import HiddenDeal, bid_fit, estimate_tricks, is_blind
+from ohell.bots.search import search_play
 from ohell.bots.value import HandValue
 from ohell.cards import NO_CARD, SUIT_MASKS, winning_card
 from ohell.observation import Observation
@@ -43,13 +46,21 @@ MAX_SAMPLES = 200
 BID_SPAN = 3  # bids further than this from the heuristic estimate are not simulated
 DRAW_FACTOR = 4  # deals drawn and weighed per deal searched, when there is evidence to weigh
 MAX_DRAWS = 400
+TREE_WORK = 9000  # card plays per play decision of the tree search (iterations x cards left)
+MIN_ITERATIONS = 64
+MAX_ITERATIONS = 800
 
 
 class StrongBot:
     name = "strong"
 
     def __init__(
-        self, seed: int = 0, budget_ms: float = DEFAULT_BUDGET_MS, effort: float = 1.0, win_weight: float | None = None
+        self,
+        seed: int = 0,
+        budget_ms: float = DEFAULT_BUDGET_MS,
+        effort: float = 1.0,
+        win_weight: float | None = None,
+        tree: bool = True,
     ) -> None:
         """``budget_ms``: the most time one decision may take. ``effort`` scales the fixed amount
         of simulation per decision (below 1 also the minimum number of samples). ``win_weight``:
@@ -62,6 +73,7 @@ class StrongBot:
         self.budget_s = budget_ms / 1000.0
         self.effort = effort
         self.win_weight = win_weight
+        self.tree = tree  # play by the tree search (``ohell.bots.search``), else by flat playouts
         self.last_samples = 0  # samples evaluated by the latest search (for tests and tuning)
         self.last_planned = 0  # samples it would have evaluated without the time budget
         self.decisions = 0  # searched decisions so far
@@ -167,6 +179,10 @@ class StrongBot:
             return weight
 
         informed = bool(evidence or plays.choices)
+        favourite = favourite_of(candidates, policy_card(obs))
+        if self.tree:
+            return self._tree_play(hidden, weigh if informed else None, cards_left, bids, won_now, trick, obs,
+                                   candidates, valuer, favourite, deadline)  # fmt: skip
         for hands, _trump, weight in self._worlds(hidden, samples, weigh if informed else None):
             for index, card in enumerate(candidates):
                 won = list(won_now)
@@ -176,8 +192,36 @@ class StrongBot:
             if time.perf_counter() > deadline:
                 break
         self._count()
-        favourite = favourite_of(candidates, policy_card(obs))
         return _best(candidates, totals, lambda card: card == favourite)
+
+    def _tree_play(
+        self,
+        hidden: HiddenDeal,
+        weigh: Callable[[list[int], int], float] | None,
+        cards_left: int,
+        bids: list[int],
+        won_now: list[int],
+        trick: list[int],
+        obs: Observation,
+        candidates: list[int],
+        valuer: HandValue,
+        favourite: int,
+        deadline: float,
+    ) -> int:
+        """Play by information-set tree search over the likely deals (``ohell.bots.search``)."""
+        wanted = int(TREE_WORK * self.effort) // max(1, cards_left)
+        iterations = max(round(MIN_ITERATIONS * min(1.0, self.effort)), min(MAX_ITERATIONS, wanted))
+        samples = min(MAX_SAMPLES, iterations)
+        self.last_samples = 0
+        worlds = [hands for hands, _trump, weight in self._worlds(hidden, samples, weigh) for _ in range(int(weight))]
+        self.last_planned = iterations
+        card, self.last_samples = search_play(
+            worlds, iterations, hidden.seat_pos, bids, won_now, trick, obs.trump_suit,
+            obs.rules.scoring is Scoring.POSITIVE, candidates, valuer, favourite,
+            lambda: time.perf_counter() > deadline,
+        )  # fmt: skip
+        self._count()
+        return card
 
     # ----------------------------------------------------------------- shared
     def _worlds(

@@ -136,6 +136,26 @@ def test_ismcts_resampler_keeps_the_information_set_and_hides_the_rest() -> None
     assert checked > 50 and changed > checked // 2  # the other hands are redealt, not kept
 
 
+def test_ismcts_resampler_does_not_tell_which_cards_were_dealt() -> None:
+    """One card each: the others' three cards must be redrawn from all 48 unseen cards (the pack
+    included), not shuffled among the three really dealt."""
+    bench = _ismcts_bench()
+    from arena.conformance import OpenSpielTable, load_pyspiel
+
+    table = OpenSpielTable(load_pyspiel(), 4)
+    state = table.game.new_initial_state()
+    state.apply_action(1)  # one trick
+    state.apply_action(0)  # dealer
+    while state.is_chance_node():
+        state.apply_action(state.legal_actions()[0])
+    player = state.current_player()
+    resample = bench.HonestResampler(table, random.Random(2))
+    worlds = [resample(state, player) for _ in range(30)]
+    assert all(w.information_state_string(player) == state.information_state_string(player) for w in worlds)
+    # redealing only the three cards dealt gives at most 3! = 6 different worlds
+    assert len({str(world) for world in worlds}) > 20
+
+
 def test_bid_fit_favours_the_nearest_legal_bid() -> None:
     from ohell.bots.sampling import bid_fit, estimate_tricks
 
