@@ -37,10 +37,10 @@ from ohell.rules import Bidding, Scoring
 
 DEFAULT_BUDGET_MS = 1000.0
 PLAY_WORK = 9000  # card plays simulated per decision (samples x candidates x cards left)
-BID_WORK = 12000
+BID_WORK = 24000  # a bid sets up the whole hand: twice the work of a card, so its choice is less noisy
 MIN_SAMPLES = 8
 MAX_SAMPLES = 200
-BID_SPAN = 3  # bids further than this from the heuristic estimate are not simulated
+BID_SPAN = 2  # bids further than this from the heuristic estimate are not simulated (rarely chosen)
 DRAW_FACTOR = 4  # deals drawn and weighed per deal searched, when there is evidence to weigh
 MAX_DRAWS = 400
 
