@@ -40,10 +40,10 @@ from ohell.rules import Bidding, Scoring
 
 DEFAULT_BUDGET_MS = 1000.0
 PLAY_WORK = 9000  # card plays simulated per decision (samples x candidates x cards left)
-BID_WORK = 12000
+BID_WORK = 24000  # a bid sets up the whole hand: twice the work of a card, so its choice is less noisy
 MIN_SAMPLES = 8
 MAX_SAMPLES = 200
-BID_SPAN = 3  # bids further than this from the heuristic estimate are not simulated
+BID_SPAN = 2  # bids further than this from the heuristic estimate are not simulated (rarely chosen)
 DRAW_FACTOR = 4  # deals drawn and weighed per deal searched, when there is evidence to weigh
 MAX_DRAWS = 400
 TREE_WORK = 9000  # card plays per play decision of the tree search (iterations x cards left)
@@ -78,6 +78,7 @@ class StrongBot:
         self.last_planned = 0  # samples it would have evaluated without the time budget
         self.decisions = 0  # searched decisions so far
         self.ceiling_hits = 0  # of which cut short by ``budget_ms``
+        self.last_bid_odds: dict[int, float] = {}  # latest bid: each candidate's share of playouts landing on it
 
     # ----------------------------------------------------------------- bidding
     def bid(self, obs: Observation) -> int:
@@ -95,6 +96,8 @@ class StrongBot:
         candidates = [b for b in legal if abs(b - centre) <= BID_SPAN] or list(legal)
         samples = self._plan(BID_WORK, len(candidates) * obs.hand_size * k)
         totals = [0.0] * len(candidates)
+        made = [0.0] * len(candidates)  # weight of the playouts landing on each candidate
+        weighed = 0.0
         over_wants = obs.rules.scoring is Scoring.POSITIVE
         hook = obs.rules.hook
         valuer = HandValue(obs, win_weight=self.win_weight)
@@ -120,10 +123,13 @@ class StrongBot:
                 won = [0] * k
                 play_out(list(hands), bids, won, 0, [], trump_suit, over_wants)
                 totals[index] += weight * valuer.value(bids, won)
+                made[index] += weight * (won[me] == candidate)
+            weighed += weight
             self.last_samples += 1
             if time.perf_counter() > deadline:
                 break
         self._count()
+        self.last_bid_odds = {bid: m / weighed for bid, m in zip(candidates, made, strict=True)} if weighed else {}
         return _best(candidates, totals, lambda bid: -abs(bid - centre))
 
     @staticmethod

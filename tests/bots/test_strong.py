@@ -130,6 +130,25 @@ def test_one_card_bids_follow_the_odds(card: str, scoring: str, expected: int) -
     assert StrongBot(3).bid(observe(state, 0)) == expected
 
 
+@pytest.mark.parametrize("card", ["AS", "2C"])
+def test_bid_odds_are_the_share_of_playouts_landing_on_each_bid(card: str) -> None:
+    """One card each, spades trump: the trump ace wins in every sampled deal, so bid 1 always
+    lands and bid 0 never; a low club mostly loses. With one card exactly one bid lands."""
+    state = Game(Rules(hand_sizes=(1,)), 4).new_state()
+    state.cut([parse_card("2C"), parse_card("3C"), parse_card("4C"), parse_card("AC")])
+    others = [c for c in ("KD", "7H", "3D", "AS") if c != card][:3]
+    state.deal_hands([[parse_card(card)], *[[parse_card(c)] for c in others]], parse_card("9S"))
+    bot = StrongBot(5)
+    bot.bid(observe(state, 0))
+    odds = bot.last_bid_odds
+    assert set(odds) == {0, 1}
+    assert odds[0] + odds[1] == pytest.approx(1.0)
+    if card == "AS":
+        assert odds == {0: 0.0, 1: 1.0}
+    else:
+        assert odds[0] > 0.5 > odds[1]
+
+
 def test_a_tiny_budget_cuts_the_search_short() -> None:
     state = Game(preset("classic"), 4).new_state()
     rng = random.Random(4)
