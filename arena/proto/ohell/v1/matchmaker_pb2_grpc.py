@@ -99,6 +99,11 @@ class MatchmakerServiceStub:
                 request_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetMatchRequest.SerializeToString,
                 response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetMatchResponse.FromString,
                 _registered_method=True)
+        self.GetRatingHistory = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/GetRatingHistory',
+                request_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.FromString,
+                _registered_method=True)
         self.UpdateLadder = channel.unary_unary(
                 '/ohell.v1.MatchmakerService/UpdateLadder',
                 request_serializer=ohell_dot_v1_dot_matchmaker__pb2.UpdateLadderRequest.SerializeToString,
@@ -133,11 +138,6 @@ class MatchmakerServiceStub:
                 '/ohell.v1.MatchmakerService/ListAgents',
                 request_serializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsRequest.SerializeToString,
                 response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsResponse.FromString,
-                _registered_method=True)
-        self.GetRatingHistory = channel.unary_unary(
-                '/ohell.v1.MatchmakerService/GetRatingHistory',
-                request_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.SerializeToString,
-                response_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.FromString,
                 _registered_method=True)
         self.CreateTournament = channel.unary_unary(
                 '/ohell.v1.MatchmakerService/CreateTournament',
@@ -287,6 +287,15 @@ class MatchmakerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRatingHistory(self, request, context):
+        """Public, like the reads above. An agent's rating on a ladder before and after each of its archived matches, oldest first,
+        paged (for charts). Status codes: NOT_FOUND (ladder or agent), INVALID_ARGUMENT (page_size
+        over 5000, a bad page_token, a negative since_ms), UNAVAILABLE (the archive's database cannot be reached).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def UpdateLadder(self, request, context):
         """--- Administration: every RPC below needs the host token (env OHELL_HOST_TOKEN on the
         services) as "authorization: Bearer <host token>". An agent token gets PERMISSION_DENIED, a
@@ -339,15 +348,6 @@ class MatchmakerServiceServicer:
     def ListAgents(self, request, context):
         """Registered agents by id, paged. Status codes: INVALID_ARGUMENT (page_size over 500 or a bad
         page_token).
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def GetRatingHistory(self, request, context):
-        """An agent's rating on a ladder before and after each of its archived matches, oldest first,
-        paged (for charts). Status codes: NOT_FOUND (ladder or agent), INVALID_ARGUMENT (page_size
-        over 5000, a bad page_token, a negative since_ms), UNAVAILABLE (the archive's database cannot be reached).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -464,6 +464,11 @@ def add_MatchmakerServiceServicer_to_server(servicer, server):
                     request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetMatchRequest.FromString,
                     response_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetMatchResponse.SerializeToString,
             ),
+            'GetRatingHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRatingHistory,
+                    request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.SerializeToString,
+            ),
             'UpdateLadder': grpc.unary_unary_rpc_method_handler(
                     servicer.UpdateLadder,
                     request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.UpdateLadderRequest.FromString,
@@ -498,11 +503,6 @@ def add_MatchmakerServiceServicer_to_server(servicer, server):
                     servicer.ListAgents,
                     request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsRequest.FromString,
                     response_serializer=ohell_dot_v1_dot_matchmaker__pb2.ListAgentsResponse.SerializeToString,
-            ),
-            'GetRatingHistory': grpc.unary_unary_rpc_method_handler(
-                    servicer.GetRatingHistory,
-                    request_deserializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.FromString,
-                    response_serializer=ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.SerializeToString,
             ),
             'CreateTournament': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateTournament,
@@ -869,6 +869,33 @@ class MatchmakerService:
             _registered_method=True)
 
     @staticmethod
+    def GetRatingHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/GetRatingHistory',
+            ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.SerializeToString,
+            ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def UpdateLadder(request,
             target,
             options=(),
@@ -1047,33 +1074,6 @@ class MatchmakerService:
             '/ohell.v1.MatchmakerService/ListAgents',
             ohell_dot_v1_dot_matchmaker__pb2.ListAgentsRequest.SerializeToString,
             ohell_dot_v1_dot_matchmaker__pb2.ListAgentsResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def GetRatingHistory(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/ohell.v1.MatchmakerService/GetRatingHistory',
-            ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryRequest.SerializeToString,
-            ohell_dot_v1_dot_matchmaker__pb2.GetRatingHistoryResponse.FromString,
             options,
             channel_credentials,
             insecure,
