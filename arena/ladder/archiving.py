@@ -23,7 +23,8 @@ from sqlalchemy import Engine
 
 from arena.archive.writer import FinishedMatch, SeatResult, write
 from arena.ladder import metrics
-from arena.ladder.redis_store import ArchiveItem, RedisStore
+from arena.ladder.redis_archive import ArchiveItem
+from arena.ladder.redis_store import RedisStore
 
 BATCH = 200
 LOCK_S = 60.0  # the drain lock lapses this long after its holder's last batch (a dead holder)

@@ -11,7 +11,8 @@ from arena.ladder import metrics
 from arena.ladder.leases import RENEWER, Held, lease_seconds, runner_id
 from arena.ladder.matchplay import play_match
 from arena.ladder.model import Ladder, MatchInfo, now_ms
-from arena.ladder.redis_store import Finished, RedisStore
+from arena.ladder.redis_matches import Finished
+from arena.ladder.redis_store import RedisStore
 from arena.play.relay import PLATFORM_FAULT
 from arena.play.specs import SeatSpec
 from arena.redis_client import REDIS_ERRORS

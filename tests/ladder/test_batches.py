@@ -13,7 +13,8 @@ from celery import Celery
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.matchlog import read_log
-from arena.ladder.redis_store import RedisStore, now_ms
+from arena.ladder.model import now_ms
+from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import QUEUE_BUILTIN, RUN_MATCHES
 from arena.local.stack import Stack
 

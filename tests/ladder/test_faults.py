@@ -12,8 +12,9 @@ from celery import Celery
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.matchlog import read_log
+from arena.ladder.model import now_ms
 from arena.ladder.ratings import replay, stored_ratings
-from arena.ladder.redis_store import RedisStore, now_ms
+from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import QUEUE_BUILTIN, RUN_MATCH
 from arena.local.stack import Stack
 

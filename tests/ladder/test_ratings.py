@@ -9,9 +9,9 @@ import redis
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.matchlog import read_log
-from arena.ladder.model import Ladder
+from arena.ladder.model import Ladder, now_ms
 from arena.ladder.ratings import MODEL, catch_up, ranks, rebuild, replay, stored_ratings
-from arena.ladder.redis_store import RedisStore, now_ms
+from arena.ladder.redis_store import RedisStore
 
 
 def test_ranks_share_ties_and_put_forfeits_last() -> None:

@@ -13,7 +13,8 @@ from arena.ladder.leases import runner_id
 from arena.ladder.matchlog import read_log
 from arena.ladder.matchplay import play_builtin
 from arena.ladder.ratings import replay, stored_ratings
-from arena.ladder.redis_store import Finished, RedisStore
+from arena.ladder.redis_matches import Finished
+from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import MAX_BATCH, batch_size, batches
 
 from ..ladder.helpers import builtin_ladder

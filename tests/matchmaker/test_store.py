@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from arena.ladder.model import Ladder
-from arena.ladder.redis_store import RedisStore, now_ms
+from arena.ladder.model import Ladder, now_ms
+from arena.ladder.redis_store import RedisStore
 from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
 from ohell.record import RECORD_FORMAT
 

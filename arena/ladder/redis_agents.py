@@ -1,0 +1,128 @@
+"""``AgentStore``: the ``RedisStore`` part that registers agents and keeps their tokens."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+from redis.typing import EncodableT, FieldT
+
+from arena.keys import text, token_hash
+from arena.ladder.model import AGENT_KINDS, Agent, now_ms
+from arena.ladder.redis_base import StoreBase, parse_agent
+from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated
+from ohell.bots import BOT_FACTORIES
+
+AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class AgentStore(StoreBase):
+    """Agents: registration, tokens, versions, pages of them."""
+
+    def register_agent(
+        self,
+        name: str,
+        kind: str,
+        version: str = "",
+        bot: str = "",
+        endpoint: str = "",
+        house: bool = False,
+        self_registered: bool = False,
+    ) -> tuple[Agent, str]:
+        if not AGENT_NAME.match(name):
+            raise StoreError(f"name {name!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
+        if kind not in AGENT_KINDS:
+            raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
+        if kind == "builtin" and bot not in BOT_FACTORIES:
+            raise StoreError(f"bot {bot!r} is not a built-in bot ({', '.join(sorted(BOT_FACTORIES))})", "bot")
+        if self_registered and kind != "connected":
+            raise PermissionDenied(f"kind {kind!r}: a self-registered agent can only be connected", "kind")
+        if kind == "endpoint" and (len(endpoint) > 255 or not re.match(r"^[\w.\-\[\]:]+:\d{1,5}$", endpoint)):
+            raise StoreError(f"endpoint {endpoint!r} must look like host:port", "endpoint")
+        if len(version) > 64:
+            raise StoreError("version must be at most 64 characters", "version")
+        number = self.client.incr(self.keys.agent_seq)
+        token = secrets.token_urlsafe(24)
+        agent = Agent(
+            f"a{number}",
+            name,
+            kind,
+            version,
+            bot if kind == "builtin" else "",
+            endpoint if kind == "endpoint" else "",
+            house,
+            now_ms(),
+            self_registered,
+            token if kind == "endpoint" else "",
+        )
+        if not self.client.hsetnx(self.keys.agent_names, name, agent.agent_id):
+            raise AlreadyExists(f"an agent named {name!r} exists", "name")
+        fields: dict[FieldT, EncodableT] = {
+            "agent_id": agent.agent_id,
+            "name": name,
+            "kind": kind,
+            "version": version,
+            "bot": agent.bot,
+            "endpoint": agent.endpoint,
+            "house": int(house),
+            "created_ms": agent.created_ms,
+            "token_sha": token_hash(token),
+            "self_registered": int(self_registered),
+            "dial_token": agent.dial_token,
+        }
+        with self.client.pipeline() as pipe:
+            pipe.hset(self.keys.agent(agent.agent_id), mapping=fields)
+            pipe.hset(self.keys.agent_tokens, token_hash(token), agent.agent_id)
+            pipe.execute()
+        return agent, token
+
+    def authenticate(self, agent_id: str, token: str) -> Agent:
+        stored = self.client.hget(self.keys.agent(agent_id), "token_sha")
+        if stored is None or not secrets.compare_digest(text(stored), token_hash(token)):
+            raise Unauthenticated(f"no agent {agent_id!r} with this token", "token")
+        return self.get_agent(agent_id)
+
+    def agent_for_token(self, token: str) -> Agent | None:
+        agent_id = self.client.hget(self.keys.agent_tokens, token_hash(token))
+        return self.get_agent(text(agent_id)) if agent_id else None
+
+    def open_ladder_exists(self) -> bool:
+        """Whether some ladder lets self-registered agents in (open self-registration)."""
+        return any(ladder.entry == "open" for ladder in self.list_ladders())
+
+    def set_token(self, agent_id: str, rotate: bool) -> str | None:
+        """Replace (``rotate``) or remove the agent's token; returns the new token, or for a
+        revocation the old hash (None when it had no token). The old token stops working at once."""
+        agent = self.get_agent(agent_id)
+        old = self.client.hget(self.keys.agent(agent_id), "token_sha")
+        token = secrets.token_urlsafe(24) if rotate else None
+        with self.client.pipeline() as pipe:
+            if old:
+                pipe.hdel(self.keys.agent_tokens, text(old))
+            if token is not None:
+                pipe.hset(self.keys.agent_tokens, token_hash(token), agent_id)
+                fields: dict[FieldT, EncodableT] = {"token_sha": token_hash(token)}
+                if agent.kind == "endpoint":
+                    fields["dial_token"] = token
+                pipe.hset(self.keys.agent(agent_id), mapping=fields)
+            else:
+                pipe.hset(self.keys.agent(agent_id), "token_sha", "")
+            pipe.execute()
+        return token if rotate else (text(old) if old else None)
+
+    def list_agents(self, offset: int, limit: int) -> tuple[list[Agent], bool]:
+        """Agents in registration order from the ``offset``-th; and whether more follow."""
+        last = int(self.client.get(self.keys.agent_seq) or 0)
+        numbers = range(offset + 1, min(last, offset + limit) + 1)
+        with self.client.pipeline(transaction=False) as pipe:
+            for number in numbers:
+                pipe.hgetall(self.keys.agent(f"a{number}"))
+            found = pipe.execute()
+        return [parse_agent(raw) for raw in found if raw], offset + limit < last
+
+    def set_version(self, agent_id: str, version: str) -> Agent:
+        if not version or len(version) > 64:
+            raise StoreError("version must be 1-64 characters", "version")
+        self.get_agent(agent_id)
+        self.client.hset(self.keys.agent(agent_id), "version", version)
+        return self.get_agent(agent_id)

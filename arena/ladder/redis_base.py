@@ -1,0 +1,121 @@
+"""``StoreBase``: what every part of ``RedisStore`` stands on: the client, the keyspace, the
+registered scripts, and the lookups of agents, ladders and matches the parts share."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+
+import redis
+
+from arena.keys import Keys, text
+from arena.ladder import scripts
+from arena.ladder.model import Agent, Ladder, MatchInfo
+from arena.ladder.routing import Queues
+from arena.ladder.store import NotFound
+from arena.play.specs import SeatSpec
+
+
+class StoreBase:
+    """The client, keys and scripts of the store, and its shared lookups."""
+
+    def __init__(self, client: redis.Redis, keys: Keys | None = None) -> None:
+        self.client = client
+        self.keys = keys or Keys()
+        self.queues = Queues(self.keys.prefix)
+        self._snapshot = client.register_script(Keys.lua(scripts.SNAPSHOT))
+        self._claim = client.register_script(Keys.lua(scripts.CLAIM))
+        self._join = client.register_script(Keys.lua(scripts.JOIN))
+        self._start = client.register_script(Keys.lua(scripts.START))
+        self._renew = client.register_script(scripts.RENEW)
+        self._finish = client.register_script(Keys.lua(scripts.FINISH))
+        self._fail = client.register_script(Keys.lua(scripts.FAIL))
+        self._forget = client.register_script(Keys.lua(scripts.FORGET))
+        self._hold = client.register_script(Keys.lua(scripts.HOLD))
+        self._release_if_held = client.register_script(scripts.RELEASE_IF_HELD)
+
+    def get_agent(self, agent_id: str) -> Agent:
+        return self.get_agents([agent_id])[agent_id]
+
+    def get_agents(self, agent_ids: Iterable[str]) -> dict[str, Agent]:
+        """Several agents in one round trip."""
+        ids = list(dict.fromkeys(agent_ids))
+        with self.client.pipeline(transaction=False) as pipe:
+            for agent_id in ids:
+                pipe.hgetall(self.keys.agent(agent_id))
+            found = pipe.execute()
+        agents = {}
+        for agent_id, raw in zip(ids, found, strict=True):
+            if not raw:
+                raise NotFound(f"no agent {agent_id!r}", "agent_id")
+            agents[agent_id] = parse_agent(raw)
+        return agents
+
+    def agent_by_name(self, name: str) -> Agent:
+        agent_id = self.client.hget(self.keys.agent_names, name)
+        if agent_id is None:
+            raise NotFound(f"no agent named {name!r}", "name")
+        return self.get_agent(text(agent_id))
+
+    def get_ladder(self, name: str) -> Ladder:
+        raw = self.client.get(self.keys.ladder(name))
+        if raw is None:
+            raise NotFound(f"no ladder {name!r}", "ladder")
+        return Ladder.from_json(raw)
+
+    def list_ladders(self) -> list[Ladder]:
+        names = sorted(text(name) for name in self.client.smembers(self.keys.ladders))
+        found = self.client.mget([self.keys.ladder(name) for name in names]) if names else []
+        return [Ladder.from_json(raw) for raw in found if raw is not None]
+
+    def get_match(self, match_id: str) -> MatchInfo:
+        raw = self.client.hgetall(self.keys.match(match_id))
+        if not raw:
+            raise NotFound(f"no match {match_id!r}", "match_id")
+        return parse_match(raw)
+
+    def active_matches(self) -> list[str]:
+        return sorted(text(m) for m in self.client.smembers(self.keys.active))
+
+
+def parse_agent(raw: dict[bytes, bytes]) -> Agent:
+    data = {text(k): text(v) for k, v in raw.items()}
+    return Agent(
+        data["agent_id"],
+        data["name"],
+        data["kind"],
+        data.get("version", ""),
+        data.get("bot", ""),
+        data.get("endpoint", ""),
+        data.get("house") == "1",
+        int(data.get("created_ms", 0)),
+        data.get("self_registered") == "1",
+        data.get("dial_token", ""),
+    )
+
+
+def parse_match(raw: Mapping[bytes | str, bytes | str]) -> MatchInfo:
+    data = {text(k): text(v) for k, v in raw.items()}
+    return MatchInfo(
+        data["match_id"],
+        data["ladder"],
+        data["state"],
+        [SeatSpec.from_dict(s) for s in json.loads(data["seats"])],
+        data["queue"],
+        int(data["created_ms"]),
+        int(data.get("started_ms", 0)),
+        int(data.get("finished_ms", 0)),
+        int(data.get("attempts", 0)),
+        data.get("log_id", ""),
+        data.get("error", ""),
+        int(data.get("seed", 0)),
+        *_results(data.get("summary", "")),
+    )
+
+
+def _results(summary: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(totals, winners, faults by seat) from a log summary ('' before the match finished)."""
+    if not summary:
+        return (), (), ()
+    parsed = json.loads(summary)
+    return tuple(parsed["totals"]), tuple(parsed["winners"]), tuple(parsed.get("faults", ()))

@@ -1,0 +1,88 @@
+"""``LadderStore``: the ``RedisStore`` part that keeps ladder definitions and their house bots."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import cast
+
+from arena.keys import text
+from arena.ladder.forming import HouseBot
+from arena.ladder.limits import MAX_LADDERS, check_ladder
+from arena.ladder.model import Ladder
+from arena.ladder.ratings import MODEL
+from arena.ladder.redis_agents import AgentStore
+from arena.ladder.store import AlreadyExists, InUse, LimitReached, NotFound
+
+
+class LadderStore(AgentStore):
+    """Ladders: create, update, pause, delete; which have tickets waiting; their house bots."""
+
+    def create_ladder(self, ladder: Ladder) -> Ladder:
+        check_ladder(ladder)
+        if self.client.scard(self.keys.ladders) >= MAX_LADDERS:
+            raise LimitReached(f"there are {MAX_LADDERS} ladders already (the limit): delete one first", "ladder")
+        if not self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), nx=True):
+            raise AlreadyExists(f"ladder {ladder.name!r} exists", "name")
+        self.client.sadd(self.keys.ladders, ladder.name)
+        self._house(ladder)
+        return ladder
+
+    def _house(self, ladder: Ladder) -> None:
+        house_ids = []
+        for bot in ladder.house_bots:  # seats - 1 of each, so a lone agent can fill a table with one kind
+            for copy in range(1, ladder.seats):
+                name = f"house-{bot}-{copy}"
+                try:
+                    house_ids.append(self.agent_by_name(name).agent_id)
+                except NotFound:
+                    house_ids.append(self.register_agent(name, "builtin", bot=bot, house=True)[0].agent_id)
+        with self.client.pipeline() as pipe:
+            pipe.delete(self.keys.house(ladder.name))
+            if house_ids:
+                pipe.rpush(self.keys.house(ladder.name), *house_ids)
+            pipe.execute()
+
+    def update_ladder(self, ladder: Ladder) -> Ladder:
+        """Replace a ladder's definition (its paused flag stays); matches in play are not changed."""
+        current = self.get_ladder(ladder.name)
+        ladder = replace(ladder, paused=current.paused)
+        check_ladder(ladder)
+        self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), xx=True)
+        self._house(ladder)
+        return ladder
+
+    def set_paused(self, name: str, paused: bool) -> Ladder:
+        ladder = replace(self.get_ladder(name), paused=paused)
+        self.client.set(self.keys.ladder(name), ladder.to_json(), xx=True)
+        return ladder
+
+    def delete_ladder(self, name: str) -> None:
+        """Remove a ladder's definition, queue and tickets; its log, records and ratings stay."""
+        self.get_ladder(name)
+        playing = [m for m in self.active_matches() if m.rsplit("-", 1)[0] == name]
+        if playing:
+            raise InUse(f"ladder {name!r} has {len(playing)} match(es) in play: pause it and retry", "name")
+        members = cast(list[bytes | str], self.client.zrange(self.keys.queue(name), 0, -1))
+        queued = [text(a) for a in members]
+        with self.client.pipeline() as pipe:
+            pipe.srem(self.keys.ladders, name)
+            pipe.delete(self.keys.ladder(name), self.keys.queue(name), self.keys.enrolled(name), self.keys.house(name))
+            for agent_id in queued:
+                pipe.delete(self.keys.ticket(name, agent_id))
+            pipe.execute()
+
+    def waiting_ladders(self, ladders: Sequence[Ladder]) -> list[Ladder]:
+        """The ladders among ``ladders`` that have a ticket queued (one round trip)."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for ladder in ladders:
+                pipe.zcard(self.keys.queue(ladder.name))
+            counts = pipe.execute()
+        return [ladder for ladder, count in zip(ladders, counts, strict=True) if count]
+
+    def house_bots(self, ladder: str) -> list[HouseBot]:
+        ids = [text(agent) for agent in self.client.lrange(self.keys.house(ladder), 0, -1)]
+        ratings = self.client.hmget(self.keys.ratings(ladder), ids) if ids else []
+        pairs = zip(ids, ratings, strict=True)
+        return [HouseBot(agent, json.loads(raw)[0] if raw else MODEL.mu) for agent, raw in pairs]
