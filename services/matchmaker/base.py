@@ -1,0 +1,140 @@
+"""``ServicerBase``: what every RPC mixin of ``MatchmakerServicer`` stands on: its state, the
+store call that maps store errors to gRPC codes, the host and agent checks, and page bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from arena.archive import queries
+from arena.archive.db import connect, database_url
+from arena.ladder.model import Agent
+from arena.ladder.redis_store import RedisStore
+from arena.ladder.store import (
+    AlreadyExists,
+    InUse,
+    LimitReached,
+    NotFound,
+    PermissionDenied,
+    StoreError,
+    Unauthenticated,
+)
+from arena.rpc.auth import bearer_token, is_host
+from arena.rpc.ratelimit import Limiter
+from arena.tournament import jobs as tourney_jobs
+from arena.tournament.operations import StandingsCache
+from arena.tournament.store import TournamentStore
+from ohell.errors import OhHellError
+
+T = TypeVar("T")
+MAX_PAGE = 500
+PAGE_TOKEN = re.compile(r"^[0-9]{1,9}$")
+
+
+_CODES = {
+    NotFound: grpc.StatusCode.NOT_FOUND,
+    AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
+    Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
+    PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
+    LimitReached: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    InUse: grpc.StatusCode.FAILED_PRECONDITION,
+}
+
+
+async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    """``context.abort``, typed as what it does: it always raises (grpc ships no type hints)."""
+    await context.abort(code, message)
+    raise AssertionError("context.abort returned")
+
+
+class ServicerBase:
+    """The servicer's state and the checks its RPCs share."""
+
+    def __init__(
+        self,
+        store: RedisStore,
+        poll_s: float = 0.1,
+        renew_s: float = 10.0,
+        host_token: str | None = None,
+        registrations: Limiter | None = None,
+        database_url_: str | None = None,
+        tourneys: TournamentStore | None = None,
+        tourney_dispatch: tourney_jobs.Dispatch | None = None,
+    ) -> None:
+        self.store = store
+        self.tourneys = tourneys  # the tournament RPCs (services/matchmaker/tournaments.py)
+        self.tourney_dispatch = tourney_dispatch
+        self.standings_cache = StandingsCache()
+        self.host_token = host_token
+        self.registrations = registrations  # the stricter limit of open self-registration
+        self.poll_s = poll_s
+        self.renew_s = renew_s
+        self.database_url = database_url_ or database_url()
+        self._engine: Engine | None = None
+
+    def archive(self) -> Engine:
+        """The archive's engine, connected (and migrated) on first use; raises while the database
+        cannot be reached, and tries again on the next call."""
+        if self._engine is None:
+            self._engine = connect(self.database_url)
+        return self._engine
+
+    async def _call(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
+        try:
+            return await asyncio.to_thread(fn, *args)
+        except StoreError as error:
+            await context.abort(_CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT), str(error))
+        except OhHellError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except queries.BadCursor:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "page_token is not one this service gave")
+        except SQLAlchemyError as error:
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, f"the match archive is unavailable: {type(error).__name__}"
+            )
+        raise AssertionError("unreachable")
+
+    async def _host(self, context: grpc.aio.ServicerContext, self_registration: bool = False) -> bool:
+        """True for the host; False for an anonymous caller when ``self_registration`` is open
+        (some ladder admits self-registered agents); otherwise abort (agents only play)."""
+        token = bearer_token(context.invocation_metadata())
+        if is_host(token, self.host_token):
+            return True
+        if token is not None:
+            if await self._call(context, self.store.agent_for_token, token) is not None:
+                await abort(
+                    context, grpc.StatusCode.PERMISSION_DENIED, "this RPC needs the host token; agent tokens only play"
+                )
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token in 'authorization'")
+        if self_registration and await self._call(context, self.store.open_ladder_exists):
+            return False
+        await abort(context, grpc.StatusCode.UNAUTHENTICATED, "missing metadata 'authorization: Bearer <host token>'")
+
+    async def _caller(self, context: grpc.aio.ServicerContext, agent_id: str) -> Agent:
+        token = bearer_token(context.invocation_metadata())
+        if token is None:
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "missing metadata 'authorization: Bearer <token>'")
+        agent = await self._call(context, self.store.agent_for_token, token)
+        if agent is None:
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown agent token in 'authorization'")
+        if agent_id and agent_id != agent.agent_id:
+            await abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"agent_id {agent_id!r} is not the agent of this token ({agent.agent_id})",
+            )
+        return agent
+
+
+async def page_bounds(context: Any, token: str, size: int) -> tuple[int, int]:
+    if size > MAX_PAGE:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_size={size} is over {MAX_PAGE}")
+    if token and not PAGE_TOKEN.match(token):
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_token={token!r} is not one this service gave")
+    return int(token or 0), size or 50

@@ -1,0 +1,71 @@
+"""The matchmaker's queue RPCs: a mixin of ``MatchmakerServicer``. An agent joins, leaves or
+watches a ladder's queue with its own token."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from services.matchmaker.base import ServicerBase, abort
+
+DEFAULT_LEASE_S = 30.0
+MAX_LEASE_S = 3600.0
+
+
+class QueueRpcs(ServicerBase):
+    """JoinQueue, LeaveQueue, WatchQueue (the stream that renews the ticket and names the seats)."""
+
+    async def JoinQueue(self, request: pb.JoinQueueRequest, context: Any) -> pb.JoinQueueResponse:
+        agent = await self._caller(context, request.agent_id)
+        if not (math.isfinite(request.lease_seconds) and 0 <= request.lease_seconds <= MAX_LEASE_S):
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"lease_seconds={request.lease_seconds!r} must be a finite number from 0 to {MAX_LEASE_S:g}",
+            )
+        lease = request.lease_seconds if request.lease_seconds > 0 else DEFAULT_LEASE_S
+        builtin = agent.kind == "builtin"
+        queued_at = await self._call(
+            context, self.store.join, request.ladder, agent.agent_id, None if builtin else lease, builtin
+        )
+        return pb.JoinQueueResponse(queued_at_ms=int(queued_at))
+
+    async def LeaveQueue(self, request: pb.LeaveQueueRequest, context: Any) -> pb.LeaveQueueResponse:
+        agent = await self._caller(context, request.agent_id)
+        await self._call(context, self.store.get_ladder, request.ladder)
+        left = await self._call(context, self.store.leave, request.ladder, agent.agent_id)
+        return pb.LeaveQueueResponse(left=left)
+
+    async def WatchQueue(self, request: pb.WatchQueueRequest, context: Any) -> AsyncIterator[pb.WatchQueueResponse]:
+        agent = await self._caller(context, request.agent_id)
+        lease = max(DEFAULT_LEASE_S, 3 * self.renew_s)
+        await self._call(context, self.store.join, request.ladder, agent.agent_id, lease, False)
+        await context.send_initial_metadata(())  # tells the caller its ticket is queued
+        loop = asyncio.get_running_loop()
+        renewed = loop.time()
+        after = await asyncio.to_thread(self.store.last_seated_id, agent.agent_id)
+        try:
+            while True:
+                seatings = await asyncio.to_thread(self.store.seated_since, agent.agent_id, after)
+                for entry_id, match_id, seat in seatings:
+                    yield pb.WatchQueueResponse(match_id=match_id, seat=seat)
+                    after = entry_id
+                free = not await asyncio.to_thread(self.store.busy_match, agent.agent_id)
+                if free and (
+                    loop.time() - renewed > self.renew_s
+                    or not await asyncio.to_thread(self.store.has_ticket, request.ladder, agent.agent_id)
+                ):
+                    await asyncio.to_thread(self.store.join, request.ladder, agent.agent_id, lease, False)
+                    renewed = loop.time()
+                await asyncio.sleep(self.poll_s)
+        finally:  # the stream ended (the caller closed it or its connection died): leave.
+            # In a thread, shielded: a cancelled stream still leaves, and a Redis outage never
+            # blocks the server's event loop (the ticket's lease expires on its own then).
+            with contextlib.suppress(Exception):
+                await asyncio.shield(asyncio.to_thread(self.store.leave, request.ladder, agent.agent_id))
