@@ -19,32 +19,23 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
 from arena.keys import Keys
 from arena.play import metrics
+from arena.play.decisions import Decisions
 from arena.play.events import EventLog, FeedWriter, LocalEventLog, PublicFeed, RedisEventLog, hand_ended
 from arena.play.players import ConnectedPlayer, EndpointPlayer
-from arena.play.relay import PLATFORM_FAULT, HostLink, Reply
+from arena.play.relay import HostLink
 from arena.play.specs import SeatSpec, SeatSpecError, TimeControl
 from arena.proto.ohell.v1 import match_pb2
-from arena.wire import (
-    ConversionError,
-    ObservationWriter,
-    action_number,
-    add_legal_cards,
-    fault_to_proto,
-    rules_to_proto,
-)
+from arena.wire import ObservationWriter, fault_to_proto, rules_to_proto
 from ohell.bots import make_bot
-from ohell.errors import IllegalActionError
-from ohell.observation import observe
 from ohell.record import build_record, final_winners
 from ohell.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
-from ohell.state import BID_BASE, Game, Phase, State, describe_action
+from ohell.state import Game, Phase, State
 
 _LOCAL_EVENTS = LocalEventLog()  # spectate log of matches hosted in this process without Redis
 
@@ -54,7 +45,7 @@ def local_events() -> LocalEventLog:
     return _LOCAL_EVENTS
 
 
-class _Match:
+class _Match(Decisions):
     def __init__(
         self,
         match_id: str,
@@ -178,156 +169,6 @@ class _Match:
             self.faults,
             sorted(self.forfeited),
         )
-
-    async def decide(self, seat: int) -> int:
-        state = self.state
-        if seat in self.forfeited:
-            return state.default_action()
-        if self.specs[seat].kind == "builtin":
-            if self.bot_executor is not None:  # a service's event loop must not think for bots
-                return await asyncio.get_running_loop().run_in_executor(self.bot_executor, self.builtin_action, seat)
-            return self.builtin_action(seat)
-        bidding = state.phase == Phase.BID
-        kind = match_pb2.DECISION_KIND_BID if bidding else match_pb2.DECISION_KIND_PLAY
-        action, answer = await self.ask(seat, kind, state.legal_actions())
-        if action is None:
-            return state.default_action()
-        if bidding and answer is not None and answer.offer_change and state.rules.bid_changes:
-            self.change_offer = seat
-        return action
-
-    async def offer_change(self, seat: int) -> None:
-        """000: the seat that just bid asked to be offered a change before the next bid (the
-        dealer: before the first lead); its answer keeps or replaces the bid."""
-        self.change_offer = -1
-        state = self.state
-        if state.change_seat != seat or seat in self.forfeited:
-            return
-        options = [BID_BASE + tricks for tricks in state.change_options(seat)]
-        action, _ = await self.ask(seat, match_pb2.DECISION_KIND_CHANGE_BID, options)
-        if action is not None and action - BID_BASE != state.bids[seat]:
-            state.change_bid(seat, action - BID_BASE)
-
-    async def ask(self, seat: int, kind: Any, legal: Sequence[int]) -> tuple[int | None, match_pb2.Action | None]:
-        """Ask a remote seat for a ``kind`` decision among ``legal``: the chosen action, or None
-        after a fault (recorded here), and the agent's Action when one arrived."""
-        state = self.state
-        spec = self.specs[seat]
-        began = time.perf_counter()  # the round trip: building the request to checking the answer
-        self.decisions += 1
-        event = match_pb2.AgentEvent()
-        request = event.decision
-        request.match_id, request.seat, request.decision_id = self.match_id, seat, self.decisions
-        request.kind = kind
-        self.observations.write(observe(state, seat), int(self.bank_ms[seat]), request.observation)
-        request.deadline_ms = self.tc.decision_ms
-        if kind == match_pb2.DECISION_KIND_PLAY:
-            add_legal_cards(request, legal)
-        else:
-            request.legal_bids.extend([a - BID_BASE for a in legal])
-        if kind == match_pb2.DECISION_KIND_CHANGE_BID:  # the hook's forbidden bid, as on a bid
-            missing = [t for t in range(state.hand_size + 1) if BID_BASE + t not in legal]
-            request.observation.forbidden_bid = missing[0] if missing else -1
-        allowed_s = (self.tc.decision_ms + self.bank_ms[seat]) / 1000
-        asked = time.perf_counter()
-        try:
-            reply = await self.players[seat].decide(event, allowed_s)
-        except Exception as error:  # a transport failure we did not foresee is still a disconnect
-            reply = Reply(undeliverable=f"{spec.kind} seat failed: {error!r}")
-        elapsed_ms = (time.perf_counter() - asked) * 1000
-        if elapsed_ms > self.tc.decision_ms:
-            self.bank_ms[seat] = max(0.0, self.bank_ms[seat] - (elapsed_ms - self.tc.decision_ms))
-        action, fault_kind, detail = self.judge(seat, request, reply, legal, allowed_s)
-        metrics.observe_decision(spec.kind, time.perf_counter() - began)
-        answer = reply.action if reply is not None else None
-        if fault_kind is not None:
-            self.fault(seat, fault_kind, detail)
-            return None, answer
-        if answer is not None and answer.bot_error:
-            self.record_fault(seat, "BOT_ERROR", f"the agent's code failed on decision {request.decision_id}", False)
-        return action, answer
-
-    def judge(
-        self, seat: int, request: match_pb2.DecisionRequest, reply: Reply | None, legal: Sequence[int], allowed_s: float
-    ) -> tuple[int, str | None, str]:
-        if reply is None:
-            self.bank_ms[seat] = 0.0
-            return -1, "TIMEOUT", f"no action within {allowed_s * 1000:.0f} ms (decision {request.decision_id})"
-        if reply.action is None:
-            return -1, "DISCONNECTED", reply.undeliverable
-        action = reply.action
-        if action.seat != seat or action.match_id != self.match_id:
-            return (
-                -1,
-                "GARBAGE",
-                (
-                    f"action for match {action.match_id!r} seat {action.seat}, "
-                    f"expected match {self.match_id!r} seat {seat}"
-                ),
-            )
-        try:
-            number = action_number(action, request.kind)
-        except ConversionError as error:
-            return -1, "GARBAGE", str(error)
-        if number in legal:
-            return number, None, ""
-        if request.kind == match_pb2.DECISION_KIND_CHANGE_BID:
-            return -1, "ILLEGAL", f"a change to {number - BID_BASE} is not one of legal_bids {list(request.legal_bids)}"
-        try:
-            self.state.clone().apply_action(number)
-            reason = f"{describe_action(number)} is not legal now"
-        except IllegalActionError as error:
-            reason = str(error)
-        return -1, "ILLEGAL", reason
-
-    def fault(self, seat: int, kind: str, detail: str) -> int:
-        self.record_fault(seat, kind, detail)
-        return self.state.default_action()
-
-    def record_fault(self, seat: int, kind: str, detail: str, counts: bool = True) -> None:
-        """Record a fault; ``counts``: it counts toward ``max_faults`` (a BOT_ERROR does not). Others
-        and spectators get the public detail, which names no hidden card."""
-        state = self.state
-        self.faults.append({"seat": seat, "hand": state.hand_number, "kind": kind, "detail": detail})
-        public = public_detail(seat, kind, state.phase == Phase.BID, detail)
-        self.public_faults.append({"seat": seat, "hand": state.hand_number, "kind": kind, "detail": public})
-        metrics.observe_fault(self.specs[seat].kind, kind)
-        if counts:
-            self.fault_count[seat] += 1
-            if self.fault_count[seat] >= self.tc.max_faults:
-                self.forfeited.add(seat)
-        if self.writer is not None:  # published with the step's events, before the default action
-            self.fault_events.append(self.feed.fault(fault_to_proto(self.public_faults[-1])))
-
-    def builtin_action(self, seat: int) -> int:
-        state = self.state
-        bot = self.players[seat]
-        began = time.perf_counter()
-        obs = observe(state, seat)
-        try:
-            action = BID_BASE + bot.bid(obs) if state.phase == Phase.BID else bot.play(obs)
-        except Exception as error:  # a built-in bot must not fail; if it does, the match goes on
-            return self.fault(seat, "ILLEGAL", f"built-in bot {self.specs[seat].bot!r} raised {error!r}")
-        metrics.observe_decision("builtin", time.perf_counter() - began)
-        if action not in state.legal_actions():
-            return self.fault(seat, "ILLEGAL", f"built-in bot chose {describe_action(action)}")
-        return action
-
-
-def public_detail(seat: int, kind: str, bidding: bool, detail: str) -> str:
-    """A fault as other seats and spectators see it: the kind of mistake, never a card (the full
-    detail can name the card tried and the cards held) nor a network error of an endpoint."""
-    if kind == "TIMEOUT":
-        return f"seat {seat} did not act in time"
-    if kind == "ILLEGAL":
-        return f"seat {seat} made an illegal {'bid' if bidding else 'play'}"
-    if kind == "GARBAGE":
-        return f"seat {seat} sent an action that is not for this decision or cannot be read"
-    if kind == "BOT_ERROR":
-        return f"seat {seat}'s own code failed; its SDK answered the default action"
-    if detail.startswith(PLATFORM_FAULT):
-        return f"seat {seat} could not be reached: the platform failed, not the agent"
-    return f"seat {seat} is not connected"
 
 
 def check_seats(seats: Sequence[SeatSpec]) -> None:
