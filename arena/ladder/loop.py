@@ -144,7 +144,7 @@ def run_forever(
                 sweep(store, dispatch, rate, policy, archive)
                 next_sweep = time.monotonic() + sweep_every_s
             # until the next tick, or sooner when a finished match puts agents back in a queue
-            if store.wait_for_requeue(max(tick_s, 0.001)):  # (BLPOP would take 0 as "forever")
+            if store.wait_for_requeue(tick_s):
                 time.sleep(max(0.0, min_gap_s - (time.monotonic() - round_started)))
         except Exception:  # Redis restarting, a bad ladder: log, wait, go on
             log.exception("matchmaker round failed")

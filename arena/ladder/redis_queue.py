@@ -64,7 +64,11 @@ class QueueStore(StoreBase):
 
     def wait_for_requeue(self, timeout_s: float) -> bool:
         """Block until a finished match puts enrolled agents back in a queue (True), at most
-        ``timeout_s`` (False): the forming loop's wait between rounds."""
+        ``timeout_s`` (False): the forming loop's wait between rounds. Redis 6.2 ends a blocking wait on
+        its own clock (about every 100 ms) and read a 1 ms timeout as "forever" (measured on 6.2.14),
+        so a timeout under 10 ms only looks, without waiting."""
+        if timeout_s < 0.01:
+            return self.client.lpop(self.keys.forming_wake) is not None
         return self.client.blpop([self.keys.forming_wake], timeout=timeout_s) is not None
 
     def queued(self, ladder: str) -> int:

@@ -3,6 +3,8 @@ stops when told, and the strong bot playing by it stays legal and deterministic.
 
 from __future__ import annotations
 
+import pytest
+
 from ohell.bots.search import search_play
 from ohell.bots.strong import StrongBot, policy_card
 from ohell.bots.value import HandValue
@@ -67,6 +69,7 @@ def test_tree_play_is_deterministic_and_counts_its_work() -> None:
     assert first.results == second.results
 
 
+@pytest.mark.slow
 def test_flat_and_tree_play_both_finish_a_classic_game() -> None:
     rules = preset("classic")
     for tree in (False, True):

@@ -54,6 +54,7 @@ def test_every_decision_is_legal_and_games_finish(name: str) -> None:
     assert all(bot.decisions > 0 for bot in bots if isinstance(bot, CheckedBot))
 
 
+@pytest.mark.slow
 def test_full_classic_game_of_four_strong_bots_is_legal() -> None:
     bots = [CheckedBot(StrongBot(s, effort=0.2)) for s in range(4)]
     state = play_game(Game(preset("classic"), 4), bots, seed=11)
@@ -85,7 +86,7 @@ def test_blind_bids_are_made_without_seeing_the_hand() -> None:
 
 
 def test_same_seed_same_game() -> None:
-    game = Game(preset("online-anderson"), 5)
+    game = Game(preset("online-anderson").with_hand_sizes(7, 6, 5, 4, 3, 2, 1), 5)
 
     def one_game() -> State:
         return play_game(game, [StrongBot(s, budget_ms=1e6, effort=0.1) for s in range(5)], seed=9)
