@@ -97,22 +97,23 @@ def test_open_self_registration_and_ladder_entry(start_service: Callable[..., Se
         assert stub.RegisterAgent(pb.RegisterAgentRequest(name="byhost", kind=pb.AGENT_KIND_CONNECTED), metadata=HOST)
 
 
-@pytest.mark.parametrize(
-    ("ladder", "field"),
-    [
-        (pb.Ladder(name="nan", rules=CLASSIC, fill_after_seconds=float("nan")), "fill_after_seconds"),
-        (pb.Ladder(name="inf", rules=CLASSIC, base_window=float("inf")), "base_window"),
-        (pb.Ladder(name="neg", rules=CLASSIC, widen_per_second=-1.0), "widen_per_second"),
-        (pb.Ladder(name="long", rules=rules_pb2.Rules(hand_sizes=[1] * 5000)), "hand_sizes"),
-        (pb.Ladder(name="x" * 65, rules=CLASSIC), "ladder name"),
-        (pb.Ladder(name="bots", rules=CLASSIC, house_bots=["random"] * 6), "house_bots"),
-    ],
-)
-def test_ladder_sizes_are_bounded(start_service: Callable[..., Service], ladder: pb.Ladder, field: str) -> None:
-    with start_service("services.matchmaker").channel() as channel:
+OVERSIZED_LADDERS = [
+    (pb.Ladder(name="nan", rules=CLASSIC, fill_after_seconds=float("nan")), "fill_after_seconds"),
+    (pb.Ladder(name="inf", rules=CLASSIC, base_window=float("inf")), "base_window"),
+    (pb.Ladder(name="neg", rules=CLASSIC, widen_per_second=-1.0), "widen_per_second"),
+    (pb.Ladder(name="long", rules=rules_pb2.Rules(hand_sizes=[1] * 5000)), "hand_sizes"),
+    (pb.Ladder(name="x" * 65, rules=CLASSIC), "ladder name"),
+    (pb.Ladder(name="bots", rules=CLASSIC, house_bots=["random"] * 6), "house_bots"),
+]
+
+
+def test_ladder_sizes_are_bounded(start_service: Callable[..., Service]) -> None:
+    with start_service("services.matchmaker").channel() as channel:  # one service for every case
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
-        code, detail = refused(stub.CreateLadder, pb.CreateLadderRequest(ladder=ladder), HOST)
-        assert code == grpc.StatusCode.INVALID_ARGUMENT and field in detail
+        for ladder, field in OVERSIZED_LADDERS:
+            code, detail = refused(stub.CreateLadder, pb.CreateLadderRequest(ladder=ladder), HOST)
+            assert code == grpc.StatusCode.INVALID_ARGUMENT and field in detail, (field, code, detail)
+        assert not stub.ListLadders(pb.ListLaddersRequest(), timeout=10).ladders  # none was created
 
 
 def test_ladder_count_is_bounded(start_service: Callable[..., Service]) -> None:
