@@ -33,25 +33,33 @@ MATCHES = 110
 
 
 class QueueHolder:
-    """Holds a connected agent's WatchQueue stream in a thread and counts its tables."""
+    """Holds a connected agent's WatchQueue stream in a thread and counts its tables. Like a real
+    agent it opens the stream again when it ends (a ticket whose agent has not reached the gateway
+    yet, as under load, is refused or expires)."""
 
     def __init__(self, stub: matchmaker_pb2_grpc.MatchmakerServiceStub, ladder: str, agent_id: str, token: str):
-        self.call = stub.WatchQueue(
-            pb.WatchQueueRequest(ladder=ladder, agent_id=agent_id), metadata=auth_metadata(token)
-        )
+        self.request = pb.WatchQueueRequest(ladder=ladder, agent_id=agent_id)
+        self.stub, self.metadata = stub, auth_metadata(token)
         self.seated: list[str] = []
+        self.closing = threading.Event()
+        self.call = self.stub.WatchQueue(self.request, metadata=self.metadata)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
-        try:
-            for response in self.call:
-                self.seated.append(response.match_id)
-        except grpc.RpcError:
-            pass
+        while not self.closing.is_set():
+            try:
+                for response in self.call:
+                    self.seated.append(response.match_id)
+            except grpc.RpcError:
+                pass
+            if self.closing.wait(0.2):
+                return
+            self.call = self.stub.WatchQueue(self.request, metadata=self.metadata)
 
     def close(self) -> None:
         self.closed_ms = now_ms()
+        self.closing.set()
         self.call.cancel()
         self.thread.join(5)
 

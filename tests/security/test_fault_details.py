@@ -36,9 +36,15 @@ CARD_NAME = re.compile(r"(?<![A-Za-z0-9])(?:10|[2-9TJQKA])[CDHS](?![A-Za-z0-9])"
 
 
 def fuzzed(rng: random.Random) -> Callable[[Agent, match_pb2.DecisionRequest], object]:
+    sent: set[str] = set()  # the first bid is out of range and the first play is garbage, so both kinds occur
+
     async def policy(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
         action = first_legal(request)
         move = rng.random()
+        first = "play" if request.kind == match_pb2.DECISION_KIND_PLAY else "bid"
+        if first not in sent:
+            sent.add(first)
+            move = 0.55 if first == "play" else 0.0  # play: neither bid nor card; bid: 99
         if request.kind == match_pb2.DECISION_KIND_PLAY:
             held = list(request.observation.hand)
             illegal = [c for c in held if c not in request.legal_cards]
