@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -19,6 +21,7 @@ def test_ruff_check_is_clean() -> None:
     assert done.returncode == 0, f"ruff check . failed:\n{done.stdout}{done.stderr}"
 
 
+@pytest.mark.slow
 def test_mypy_is_clean(tmp_path: Path) -> None:
     # The packages come from [tool.mypy]; a fresh cache keeps the checkout free of .mypy_cache.
     done = run_tool("mypy", "--cache-dir", str(tmp_path / "mypy-cache"))

@@ -16,6 +16,7 @@ from ohell.referee import referee
 from ohell.state import Game
 
 
+@pytest.mark.slow
 def test_heuristic_against_three_random_meets_the_bars() -> None:
     tally = play_series(preset("classic"), ["heuristic", "random", "random", "random"], games=300, seed=1000)
     heuristic, random_bots = tally.bots["heuristic"], tally.bots["random"]

@@ -61,6 +61,7 @@ def test_full_classic_game_of_four_strong_bots_is_legal() -> None:
     assert state.is_terminal() and len(state.results) == 19
 
 
+@pytest.mark.slow
 def test_sudden_death_hands_are_played_legally() -> None:
     rules = replace(preset("river-sudden-death"), hand_sizes=(1,))
     sudden_hands = 0

@@ -51,6 +51,7 @@ def _buf_command() -> list[str] | None:
     return ["npx", "--yes", "@bufbuild/buf"] if probe.returncode == 0 else None
 
 
+@pytest.mark.slow
 def test_buf_lint_standard_is_clean() -> None:
     command = _buf_command()
     if command is None:
