@@ -99,7 +99,7 @@ def run_table(
             advance(store, tourney_id, dispatch)
         return status
     tourney = store.get(tourney_id)
-    entrants = table_seats(tourney, store.tables(tourney_id)[table])
+    entrants = [store.registered_seat(e) for e in table_seats(tourney, store.tables(tourney_id)[table])]
     with renewing(store, tourney_id, table, runner, lease):
         decided = store.table_state(tourney_id, table).get("forfeits")  # a resumed table keeps its decision
         absent = absent_entrants(store, entrants, tourney.grace_s) if decided is None else []

@@ -16,6 +16,7 @@ from typing import Any
 import redis
 
 from arena.keys import Keys, stream_entries, text
+from arena.play.specs import SeatSpec
 from arena.redis_client import retrying_client
 from arena.tournament import scripts
 from arena.tournament.deals import DealSet, draw_deal_set
@@ -153,6 +154,25 @@ class TournamentStore:
 
     def unfinished_tables(self, tourney_id: str) -> list[str]:
         return [t for t in self.tables(tourney_id) if self.table_state(tourney_id, t).get("state") != "finished"]
+
+    def registered_seat(self, entrant: SeatSpec) -> SeatSpec:
+        """How an entrant given by agent id plays, as its registration says: an endpoint agent is
+        dialled at its address with its own token, a registered built-in bot is played here; any
+        other entrant (a connected agent, a bot, an address) is seated as given."""
+        if entrant.kind != "connected":
+            return entrant
+        fields = ("kind", "endpoint", "dial_token", "bot", "version")
+        kind, address, token, bot, version = (
+            text(value) if value is not None else ""
+            for value in self.client.hmget(self.keys.agent(entrant.agent_id), fields)
+        )
+        if kind == "endpoint" and address:
+            return SeatSpec(
+                "endpoint", entrant.name, agent_id=entrant.agent_id, address=address, token=token, version=version
+            )
+        if kind == "builtin" and bot:
+            return SeatSpec("builtin", entrant.name, bot=bot, agent_id=entrant.agent_id, version=version)
+        return entrant
 
     def table_deals(self, tourney_id: str, table: str) -> list[DealSet]:
         """For the runner of the table only (the deals are secret while the tournament runs)."""

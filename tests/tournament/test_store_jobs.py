@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import pytest
 import redis
@@ -139,11 +141,15 @@ def test_bad_tournaments_are_refused() -> None:
         Tournament("x", (SeatSpec.builtin("random"),) * 3)
 
 
-@pytest.fixture
-def endpoint_agent() -> Iterator[str]:
-    """A random-bot endpoint agent served by the SDK in its own process; yields its address."""
-    code = "from arena.sdk import serve; from ohell.bots import make_bot; serve(make_bot('random', 7), '127.0.0.1:0')"
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+@contextmanager
+def sdk_endpoint(token: str = "") -> Iterator[str]:
+    """A random-bot endpoint agent served by the SDK in its own process (refusing callers without
+    ``token`` when one is given); yields its address."""
+    code = (
+        "import sys; from arena.sdk import serve; from ohell.bots import make_bot; "
+        "serve(make_bot('random', 7), '127.0.0.1:0', sys.argv[1])"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, token], stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
         port = re.search(r"serving on port (\d+)", line)
@@ -152,6 +158,12 @@ def endpoint_agent() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture
+def endpoint_agent() -> Iterator[str]:
+    with sdk_endpoint() as address:
+        yield address
 
 
 def test_remote_table_is_hosted_with_the_same_deals(
@@ -168,6 +180,37 @@ def test_remote_table_is_hosted_with_the_same_deals(
     for turn in range(3):  # entrant 2 (the endpoint agent) sits in seat (2 + turn) % 3
         seats = records[f"r1t0/d0/r{turn}"]["seats"]
         assert [seat["kind"] for seat in seats].index("endpoint") == (2 + turn) % 3
+
+
+@pytest.fixture
+def guarded_endpoint(tstore: TournamentStore) -> Iterator[tuple[str, str]]:
+    """An endpoint agent registered in the store (so it has a dial token) whose server refuses any
+    caller without that token; yields (agent id, address)."""
+    from arena.ladder.redis_store import RedisStore
+
+    agent, _ = RedisStore(tstore.client, tstore.keys).register_agent("guarded", "endpoint", endpoint="127.0.0.1:1")
+    with sdk_endpoint(agent.dial_token) as address:
+        tstore.client.hset(tstore.keys.agent(agent.agent_id), "endpoint", address)  # where it came up
+        yield agent.agent_id, address
+
+
+def test_a_registered_endpoint_agent_entered_by_id_is_dialled_with_its_token(
+    tstore: TournamentStore,
+    guarded_endpoint: tuple[str, str],
+    shared_redis_server: EmbeddedRedis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REDIS_URL", shared_redis_server.url)
+    agent_id, address = guarded_endpoint
+    entrants = (*builtins("heuristic", "random"), SeatSpec.connected(agent_id, "guarded"))
+    queue = Queue()
+    jobs.start(tstore, Tournament("reg", entrants, seats=3, deals=1, overrides=OPTIONS, grace_s=0), queue)
+    assert queue.drain(tstore) == ["finished"]
+    records = tstore.records("reg")
+    assert len(records) == 3 and all(record["complete"] and not record["faults"] for record in records.values())
+    seat = next(s for s in records["r1t0/d0/r0"]["seats"] if s["name"] == "guarded")
+    assert seat == {"name": "guarded", "kind": "endpoint", "agent_id": agent_id, "address": address}  # no token
+    assert "token" not in json.dumps(records) and tstore.table_state("reg", "r1t0").get("forfeits") == "[]"
 
 
 def test_a_connected_entrant_coming_online_within_the_grace_plays(tstore: TournamentStore) -> None:
