@@ -112,6 +112,7 @@ async def match_page(request: Request) -> Response:
         "replay.html",
         match=summary,
         record=record,
+        rules=views.record_rules_label(record),
         seats=views.record_seats(record, list(summary.agent_ids)),
         replay_json=json.dumps(viewer, separators=(",", ":")).replace("<", "\\u003c"),  # inside <script>
         steps=len(viewer["frames"]),

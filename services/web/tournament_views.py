@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
-from services.web.views import Row, when
+from services.web.views import Row, proto_rules_label, when
 
 STATE_NAMES = {tpb.TOURNAMENT_STATE_RUNNING: "running", tpb.TOURNAMENT_STATE_FINISHED: "finished"}
 FORMAT_NAMES = {tpb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round robin", tpb.TOURNAMENT_FORMAT_SWISS: "Swiss"}
@@ -35,7 +35,7 @@ def summary_row(tournament: Any, progress: Any, entrants: int | None = None) -> 
         "entrants": len(tournament.entrants) if entrants is None else entrants,
         "seats": tournament.seats,
         "deals": tournament.deals,
-        "preset": tournament.rules.preset or "custom",
+        "preset": proto_rules_label(tournament.rules),
         **progress_row(progress),
     }
 

@@ -8,6 +8,10 @@ from typing import Any
 
 from markupsafe import Markup
 
+from arena.wire import ConversionError, rules_from_proto
+from ohell.presets import PRESETS, preset_name
+from ohell.rules import Rules, RulesError
+
 Row = dict[str, Any]
 
 
@@ -15,11 +19,47 @@ def when(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) if ms else ""
 
 
+def rules_label(rules: Rules, chosen: str = "") -> str:
+    """A preset's name, or the preset the rules were made from (``chosen``, else the nearest) and the
+    options that differ from it: "classic, hand_sizes=5,4,3,2,1"."""
+    exact = preset_name(rules)
+    if exact and (not chosen or chosen == exact):
+        return exact
+    mine = rules.to_dict()
+
+    def changed(name: str) -> list[str]:
+        base = PRESETS[name].to_dict()
+        return [key for key, value in mine.items() if base[key] != value]
+
+    base = chosen if chosen in PRESETS else min(sorted(PRESETS), key=lambda name: len(changed(name)))
+    return ", ".join([base, *(f"{key}={_option_text(mine[key])}" for key in changed(base))])
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value).lower() if isinstance(value, bool) or value is None else str(value)
+
+
+def proto_rules_label(message: Any) -> str:
+    try:
+        return rules_label(rules_from_proto(message), message.preset)
+    except ConversionError:
+        return message.preset or "custom"
+
+
+def record_rules_label(record: dict[str, Any]) -> str:
+    try:
+        return rules_label(Rules.from_dict(record.get("rules", {})), record.get("preset") or "")
+    except (RulesError, TypeError, ValueError):
+        return record.get("preset") or "custom"
+
+
 def ladder_row(ladder: Any, standings: Sequence[Any]) -> Row:
     seats = ladder.seats or 1
     return {
         "name": ladder.name,
-        "preset": ladder.rules.preset or "custom",
+        "preset": proto_rules_label(ladder.rules),
         "seats": ladder.seats,
         "agents": len(standings),
         "matches": sum(s.games for s in standings) // seats,

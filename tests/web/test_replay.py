@@ -56,3 +56,20 @@ def test_names_from_csv() -> None:
     assert names_from_csv("name,email\nalice,a@x\n bob ,b@x\n\n,\n") == ["alice", "bob"]
     assert names_from_csv("carol\ndave\n") == ["carol", "dave"]
     assert names_from_csv("") == []
+
+
+def test_rules_are_named_the_same_on_every_page() -> None:
+    """A ladder of classic rules with short hands is "classic, hand_sizes=..." on its leaderboard
+    (the API's rules) and in its replays (the record's rules), not "classic" on one and "custom" on
+    the other."""
+    from arena.wire import rules_to_proto
+    from services.web.views import proto_rules_label, record_rules_label, rules_label
+
+    short = preset_with_options("classic", ["hand_sizes=[5,4,3,2,1]"])
+    message = rules_to_proto(short)
+    message.preset = "classic"  # as the matchmaker answers for a ladder made from the classic preset
+    record = record_of("classic", 4, 5, ["hand_sizes=[5,4,3,2,1]"])
+    assert record["preset"] is None
+    assert proto_rules_label(message) == record_rules_label(record) == "classic, hand_sizes=5,4,3,2,1"
+    assert rules_label(preset("classic")) == "classic" == record_rules_label(record_of("classic", 3, 6))
+    assert rules_label(preset_with_options("classic", ["hook=false"])) == "classic, hook=false"
