@@ -50,14 +50,18 @@ class RateLimit:
     burst: int = 400  # calls at once
 
     @classmethod
-    def from_env(cls) -> RateLimit:
-        text = os.environ.get(RATE_ENV, "")
+    def from_env(cls, name: str = RATE_ENV, default: RateLimit | None = None) -> RateLimit:
+        """The limit in ``$name`` ("<calls per second>:<burst>"), else ``default`` (else this class's)."""
+        text = os.environ.get(name, "")
         if not text:
-            return cls()
-        rate, _, burst = text.partition(":")
-        limit = cls(float(rate), int(burst or max(1, int(float(rate)))))
+            return default or cls()
+        try:
+            rate, _, burst = text.partition(":")
+            limit = cls(float(rate), int(burst or max(1, int(float(rate)))))
+        except ValueError:
+            limit = cls(0.0, 0)
         if not (math.isfinite(limit.rate) and limit.rate > 0 and limit.burst >= 1):
-            raise ValueError(f"{RATE_ENV}={text!r} must be '<calls per second>:<burst>', both positive")
+            raise ValueError(f"{name}={text!r} must be '<calls per second>:<burst>', both positive")
         return limit
 
     @property

@@ -2,7 +2,8 @@
 
 Every spectator of one match shares one reader of its event log (``SharedFeeds``): a thousand
 spectators cost one Redis read loop, not a thousand blocked connections. A caller (token, or peer
-address without one) may follow at most ``MAX_SPECTATES_PER_CALLER`` matches at once, and wait at
+address without one) may follow at most ``MAX_SPECTATES_PER_CALLER`` matches at once (the host
+excepted: the web app relays its visitors' live views and bounds each visitor itself), and wait at
 most ``MAX_WAIT_MS`` for a match to appear.
 """
 
@@ -16,6 +17,7 @@ import grpc
 
 from arena.play.events import EventLog, FeedSilent
 from arena.proto.ohell.v1 import spectate_pb2, spectate_pb2_grpc
+from arena.rpc.auth import bearer_token, is_host
 from arena.rpc.ratelimit import caller_of
 
 MAX_WAIT_MS = 60_000
@@ -90,8 +92,9 @@ class SharedFeeds:
 
 
 class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: EventLog, host_token: str | None = None) -> None:
         self.feeds = SharedFeeds(log)
+        self.host_token = host_token
         self.watching: dict[str, int] = {}  # caller -> streams open
 
     async def Spectate(
@@ -102,7 +105,8 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
         if request.wait_ms > MAX_WAIT_MS:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"wait_ms={request.wait_ms} is over {MAX_WAIT_MS}")
         caller = caller_of(context)
-        if self.watching.get(caller, 0) >= MAX_SPECTATES_PER_CALLER:
+        host = is_host(bearer_token(context.invocation_metadata()), self.host_token)
+        if self.watching.get(caller, 0) >= MAX_SPECTATES_PER_CALLER and not host:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{MAX_SPECTATES_PER_CALLER} spectate streams of yours are open: close one first",

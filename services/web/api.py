@@ -1,5 +1,7 @@
 """Everything the web app reads or changes goes through here: the matchmaker's and the engine's gRPC
-APIs (never Redis keys). Admin calls carry the host token as bearer metadata.
+APIs (never Redis keys). Admin calls carry the host token as bearer metadata, and so do reads when
+the app has a ``read_token`` (the host token): the services count calls per caller, and without it
+every visitor would count as this one caller (the app bounds each visitor itself: app.VisitorLimit).
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ def _error(error: grpc.aio.AioRpcError) -> ApiError:
 
 
 class Api:
-    def __init__(self, matchmaker_address: str, engine_address: str = "") -> None:
+    def __init__(self, matchmaker_address: str, engine_address: str = "", read_token: str = "") -> None:
         self.matchmaker_address = matchmaker_address
         self.engine_address = engine_address
+        self.read_metadata = auth_metadata(read_token) if read_token else None
         self._matchmaker: grpc.aio.Channel | None = None
         self._engine: grpc.aio.Channel | None = None
         self._names: dict[str, str] = {}  # agent id -> name (names never change)
@@ -61,7 +64,9 @@ class Api:
         if call is None:
             raise ApiError("UNIMPLEMENTED", f"{method} is not in this matchmaker's API yet")
         try:
-            return await call(request, timeout=TIMEOUT_S, metadata=auth_metadata(token) if token else None)
+            return await call(
+                request, timeout=TIMEOUT_S, metadata=auth_metadata(token) if token else self.read_metadata
+            )
         except grpc.aio.AioRpcError as error:
             raise _error(error) from None
 
@@ -137,7 +142,9 @@ class Api:
         if self._engine is None:
             self._engine = grpc.aio.insecure_channel(self.engine_address)
         stub = spectate_pb2_grpc.SpectateServiceStub(self._engine)
-        call = stub.Spectate(spectate_pb2.SpectateRequest(match_id=match_id, wait_ms=wait_ms))
+        call = stub.Spectate(
+            spectate_pb2.SpectateRequest(match_id=match_id, wait_ms=wait_ms), metadata=self.read_metadata
+        )
         try:
             async for reply in call:
                 yield event_dict(reply.event)

@@ -11,15 +11,18 @@ from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from arena.rpc.ratelimit import RateLimit
 from services.web import host, tournaments, views
 from services.web.api import Api, ApiError
 from services.web.pages import HERE, api_of, page
 from services.web.replay import replay
+from services.web.visitors import DEFAULT_VISITOR_LIMIT, WEB_RATE_ENV, VisitorLimit
 
 STATUS = {"NOT_FOUND": 404, "INVALID_ARGUMENT": 400, "UNAVAILABLE": 503, "UNIMPLEMENTED": 501}
 MATCH_PAGE = 50
@@ -163,7 +166,9 @@ async def http_error(request: Request, exc: Exception) -> Response:
     return page(request, "error.html", exc.status_code, title=str(exc.status_code), message=exc.detail)
 
 
-def create_app(api: Api, host_token: str = "") -> Starlette:
+def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None = None) -> Starlette:
+    """``visitor_limit``: each visitor's requests (default: ``$OHELL_WEB_RATE_LIMIT``, else 20/s, bursts of 60)."""
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
@@ -187,6 +192,9 @@ def create_app(api: Api, host_token: str = "") -> Starlette:
         routes=routes,
         exception_handlers={ApiError: api_error, HTTPException: http_error},
         lifespan=lifespan,
+        middleware=[
+            Middleware(VisitorLimit, limit=visitor_limit or RateLimit.from_env(WEB_RATE_ENV, DEFAULT_VISITOR_LIMIT))
+        ],
     )
     app.state.api = api
     app.state.host = host.HostSessions(host_token)

@@ -47,7 +47,11 @@ async def serve(args: argparse.Namespace) -> None:
     host, _, port = args.address.rpartition(":")
     if not host or not port.isdigit():
         raise SystemExit(f"--address {args.address!r} must be host:port")
-    app = create_app(Api(args.matchmaker, args.engine), host_token(args.host_token_file))
+    token = host_token(args.host_token_file)
+    try:
+        app = create_app(Api(args.matchmaker, args.engine, read_token=token), token)
+    except ValueError as error:  # a malformed $OHELL_WEB_RATE_LIMIT: say which and why, no traceback
+        raise SystemExit(str(error)) from None
     config = uvicorn.Config(app, host=host, port=int(port), log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())

@@ -109,6 +109,12 @@ def test_long_spectate_waits_and_spectator_bounds(
             extra = spectate_pb2.SpectateRequest(match_id="other", wait_ms=30_000)
             list(stub.Spectate(extra, metadata=auth_metadata(tokens[0]), timeout=10))
         assert too_many.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        # the host (the web app relaying its visitors' live views) is not held to one caller's share
+        for _ in range(MAX_SPECTATES_PER_CALLER + 1):
+            request = spectate_pb2.SpectateRequest(match_id="later", wait_ms=30_000)
+            streams.append(stub.Spectate(request, metadata=auth_metadata(HOST_TOKEN), timeout=60))
+        time.sleep(1.0)
+        assert not any(call.done() for call in streams[-MAX_SPECTATES_PER_CALLER - 1 :])  # none refused
         for call in streams:
             call.cancel()
         for reader in readers:

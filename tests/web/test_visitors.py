@@ -1,0 +1,88 @@
+"""Each visitor's share of the web app (services/web/visitors.py), driven as ASGI: requests per
+second by client address, live views open at once, static files and /healthz uncounted."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from arena.rpc.ratelimit import RateLimit
+from services.web.visitors import DEFAULT_VISITOR_LIMIT, WEB_RATE_ENV, VisitorLimit
+
+
+class Inner:
+    """The app behind the limit: answers 200; a live view stays open until ``release`` is set."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["path"].endswith("/events"):
+            await self.release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+async def visit(app: VisitorLimit, path: str, client: str = "10.0.0.1") -> tuple[int, dict[str, str]]:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "headers": [],
+        "client": (client, 5000),
+        "query_string": b"",
+    }
+    await app(scope, receive, send)
+    start = sent[0]
+    return start["status"], {k.decode(): v.decode() for k, v in start.get("headers", [])}
+
+
+def test_a_visitor_over_its_rate_is_told_when_to_come_back_and_others_are_not() -> None:
+    async def run() -> None:
+        app = VisitorLimit(Inner(), RateLimit(rate=0.5, burst=3))
+        assert [(await visit(app, "/ladders/main"))[0] for _ in range(3)] == [200, 200, 200]
+        status, headers = await visit(app, "/ladders/main")
+        assert status == 429 and int(headers["retry-after"]) >= 1
+        assert (await visit(app, "/ladders/main", client="10.0.0.2"))[0] == 200
+        for path in ("/static/app.css", "/healthz"):  # never counted, never refused
+            assert (await visit(app, path))[0] == 200
+
+    asyncio.run(run())
+
+
+def test_a_visitor_holds_a_bounded_number_of_live_views() -> None:
+    async def run() -> None:
+        inner = Inner()
+        app = VisitorLimit(inner, RateLimit(rate=1000, burst=1000), max_live=2)
+        held = [asyncio.create_task(visit(app, f"/live/m{n}/events")) for n in range(2)]
+        await asyncio.sleep(0.05)
+        assert (await visit(app, "/live/m3/events"))[0] == 429
+        assert (await visit(app, "/matches"))[0] == 200  # pages still load
+        other = asyncio.create_task(visit(app, "/live/m3/events", client="10.0.0.2"))
+        await asyncio.sleep(0.05)
+        inner.release.set()
+        assert [(await task)[0] for task in (*held, other)] == [200, 200, 200]
+        assert (await visit(app, "/live/m4/events"))[0] == 200 and not app.live  # closed views are given back
+
+    asyncio.run(run())
+
+
+def test_the_limit_comes_from_the_environment_and_a_bad_one_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(WEB_RATE_ENV, raising=False)
+    assert RateLimit.from_env(WEB_RATE_ENV, DEFAULT_VISITOR_LIMIT) == DEFAULT_VISITOR_LIMIT
+    monkeypatch.setenv(WEB_RATE_ENV, "5:10")
+    assert RateLimit.from_env(WEB_RATE_ENV, DEFAULT_VISITOR_LIMIT) == RateLimit(5.0, 10)
+    for bad in ("fast", "0:10", "5:x"):
+        monkeypatch.setenv(WEB_RATE_ENV, bad)
+        with pytest.raises(ValueError, match=WEB_RATE_ENV):
+            RateLimit.from_env(WEB_RATE_ENV, DEFAULT_VISITOR_LIMIT)
