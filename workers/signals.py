@@ -35,9 +35,10 @@ YOUNG_GC_THRESHOLD = 10_000
 def _tune_collector(**_: Any) -> None:
     """Move every object the child has at start (Celery, kombu, SQLAlchemy, the engine's tables: about
     110,000 of them) out of the collector's reach: otherwise each full collection walks them all
-    again, and a child ran one every few dozen light games, ~40 ms each (0.6 ms per game, more than
-    the finish script). Those objects live as long as the process. Young collections run less
-    often (YOUNG_GC_THRESHOLD). What the tasks allocate is collected as before."""
+    again, ~40 ms each, about once per 100 light games (0.4-0.6 ms per game: a batch's records
+    survive young collections until it stores them). Those objects live as long as the process.
+    Young collections run less often (YOUNG_GC_THRESHOLD). What the tasks allocate is collected as
+    before."""
     gc.freeze()
     gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
 
