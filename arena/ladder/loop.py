@@ -132,14 +132,15 @@ def run_forever(
     while not stop():
         round_started = time.monotonic()
         try:
-            full = store.archive_backlog() >= limit
-            ladders = [ladder for ladder in store.list_ladders() if not ladder.paused]
-            if full:
-                for ladder in ladders:
-                    metrics.FORMING_PAUSED.labels(ladder.name).inc()
+            backlog, ladders = store.forming_state()  # one round trip
+            if backlog >= limit:
+                for ladder, _ in ladders:
+                    if not ladder.paused:
+                        metrics.FORMING_PAUSED.labels(ladder.name).inc()
             else:
-                for ladder in store.waiting_ladders(ladders):  # an empty queue costs no snapshot
-                    form_once(store, ladder, dispatch, batch)
+                for ladder, queued in ladders:
+                    if queued and not ladder.paused:  # an empty queue costs no snapshot
+                        form_once(store, ladder, dispatch, batch)
             if time.monotonic() >= next_sweep:
                 sweep(store, dispatch, rate, policy, archive)
                 next_sweep = time.monotonic() + sweep_every_s

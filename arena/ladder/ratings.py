@@ -1,10 +1,12 @@
 """OpenSkill ratings of a ladder, applied from its match log exactly once and in log order.
 
-``catch_up`` applies every log entry after the ladder's cursor (``rated:{ladder}``) in one
-MULTI/EXEC guarded by WATCH on that cursor: ratings, statistics, leaderboard, the cursor and each
-match's rating before/after (``rating-changes:{ladder}``, for the archive) move together, so a match is
-rated exactly once, and two workers rating matches of the same agent at the same time cannot lose
-an update (the loser's transaction fails and it re-reads). Applying in log order makes
+``catch_up`` reads the log entries after the ladder's cursor (``rated:{ladder}``) with the ratings
+and statistics of their agents (one script), rates them, and writes the result with a second
+script that first checks that the cursor and every rating and statistic it was computed from are
+still what was read (compare and set): ratings, statistics, leaderboard, the cursor and each
+match's rating before/after (``rating-changes:{ladder}``, for the archive) move together, so a match
+is rated exactly once, and two workers rating matches of the same agent at the same time cannot
+lose an update (the loser's write changes nothing and it reads again). Applying in log order makes
 ``rebuild`` reproduce the stored ratings bit for bit.
 """
 
@@ -83,12 +85,13 @@ def catch_up(client: redis.Redis, keys: Keys, ladder: str, batch: int = 1000) ->
 
 
 # What one rating batch reads, in one round trip: KEYS = rated cursor, log, ratings, stats;
-# ARGV = batch size. Returns {} when the log holds nothing after the cursor, else {entry ids,
-# summaries, agents (first seen order), their ratings, their stats} (false where none yet).
+# ARGV = batch size. Returns {} when the log holds nothing after the cursor, else {the cursor
+# (false: none yet), entry ids, summaries, agents (first seen order), their ratings, their stats}
+# (false where none yet).
 # Agent ids are matched in the summary's compact JSON (cheaper than cjson.decode of it all).
 READ_PENDING = """
-local cursor = redis.call('GET', KEYS[1]) or '0-0'
-local entries = redis.call('XRANGE', KEYS[2], '(' .. cursor, '+', 'COUNT', ARGV[1])
+local cursor = redis.call('GET', KEYS[1])
+local entries = redis.call('XRANGE', KEYS[2], '(' .. (cursor or '0-0'), '+', 'COUNT', ARGV[1])
 if #entries == 0 then return {} end
 local ids, summaries, agents, ratings, stats, seen = {}, {}, {}, {}, {}, {}
 for i, entry in ipairs(entries) do
@@ -106,52 +109,70 @@ for i, entry in ipairs(entries) do
     end
   end
 end
-return {ids, summaries, agents, ratings, stats}
+return {cursor, ids, summaries, agents, ratings, stats}
 """
 READ_PENDING_SHA = hashlib.sha1(READ_PENDING.encode()).hexdigest()
 
 
-def _read_pending(pipe: Any, keys: Keys, ladder: str, batch: int) -> list[Any]:
-    args = (4, keys.rated(ladder), keys.log(ladder), keys.ratings(ladder), keys.stats(ladder), batch)
+# Write one rating batch if nothing it was computed from moved meanwhile (another rater, a
+# rebuild): KEYS = rated cursor, ratings, stats, board, rating changes; ARGV = the cursor as read
+# ('' for none), the new cursor, the number of agents n, then six per agent: id, rating and stats
+# as read ('' for none), new rating, new stats, leaderboard score; then (match, change) pairs for
+# the archive. Returns 1 when written, 0 (nothing written) when the caller must read again.
+WRITE_RATED = """
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+local last = 3 + 6 * tonumber(ARGV[3])
+for i = 4, last, 6 do
+  if (redis.call('HGET', KEYS[2], ARGV[i]) or '') ~= ARGV[i + 1] then return 0 end
+  if (redis.call('HGET', KEYS[3], ARGV[i]) or '') ~= ARGV[i + 2] then return 0 end
+end
+for i = 4, last, 6 do
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 3])
+  redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 4])
+  redis.call('ZADD', KEYS[4], ARGV[i + 5], ARGV[i])
+end
+for i = last + 1, #ARGV, 2 do
+  redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1])
+end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+"""
+WRITE_RATED_SHA = hashlib.sha1(WRITE_RATED.encode()).hexdigest()
+
+
+def _script(client: redis.Redis, script: str, sha: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
     try:
-        return list(pipe.evalsha(READ_PENDING_SHA, *args))
+        return client.evalsha(sha, len(keys), *keys, *args)
     except redis.exceptions.NoScriptError:  # a fresh (or flushed) server: load it once
-        pipe.script_load(READ_PENDING)
-        return list(pipe.evalsha(READ_PENDING_SHA, *args))
+        client.script_load(script)
+        return client.evalsha(sha, len(keys), *keys, *args)
 
 
 def _apply_batch(client: redis.Redis, keys: Keys, ladder: str, batch: int) -> int | None:
-    """WATCH the cursor, read what follows it (one script), rate, write all in MULTI/EXEC."""
-    with client.pipeline() as pipe:
-        try:
-            pipe.watch(keys.rated(ladder))
-            pending = _read_pending(pipe, keys, ladder, batch)
-            if not pending:
-                return 0
-            ids, raw_summaries, raw_agents, stored, counted = pending
-            summaries = [json.loads(raw) for raw in raw_summaries]
-            agents = [text(agent) for agent in raw_agents]
-            ratings = {agent: _rating(raw) for agent, raw in zip(agents, stored, strict=True) if raw}
-            stats = {agent: json.loads(raw) for agent, raw in zip(agents, counted, strict=True) if raw}
-            changes = []
-            for summary in summaries:
-                seats = rate_match(ratings, summary)
-                changes.append(
-                    (
-                        summary["match_id"],
-                        "[" + ", ".join(f"[{b!r}, {s!r}, {a!r}, {t!r}]" for b, s, a, t in seats) + "]",
-                    )
-                )
-                add_stats(stats, summary)
-            pipe.multi()
-            _write(pipe, keys, ladder, ratings, stats)
-            if changes:  # for the archive's rating history (arena.ladder.archiving), one command a batch
-                pipe.hset(keys.rating_changes(ladder), mapping=dict(changes))
-            pipe.set(keys.rated(ladder), text(ids[-1]))
-            pipe.execute()
-            return len(ids)
-        except redis.WatchError:
-            return None
+    """Read the cursor and what follows it (one script), rate, write all if nothing moved (one
+    script); None when something moved (nothing written: read again)."""
+    read_keys = (keys.rated(ladder), keys.log(ladder), keys.ratings(ladder), keys.stats(ladder))
+    pending = list(_script(client, READ_PENDING, READ_PENDING_SHA, read_keys, [batch]))
+    if not pending:
+        return 0
+    cursor, ids, raw_summaries, raw_agents, stored, counted = pending
+    summaries = [json.loads(raw) for raw in raw_summaries]
+    agents = [text(agent) for agent in raw_agents]
+    ratings = {agent: _rating(raw) for agent, raw in zip(agents, stored, strict=True) if raw}
+    stats = {agent: json.loads(raw) for agent, raw in zip(agents, counted, strict=True) if raw}
+    changes: list[str] = []
+    for summary in summaries:
+        seats = rate_match(ratings, summary)
+        changes += (summary["match_id"], "[" + ", ".join(f"[{b!r}, {s!r}, {a!r}, {t!r}]" for b, s, a, t in seats) + "]")
+        add_stats(stats, summary)
+    args: list[Any] = [text(cursor or b""), text(ids[-1]), len(agents)]
+    for agent, old_rating, old_stats in zip(agents, stored, counted, strict=True):
+        rating = ratings[agent]
+        args += (agent, old_rating or "", old_stats or "", _rating_text(rating), json.dumps(stats[agent]))
+        args.append(repr(rating.mu - 3 * rating.sigma))
+    write_keys = (keys.rated(ladder), keys.ratings(ladder), keys.stats(ladder), keys.board(ladder))
+    written = _script(client, WRITE_RATED, WRITE_RATED_SHA, (*write_keys, keys.rating_changes(ladder)), args + changes)
+    return len(ids) if written else None
 
 
 def _rating(raw: bytes | str) -> Any:
@@ -159,9 +180,14 @@ def _rating(raw: bytes | str) -> Any:
     return MODEL.rating(mu=mu, sigma=sigma)
 
 
+def _rating_text(rating: Any) -> str:
+    """ "[mu, sigma]" exactly as json.dumps writes floats (repr), without its overhead."""
+    return f"[{rating.mu!r}, {rating.sigma!r}]"
+
+
 def _write(pipe: Any, keys: Keys, ladder: str, ratings: dict[str, Any], stats: dict[str, list[int]]) -> None:
-    if ratings:  # "[mu, sigma]" exactly as json.dumps writes floats (repr), without its overhead
-        pipe.hset(keys.ratings(ladder), mapping={a: f"[{r.mu!r}, {r.sigma!r}]" for a, r in ratings.items()})
+    if ratings:
+        pipe.hset(keys.ratings(ladder), mapping={agent: _rating_text(r) for agent, r in ratings.items()})
         pipe.zadd(keys.board(ladder), {agent: r.mu - 3 * r.sigma for agent, r in ratings.items()})
     if stats:
         pipe.hset(keys.stats(ladder), mapping={agent: json.dumps(counts) for agent, counts in stats.items()})

@@ -33,6 +33,7 @@ class StoreBase:
         self._forget = client.register_script(Keys.lua(scripts.FORGET))
         self._hold = client.register_script(Keys.lua(scripts.HOLD))
         self._release_if_held = client.register_script(scripts.RELEASE_IF_HELD)
+        self._round = client.register_script(Keys.lua(scripts.ROUND))
 
     def get_agent(self, agent_id: str) -> Agent:
         return self.get_agents([agent_id])[agent_id]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import cast
 
@@ -73,13 +72,12 @@ class LadderStore(AgentStore):
                 pipe.delete(self.keys.ticket(name, agent_id))
             pipe.execute()
 
-    def waiting_ladders(self, ladders: Sequence[Ladder]) -> list[Ladder]:
-        """The ladders among ``ladders`` that have a ticket queued (one round trip)."""
-        with self.client.pipeline(transaction=False) as pipe:
-            for ladder in ladders:
-                pipe.zcard(self.keys.queue(ladder.name))
-            counts = pipe.execute()
-        return [ladder for ladder, count in zip(ladders, counts, strict=True) if count]
+    def forming_state(self) -> tuple[int, list[tuple[Ladder, int]]]:
+        """(the archive's backlog, every ladder with its queued tickets), in one round trip: what
+        the forming loop reads at the start of each round."""
+        backlog, definitions, queued = self._round(args=[self.keys.prefix])
+        pairs = zip(definitions, queued, strict=True)
+        return int(backlog), [(Ladder.from_json(raw), int(count)) for raw, count in pairs if raw is not None]
 
     def house_bots(self, ladder: str) -> list[HouseBot]:
         ids = [text(agent) for agent in self.client.lrange(self.keys.house(ladder), 0, -1)]

@@ -17,10 +17,14 @@ from arena.ladder.redis_base import StoreBase, parse_match
 from arena.ladder.store import NotFound
 
 RECENT_SCAN = 1000  # list_matches looks at this many of the newest unarchived matches at most
-RECORD_COMPRESSION = 3  # zlib level of records in Redis (and so in the archive): 24.5 KB -> ~4.9 KB in ~0.17 ms
+# zlib level of records in Redis (and so in the archive). A full classic game's record, 20.8 KB of
+# compact JSON: level 1 0.12 ms -> 5.5 KB, level 2 0.13 ms -> 5.0 KB, level 3 0.17 ms -> 4.7 KB,
+# level 6 0.53 ms -> 4.0 KB. Paid by every light game on the worker (docs/benchmarks.md, Ladder).
+RECORD_COMPRESSION = 2
 # A record is a tree of dicts, lists and scalars built by ohell.record: no cycle check (a third of
-# json.dumps's time on a full classic game's record).
-RECORD_JSON = json.JSONEncoder(check_circular=False)
+# json.dumps's time on a full classic game's record), and no blanks after separators (24.5 KB ->
+# 20.8 KB: less to compress).
+RECORD_JSON = json.JSONEncoder(check_circular=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)

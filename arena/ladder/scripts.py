@@ -216,6 +216,21 @@ end
 return #ARGV - 1
 """
 
+# What a forming round needs first, in one round trip: ARGV = prefix. Returns {the archive's
+# backlog, each ladder's definition (by name; false if deleted meanwhile), each ladder's queued
+# tickets}.
+ROUND = """
+local p = ARGV[1]
+local names = redis.call('SMEMBERS', K.ladders(p))
+table.sort(names)
+local defs, queued = {}, {}
+for i, name in ipairs(names) do
+  defs[i] = redis.call('GET', K.ladder(p, name)) or false
+  queued[i] = redis.call('ZCARD', K.queue(p, name))
+end
+return {redis.call('ZCARD', K.unarchived(p)), defs, queued}
+"""
+
 # Take the archive lock, or keep it: ARGV = prefix, key name ("archive_lock"/"archive_retry"),
 # holder, ttl_ms. Returns 1 when the caller holds it now.
 HOLD = """

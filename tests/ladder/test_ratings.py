@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import random
 import threading
+from typing import Any
 
 import redis
 
 from arena.embedded_redis import EmbeddedRedis
+from arena.keys import Keys
 from arena.ladder.matchlog import read_log
 from arena.ladder.model import Ladder, now_ms
-from arena.ladder.ratings import MODEL, catch_up, ranks, rebuild, replay, stored_ratings
+from arena.ladder.ratings import MODEL, WRITE_RATED_SHA, catch_up, ranks, rate_match, rebuild, replay, stored_ratings
 from arena.ladder.redis_store import RedisStore
 
 
@@ -86,6 +88,38 @@ def test_concurrent_updates_for_one_agent_lose_nothing(store: RedisStore, redis_
     assert store.standing("l", players[0]).games == 90 == stats[players[0]][0]
     assert store.standing("l", players[0]).hands == 90 and store.standing("l", players[0]).exact == 90
     assert catch_up(store.client, store.keys, "l") == 0  # nothing left: exactly once
+
+
+class MovesARatingBeforeEachWrite(redis.Redis):  # type: ignore[type-arg]
+    """A real client that, right before each rating write script, lets another writer set an
+    agent's rating (as a rebuild would, leaving the cursor where it was)."""
+
+    def __init__(self, url: str, keys: Keys, ladder: str, agent: str) -> None:
+        super().__init__(connection_pool=redis.ConnectionPool.from_url(url))
+        self.target = (keys.ratings(ladder), agent)
+        self.moves = 0
+
+    def evalsha(self, sha: str, numkeys: int, *keys_and_args: Any) -> Any:  # type: ignore[override]
+        if sha == WRITE_RATED_SHA and self.moves < 2:
+            self.moves += 1
+            redis.Redis(connection_pool=self.connection_pool).hset(*self.target, f"[{20.0 + self.moves}, 5.0]")
+        return super().evalsha(sha, numkeys, *keys_and_args)
+
+
+def test_a_rating_moved_between_read_and_write_is_read_again(store: RedisStore, redis_server: EmbeddedRedis) -> None:
+    store.create_ladder(Ladder("l", seats=3))
+    players = [store.register_agent(f"p{i}", "builtin", bot="random")[0].agent_id for i in range(4)]
+    log_matches(store, "l", players, 5)
+    client = MovesARatingBeforeEachWrite(redis_server.url, store.keys, "l", players[0])
+    assert catch_up(client, store.keys, "l") == 5  # two writes refused (nothing written), the third applies
+    assert client.moves == 2
+    entries = [summary for _, summary in read_log(store.client, store.keys, "l")]
+    start = {players[0]: MODEL.rating(mu=22.0, sigma=5.0)}  # the last rating the other writer set
+    for summary in entries:
+        rate_match(start, summary)
+    assert stored_ratings(store.client, store.keys, "l")[players[0]] == (start[players[0]].mu, start[players[0]].sigma)
+    assert store.standing("l", players[0]).games == 5  # statistics counted once
+    assert catch_up(store.client, store.keys, "l") == 0
 
 
 def test_rebuild_from_the_log_is_identical(store: RedisStore) -> None:
