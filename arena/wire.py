@@ -306,6 +306,71 @@ def observation_from_proto(
     )
 
 
+def _observation(values: dict[str, Any]) -> Observation:
+    """The Observation with ``values`` (every field) as its attributes, made without the frozen
+    dataclass's ``__init__`` (one ``object.__setattr__`` per field, ~6 µs of the SDK's decode): the
+    same object, still frozen."""
+    observation = object.__new__(Observation)
+    object.__setattr__(observation, "__dict__", values)
+    return observation
+
+
+class ObservationReader:
+    """``observation_from_proto`` for the decisions of one match (the SDK's side of
+    ``ObservationWriter``): the fields fixed through a hand are decoded when the hand (or seat,
+    dealer, size) changes, finished tricks once each; a decision decodes only what changes. The
+    same Observation as ``observation_from_proto`` for what the platform sends (in a hand, scores,
+    participants and the trump card do not change)."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self._key: tuple[Any, ...] = ()
+        self._fixed: dict[str, Any] = {}
+        self._tricks: tuple[Trick, ...] = ()
+
+    def read(self, message: match_pb2.Observation, legal_actions: tuple[int, ...] = ()) -> Observation:
+        key = (message.hand_number, message.seat, message.dealer, message.hand_size, message.sudden_death)
+        if key != self._key:
+            trump = message.trump_card if message.HasField("trump_card") else None
+            self._fixed = {
+                "seat": message.seat,
+                "num_players": message.num_players,
+                "rules": self.rules,
+                "hand_number": message.hand_number,
+                "hands_scheduled": message.hands_scheduled,
+                "hand_size": message.hand_size,
+                "dealer": message.dealer,
+                "participants": tuple(message.participants),
+                "trump_card": trump.suit * 13 + trump.rank - 15 if trump is not None else NO_CARD,
+                "trump_suit": trump.suit - 1 if trump is not None else -1,
+                "scores": tuple(message.scores),
+                "sudden_death": message.sudden_death,
+            }
+            self._key, self._tricks = key, ()
+        wire_tricks = message.tricks
+        known = self._tricks
+        if len(known) != len(wire_tricks):
+            if len(known) > len(wire_tricks):
+                known = ()
+            known += tuple([Trick(t.leader, _indexes(t.cards), t.winner) for t in wire_tricks[len(known) :]])
+            self._tricks = known
+        values = self._fixed.copy()
+        values["phase"] = phase_from_proto(message.phase, "observation.phase")
+        values["to_act"] = message.to_act if message.HasField("to_act") else -1
+        values["hand"] = _indexes(message.hand)
+        values["bids"] = tuple(message.bids)
+        values["tricks_won"] = tuple(message.tricks_won)
+        if message.HasField("current_trick"):
+            current = message.current_trick
+            values["trick_leader"], values["current_trick"] = current.leader, _indexes(current.cards)
+        else:
+            values["trick_leader"], values["current_trick"] = -1, ()
+        values["tricks"] = known
+        values["legal_actions"] = legal_actions
+        values["forbidden_bid"] = None if message.forbidden_bid < 0 else message.forbidden_bid
+        return _observation(values)
+
+
 def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:
     if request.kind != match_pb2.DECISION_KIND_PLAY:  # a bid, or a bid change
         return tuple([BID_BASE + b for b in request.legal_bids])

@@ -1,6 +1,6 @@
 """Agent decision round trips through the full path, against a raw grpc.aio bidi ping-pong.
 
-    python bench/agents.py [--rounds 8] [--pings 300] [--concurrent 4]
+    python bench/agents.py [--rounds 8] [--pings 300] [--concurrent 4] [--no-relay] [--python-only]
 
 Ours: the engine service (agent gateway) and the match host run in this process; a connected
 agent (the SDK with a first-legal-action bot) runs in a subprocess and holds its stream. Each
@@ -16,7 +16,9 @@ no platform logic): the floor for this contract in Python. decisions/s: ``--conc
 each with its own agent stream (one agent subprocess), over their wall time. Unless ``--no-relay``:
 decisions relayed through Redis pub/sub (a private redis-server), with the host in this process
 (the gateway unregistered for it) and with the host in another process on this process's CPU (as in
-a Celery worker); the latter's p50 is on the last line.
+a Celery worker); the latter's p50 is on the last line. ``--python-only``: nothing else, but the
+Python work of a decision alone: host, gateway and SDK in this process, the gateway's stream a fake
+that hands each message to an SDK ``Session`` (``--rounds`` games).
 
 Last line: ``agents: ours_p50_ms=<..> raw_p50_ms=<..> ratio=<ours/raw> decisions_per_s=<..> [relayed_p50_ms=<..>]``.
 """
@@ -25,12 +27,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +60,26 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+@contextlib.contextmanager
+def timing_decisions() -> Iterator[list[float]]:
+    """The host's time of each connected seat's decision (metrics' ``observe_decision``) while inside."""
+    from arena.play import host as host_module
+
+    samples: list[float] = []
+    original = host_module.metrics.observe_decision
+
+    def timed(kind: str, seconds: float) -> None:
+        if kind == "connected":
+            samples.append(seconds)
+        original(kind, seconds)
+
+    host_module.metrics.observe_decision = timed  # type: ignore[method-assign]
+    try:
+        yield samples
+    finally:
+        host_module.metrics.observe_decision = original  # type: ignore[method-assign]
+
+
 # ---------------------------------------------------------------- subprocess roles
 class FirstLegal:
     name = "first-legal"
@@ -77,34 +101,25 @@ async def host_role(redis_url: str, agent_id: str, games: int, seed: int) -> Non
     """A match host in its own process (as in a Celery worker): plays ``games`` classic games with
     ``agent_id`` in seat 0, reached through Redis, after one warm-up game; prints the decision times
     (seconds, one JSON list) on its last line."""
-    from arena.play import host as host_module
     from arena.play.host import host_match
     from arena.play.specs import SeatSpec, TimeControl
     from ohell.presets import preset
 
-    samples: list[float] = []
-    original = host_module.metrics.observe_decision
-
-    def timed(kind: str, seconds: float) -> None:
-        if kind == "connected":
-            samples.append(seconds)
-        original(kind, seconds)
-
-    host_module.metrics.observe_decision = timed  # type: ignore[method-assign]
-    seats = [SeatSpec.connected(agent_id), *[SeatSpec.builtin("random")] * 3]
-    for number in range(games + 1):
-        if number == 1:
-            samples.clear()  # the first game warms up
-        record = await host_match(
-            f"relayed-{seed}-{number}",
-            preset("classic"),
-            seats,
-            seed + number,
-            spectate=False,
-            time_control=TimeControl(decision_ms=5000),
-            redis_url=redis_url,
-        )
-        assert not record["faults"], "the bench agent must not fault"
+    with timing_decisions() as samples:
+        seats = [SeatSpec.connected(agent_id), *[SeatSpec.builtin("random")] * 3]
+        for number in range(games + 1):
+            if number == 1:
+                samples.clear()  # the first game warms up
+            record = await host_match(
+                f"relayed-{seed}-{number}",
+                preset("classic"),
+                seats,
+                seed + number,
+                spectate=False,
+                time_control=TimeControl(decision_ms=5000),
+                redis_url=redis_url,
+            )
+            assert not record["faults"], "the bench agent must not fault"
     print(json.dumps(samples))
 
 
@@ -156,6 +171,60 @@ def sample_decision() -> Any:
     observation_to_proto(observe(state, state.current), 1000, out=request.observation)
     request.legal_cards.extend([card_to_proto(a) for a in state.legal_actions()])
     return response
+
+
+# ---------------------------------------------------------------- python work only
+class _InProcessStream:
+    """A gateway stream context with no gRPC: a write hands the ConnectResponse bytes to an SDK
+    ``Session`` here and queues its ConnectRequest for the gateway's reader."""
+
+    def __init__(self) -> None:
+        from arena.sdk.session import Session
+
+        self.session = Session(FirstLegal())
+        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
+
+    async def write(self, data: bytes) -> None:
+        from arena.proto.ohell.v1 import gateway_pb2
+        from arena.wire import wrapped
+
+        action = self.session.handle(gateway_pb2.ConnectResponse.FromString(data).event)
+        if action is not None:
+            self.inbox.put_nowait(gateway_pb2.ConnectRequest.FromString(wrapped(action.SerializeToString())))
+
+    async def read(self) -> Any:
+        return await self.inbox.get()
+
+
+async def python_only(games: int) -> list[float]:
+    """Decision times of ``games`` classic games (after one warm-up game) with the gateway's stream
+    replaced by ``_InProcessStream``: the host's, the gateway's and the SDK's Python work, no gRPC."""
+    from arena.play.host import host_match
+    from arena.play.relay import register_local_gateway, unregister_local_gateway
+    from arena.play.specs import SeatSpec, TimeControl
+    from ohell.presets import preset
+    from services.engine.gateway import Connection, Gateway
+
+    gateway = Gateway(tokens=None)  # type: ignore[arg-type]  # no Connect call: no tokens needed
+    gateway.loop = asyncio.get_running_loop()
+    connection = Connection("local", _InProcessStream())  # type: ignore[arg-type]
+    gateway.connections["local"] = connection
+    register_local_gateway(gateway)
+    reader = asyncio.create_task(gateway._read(connection))
+    try:
+        seats = [SeatSpec.connected("local"), *[SeatSpec.builtin("random")] * 3]
+        with timing_decisions() as samples:
+            for number in range(games + 1):
+                if number == 1:
+                    samples.clear()  # the first game warms up
+                record = await host_match(
+                    f"local-{number}", preset("classic"), seats, number, spectate=False, time_control=TimeControl()
+                )
+                assert not record["faults"], "the bench agent must not fault"
+        return samples
+    finally:
+        reader.cancel()
+        unregister_local_gateway(gateway)
 
 
 # ---------------------------------------------------------------- ours
@@ -367,6 +436,11 @@ def main() -> int:
     parser.add_argument("--concurrent", type=int, default=4)
     parser.add_argument("--no-relay", action="store_true", help="skip the Redis relay figure (info only)")
     parser.add_argument(
+        "--python-only",
+        action="store_true",
+        help="only the Python work of a decision: host, gateway and SDK in this process, no gRPC",
+    )
+    parser.add_argument(
         "--role", choices=["bench", "agent", "echo", "proto-echo", "host"], default="bench", help=argparse.SUPPRESS
     )
     parser.add_argument("--redis", help=argparse.SUPPRESS)
@@ -388,6 +462,13 @@ def main() -> int:
         return 0
     if args.role == "proto-echo":
         asyncio.run(proto_echo_role(args.address))
+        return 0
+    if args.python_only:
+        samples = asyncio.run(python_only(args.rounds))
+        print(
+            f"python work only (host, gateway and SDK in one process, no gRPC): {len(samples)} decisions, "
+            f"p50 {statistics.median(samples) * 1e6:.1f} us, p99 {percentile(samples, 0.99) * 1e6:.1f} us"
+        )
         return 0
     redis = None
     if not args.no_relay:

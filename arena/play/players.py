@@ -39,13 +39,17 @@ class ConnectedPlayer:
         if self.resend_start and self.started is not None:  # it missed the start: it may be back
             self.resend_start = await self.link.send(self.agent_id, self.started, timeout) is not None
         decision_id = event.decision.decision_id
-        future = self.link.expect(self.agent_id, decision_id)
+        future = self.link.expect(self.agent_id, decision_id, deadline)  # None at the deadline
         problem = await self.link.send(self.agent_id, event, max(0.0, deadline - loop.time()))
         if problem is not None:
             self.link.forget(self.agent_id, decision_id)
             self.resend_start = True
             return Reply(undeliverable=problem)
-        reply = await wait_reply(future, max(0.0, deadline - loop.time()))
+        try:
+            reply = await future
+        except asyncio.CancelledError:
+            self.link.forget(self.agent_id, decision_id)
+            raise
         if reply is None:
             self.link.forget(self.agent_id, decision_id)
             return None

@@ -14,11 +14,11 @@ import time
 from typing import Any
 
 from arena.proto.ohell.v1 import match_pb2
-from arena.wire import card_to_proto, legal_actions_of, observation_from_proto, rules_from_proto
+from arena.wire import ObservationReader, card_to_proto, legal_actions_of, rules_from_proto
 from ohell.cards import card_str
 from ohell.observation import Observation
 from ohell.rules import Rules
-from ohell.state import BID_BASE, Trick
+from ohell.state import BID_BASE
 
 log = logging.getLogger("arena.sdk")
 
@@ -60,7 +60,7 @@ class Session:
         self.bot = bot
         self.rules: dict[str, Rules] = {}
         self.seats: dict[str, int] = {}
-        self.tricks: dict[str, tuple[int, tuple[Trick, ...]]] = {}  # match id -> hand number, its finished tricks
+        self.readers: dict[str, ObservationReader] = {}  # match id -> its decoder (keeps the hand's fixed parts)
         self.matches_ended = 0
         self.errors = 0
         self.illegal = 0
@@ -75,12 +75,13 @@ class Session:
             started = event.match_started
             self.rules[started.match_id] = rules_from_proto(started.rules)
             self.seats[started.match_id] = started.seat
+            self.readers.pop(started.match_id, None)  # decode with these rules from now on
             names = ", ".join(seat.name for seat in started.seats)
             log.info("match %s started: you sit in seat %d of %s", started.match_id, started.seat, names)
         elif kind == "match_ended":
             self.log_result(event.match_ended)
             self.rules.pop(event.match_ended.match_id, None)
-            self.tricks.pop(event.match_ended.match_id, None)
+            self.readers.pop(event.match_ended.match_id, None)
             self.matches_ended += 1
         elif kind == "notice":
             log.warning("the platform did not use an action: %s %s", event.notice.code, event.notice.message)
@@ -111,17 +112,12 @@ class Session:
             log.info("  fault in hand %d: %s %s", fault.hand, match_pb2.FaultKind.Name(fault.kind), fault.detail)
 
     def decide(self, request: match_pb2.DecisionRequest) -> match_pb2.Action:
-        rules = self.rules.get(request.match_id) or Rules()
-        hand_number = request.observation.hand_number
-        known = self.tricks.get(request.match_id)
+        reader = self.readers.get(request.match_id)
+        if reader is None:
+            reader = self.readers[request.match_id] = ObservationReader(self.rules.get(request.match_id) or Rules())
+        rules = reader.rules
         legal = legal_actions_of(request)
-        observation = observation_from_proto(
-            request.observation,
-            rules,
-            legal,
-            known[1] if known is not None and known[0] == hand_number else (),
-        )
-        self.tricks[request.match_id] = (hand_number, observation.tricks)
+        observation = reader.read(request.observation, legal)
         action = match_pb2.Action(match_id=request.match_id, seat=request.seat, decision_id=request.decision_id)
         began = time.perf_counter()
         try:
@@ -132,7 +128,7 @@ class Session:
                 "the bot raised on decision %d of match %s (hand %d); answering the default action",
                 request.decision_id,
                 request.match_id,
-                hand_number,
+                observation.hand_number,
             )
             action.bot_error = True
             choice = self.fallback(request.kind, observation)

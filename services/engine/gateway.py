@@ -20,6 +20,7 @@ from arena.play import metrics
 from arena.play.relay import (
     WRITE_LIMIT_S,
     ReplyTarget,
+    Watchdog,
     listen,
     publish_reply,
     register_local_gateway,
@@ -57,6 +58,8 @@ class Connection:
         self.started: dict[str, match_pb2.AgentEvent] = {}  # match id -> its MatchStarted
         self.pending: dict[tuple[str, int], tuple[ReplyTarget, match_pb2.AgentEvent]] = {}
         self.fatal: tuple[grpc.StatusCode, str] | None = None
+        self._writes = Watchdog(self._expire)  # the tasks of the sends in progress, cancelled past their deadline
+        self._expired: set[asyncio.Task[Any]] = set()  # sends the watchdog cancelled
 
     def learn_seat(self, match_id: str, seat: int) -> None:
         self.seats[match_id] = seat
@@ -71,18 +74,29 @@ class Connection:
         if self.closed.is_set():
             return f"agent {self.agent_id!r} is disconnecting" + (f": {self.fatal[1]}" if self.fatal else "")
         data = wrapped(event.SerializeToString())  # the ConnectResponse's bytes, without copying the event into one
+        task = asyncio.current_task()
+        assert task is not None
+        self._writes.watch(task, asyncio.get_running_loop().time() + timeout)
         try:
-            async with asyncio.timeout(timeout):  # no extra task, unlike wait_for
-                async with self.write_lock:
-                    await self.context.write(data)
-        except TimeoutError:
+            async with self.write_lock:
+                await self.context.write(data)
+        except asyncio.CancelledError:
+            if task not in self._expired or task.uncancel() > 0:  # cancelled by someone else: pass it on
+                raise
             why = f"agent {self.agent_id!r} is not reading its stream (a write waited {timeout:.3g} s)"
             self.end(grpc.StatusCode.DEADLINE_EXCEEDED, why)
             return why
         except Exception as error:  # the stream ended under us
             self.end()
             return f"agent {self.agent_id!r} stream failed: {type(error).__name__}"
+        finally:
+            self._writes.unwatch(task)
+            self._expired.discard(task)
         return None
+
+    def _expire(self, task: asyncio.Task[Any]) -> None:
+        self._expired.add(task)
+        task.cancel()
 
     def end(self, code: grpc.StatusCode | None = None, message: str = "") -> None:
         if code is not None and self.fatal is None:

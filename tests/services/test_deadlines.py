@@ -1,0 +1,72 @@
+"""Deadlines kept by one timer (``relay.Watchdog``): the host's wait for a decision and the gateway's
+writes expire when they should, and only then (pure asyncio, no server)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from arena.play.relay import HostLink, Reply, Watchdog
+from arena.proto.ohell.v1 import match_pb2
+from services.engine.gateway import Connection
+
+
+def test_watchdog_expires_each_key_at_its_deadline_and_never_an_unwatched_one() -> None:
+    async def run() -> list[tuple[str, float]]:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        expired: list[tuple[str, float]] = []
+        watchdog = Watchdog(lambda key: expired.append((key, loop.time() - began)))
+        watchdog.watch("late", began + 0.15)
+        watchdog.watch("early", began + 0.05)  # before the armed timer: re-armed earlier
+        watchdog.watch("answered", began + 0.02)
+        watchdog.unwatch("answered")
+        await asyncio.sleep(0.25)
+        return expired
+
+    expired = asyncio.run(run())
+    assert [key for key, _ in expired] == ["early", "late"]
+    assert 0.05 <= expired[0][1] < 0.14 and 0.15 <= expired[1][1] < 0.24
+
+
+def test_a_decision_gets_its_reply_before_the_deadline_and_none_after_it() -> None:
+    async def run() -> tuple[Reply | None, Reply | None, float]:
+        loop = asyncio.get_running_loop()
+        link = HostLink()
+        answered = link.expect("a", 1, loop.time() + 0.05)
+        link.answer("a", 1, match_pb2.Action(decision_id=1), "")
+        began = loop.time()
+        unanswered = link.expect("a", 2, began + 0.05)
+        late = await unanswered
+        waited = loop.time() - began
+        link.forget("a", 2)
+        link.answer("a", 2, match_pb2.Action(decision_id=2), "")  # too late: nobody waits for it
+        return await answered, late, waited
+
+    reply, late, waited = asyncio.run(run())
+    assert reply is not None and reply.action is not None and reply.action.decision_id == 1
+    assert late is None and 0.05 <= waited < 1
+
+
+class _Stuck:
+    async def write(self, message: Any) -> None:
+        await asyncio.Event().wait()
+
+
+def test_a_write_cancelled_by_its_caller_is_not_taken_for_a_stalled_agent() -> None:
+    async def run() -> Connection:
+        connection = Connection("slow", _Stuck())  # type: ignore[arg-type]
+        event = match_pb2.AgentEvent(notice=match_pb2.Notice(code="X", message="hello"))
+        task = asyncio.create_task(connection.send(event, 5.0))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert connection.fatal is None and not connection.closed.is_set()
+        assert await connection.send(event, 0.05) is not None  # this one does stall: past its deadline
+        return connection
+
+    connection = asyncio.run(run())
+    assert connection.fatal is not None and "not reading its stream" in connection.fatal[1]
