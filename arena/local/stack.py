@@ -268,6 +268,10 @@ class Stack:
         self.procs.append(proc)
         return proc
 
+    def log_tails(self, chars: int = 3000) -> str:
+        """The end of each running process's log, for a report when something went wrong."""
+        return "\n".join(f"--- {proc.name} ---\n{proc.log_text()[-chars:]}" for proc in self.procs)
+
     def stop(self) -> None:
         self._stopping.set()
         if self._supervisor is not None:

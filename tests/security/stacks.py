@@ -24,10 +24,13 @@ def start_stack(redis_server: EmbeddedRedis, **options: Any) -> Stack:
     return Stack(config).start()
 
 
-def wait_until(condition: Callable[[], object], timeout_s: float, what: str) -> None:
+def wait_until(condition: Callable[[], object], timeout_s: float, what: str, stack: Stack | None = None) -> None:
+    """Wait for ``condition``; a timeout reports the ``stack``'s logs when one is given."""
     deadline = time.monotonic() + timeout_s
     while not condition():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
+        if time.monotonic() >= deadline:
+            logs = f"\n{stack.log_tails()}" if stack is not None else ""
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}{logs}")
         time.sleep(0.05)
 
 

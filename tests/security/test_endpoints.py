@@ -50,7 +50,7 @@ def test_ladder_dials_endpoints_with_their_token(redis_server: EmbeddedRedis) ->
                 )
             join = pb.JoinQueueRequest(ladder="ep", agent_id=agent.agent.agent_id, lease_seconds=60)
             stub.JoinQueue(join, metadata=auth_metadata(agent.token))
-            wait_until(lambda: match_state(store, "ep-1") == "finished", 60, "the endpoint's match to finish")
+            wait_until(lambda: match_state(store, "ep-1") == "finished", 60, "the endpoint's match to finish", stack)
             record = store.get_record("ep-1")
         assert record["faults"] == []  # the endpoint saw its token on every call
         assert [seat["kind"] for seat in record["seats"]].count("endpoint") == 1

@@ -12,6 +12,7 @@ from typing import Any
 
 import grpc
 import redis
+import redis.asyncio as aioredis
 from svc_helpers import DROP, ScriptedAgent, card, first_legal, legal_policy
 
 from arena.embedded_redis import free_port
@@ -279,7 +280,14 @@ def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_
                     redis_url=shared_redis_server.url,
                 )
             )
-            await asyncio.sleep(0.15)
+            # Kill once play has begun (the public stream has events): a fixed sleep let a fast
+            # machine finish the whole match first.
+            events = aioredis.Redis.from_url(shared_redis_server.url)
+            try:
+                while not await events.xlen(Keys().match_events("killed-1")) and not hosting.done():
+                    await asyncio.sleep(0.002)
+            finally:
+                await events.aclose()
             process.kill()
             return await asyncio.wait_for(hosting, 30)
 
