@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -113,11 +114,13 @@ def run_matches(
     began = time.perf_counter()
     batch = list(match_ids)
     while batch:
-        go_on = form_next is not None and time.perf_counter() - began < continue_s
-        _run_batch(store, batch, rate, lease_s or lease_seconds(), archive, flush_s, hand_back_s, run, wake=not go_on)
-        if not go_on or form_next is None or "deferred" in run.outcomes.values():
-            break
-        batch = form_next({match_id.rpartition("-")[0] for match_id in batch})
+        following = None
+        if form_next is not None and time.perf_counter() - began < continue_s:
+            ladders = {match_id.rpartition("-")[0] for match_id in batch}
+            following = functools.partial(form_next, ladders)
+        batch = _run_batch(
+            store, batch, rate, lease_s or lease_seconds(), archive, flush_s, hand_back_s, run, following
+        )
     return run
 
 
@@ -151,10 +154,18 @@ def _run_batch(
     flush_s: float,
     hand_back_s: float,
     run: BatchRun,
-    wake: bool,
-) -> None:
-    """One batch of ``run_matches`` (``wake``: whether its last store wakes the forming loop)."""
+    form_next: Callable[[], list[str]] | None,
+) -> list[str]:
+    """One batch of ``run_matches``. With ``form_next``, the batch's last store does not wake the
+    forming loop: ``form_next`` forms the freed agents' next tables right after it, before the rating
+    (so that the loop's tick seldom forms them first); returns the batch it kept ([] without)."""
     runner = runner_id()
+    following: list[str] | None = None
+
+    def form_following() -> None:
+        nonlocal following
+        following = form_next() if form_next is not None else []
+
     to_play: list[MatchInfo] = []
     redelivered: set[str] = set()  # ladders of matches found finished: make sure their ratings caught up
     for match_id, (status, info) in zip(match_ids, store.start_matches(match_ids, runner, lease), strict=True):
@@ -183,14 +194,17 @@ def _run_batch(
                 pending.append(played)
             last = index == len(to_play) - 1
             if pending and (last or time.thread_time() - cpu >= flush_s or time.perf_counter() - wall >= FLUSH_WALL_S):
-                _flush(store, pending, held, run, rate, archive, wake=wake or not last)
+                _flush(store, pending, held, run, rate, archive, form_following if last and form_next else None)
                 pending, cpu, wall = [], time.thread_time(), time.perf_counter()
-        if pending:
-            _flush(store, pending, held, run, rate, archive, wake=True)
+        if pending:  # given back: no next batch here
+            _flush(store, pending, held, run, rate, archive, None)
     for ladder in redelivered:
         rate(ladder)
     if redelivered and archive is not None:
         archive()
+    if following is None and form_next is not None and "deferred" not in run.outcomes.values():
+        form_following()  # the batch's last match stored nothing (voided, raised) or none was played
+    return following or []
 
 
 def _play(store: RedisStore, info: MatchInfo, runner: str, held: Held, run: BatchRun) -> tuple[Finished, float] | None:
@@ -226,10 +240,12 @@ def _flush(
     run: BatchRun,
     rate: Callable[[str], None],
     archive: Callable[[], None] | None,
-    wake: bool = True,
+    between: Callable[[], None] | None = None,
 ) -> None:
-    """Store played matches in one script (each logged once), then rate their ladders and ask for the archive."""
-    stored = store.finish_matches([done for done, _ in pending], wake)
+    """Store played matches in one script (each logged once), then rate their ladders and ask for the
+    archive; ``between`` (forming the next tables) runs after the store, before the rating, and the store
+    then does not wake the forming loop."""
+    stored = store.finish_matches([done for done, _ in pending], wake=between is None)
     for (done, seconds), (outcome, _) in zip(pending, stored, strict=True):
         info = done.info
         held.drop(info.match_id)
@@ -241,6 +257,8 @@ def _flush(
         else:  # finished by another runner first ('missing': and archived meanwhile)
             metrics.MATCH_RUNS_SKIPPED.labels("duplicate").inc()
         run.outcomes[info.match_id] = "finished" if outcome == "first" else "duplicate"
+    if between is not None:
+        between()
     for ladder in dict.fromkeys(done.info.ladder for done, _ in pending):
         rate(ladder)
     if archive is not None:
