@@ -39,8 +39,9 @@ FLUSH_WALL_S = 0.25
 # worker's other children, idle meanwhile, take them): 'deferred', their leases released.
 HAND_BACK_S = 1.0
 # A batch task that is given ``form_next`` goes on for this long: once a batch is stored it forms the
-# next tables of the agents it freed and plays the first batch of them itself, with no Celery task,
-# matchmaker round or separate start in between (docs/benchmarks.md, Ladder: the light mix).
+# next tables of the agents it freed and, when no other task waits for the workers, plays the first
+# batch of them itself, with no Celery task or matchmaker round in between (docs/operations.md,
+# "Batches of built-in matches"; docs/benchmarks.md, Ladder: the light mix).
 CONTINUE_S = 0.5
 
 # form_next's dispatch: (match ids, celery queue) of the tables it does not keep
@@ -126,15 +127,18 @@ def run_matches(
 
 def form_next(store: RedisStore, ladders: set[str], batch: int, dispatch: Dispatch) -> list[str]:
     """One forming round on ``ladders`` (those not paused, while the archive's backlog is not full), as
-    the matchmaker's loop does it: returns the first batch of all-built-in matches formed (for the
-    caller to run now) and hands every other match formed to ``dispatch``."""
+    the matchmaker's loop does it. When no task waits in the broker's built-in queue, returns the
+    first batch of all-built-in matches formed (for the caller to run now); every other match formed
+    goes to ``dispatch``. When tasks wait there, every match formed goes to ``dispatch`` (behind them:
+    a worker whose games end quickly does not jump the queue) and this returns []."""
     backlog, defined = store.forming_state()
     if backlog >= backlog_max():
         return []
     kept: list[str] = []
+    keep = not store.builtin_tasks_waiting()
 
     def keep_first(match_ids: Sequence[str], queue: str) -> None:
-        if not kept and queue == store.queues.builtin:
+        if keep and not kept and queue == store.queues.builtin:
             kept.extend(match_ids)
         else:
             dispatch(match_ids, queue)

@@ -226,3 +226,13 @@ def test_a_batch_forms_no_next_tables_on_a_paused_ladder_or_a_full_archive_backl
     assert jobs.form_next(store, {"other"}, 4, lambda ids, queue: None) == []
     store.set_paused("b", False)
     assert len(jobs.form_next(store, {"b"}, 4, lambda ids, queue: None)) == 2
+
+
+def test_a_batch_does_not_jump_ahead_of_tasks_waiting_for_the_workers(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("random",) * 8)
+    jobs.run_matches(store, form(store, "b", 2), store.catch_up_ratings, lease_s=5)
+    store.client.rpush(store.queues.builtin, "a task of another batch")
+    sent: list[tuple[list[str], str]] = []
+    kept = jobs.form_next(store, {"b"}, 4, lambda ids, queue: sent.append((list(ids), queue)))
+    assert kept == [] and len(sent) == 1 and len(sent[0][0]) == 2  # formed all the same, and sent behind it
+    assert sent[0][1] == store.queues.builtin
