@@ -306,15 +306,6 @@ def observation_from_proto(
     )
 
 
-def _observation(values: dict[str, Any]) -> Observation:
-    """The Observation with ``values`` (every field) as its attributes, made without the frozen
-    dataclass's ``__init__`` (one ``object.__setattr__`` per field, ~6 µs of the SDK's decode): the
-    same object, still frozen."""
-    observation = object.__new__(Observation)
-    object.__setattr__(observation, "__dict__", values)
-    return observation
-
-
 class ObservationReader:
     """``observation_from_proto`` for the decisions of one match (the SDK's side of
     ``ObservationWriter``): the fields fixed through a hand are decoded when the hand (or seat,
@@ -368,7 +359,7 @@ class ObservationReader:
         values["tricks"] = known
         values["legal_actions"] = legal_actions
         values["forbidden_bid"] = None if message.forbidden_bid < 0 else message.forbidden_bid
-        return _observation(values)
+        return Observation.of(values)
 
 
 def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:
