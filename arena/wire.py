@@ -240,6 +240,17 @@ def _write_changing(obs: Observation, time_bank_ms: int, message: match_pb2.Obse
 
 
 _TRICKS = match_pb2.Observation.DESCRIPTOR.fields_by_name["tricks"].number
+_LEADER_TAG = match_pb2.Trick.DESCRIPTOR.fields_by_name["leader"].number << 3  # varint fields
+_WINNER_TAG = match_pb2.Trick.DESCRIPTOR.fields_by_name["winner"].number << 3
+
+
+def _finished_trick(trick: Trick) -> bytes:
+    """A finished trick as an element of ``Observation.tricks``: protobuf's bytes for
+    ``trick_to_proto(trick)`` (leader unset when 0, the optional winner always set) without
+    building the message (each trick is written once per seat: a cache of messages would not hit)."""
+    leader = bytes((_LEADER_TAG, trick.leader)) if trick.leader else b""  # a seat number: one byte
+    cards = b"".join([_TRICK_CARDS[c] for c in trick.cards])
+    return wrapped(leader + cards + bytes((_WINNER_TAG, trick.winner)), _TRICKS)
 
 
 class ObservationWriter:
@@ -262,7 +273,7 @@ class ObservationWriter:
             _write_hand_fixed(obs, base)
             cached = self._bases[obs.seat] = (key, base.SerializeToString(), 0)
         if cached[2] < len(tricks):  # finished tricks only grow within a hand: append the new ones
-            added = b"".join([wrapped(trick_to_proto(t).SerializeToString(), _TRICKS) for t in tricks[cached[2] :]])
+            added = b"".join([_finished_trick(t) for t in tricks[cached[2] :]])
             cached = self._bases[obs.seat] = (key, cached[1] + added, len(tricks))
         out.ParseFromString(cached[1])  # replaces what ``out`` held, as a copy of a base message would
         _write_changing(obs, time_bank_ms, out)
