@@ -57,7 +57,11 @@ def wrapped(body: bytes, field: int = 1) -> bytes:
     appended to the bytes of a message's lower-numbered fields, it completes that message."""
     if field < 1:
         raise ValueError(f"field={field}: field numbers start at 1")
-    return _varint(field << 3 | 2) + _varint(len(body)) + body  # the tag (length-delimited), the length
+    size = len(body)
+    if size < 0x4000 and field < 16:  # the tag and a 1- or 2-byte length: no loop (every event's path)
+        head = bytes((field << 3 | 2, size)) if size < 0x80 else bytes((field << 3 | 2, size & 0x7F | 0x80, size >> 7))
+        return head + body
+    return _varint(field << 3 | 2) + _varint(size) + body  # the tag (length-delimited), the length
 
 
 def _varint(number: int) -> bytes:
@@ -235,27 +239,43 @@ def _write_changing(obs: Observation, time_bank_ms: int, message: match_pb2.Obse
         message.current_trick.MergeFromString(b"".join([_TRICK_CARDS[c] for c in obs.current_trick]))
 
 
+_TRICKS = match_pb2.Observation.DESCRIPTOR.fields_by_name["tricks"].number
+_LEADER_TAG = match_pb2.Trick.DESCRIPTOR.fields_by_name["leader"].number << 3  # varint fields
+_WINNER_TAG = match_pb2.Trick.DESCRIPTOR.fields_by_name["winner"].number << 3
+
+
+def _finished_trick(trick: Trick) -> bytes:
+    """A finished trick as an element of ``Observation.tricks``: protobuf's bytes for
+    ``trick_to_proto(trick)`` (leader unset when 0, the optional winner always set) without
+    building the message (each trick is written once per seat: a cache of messages would not hit)."""
+    leader = bytes((_LEADER_TAG, trick.leader)) if trick.leader else b""  # a seat number: one byte
+    cards = b"".join([_TRICK_CARDS[c] for c in trick.cards])
+    return wrapped(leader + cards + bytes((_WINNER_TAG, trick.winner)), _TRICKS)
+
+
 class ObservationWriter:
     """``observation_to_proto`` for the decisions of one match: per seat, the fields fixed
-    within a hand and the finished tricks are built once into a base message (a trick is added
-    as it finishes) and copied in; only what changes between decisions is converted each time.
-    The same bytes as ``observation_to_proto``."""
+    within a hand and the finished tricks are encoded once into base bytes (a trick is appended
+    as it finishes) and parsed in; only what changes between decisions is converted each time.
+    The same bytes as ``observation_to_proto`` (protobuf writes fields in number order, whatever
+    order they were set in)."""
 
     def __init__(self) -> None:
-        self._bases: dict[int, tuple[tuple[Any, ...], match_pb2.Observation]] = {}
+        # seat -> (what the base holds, its bytes, how many finished tricks they hold)
+        self._bases: dict[int, tuple[tuple[Any, ...], bytes, int]] = {}
 
     def write(self, obs: Observation, time_bank_ms: int, out: match_pb2.Observation) -> None:
         key = (obs.hand_number, obs.dealer, obs.trump_card, obs.sudden_death, obs.scores, obs.participants)
+        tricks = obs.tricks
         cached = self._bases.get(obs.seat)
-        if cached is None or cached[0] != key or len(cached[1].tricks) > len(obs.tricks):
+        if cached is None or cached[0] != key or cached[2] > len(tricks):
             base = match_pb2.Observation()
             _write_hand_fixed(obs, base)
-            cached = self._bases[obs.seat] = (key, base)
-        base = cached[1]
-        known = len(base.tricks)
-        if known < len(obs.tricks):  # finished tricks only grow within a hand
-            base.tricks.extend([trick_to_proto(t) for t in obs.tricks[known:]])
-        out.CopyFrom(base)
+            cached = self._bases[obs.seat] = (key, base.SerializeToString(), 0)
+        if cached[2] < len(tricks):  # finished tricks only grow within a hand: append the new ones
+            added = b"".join([_finished_trick(t) for t in tricks[cached[2] :]])
+            cached = self._bases[obs.seat] = (key, cached[1] + added, len(tricks))
+        out.ParseFromString(cached[1])  # replaces what ``out`` held, as a copy of a base message would
         _write_changing(obs, time_bank_ms, out)
 
 
@@ -304,15 +324,6 @@ def observation_from_proto(
         forbidden_bid=None if message.forbidden_bid < 0 else message.forbidden_bid,
         sudden_death=message.sudden_death,
     )
-
-
-def _observation(values: dict[str, Any]) -> Observation:
-    """The Observation with ``values`` (every field) as its attributes, made without the frozen
-    dataclass's ``__init__`` (one ``object.__setattr__`` per field, ~6 µs of the SDK's decode): the
-    same object, still frozen."""
-    observation = object.__new__(Observation)
-    object.__setattr__(observation, "__dict__", values)
-    return observation
 
 
 class ObservationReader:
@@ -368,7 +379,7 @@ class ObservationReader:
         values["tricks"] = known
         values["legal_actions"] = legal_actions
         values["forbidden_bid"] = None if message.forbidden_bid < 0 else message.forbidden_bid
-        return _observation(values)
+        return Observation.of(values)
 
 
 def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:

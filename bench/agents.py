@@ -1,6 +1,6 @@
 """Agent decision round trips through the full path, against a raw grpc.aio bidi ping-pong.
 
-    python bench/agents.py [--rounds 8] [--pings 300] [--concurrent 4] [--no-relay] [--python-only]
+    python bench/agents.py [--rounds 8] [--pings 300] [--concurrent 4] [--no-relay] [--python-only] [--loop uvloop]
 
 Ours: the engine service (agent gateway) and the match host run in this process; a connected
 agent (the SDK with a first-legal-action bot) runs in a subprocess and holds its stream. Each
@@ -18,7 +18,8 @@ decisions relayed through Redis pub/sub (a private redis-server), with the host 
 (the gateway unregistered for it) and with the host in another process on this process's CPU (as in
 a Celery worker); the latter's p50 is on the last line. ``--python-only``: nothing else, but the
 Python work of a decision alone: host, gateway and SDK in this process, the gateway's stream a fake
-that hands each message to an SDK ``Session`` (``--rounds`` games).
+that hands each message to an SDK ``Session`` (``--rounds`` games). ``--loop uvloop``: every process
+of the run (this one, the agent, the echoes, the host) on uvloop instead of asyncio's own loop.
 
 Last line: ``agents: ours_p50_ms=<..> raw_p50_ms=<..> ratio=<ours/raw> decisions_per_s=<..> [relayed_p50_ms=<..>]``.
 """
@@ -42,6 +43,15 @@ import grpc
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW_METHOD = "/bench.Raw/PingPong"
+LOOP_ENV = "OHELL_BENCH_LOOP"  # the event loop of this run's every process (--loop)
+
+
+def use_loop(name: str) -> None:
+    """Run ``asyncio.run`` on ``name``'s event loop in this process."""
+    if name == "uvloop":
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 
 def pin(cpu: int | None) -> None:
@@ -441,6 +451,12 @@ def main() -> int:
         help="only the Python work of a decision: host, gateway and SDK in this process, no gRPC",
     )
     parser.add_argument(
+        "--loop",
+        choices=["asyncio", "uvloop"],
+        default="asyncio",
+        help="event loop of every process: ours and the raw reference alike (uvloop: pip install uvloop)",
+    )
+    parser.add_argument(
         "--role", choices=["bench", "agent", "echo", "proto-echo", "host"], default="bench", help=argparse.SUPPRESS
     )
     parser.add_argument("--redis", help=argparse.SUPPRESS)
@@ -451,6 +467,9 @@ def main() -> int:
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     pin(args.cpu if args.role != "bench" else 0)
+    if args.role == "bench":
+        os.environ[LOOP_ENV] = args.loop  # the subprocesses (agent, echo, host) run on the same loop
+    use_loop(os.environ.get(LOOP_ENV, "asyncio"))
     if args.role == "agent":
         asyncio.run(agent_role(args.address, args.token))
         return 0
@@ -505,6 +524,7 @@ def main() -> int:
         f"{per_second:.0f} decisions/s"
     )
     relayed = f" relayed_p50_ms={statistics.median(result['elsewhere']) * 1000:.3f}" if "elsewhere" in result else ""
+    print(f"event loop of every process (ours and the raw reference): {args.loop}")
     print(
         f"agents: ours_p50_ms={ours_p50:.3f} raw_p50_ms={raw_p50:.3f} ratio={ours_p50 / raw_p50:.2f} "
         f"decisions_per_s={per_second:.0f}{relayed}"

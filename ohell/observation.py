@@ -8,6 +8,7 @@ dealer's hook correction included); the turned trump card is public from the dea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ohell.cards import cards_of
 from ohell.rules import Bidding, Rules
@@ -39,6 +40,16 @@ class Observation:
     forbidden_bid: int | None  # the bid the hook forbids this seat now, if any
     sudden_death: bool
 
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> Observation:
+        """The Observation with ``values`` (every field, by name) as its attributes, made without
+        the frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field: ~4.5 of the ~9 µs
+        of ``observe``, on every decision): the same object, equal and still frozen. ``values``
+        becomes the object's ``__dict__``: pass a dict of your own."""
+        observation = object.__new__(cls)
+        object.__setattr__(observation, "__dict__", values)
+        return observation
+
     @property
     def is_bidding(self) -> bool:
         return self.phase == Phase.BID
@@ -67,27 +78,29 @@ def observe(state: State, seat: int) -> Observation:
     in_play = state.phase == Phase.PLAY
     to_act = state.current if state.phase in (Phase.BID, Phase.PLAY) else -1
     leader = state.order[state.leader_pos] if in_play and state.trick else -1
-    return Observation(
-        seat=seat,
-        num_players=n,
-        rules=state.game.rules,
-        phase=state.phase,
-        hand_number=state.hand_number,
-        hands_scheduled=len(state.game.schedule),
-        hand_size=state.hand_size,
-        dealer=state.dealer,
-        participants=state.order,
-        to_act=to_act,
-        hand=() if sealed else tuple(cards_of(state.hands[seat])),
-        trump_card=state.trump_card,
-        trump_suit=state.trump_suit,
-        bids=bids,
-        tricks_won=tuple(state.tricks_won),
-        trick_leader=leader,
-        current_trick=tuple(state.trick),
-        tricks=tuple(state.tricks),
-        scores=tuple(state.scores),
-        legal_actions=tuple(state.legal_actions()) if to_act == seat else (),
-        forbidden_bid=state.forbidden_bid() if to_act == seat else None,
-        sudden_death=state.sudden_death,
+    return Observation.of(
+        {
+            "seat": seat,
+            "num_players": n,
+            "rules": state.game.rules,
+            "phase": state.phase,
+            "hand_number": state.hand_number,
+            "hands_scheduled": len(state.game.schedule),
+            "hand_size": state.hand_size,
+            "dealer": state.dealer,
+            "participants": state.order,
+            "to_act": to_act,
+            "hand": () if sealed else tuple(cards_of(state.hands[seat])),
+            "trump_card": state.trump_card,
+            "trump_suit": state.trump_suit,
+            "bids": bids,
+            "tricks_won": tuple(state.tricks_won),
+            "trick_leader": leader,
+            "current_trick": tuple(state.trick),
+            "tricks": tuple(state.tricks),
+            "scores": tuple(state.scores),
+            "legal_actions": tuple(state.legal_actions()) if to_act == seat else (),
+            "forbidden_bid": state.forbidden_bid() if to_act == seat else None,
+            "sudden_death": state.sudden_death,
+        }
     )

@@ -61,7 +61,10 @@ def unregister_local_gateway(gateway: LocalGateway) -> None:
 
 def local_gateway_holding(agent_id: str) -> LocalGateway | None:
     """The gateway of this process that holds ``agent_id``'s stream, if any."""
-    return next((gateway for gateway in _LOCAL_GATEWAYS if gateway.holds(agent_id)), None)
+    for gateway in _LOCAL_GATEWAYS:  # a loop, not next() over a generator: on every event's path
+        if gateway.holds(agent_id):
+            return gateway
+    return None
 
 
 class Watchdog:

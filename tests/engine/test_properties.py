@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+from dataclasses import fields
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ohell.cards import FULL_DECK
-from ohell.observation import observe
+from ohell.observation import Observation, observe
 from ohell.presets import PRESETS, preset
 from ohell.record import build_record
 from ohell.referee import referee
@@ -26,6 +27,9 @@ def play_random(name: str, players: int, seed: int):  # type: ignore[no-untyped-
             continue
         seat = state.current
         seen = observe(state, seat)
+        # made without __init__ (Observation.of): the same object as the dataclass's constructor makes
+        assert seen == Observation(**{f.name: getattr(seen, f.name) for f in fields(Observation)})
+        assert vars(seen).keys() == {f.name for f in fields(Observation)}
         shuffled = state.clone()
         hidden = [s for s in range(players) if s != seat]
         masks = [shuffled.hands[s] for s in hidden]

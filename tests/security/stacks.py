@@ -1,20 +1,18 @@
 """A ladder stack for the security tests (matchmaker, workers, optionally the engine) on the test's
-redis-server, and a thread that runs endpoint agents (SDK) on their own event loop."""
+redis-server, and endpoint agents served in their own processes."""
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import socket
-import threading
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from arena.embedded_redis import EmbeddedRedis
-from arena.ladder.redis_store import RedisStore
 from arena.local.stack import Stack, StackConfig
-from arena.sdk import serve_async
-from ohell.bots import make_bot
 
 
 def start_stack(redis_server: EmbeddedRedis, **options: Any) -> Stack:
@@ -34,26 +32,20 @@ def wait_until(condition: Callable[[], object], timeout_s: float, what: str, sta
         time.sleep(0.05)
 
 
-class Endpoints:
-    """Endpoint agents (``arena.sdk.serve_async``) served from one background event loop."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.servers: list[Any] = []
-
-    def serve_on(self, bot: str, token: str, port: int = 0) -> int:
-        serving = serve_async(make_bot(bot, 1), f"127.0.0.1:{port}", token=token)
-        served = asyncio.run_coroutine_threadsafe(serving, self.loop).result(10)
-        self.servers.append(served)
-        return int(served.port)
-
-    def close(self) -> None:
-        for served in self.servers:
-            asyncio.run_coroutine_threadsafe(served.server.stop(0), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+@contextlib.contextmanager
+def endpoint_process(bot: str, token: str, port: int) -> Iterator[subprocess.Popen[str]]:
+    """A built-in bot served as an endpoint agent by ``ohell bot connect --serve`` in its own
+    process, as a bot author runs one, listening on ``port`` and accepting only ``token``."""
+    command = [sys.executable, "-m", "arena.cli", "bot", "connect", "--bot", bot, "--serve"]
+    command += ["--address", f"127.0.0.1:{port}", "--token", token]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert f"serving on port {port}" in line, f"the endpoint did not start: {line!r}"
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def free_port() -> int:
@@ -61,8 +53,3 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def match_state(store: RedisStore, match_id: str) -> str:
-    """The match's state, or '' while it does not exist."""
-    return store.get_match(match_id).state if store.client.exists(store.keys.match(match_id)) else ""

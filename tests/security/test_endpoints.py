@@ -18,15 +18,15 @@ from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2, m
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
 
+from ..ladder.helpers import match_state
 from .conftest import HOST_TOKEN, Service
-from .stacks import Endpoints, free_port, match_state, start_stack, wait_until
+from .stacks import endpoint_process, free_port, start_stack, wait_until
 
 pytestmark = pytest.mark.slow  # a whole stack
 
 
 def test_ladder_dials_endpoints_with_their_token(redis_server: EmbeddedRedis) -> None:
     stack = start_stack(redis_server, engine=False)
-    endpoints = Endpoints()
     store = RedisStore(redis.Redis.from_url(redis_server.url))
     try:
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
@@ -39,23 +39,22 @@ def test_ladder_dials_endpoints_with_their_token(redis_server: EmbeddedRedis) ->
                 pb.RegisterAgentRequest(name="ep", kind=pb.AGENT_KIND_ENDPOINT, endpoint=f"127.0.0.1:{port}"),
                 metadata=host,
             )
-            served = endpoints.serve_on("heuristic", agent.token, port)  # accepts only its own token
-            assert served == port
-            for index in range(2):
-                bot = stub.RegisterAgent(
-                    pb.RegisterAgentRequest(name=f"b{index}", kind=pb.AGENT_KIND_BUILTIN, bot="random"), metadata=host
-                )
-                stub.JoinQueue(
-                    pb.JoinQueueRequest(ladder="ep", agent_id=bot.agent.agent_id), metadata=auth_metadata(bot.token)
-                )
-            join = pb.JoinQueueRequest(ladder="ep", agent_id=agent.agent.agent_id, lease_seconds=60)
-            stub.JoinQueue(join, metadata=auth_metadata(agent.token))
-            wait_until(lambda: match_state(store, "ep-1") == "finished", 60, "the endpoint's match to finish", stack)
-            record = store.get_record("ep-1")
+            with endpoint_process("heuristic", agent.token, port):  # it accepts only its own token
+                for index in range(2):
+                    bot = stub.RegisterAgent(
+                        pb.RegisterAgentRequest(name=f"b{index}", kind=pb.AGENT_KIND_BUILTIN, bot="random"),
+                        metadata=host,
+                    )
+                    join = pb.JoinQueueRequest(ladder="ep", agent_id=bot.agent.agent_id)
+                    stub.JoinQueue(join, metadata=auth_metadata(bot.token))
+                join = pb.JoinQueueRequest(ladder="ep", agent_id=agent.agent.agent_id, lease_seconds=60)
+                stub.JoinQueue(join, metadata=auth_metadata(agent.token))
+                finished = lambda: match_state(stack, store, "ep-1")[0] == "finished"  # noqa: E731 (Redis, then the archive)
+                wait_until(finished, 60, "the endpoint's match to finish", stack)
+            record = json.loads(stub.GetMatch(pb.GetMatchRequest(match_id="ep-1")).record_json)
         assert record["faults"] == []  # the endpoint saw its token on every call
         assert [seat["kind"] for seat in record["seats"]].count("endpoint") == 1
     finally:
-        endpoints.close()
         stack.cleanup()
         store.client.close()
 

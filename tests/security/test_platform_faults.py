@@ -17,7 +17,8 @@ from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
 
-from .stacks import free_port, match_state, start_stack, wait_until
+from ..ladder.helpers import match_state
+from .stacks import free_port, start_stack, wait_until
 
 pytestmark = pytest.mark.slow  # whole stacks and a Redis restart
 
@@ -40,7 +41,10 @@ def test_remote_worker_survives_a_redis_restart_with_matches_in_flight(redis_ser
         redis_server.stop(kill=True)
         redis_server.start()
         wait_until(
-            lambda: all(store.get_match(m).state == "finished" for m in in_flight), 60, "the matches to end", stack
+            lambda: all(match_state(stack, store, m)[0] == "finished" for m in in_flight),
+            60,
+            "the matches to end",
+            stack,
         )
         assert worker.poll() is None and stack.worker_restarts == 0, stack.workers[0].log_text()[-3000:]
         assert "Unrecoverable error" not in stack.workers[0].log_text()
@@ -76,7 +80,9 @@ def test_a_match_whose_remote_seats_were_all_cut_off_is_voided(redis_server: Emb
                     pb.JoinQueueRequest(ladder="cut", agent_id=agent.agent.agent_id, lease_seconds=60),
                     metadata=auth_metadata(agent.token),
                 )
-            wait_until(lambda: match_state(store, "cut-1") == "failed", 60, "the spoiled match to be voided", stack)
+            wait_until(
+                lambda: match_state(stack, store, "cut-1")[0] == "failed", 60, "the spoiled match to be voided", stack
+            )
         info = store.get_match("cut-1")
         assert info.error.startswith("voided:") and "disconnected" in info.error
         assert store.client.xlen(store.keys.log("cut")) == 0  # not logged, so never rated
