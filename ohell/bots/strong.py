@@ -44,8 +44,8 @@ BID_WORK = 24000  # a bid sets up the whole hand: twice the work of a card, so i
 MIN_SAMPLES = 8
 MAX_SAMPLES = 200
 BID_SPAN = 2  # bids further than this from the heuristic estimate are not simulated (rarely chosen)
-# Bidding blind the hand is unknown, so every candidate is judged on the same random hands: bids 2 from
-# hand size / seats were chosen on flat-playout odds that overrate them (docs/bots.md, "river-blind").
+# A dealer's blind rebid (the sealed bids met the hook) is searched with the hand still unknown: bids 2 from
+# hand size / seats were chosen on flat-playout odds that overrate them (docs/bots.md, "River-blind: the blind bid").
 BLIND_BID_SPAN = 1.5
 BLIND_BID_WORK = 2 * BID_WORK  # fewer candidates and no inference: more deals tell neighbouring bids apart
 MAX_BLIND_SAMPLES = 300
