@@ -1,11 +1,14 @@
 """Built-in bot strength and decision time, 4 seats.
 
     python bench/bots.py [--games 300] [--preset-games 100] [--jobs 2] [--budget-ms 1000]
+                         [--presets classic,river-blind,online-anderson] [--first 0]
 
 Match-ups on the ``classic`` preset (seed 000), each over the same ``--games`` deals (game ``g``
 is dealt from seed ``g``): strong vs 3 heuristic, heuristic vs 3 random, random x 4; then strong
 vs 3 heuristic on ``river-blind`` (blind bidding) and ``online-anderson`` (Anderson's rising
-trick value) over ``--preset-games`` deals (0 skips them). The bot under test sits in seat
+trick value) over ``--preset-games`` deals (0 skips them). ``--presets`` runs only the named
+presets' match-ups (e.g. ``--presets river-blind`` for a blind-bidding study); ``--first`` shifts
+the deals (game ``g`` is then dealt from seed ``first + g``). The bot under test sits in seat
 ``g % 4`` (seats rotated); the table reports it and, as the reference measured in the same run,
 the average of its three opponents: exact-bid %, points per hand, game wins (a shared win counts
 1 / winners) and the time of each of its decisions (p50 / p95, ms), and for the strong bot how
@@ -15,14 +18,15 @@ shared 2-core machine decision times then include contention; measure time with 
 
 The last line is ``bots: strong_exact=<%> strong_pts_per_hand=<..> strong_wins=<%> p95_ms=<..>
 pts_vs_heuristic=<strong points per hand / its heuristic opponents'> blind_wins=<%>
-anderson_wins=<%> ceiling_hits=<cut short>/<searched>`` (the first five on classic).
+anderson_wins=<%> ceiling_hits=<cut short>/<searched>`` (the first five on classic, left out when
+classic is not run).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -41,6 +45,7 @@ CLASSIC_MATCHUPS = (
     ("classic", "random", "random"),
 )
 PRESET_MATCHUPS = (("river-blind", "strong", "heuristic"), ("online-anderson", "strong", "heuristic"))
+PRESETS_RUN = ("classic", "river-blind", "online-anderson")
 
 
 class TimedBot:
@@ -128,12 +133,16 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else 0.0
 
 
-def run(games: int, preset_games: int, jobs: int, budget_ms: float) -> Iterator[tuple[str, str, str, Totals]]:
+def run(
+    games: int, preset_games: int, jobs: int, budget_ms: float, presets: Sequence[str] = PRESETS_RUN, first: int = 0
+) -> Iterator[tuple[str, str, str, Totals]]:
     matchups = [(m, games) for m in CLASSIC_MATCHUPS] + [(m, preset_games) for m in PRESET_MATCHUPS if preset_games]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for (rules, tested, opponent), count in matchups:
+            if rules not in presets:
+                continue
             totals = Totals()
-            work = [(rules, tested, opponent, g, budget_ms) for g in range(count)]
+            work = [(rules, tested, opponent, g, budget_ms) for g in range(first, first + count)]
             for one in pool.map(play_one, work, chunksize=4):
                 totals.add(one)
             yield rules, tested, opponent, totals
@@ -147,9 +156,18 @@ def main() -> None:
     )
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--budget-ms", type=float, default=DEFAULT_BUDGET_MS, help="strong bot's ceiling")
+    parser.add_argument(
+        "--presets",
+        default=",".join(PRESETS_RUN),
+        help=f"the presets to run, comma-separated (default {','.join(PRESETS_RUN)})",
+    )
+    parser.add_argument("--first", type=int, default=0, help="seed of the first game's deal (default 0)")
     args = parser.parse_args()
-    if args.games < 1 or args.jobs < 1 or args.budget_ms <= 0 or args.preset_games < 0:
-        parser.error("--games, --jobs and --budget-ms must be positive, --preset-games not negative")
+    presets = [name for name in args.presets.split(",") if name]
+    if args.games < 1 or args.jobs < 1 or args.budget_ms <= 0 or args.preset_games < 0 or args.first < 0:
+        parser.error("--games, --jobs and --budget-ms must be positive, --preset-games and --first not negative")
+    if not presets or any(name not in PRESETS_RUN for name in presets):
+        parser.error(f"--presets takes names among {', '.join(PRESETS_RUN)}")
     header = (
         f"{'preset':<16} {'match-up':<22} {'exact %':>8} {'pts/hand':>9} {'wins %':>7} "
         f"{'field exact %':>14} {'field pts/hand':>15} {'field wins %':>13} {'p50 ms':>8} {'p95 ms':>8} {'cut':>7}"
@@ -162,7 +180,9 @@ def main() -> None:
     print("-" * len(header))
     strong: dict[str, Totals] = {}
     started = time.perf_counter()
-    for rules, tested, opponent, t in run(args.games, args.preset_games, args.jobs, args.budget_ms):
+    for rules, tested, opponent, t in run(
+        args.games, args.preset_games, args.jobs, args.budget_ms, presets, args.first
+    ):
         label = f"{tested} x 4" if tested == opponent else f"{tested} vs 3 {opponent}"
         opponents_hands = 3 * t.hands
         cut = f"{t.ceiling_hits}/{t.searched}" if tested == "strong" else "-"
@@ -175,9 +195,7 @@ def main() -> None:
         )
         if tested == "strong":
             strong[rules] = t
-    classic = strong["classic"]
     print(f"({time.perf_counter() - started:.0f} s, {args.jobs} job(s); field = the 3 opponents, per seat)")
-    field_pts = classic.field_points / (3 * classic.hands)
     others = " ".join(
         f"{name}_wins={100 * strong[rules].wins / strong[rules].games:.1f}%"
         for rules, name in (("river-blind", "blind"), ("online-anderson", "anderson"))
@@ -185,13 +203,18 @@ def main() -> None:
     )
     hits = sum(t.ceiling_hits for t in strong.values())
     searched = sum(t.searched for t in strong.values())
-    print(
-        f"bots: strong_exact={100 * classic.exact / classic.hands:.1f}% "
-        f"strong_pts_per_hand={classic.points / classic.hands:.2f} "
-        f"strong_wins={100 * classic.wins / classic.games:.1f}% "
-        f"p95_ms={1000 * percentile(classic.times, 0.95):.1f} "
-        f"pts_vs_heuristic={classic.points / classic.hands / field_pts:.2f}x {others} ceiling_hits={hits}/{searched}"
-    )
+    classic = strong.get("classic")
+    head = ""
+    if classic is not None:
+        field_pts = classic.field_points / (3 * classic.hands)
+        head = (
+            f"strong_exact={100 * classic.exact / classic.hands:.1f}% "
+            f"strong_pts_per_hand={classic.points / classic.hands:.2f} "
+            f"strong_wins={100 * classic.wins / classic.games:.1f}% "
+            f"p95_ms={1000 * percentile(classic.times, 0.95):.1f} "
+            f"pts_vs_heuristic={classic.points / classic.hands / field_pts:.2f}x "
+        )
+    print(f"bots: {head}{others} ceiling_hits={hits}/{searched}")
 
 
 if __name__ == "__main__":

@@ -218,3 +218,18 @@ def test_strong_beats_heuristic() -> None:
             heuristic_exact += sum(result.bids[s] == result.tricks_won[s] for s in others) / 3
     assert strong_points / hands > heuristic_points / hands + 0.8
     assert strong_exact / hands > heuristic_exact / hands + 0.08
+
+
+def test_blind_bids_are_just_below_the_mean_and_a_hooked_rebid_is_searched() -> None:
+    state = Game(preset("river-blind").with_hand_sizes(13), 4).new_state()
+    rng = random.Random(3)
+    while state.phase != Phase.BID:
+        state.chance_random(rng)
+    bot = StrongBot(4, budget_ms=1e6)
+    assert bot.bid(observe(state, state.current)) == 3  # 13 / 4 = 3.25
+    for tricks in (3, 3, 3, 4):  # the sealed bids total 13 tricks: the dealer must change
+        state.act(state.current, BID_BASE + tricks)
+    assert state.phase == Phase.BID and state.rebid
+    choice = bot.bid(observe(state, state.current))
+    assert choice != 4 and sorted(bot.last_bid_odds) == [2, 3]  # bids within 1.5 of 3.25, less the hook's
+    assert bot.last_samples == bot.last_planned > 100  # the blind work on 2 candidates
