@@ -1,6 +1,6 @@
 """How well the strong bot's inference reads the hidden cards, 4 seats.
 
-    python bench/inference.py [--games 10] [--first 0] [--draws 400]
+    python bench/inference.py [--games 10] [--first 0] [--draws 400] [--play-mismatch X] [--bid-miss Y]
 
 The strong bot plays against 3 heuristic bots on ``classic`` (game ``g`` dealt from seed ``g``,
 the strong bot in seat ``g % 4``, as in bench/bots.py). At each of its searched decisions with
@@ -15,7 +15,9 @@ weighed too. Per phase (bid, play) it reports, averaged over decisions:
 - ``hit``: the weighted share of the draws placing each hidden card with its true holder,
   averaged over the other seats' hidden cards; ``prior`` is the same with equal weights.
 
-The heuristic bots are the model's own player, so a sound model never weighs the true deal
+``--play-mismatch`` and ``--bid-miss`` set the model's factors for a card or a bid the heuristic
+would not have chosen (``inference.PLAY_MISMATCH``, ``sampling.BID_MISS``) for the probe and the
+bot alike. The heuristic bots are the model's own player, so a sound model never weighs the true deal
 down; what the figures show is how much of the deal the evidence pins down and how many
 distinct deals survive the weighing.
 
@@ -29,7 +31,7 @@ import argparse
 import random
 from collections import defaultdict
 
-from ohell.bots import make_bot
+from ohell.bots import inference, make_bot, sampling
 from ohell.bots.base import Bot
 from ohell.bots.inference import deal_fit
 from ohell.bots.sampling import HiddenDeal
@@ -131,16 +133,25 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=10, help="classic games (default 10)")
     parser.add_argument("--first", type=int, default=0, help="first game's seed (default 0)")
     parser.add_argument("--draws", type=int, default=400, help="deals drawn per decision (default 400, the bot's most)")
+    parser.add_argument("--play-mismatch", type=float, help="weight of a card the policy would not play")
+    parser.add_argument("--bid-miss", type=float, help="most weight of a bid the heuristic would not make")
     args = parser.parse_args()
     if args.games < 1 or args.draws < 1:
         parser.error("--games and --draws must be positive")
+    if args.play_mismatch is not None:
+        inference.PLAY_MISMATCH = args.play_mismatch
+    if args.bid_miss is not None:
+        sampling.BID_MISS = args.bid_miss
     sums = run(args.games, args.first, args.draws)
 
     def mean(key: str) -> float:
         values = sums.get(key, [])
         return sum(values) / len(values) if values else 0.0
 
-    print(f"{args.games} classic games from seed {args.first}, strong vs 3 heuristic, {args.draws} draws a decision")
+    print(
+        f"{args.games} classic games from seed {args.first}, strong vs 3 heuristic, {args.draws} draws a decision, "
+        f"play mismatch {inference.PLAY_MISMATCH}, bid miss {sampling.BID_MISS}"
+    )
     print(f"{'phase':<6} {'decisions':>9} {'ess':>7} {'rank':>7} {'hit':>7} {'prior hit':>10}")
     for phase in ("bid", "play"):
         print(

@@ -22,7 +22,7 @@ from ohell.cards import SUIT_MASKS
 from ohell.observation import Observation
 from ohell.rules import Bidding, Scoring
 
-PLAY_MISMATCH = 0.3  # weight factor for a card the policy would not have played
+PLAY_MISMATCH = 0.3  # weight factor for a card the policy would not have played (0.05 measured worse)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ohell.state import Phase
 _RETRIES = 20
 BID_FIT_SPREAD = 0.25  # bid_fit: how far (in tricks) an estimate may stray past the bid's own range
 BID_FIT_FLOOR = 0.01  # bid_fit never rules a deal out: players are not the model
-BID_MISS = 1.0  # bid_fit: the most a bid other than the heuristic's own may weigh
+BID_MISS = 1.0  # bid_fit: the most a bid other than the heuristic's own may weigh (0.05 measured worse)
 
 
 @dataclass(frozen=True)
