@@ -13,14 +13,16 @@ with a low card while it wanted tricks probably holding no winner.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ohell.bots.playout import ABOVE, follow_card, highest, lead_card
+from ohell.bots.sampling import HiddenDeal, bid_fit
 from ohell.cards import SUIT_MASKS
 from ohell.observation import Observation
-from ohell.rules import Scoring
+from ohell.rules import Bidding, Scoring
 
-PLAY_MISMATCH = 0.3  # weight factor for a card the policy would not have played
+PLAY_MISMATCH = 0.3  # weight factor for a card the policy would not have played (0.05 measured worse)
 
 
 @dataclass(frozen=True)
@@ -76,12 +78,24 @@ class PlayEvidence:
                 choices.append(Choice(pos, card, lead_mask, best, last, want, later[pos]))
         self.choices = tuple(reversed(choices))
 
+        by_pos: dict[int, list[Choice]] = {}
+        for choice in self.choices:
+            by_pos.setdefault(choice.pos, []).append(choice)
+        self.by_pos = {pos: tuple(mine) for pos, mine in by_pos.items()}
+
     def weight(self, hands: list[int]) -> float:
         """How well the sampled hands (held now, by position) explain the choices seen."""
         weight = 1.0
+        for pos in self.by_pos:
+            weight *= self.seat_weight(pos, hands[pos])
+        return weight
+
+    def seat_weight(self, pos: int, hand: int) -> float:
+        """How well ``hand`` (held now by position ``pos``) explains that seat's choices."""
+        weight = 1.0
         trump_mask = self.trump_mask
-        for choice in self.choices:
-            held = hands[choice.pos] | choice.later
+        for choice in self.by_pos.get(pos, ()):
+            held = hand | choice.later
             if choice.lead_mask:
                 legal = held & choice.lead_mask or held
                 if legal & (legal - 1) == 0:
@@ -95,3 +109,44 @@ class PlayEvidence:
             if policy != choice.card:
                 weight *= self.mismatch
         return weight
+
+
+def deal_fit(obs: Observation, hidden: HiddenDeal) -> Callable[[int, int], float] | None:
+    """``fit(position, hand)``: how well ``hand``, held now by another seat, explains what that
+    seat did this hand: its bid (``sampling.bid_fit`` on the hand as dealt, the hook's forbidden
+    bid left out for the dealer; blind bids weigh nothing) times its card choices
+    (``PlayEvidence``). A deal's weight is the product over the seats. None when there is
+    nothing to weigh."""
+    k = len(obs.participants)
+    me = hidden.seat_pos
+    size = obs.hand_size
+    bids = [obs.bids[seat] for seat in obs.participants]
+    weigh_bids = obs.rules.bidding is not Bidding.BLIND
+    hook = obs.rules.hook
+    fits = {
+        pos: (bids[pos], past_forbidden(bids, pos, size, hook))
+        for pos in range(k)
+        if weigh_bids and pos != me and bids[pos] >= 0
+    }
+    plays = PlayEvidence(obs)
+    if not fits and not plays.choices:
+        return None
+    played = hidden.played
+    trump_suit = obs.trump_suit
+    num_players = obs.num_players
+
+    def fit(pos: int, hand: int) -> float:
+        weight = plays.seat_weight(pos, hand)
+        if pos in fits:
+            bid, forbidden = fits[pos]
+            weight *= bid_fit(hand | played[pos], trump_suit, bid, size, forbidden, num_players)
+        return weight
+
+    return fit
+
+
+def past_forbidden(bids: Sequence[int], pos: int, size: int, hook: bool) -> int:
+    """The bid the hook forbade to position ``pos`` when it bid (the dealer, last), else -1."""
+    if not hook or pos != len(bids) - 1:
+        return -1
+    return size - sum(b for b in bids[:-1] if b >= 0)

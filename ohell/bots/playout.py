@@ -12,6 +12,8 @@ from ohell.cards import SUIT_MASKS
 ABOVE: tuple[int, ...] = tuple(SUIT_MASKS[c // 13] & ~((2 << c) - 1) for c in range(52))
 """The cards of the same suit ranking above each card."""
 
+OTHERS_RUFF_HIGH = False  # play_out: seats other than ``me`` ruff high before the last seat, as the heuristic does
+
 BEATS: tuple[tuple[int, ...], ...] = tuple(
     tuple(ABOVE[c] | (0 if trump < 0 or c // 13 == trump else SUIT_MASKS[trump]) for c in range(52))
     for trump in (0, 1, 2, 3, -1)
@@ -52,14 +54,15 @@ def lead_card(hand: int, want: bool, trump_mask: int) -> int:
     return highest(hand, trump_mask) if want else lowest(hand, trump_mask)
 
 
-def follow_card(legal: int, want: bool, best: int, last: bool, trump_mask: int) -> int:
-    """Follow to a trick that ``best`` is winning."""
+def follow_card(legal: int, want: bool, best: int, last: bool, trump_mask: int, ruff_high: bool = False) -> int:
+    """Follow to a trick that ``best`` is winning. ``ruff_high``: ruff with the highest trump
+    before the last seat (as the heuristic bot does), not the cheapest."""
     beating = ABOVE[best] | (0 if (trump_mask >> best) & 1 else trump_mask)
     winners = legal & beating
     if want:
         if not winners:
             return lowest(legal, trump_mask)
-        if last or not winners & ABOVE[best]:
+        if last or (not winners & ABOVE[best] and not ruff_high):
             return lowest(winners, trump_mask)  # last seat, or ruffing: the cheapest winner
         return highest(winners, trump_mask)
     losers = legal & ~beating
@@ -77,11 +80,14 @@ def play_out(
     trump_suit: int,
     over_wants: bool,
     first: int = -1,
+    me: int = -1,
 ) -> None:
     """Finish the hand in place: ``hands`` and ``won`` are by position, ``trick`` the cards of
     the trick in progress (its leader is ``to_play - len(trick)``). ``over_wants``: a seat past
     its bid still wants tricks (positive scoring). ``first``: the card position ``to_play`` plays
-    now, if given (the candidate being evaluated)."""
+    now, if given (the candidate being evaluated). ``me``: the searching seat's position; the
+    others, modelled on the heuristic bot, ruff with their highest trump before the last seat
+    (``OTHERS_RUFF_HIGH``)."""
     k = len(hands)
     trump_mask = SUIT_MASKS[trump_suit] if trump_suit >= 0 else 0
     beats = BEATS[trump_suit]
@@ -98,6 +104,7 @@ def play_out(
         for index, card in enumerate(trick):
             if best < 0 or (1 << card) & beats[best]:
                 best, best_pos = card, (leader + index) % k
+    others_high = OTHERS_RUFF_HIGH and me >= 0
     pos = to_play
     while remaining:
         hand = hands[pos]
@@ -109,7 +116,9 @@ def play_out(
         elif count == 0:
             card = lead_card(hand, want, trump_mask)
         else:
-            card = follow_card(hand & lead_mask or hand, want, best, count == k - 1, trump_mask)
+            card = follow_card(
+                hand & lead_mask or hand, want, best, count == k - 1, trump_mask, others_high and pos != me
+            )
         if count == 0:
             lead_mask = SUIT_MASKS[card // 13]
             best, best_pos = card, pos

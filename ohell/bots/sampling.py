@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ohell.bots.heuristic import trick_estimate
@@ -22,6 +23,7 @@ from ohell.state import Phase
 _RETRIES = 20
 BID_FIT_SPREAD = 0.25  # bid_fit: how far (in tricks) an estimate may stray past the bid's own range
 BID_FIT_FLOOR = 0.01  # bid_fit never rules a deal out: players are not the model
+BID_MISS = 1.0  # bid_fit: the most a bid other than the heuristic's own may weigh (0.05 measured worse)
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,58 @@ class HiddenDeal:
         return hands
 
 
+def rejuvenate(
+    hands: list[int], hidden: HiddenDeal, seat_fit: Callable[[int, int], float], rng: random.Random, steps: int
+) -> Iterator[list[int]]:
+    """Deals near ``hands`` (held now, by position), one after each ``steps`` Metropolis moves,
+    forever: a move swaps one card between two holders (other seats, or the undealt pack) where
+    the voids allow it, accepted with the ratio of ``seat_fit(position, hand)`` after to before
+    (the pack weighs 1). The moves are symmetric and keep every count, so the deals stay drawn
+    from the likely ones; a deal the resampling picked several times is searched as distinct
+    neighbours instead of copies."""
+    hands = list(hands)
+    me = hidden.seat_pos
+    holders = [pos for pos, count in enumerate(hidden.counts) if count and pos != me]
+    dealt = 0
+    for pos in holders:
+        dealt |= hands[pos]
+    pack = hidden.unknown & ~dealt
+    if pack:
+        holders.append(-1)
+    held = {pos: (hands[pos] if pos >= 0 else pack) for pos in holders}
+    fit = {pos: (seat_fit(pos, held[pos]) if pos >= 0 else 1.0) for pos in holders}
+    allowed = {pos: (hidden.allowed[pos] if pos >= 0 else FULL_DECK) for pos in holders}
+    n = len(holders)
+    while True:
+        for _ in range(steps if n > 1 else 0):
+            a = holders[rng.randrange(n)]
+            b = holders[rng.randrange(n - 1)]
+            if b == a:
+                b = holders[n - 1]
+            give = _any_card(held[a], rng)
+            take = _any_card(held[b], rng)
+            if not (allowed[b] >> give) & 1 or not (allowed[a] >> take) & 1:
+                continue
+            swap = (1 << give) | (1 << take)
+            new_a, new_b = held[a] ^ swap, held[b] ^ swap
+            fit_a = seat_fit(a, new_a) if a >= 0 else 1.0
+            fit_b = seat_fit(b, new_b) if b >= 0 else 1.0
+            if fit_a * fit_b >= rng.random() * fit[a] * fit[b]:
+                held[a], held[b], fit[a], fit[b] = new_a, new_b, fit_a, fit_b
+        for pos in holders:
+            if pos >= 0:
+                hands[pos] = held[pos]
+        yield list(hands)
+
+
+def _any_card(mask: int, rng: random.Random) -> int:
+    """A card of ``mask`` chosen uniformly."""
+    index = rng.randrange(mask.bit_count())
+    for _ in range(index):
+        mask &= mask - 1
+    return (mask & -mask).bit_length() - 1
+
+
 def is_blind(obs: Observation) -> bool:
     """Whether the seat is bidding without seeing its hand."""
     return obs.phase == Phase.BID and obs.rules.bidding is Bidding.BLIND
@@ -207,15 +261,29 @@ def estimate_tricks(hand: int, trump_suit: int, num_players: int) -> float:
     return total
 
 
+def heuristic_bid(estimate: float, size: int, forbidden: int) -> int:
+    """``ohell.bots.heuristic.choose_bid`` over the bids ``0..size`` less ``forbidden`` (-1 for
+    none): the legal bid nearest ``estimate``, the lower on a tie."""
+    bid = min(size, max(0, math.ceil(estimate - 0.5)))
+    if bid != forbidden:
+        return bid
+    below, above = bid - 1, bid + 1
+    if below < 0:
+        return above
+    if above > size:
+        return below
+    return below if estimate - below <= above - estimate else above
+
+
 def bid_fit(dealt: int, trump_suit: int, bid: int, size: int, forbidden: int, num_players: int) -> float:
     """Likelihood (unnormalised) that a player dealt ``dealt`` bids ``bid`` among the bids
-    ``0..size`` less ``forbidden`` (the hook; -1 for none): 1 when ``bid`` is the legal bid
-    nearest the hand's trick estimate (what the heuristic would bid), falling off with how much
-    further from the estimate it is than that nearest bid (spread ``BID_FIT_SPREAD``)."""
+    ``0..size`` less ``forbidden`` (the hook; -1 for none): 1 when ``bid`` is what the heuristic
+    bot would bid with that hand (the legal bid nearest its trick estimate, the lower on a tie),
+    else ``BID_MISS`` falling off with how much further from the estimate it is than that bid
+    (spread ``BID_FIT_SPREAD``), never below ``BID_FIT_FLOOR``."""
     estimate = estimate_tricks(dealt, trump_suit, num_players)
-    low = int(estimate)
-    nearest = min(abs(estimate - b) for b in (low - 1, low, low + 1, low + 2) if 0 <= b <= size and b != forbidden)
-    excess = abs(estimate - bid) - nearest
-    if excess <= 0:
+    choice = heuristic_bid(estimate, size, forbidden)
+    if bid == choice:
         return 1.0
-    return max(BID_FIT_FLOOR, math.exp(-(excess * excess) / (2 * BID_FIT_SPREAD * BID_FIT_SPREAD)))
+    excess = abs(estimate - bid) - abs(estimate - choice)
+    return max(BID_FIT_FLOOR, BID_MISS * math.exp(-(excess * excess) / (2 * BID_FIT_SPREAD * BID_FIT_SPREAD)))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from ohell.bots import playout
 from ohell.bots.playout import BEATS, follow_card, lead_card, play_out
 from ohell.bots.value import HandValue
 from ohell.cards import SUIT_MASKS
@@ -68,6 +69,7 @@ def search_play(
     c = ucb_c
     log = math.log
     sqrt = math.sqrt
+    others_high = playout.OTHERS_RUFF_HIGH
     root = Node()
     ran = 0
     n_worlds = len(worlds)
@@ -101,7 +103,7 @@ def search_play(
                 if count == 0:
                     card = lead_card(legal, want, trump_mask)
                 else:
-                    card = follow_card(legal, want, best, count == k - 1, trump_mask)
+                    card = follow_card(legal, want, best, count == k - 1, trump_mask, others_high and pos != me)
                 if node is root:
                     card = favourite
                 if not (fresh >> card) & 1:
@@ -110,7 +112,7 @@ def search_play(
                 node.children[card] = child
                 node.expanded |= 1 << card
                 path.append((child, pos))
-                play_out(hands, list(bids), won, pos, cards, trump_suit, over_wants, card)
+                play_out(hands, list(bids), won, pos, cards, trump_suit, over_wants, card, me)
                 break
             # every legal card has a child: UCB over them, each counted as available
             children = node.children

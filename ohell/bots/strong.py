@@ -29,14 +29,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from ohell.bots.heuristic import choose_bid, trick_estimate
-from ohell.bots.inference import PlayEvidence
+from ohell.bots.inference import deal_fit
 from ohell.bots.playout import follow_card, lead_card, play_out
-from ohell.bots.sampling import HiddenDeal, bid_fit, estimate_tricks, is_blind
+from ohell.bots.sampling import HiddenDeal, estimate_tricks, is_blind, rejuvenate
 from ohell.bots.search import search_play
 from ohell.bots.value import HandValue
 from ohell.cards import NO_CARD, SUIT_MASKS, winning_card
 from ohell.observation import Observation
-from ohell.rules import Bidding, Scoring
+from ohell.rules import Scoring
 
 DEFAULT_BUDGET_MS = 1000.0
 PLAY_WORK = 9000  # card plays simulated per decision (samples x candidates x cards left)
@@ -51,6 +51,7 @@ BLIND_BID_WORK = 2 * BID_WORK  # fewer candidates and no inference: more deals t
 MAX_BLIND_SAMPLES = 300
 DRAW_FACTOR = 4  # deals drawn and weighed per deal searched, when there is evidence to weigh
 MAX_DRAWS = 400
+MOVE_STEPS = 0  # card swaps between the copies of a deal picked several times (0: search the copies as one)
 TREE_WORK = 9000  # card plays per play decision of the tree search (iterations x cards left)
 MIN_ITERATIONS = 64
 MAX_ITERATIONS = 800
@@ -112,17 +113,9 @@ class StrongBot:
         hook = obs.rules.hook
         valuer = HandValue(obs, win_weight=self.win_weight)
         size = obs.hand_size
-        evidence = [] if blind else [(pos, bid, past_forbidden(known_bids, pos, size, hook)) for pos, bid in
-                                     enumerate(known_bids) if bid >= 0 and pos != me]  # fmt: skip
+        seat_fit = deal_fit(obs, hidden)
 
-        def weigh(hands: list[int], trump_card: int) -> float:
-            trump_suit = trump_card // 13 if trump_card != NO_CARD else obs.trump_suit
-            weight = 1.0
-            for pos, bid, forbidden in evidence:
-                weight *= bid_fit(hands[pos], trump_suit, bid, size, forbidden, obs.num_players)
-            return weight
-
-        for hands, trump_card, weight in self._worlds(hidden, samples, weigh if evidence else None):
+        for hands, trump_card, weight in self._worlds(hidden, samples, seat_fit):
             trump_suit = trump_card // 13 if trump_card != NO_CARD else obs.trump_suit
             guesses = [0.0] * k
             for pos in range(k):
@@ -131,7 +124,7 @@ class StrongBot:
             for index, candidate in enumerate(candidates):
                 bids = self._table_bids(known_bids, guesses, me, candidate, size, hook)
                 won = [0] * k
-                play_out(list(hands), bids, won, 0, [], trump_suit, over_wants)
+                play_out(list(hands), bids, won, 0, [], trump_suit, over_wants, me=me)
                 totals[index] += weight * valuer.value(bids, won)
                 made[index] += weight * (won[me] == candidate)
             weighed += weight
@@ -176,33 +169,16 @@ class StrongBot:
         samples = self._plan(PLAY_WORK, len(candidates) * cards_left)
         totals = [0.0] * len(candidates)
         over_wants = obs.rules.scoring is Scoring.POSITIVE
-        weigh_bids = obs.rules.bidding is not Bidding.BLIND
         valuer = HandValue(obs, win_weight=self.win_weight)
-        plays = PlayEvidence(obs)
-        hook = obs.rules.hook and weigh_bids
-        size = obs.hand_size
-        evidence = [
-            (pos, bids[pos], past_forbidden(bids, pos, size, hook))
-            for pos in range(k)
-            if weigh_bids and pos != me and bids[pos] >= 0
-        ]
-        played = hidden.played
-
-        def weigh(hands: list[int], _trump: int) -> float:
-            weight = plays.weight(hands)
-            for pos, bid, forbidden in evidence:
-                weight *= bid_fit(hands[pos] | played[pos], obs.trump_suit, bid, size, forbidden, obs.num_players)
-            return weight
-
-        informed = bool(evidence or plays.choices)
+        seat_fit = deal_fit(obs, hidden)
         favourite = favourite_of(candidates, policy_card(obs))
         if self.tree:
-            return self._tree_play(hidden, weigh if informed else None, cards_left, bids, won_now, trick, obs,
+            return self._tree_play(hidden, seat_fit, cards_left, bids, won_now, trick, obs,
                                    candidates, valuer, favourite, deadline)  # fmt: skip
-        for hands, _trump, weight in self._worlds(hidden, samples, weigh if informed else None):
+        for hands, _trump, weight in self._worlds(hidden, samples, seat_fit):
             for index, card in enumerate(candidates):
                 won = list(won_now)
-                play_out(list(hands), bids, won, me, trick, obs.trump_suit, over_wants, card)
+                play_out(list(hands), bids, won, me, trick, obs.trump_suit, over_wants, card, me)
                 totals[index] += weight * valuer.value(bids, won)
             self.last_samples += 1
             if time.perf_counter() > deadline:
@@ -213,7 +189,7 @@ class StrongBot:
     def _tree_play(
         self,
         hidden: HiddenDeal,
-        weigh: Callable[[list[int], int], float] | None,
+        seat_fit: Callable[[int, int], float] | None,
         cards_left: int,
         bids: list[int],
         won_now: list[int],
@@ -229,7 +205,9 @@ class StrongBot:
         iterations = max(round(MIN_ITERATIONS * min(1.0, self.effort)), min(MAX_ITERATIONS, wanted))
         samples = min(MAX_SAMPLES, iterations)
         self.last_samples = 0
-        worlds = [hands for hands, _trump, weight in self._worlds(hidden, samples, weigh) for _ in range(int(weight))]
+        worlds = [
+            hands for hands, _trump, weight in self._worlds(hidden, samples, seat_fit) for _ in range(int(weight))
+        ]
         self.last_planned = iterations
         card, self.last_samples = search_play(
             worlds, iterations, hidden.seat_pos, bids, won_now, trick, obs.trump_suit,
@@ -241,21 +219,30 @@ class StrongBot:
 
     # ----------------------------------------------------------------- shared
     def _worlds(
-        self, hidden: HiddenDeal, samples: int, weigh: Callable[[list[int], int], float] | None
+        self, hidden: HiddenDeal, samples: int, seat_fit: Callable[[int, int], float] | None
     ) -> Iterator[tuple[list[int], int, float]]:
-        """The deals to search, each with its weight. Without evidence (``weigh`` None): sampled
-        deals, weight 1. With it: ``DRAW_FACTOR`` times as many deals are drawn and weighed, and
-        ``samples`` of them are picked in proportion to their weights (systematic resampling);
-        a deal picked several times is searched once, its weight the number of picks. So the
-        playouts go to the likely worlds."""
+        """The deals to search, each with its weight. Without evidence (``seat_fit`` None): sampled
+        deals, weight 1. With it (``seat_fit(position, hand held now)``: how well that hand explains
+        what the seat did): ``DRAW_FACTOR`` times as many deals are drawn and weighed by the
+        product over the seats, and ``samples`` of them are picked in proportion to their weights
+        (systematic resampling). A deal picked once is searched as drawn; one picked several
+        times, with ``MOVE_STEPS``, as that many distinct neighbours (``sampling.rejuvenate``),
+        else once with its number of picks as weight. So the playouts go to the likely worlds."""
         rng = self.rng
-        if weigh is None:
+        if seat_fit is None:
             for _ in range(samples):
                 hands, trump = hidden.sample(rng)
                 yield hands, trump, 1.0
             return
+        me = hidden.seat_pos
+        fitted = [pos for pos, count in enumerate(hidden.counts) if count and pos != me]
         drawn = [hidden.sample(rng) for _ in range(min(MAX_DRAWS, DRAW_FACTOR * samples))]
-        weights = [weigh(hands, trump) for hands, trump in drawn]
+        weights = []
+        for hands, _trump in drawn:
+            weight = 1.0
+            for pos in fitted:
+                weight *= seat_fit(pos, hands[pos])
+            weights.append(weight)
         total = sum(weights)
         step = total / samples
         point = rng.random() * step
@@ -271,7 +258,14 @@ class StrongBot:
         self.last_planned = len(picks)
         for index, count in picks.items():
             hands, trump = drawn[index]
-            yield hands, trump, float(count)
+            if count == 1 or not MOVE_STEPS:
+                yield hands, trump, float(count)
+                continue
+            self.last_planned += count - 1
+            yield hands, trump, 1.0
+            neighbours = rejuvenate(hands, hidden, seat_fit, rng, MOVE_STEPS)
+            for _ in range(count - 1):
+                yield next(neighbours), trump, 1.0
 
     def _plan(self, work: int, cost_per_sample: int, most: int = MAX_SAMPLES) -> int:
         """How many deals to sample: ``work`` card plays split over the cost of one sample."""
@@ -291,13 +285,6 @@ def below_mean_bid(hand_size: int, seats: int) -> int:
     bids were no better than the heuristic's nearest bid; this one was made about as often and
     scored more (docs/bots.md, "River-blind: the blind bid")."""
     return max(0, (hand_size - 1) // seats)
-
-
-def past_forbidden(bids: Sequence[int], pos: int, size: int, hook: bool) -> int:
-    """The bid the hook forbade to position ``pos`` when it bid (the dealer, last), else -1."""
-    if not hook or pos != len(bids) - 1:
-        return -1
-    return size - sum(b for b in bids[:-1] if b >= 0)
 
 
 def _best(candidates: Sequence[int], totals: Sequence[float], preference: Callable[[int], float]) -> int:

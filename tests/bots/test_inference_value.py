@@ -168,3 +168,41 @@ def test_bid_fit_favours_the_nearest_legal_bid() -> None:
     # a hooked dealer whose nearest bid was forbidden says the next nearest: that is a perfect fit
     neighbour = nearest + 1 if estimate >= nearest else nearest - 1
     assert bid_fit(hand, 3, neighbour, 5, nearest, 4) == 1.0
+
+
+def test_bid_fit_knows_the_heuristic_bid_rule_ties_and_hook_included() -> None:
+    from ohell.bots.heuristic import choose_bid
+    from ohell.bots.sampling import heuristic_bid
+
+    rng = random.Random(5)
+    for _ in range(5000):
+        size = rng.randint(1, 13)
+        estimate = rng.choice([rng.uniform(0, size + 1), rng.randint(0, 2 * size) / 2])  # halves: ties
+        forbidden = rng.choice([-1, rng.randint(0, size)])
+        legal = tuple(b for b in range(size + 1) if b != forbidden)
+        assert heuristic_bid(estimate, size, forbidden) == choose_bid(estimate, legal)
+
+
+def test_moves_keep_counts_voids_and_what_the_fit_rules_out() -> None:
+    from ohell.bots.sampling import HiddenDeal, rejuvenate
+
+    state = _dealt(["2H 3D 4C", "5D 8D 5C", "AH 6D 7C", "KH 9D 8C"])
+    for seat, bid in enumerate((0, 1, 1, 0)):
+        state.act(seat, BID_BASE + bid)
+    state.act(0, parse_card("2H"))
+    state.act(1, parse_card("8D"))  # seat 1 shows a void in hearts
+    hidden = HiddenDeal.from_observation(observe(state, 2))
+    ace_of_clubs = parse_card("AC")
+
+    def fit(pos: int, hand: int) -> float:  # position 3 must hold the ace of clubs
+        return float((hand >> ace_of_clubs) & 1) if pos == 3 else 1.0
+
+    rng = random.Random(1)
+    start = next(h for h in (hidden.sample(rng)[0] for _ in range(500)) if (h[3] >> ace_of_clubs) & 1)
+    seen = set()
+    for hands, _ in zip(rejuvenate(start, hidden, fit, rng, 3), range(200), strict=False):
+        assert [hand.bit_count() for hand in hands] == [2, 2, 3, 3]
+        assert all(not hands[pos] & ~hidden.allowed[pos] for pos in range(4))
+        assert (hands[3] >> ace_of_clubs) & 1 and hands[2] == start[2]
+        seen.add(tuple(hands))
+    assert len(seen) > 50
