@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
@@ -27,14 +28,34 @@ def builtin_ladder(
     return ids
 
 
-def wait_until(condition: Callable[[], object], timeout: float, what: str, poll: float = 0.05) -> None:
+def wait_until(
+    condition: Callable[[], object],
+    timeout: float,
+    what: str,
+    poll: float = 0.05,
+    report: Callable[[], str] | None = None,
+) -> None:
+    """Wait for ``condition``; a timeout says what ``report`` returns (the state worth seeing)."""
     import time
 
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+            details = f"\n{report()}" if report is not None else ""
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}{details}")
         time.sleep(poll)
+
+
+def seating_report(stack: Stack, store: RedisStore, ladder: str, agents: dict[str, Path]) -> str:
+    """For a connected agent that is not seated: its presence, ticket and busy keys, the queue, the
+    agent process's output (``agents``: agent id -> its log file) and the stack's logs."""
+    lines = [f"queue {ladder}: {store.client.zrange(store.keys.queue(ladder), 0, -1, withscores=True)}"]
+    for agent_id, log in agents.items():
+        presence = store.client.get(store.keys.agent_presence(agent_id))
+        ticket = store.has_ticket(ladder, agent_id)
+        lines.append(f"agent {agent_id}: presence={presence!r} ticket={ticket} busy={store.busy_match(agent_id)!r}")
+        lines.append(log.read_text(errors="replace")[-2000:] if log.exists() else "(no output file)")
+    return "\n".join(lines) + "\n" + stack.log_tails(2000)
 
 
 def settle(store: RedisStore, ladders: list[str], timeout: float = 30.0) -> None:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from statistics import mean
 
 import grpc
@@ -25,7 +26,7 @@ from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
 from ohell.referee import referee
 
-from .helpers import builtin_ladder, leave_all, scrape, settle, wait_until
+from .helpers import builtin_ladder, leave_all, scrape, seating_report, settle, wait_until
 
 pytestmark = pytest.mark.slow  # starts whole stacks of processes; `-m "not slow"` leaves it out
 
@@ -68,6 +69,7 @@ def test_ladder_end_to_end(make_stack: Callable[..., Stack], store: RedisStore) 
     stack = make_stack(engine=True, metrics=True)
     builtins = builtin_ladder(store, "e2e", bots=("heuristic", "random") * 6)
     agents, holders = [], []
+    agent_logs: dict[str, Path] = {}
     with grpc.insecure_channel(stack.matchmaker_address) as channel:
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
         try:
@@ -89,10 +91,15 @@ def test_ladder_end_to_end(make_stack: Callable[..., Stack], store: RedisStore) 
                     "--token",
                     reply.token,
                 ]
-                agents.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                output = agent_logs[reply.agent.agent_id] = stack.log_dir / f"agent-{index}.log"
+                with open(output, "wb") as log:  # the process keeps its own copy of the descriptor
+                    agents.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT))
                 holders.append((reply.agent.agent_id, QueueHolder(stub, "e2e", reply.agent.agent_id, reply.token)))
             wait_until(lambda: store.client.xlen(store.keys.log("e2e")) >= MATCHES, 90, f"{MATCHES} logged matches")
-            wait_until(lambda: all(len(h.seated) >= 2 for _, h in holders), 90, "connected agents to play")
+            report = lambda: seating_report(stack, store, "e2e", agent_logs)  # noqa: E731
+            wait_until(
+                lambda: all(len(h.seated) >= 2 for _, h in holders), 90, "connected agents to play", report=report
+            )
         finally:
             for _, holder in holders:
                 holder.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 import pytest
@@ -22,7 +23,7 @@ from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
 
-from .helpers import builtin_ladder, leave_all, settle, wait_until
+from .helpers import builtin_ladder, leave_all, seating_report, settle, wait_until
 from .test_e2e import QueueHolder
 
 pytestmark = pytest.mark.slow  # starts whole stacks of processes; `-m "not slow"` leaves it out
@@ -42,6 +43,7 @@ def test_two_stacks_with_different_prefixes_share_a_redis_and_see_nothing_of_eac
     agents: list[subprocess.Popen[bytes]] = []
     holders: dict[str, QueueHolder] = {}
     connected: dict[str, str] = {}
+    agent_logs: dict[str, Path] = {}
     channels = [grpc.insecure_channel(stacks[prefix].matchmaker_address) for prefix in PREFIXES]
     try:
         for prefix, channel in zip(PREFIXES, channels, strict=True):
@@ -64,12 +66,17 @@ def test_two_stacks_with_different_prefixes_share_a_redis_and_see_nothing_of_eac
                 "--token",
                 reply.token,
             ]
-            agents.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            output = agent_logs[prefix] = stacks[prefix].log_dir / "agent.log"
+            with open(output, "wb") as log:  # the process keeps its own copy of the descriptor
+                agents.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT))
             holders[prefix] = QueueHolder(stub, "iso", reply.agent.agent_id, reply.token)
         wait_until(
             lambda: all(len(holder.seated) >= 2 for holder in holders.values()),
             90,
             "the connected agent of each stack to be seated twice",
+            report=lambda: "\n".join(
+                seating_report(stacks[p], stores[p], "iso", {connected[p]: agent_logs[p]}) for p in PREFIXES
+            ),
         )
     finally:
         for holder in holders.values():
