@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -321,6 +322,16 @@ class Keys:
 
     def tourney_log(self, tourney_id: str) -> str:
         return self._key("tourney_log", tourney_id)
+
+
+def new_token(nbytes: int = 24) -> str:
+    """A secret token of ``nbytes`` random bytes, URL-safe base64, that never begins with '-': one
+    in 64 would, and a command line would take it for an option (``ohell bot connect --token -x...``
+    fails in argparse). Redrawn, not edited: every token left is as likely as before."""
+    while True:
+        token = secrets.token_urlsafe(nbytes)
+        if not token.startswith("-"):
+            return token
 
 
 def register_agent_token(client: Any, agent_id: str, token: str, keys: Keys = Keys()) -> None:

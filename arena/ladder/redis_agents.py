@@ -7,7 +7,7 @@ import secrets
 
 from redis.typing import EncodableT, FieldT
 
-from arena.keys import text, token_hash
+from arena.keys import new_token, text, token_hash
 from arena.ladder.model import AGENT_KINDS, Agent, now_ms
 from arena.ladder.redis_base import StoreBase, parse_agent
 from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated
@@ -42,7 +42,7 @@ class AgentStore(StoreBase):
         if len(version) > 64:
             raise StoreError("version must be at most 64 characters", "version")
         number = self.client.incr(self.keys.agent_seq)
-        token = secrets.token_urlsafe(24)
+        token = new_token()
         agent = Agent(
             f"a{number}",
             name,
@@ -95,7 +95,7 @@ class AgentStore(StoreBase):
         revocation the old hash (None when it had no token). The old token stops working at once."""
         agent = self.get_agent(agent_id)
         old = self.client.hget(self.keys.agent(agent_id), "token_sha")
-        token = secrets.token_urlsafe(24) if rotate else None
+        token = new_token() if rotate else None
         with self.client.pipeline() as pipe:
             if old:
                 pipe.hdel(self.keys.agent_tokens, text(old))

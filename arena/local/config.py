@@ -11,13 +11,13 @@ environment variable or a TOML config file (flags win over the environment, whic
 from __future__ import annotations
 
 import os
-import secrets
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.keys import new_token
 from ohell.errors import OhHellError
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
@@ -127,7 +127,7 @@ def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
             raise OhHellError(f"host token file {path} is empty")
         return token, str(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_urlsafe(32)
+    token = new_token(32)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w") as out:
         out.write(token + "\n")

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import grpc
 
-from arena.keys import Keys, token_hash
+from arena.keys import Keys, new_token, token_hash
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
 MIN_HOST_TOKEN = 16  # characters: a short host token is refused at start-up
@@ -32,7 +32,7 @@ def load_host_token(path: str | None = None) -> str | None:
 
 
 def new_host_token() -> str:
-    return secrets.token_urlsafe(32)
+    return new_token(32)
 
 
 def is_host(token: str | None, host_token: str | None) -> bool:
