@@ -140,13 +140,16 @@ def check_history(store: RedisStore, stub: matchmaker_pb2_grpc.MatchmakerService
     first = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder="e2e", page_size=5))
     rest = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder="e2e", page_size=500, page_token=first.next_page_token))
     board = list(first.standings) + list(rest.standings)
+    _, stats = replay(summary for _, summary in read_log(store.client, store.keys, "e2e"))
     assert first.total == len(board) == 14 and not rest.next_page_token
     assert [s.rank for s in board] == list(range(1, 15))
     assert [s.ordinal for s in board] == sorted((s.ordinal for s in board), reverse=True)
     for agent in remote:
         detail = stub.GetAgent(pb.GetAgentRequest(agent_id=agent, ladder="e2e"))
         assert detail.agent.kind == pb.AGENT_KIND_CONNECTED and detail.standing.games >= 2
-        assert 0 < detail.standing.exact_bid_rate <= 1 and detail.standing.hands >= 2 * detail.standing.games
+        games, hands, exact = stats[agent][:3]  # as the log says (STAT_FIELDS order)
+        assert (detail.standing.games, detail.standing.hands) == (games, hands) and hands >= 2 * games
+        assert detail.standing.exact_bid_rate == pytest.approx(exact / hands)  # 0 exact bids of 4 happens
         matches = stub.ListMatches(pb.ListMatchesRequest(ladder="e2e", agent_id=agent, page_size=1))
         assert len(matches.matches) == 1 and matches.next_page_token
         reply = stub.GetMatch(pb.GetMatchRequest(match_id=matches.matches[0].match_id))
