@@ -3,6 +3,7 @@ re-read state from Redis."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -20,6 +21,7 @@ from arena.ladder.routing import (
     RUN_MATCHES,
     RUN_TOURNEY_TABLE,
     UPDATE_RATINGS,
+    batch_size,
     tourney_dispatcher,
 )
 from arena.redis_client import REDIS_ERRORS
@@ -63,6 +65,20 @@ def archive_later() -> None:
         archive_matches.apply_async(queue=store().queues.ratings, ignore_result=True)
 
 
+def send_matches(match_ids: Sequence[str], queue: str) -> None:
+    """Send matches to the workers as the matchmaker does: one alone, several as a batch."""
+    if len(match_ids) == 1:
+        run_match.apply_async(args=[match_ids[0]], queue=queue, ignore_result=True)
+    else:
+        run_matches.apply_async(args=[list(match_ids)], queue=queue, ignore_result=True)
+
+
+def form_next(ladders: set[str]) -> list[str]:
+    """The next batch for a batch task that stored its matches: formed here from the agents it freed
+    (``jobs.form_next``); the other tables formed go to the workers."""
+    return jobs.form_next(store(), ladders, batch_size(), send_matches)
+
+
 @app.task(name=RUN_MATCH, bind=True, max_retries=5)
 def run_match(self: Any, match_id: str) -> str:
     ladder = match_id.rpartition("-")[0]  # match ids are "<ladder>-<n>"
@@ -93,7 +109,7 @@ def run_matches(self: Any, match_ids: list[str]) -> dict[str, str]:
     if not all(isinstance(match_id, str) and 0 < len(match_id) <= 200 for match_id in match_ids):
         raise ValueError("match_ids must be match ids (text of 1 to 200 characters)")
     try:
-        run = jobs.run_matches(store(), match_ids, rate_now, archive=archive_later)
+        run = jobs.run_matches(store(), match_ids, rate_now, archive=archive_later, form_next=form_next)
     except REDIS_ERRORS as error:
         for match_id in match_ids:
             metrics.MATCHES_FAILED.labels(match_id.rpartition("-")[0], "redis").inc()
@@ -103,9 +119,7 @@ def run_matches(self: Any, match_ids: list[str]) -> dict[str, str]:
         run_match.apply_async(args=[match_id], queue=store().queues.builtin, countdown=1.0, ignore_result=True)
     deferred = [match_id for match_id, outcome in run.outcomes.items() if outcome == "deferred"]
     if deferred:  # long games: given back so that the worker's idle children take them
-        queue = store().queues.builtin
-        task, args = (run_match, [deferred[0]]) if len(deferred) == 1 else (run_matches, [deferred])
-        task.apply_async(args=args, queue=queue, ignore_result=True)
+        send_matches(deferred, store().queues.builtin)
     busy = [match_id for match_id, outcome in run.outcomes.items() if outcome == "busy"]
     if busy:  # held by another runner: look again when its lease would have lapsed
         raise self.retry(args=[busy], countdown=jobs.lease_seconds(), max_retries=None)

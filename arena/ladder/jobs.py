@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.ladder import metrics
+from arena.ladder.archiving import backlog_max
 from arena.ladder.leases import RENEWER, Held, lease_seconds, runner_id
+from arena.ladder.loop import form_once
 from arena.ladder.matchplay import play_match
 from arena.ladder.model import Ladder, MatchInfo, now_ms
 from arena.ladder.redis_matches import Finished
@@ -17,7 +20,15 @@ from arena.play.relay import PLATFORM_FAULT
 from arena.play.specs import SeatSpec
 from arena.redis_client import REDIS_ERRORS
 
-__all__ = ["BatchRun", "lease_seconds", "run_match", "run_matches", "spoiled_by_platform", "update_ratings"]
+__all__ = [
+    "BatchRun",
+    "form_next",
+    "lease_seconds",
+    "run_match",
+    "run_matches",
+    "spoiled_by_platform",
+    "update_ratings",
+]
 
 # A batch stores its played matches once it spent FLUSH_S of CPU time playing since it last stored
 # (CPU, not wall time: on a busy machine a light game takes many times its CPU time, and storing
@@ -27,6 +38,16 @@ FLUSH_WALL_S = 0.25
 # A batch gives back the matches it has not begun once it has played this long (long games: the
 # worker's other children, idle meanwhile, take them): 'deferred', their leases released.
 HAND_BACK_S = 1.0
+# A batch task that is given ``form_next`` goes on for this long: once a batch is stored it forms the
+# next tables of the agents it freed and, when no other task waits for the workers, plays the first
+# batch of them itself, with no Celery task or matchmaker round in between (docs/operations.md,
+# "Batches of built-in matches"; docs/benchmarks.md, Ladder: the light mix). A task waiting for the
+# workers stops it at the end of the batch in play, so this bounds only how long a worker keeps one
+# task (2 s spent ~0.15 ms less CPU per light match than 0.5 s: fewer batches through Celery).
+CONTINUE_S = 2.0
+
+# form_next's dispatch: (match ids, celery queue) of the tables it does not keep
+Dispatch = Callable[[Sequence[str], str], None]
 
 
 _LADDERS: dict[tuple[int, str], tuple[float, Ladder]] = {}
@@ -77,6 +98,8 @@ def run_matches(
     archive: Callable[[], None] | None = None,
     flush_s: float = FLUSH_S,
     hand_back_s: float = HAND_BACK_S,
+    form_next: Callable[[set[str]], list[str]] | None = None,
+    continue_s: float = CONTINUE_S,
 ) -> BatchRun:
     """Run a batch of matches claimed together: start (and lease) all of them in one script, play
     those not finished or held elsewhere one after another, and store the played ones in one finish
@@ -84,10 +107,71 @@ def run_matches(
     then rate and ask for the archive. After ``hand_back_s`` the matches not begun are given back
     ('deferred': the caller sends them again). A crash loses nothing stored; a match played but not stored
     yet is played again (same seed, same deal) by whoever runs it next: the redelivered task, or the
-    sweep once its lease lapses."""
-    lease = lease_s or lease_seconds()
-    runner = runner_id()
+    sweep once its lease lapses.
+
+    With ``form_next`` (ladders -> ids of new all-built-in matches claimed for this runner), for
+    ``continue_s``: once a batch is stored, the tables of the agents it freed are formed here and the
+    batch kept goes the same way (their outcomes join the run's). Those matches were claimed by this
+    runner alone; if it dies their leases lapse and the sweep sends each one again."""
     run = BatchRun()
+    began = time.perf_counter()
+    batch = list(match_ids)
+    while batch:
+        following = None
+        if form_next is not None and time.perf_counter() - began < continue_s:
+            ladders = {match_id.rpartition("-")[0] for match_id in batch}
+            following = functools.partial(form_next, ladders)
+        batch = _run_batch(
+            store, batch, rate, lease_s or lease_seconds(), archive, flush_s, hand_back_s, run, following
+        )
+    return run
+
+
+def form_next(store: RedisStore, ladders: set[str], batch: int, dispatch: Dispatch) -> list[str]:
+    """One forming round on ``ladders`` (those not paused, while the archive's backlog is not full), as
+    the matchmaker's loop does it. When no task waits in the broker's built-in queue, returns the
+    first batch of all-built-in matches formed (for the caller to run now); every other match formed
+    goes to ``dispatch``. When tasks wait there, every match formed goes to ``dispatch`` (behind them:
+    a worker whose games end quickly does not jump the queue) and this returns []."""
+    backlog, defined = store.forming_state()
+    if backlog >= backlog_max():
+        return []
+    kept: list[str] = []
+    keep = not store.builtin_tasks_waiting()
+
+    def keep_first(match_ids: Sequence[str], queue: str) -> None:
+        if keep and not kept and queue == store.queues.builtin:
+            kept.extend(match_ids)
+        else:
+            dispatch(match_ids, queue)
+
+    for ladder, queued in defined:
+        if ladder.name in ladders and queued and not ladder.paused:
+            form_once(store, ladder, keep_first, batch)
+    return kept
+
+
+def _run_batch(
+    store: RedisStore,
+    match_ids: Sequence[str],
+    rate: Callable[[str], None],
+    lease: float,
+    archive: Callable[[], None] | None,
+    flush_s: float,
+    hand_back_s: float,
+    run: BatchRun,
+    form_next: Callable[[], list[str]] | None,
+) -> list[str]:
+    """One batch of ``run_matches``. With ``form_next``, the batch's last store does not wake the
+    forming loop: ``form_next`` forms the freed agents' next tables right after it, before the rating
+    (so that the loop's tick seldom forms them first); returns the batch it kept ([] without)."""
+    runner = runner_id()
+    following: list[str] | None = None
+
+    def form_following() -> None:
+        nonlocal following
+        following = form_next() if form_next is not None else []
+
     to_play: list[MatchInfo] = []
     redelivered: set[str] = set()  # ladders of matches found finished: make sure their ratings caught up
     for match_id, (status, info) in zip(match_ids, store.start_matches(match_ids, runner, lease), strict=True):
@@ -114,16 +198,19 @@ def run_matches(
             played = _play(store, info, runner, held, run)
             if played is not None:
                 pending.append(played)
-            if pending and (time.thread_time() - cpu >= flush_s or time.perf_counter() - wall >= FLUSH_WALL_S):
-                _flush(store, pending, held, run, rate, archive)
+            last = index == len(to_play) - 1
+            if pending and (last or time.thread_time() - cpu >= flush_s or time.perf_counter() - wall >= FLUSH_WALL_S):
+                _flush(store, pending, held, run, rate, archive, form_following if last and form_next else None)
                 pending, cpu, wall = [], time.thread_time(), time.perf_counter()
-        if pending:
-            _flush(store, pending, held, run, rate, archive)
+        if pending:  # given back: no next batch here
+            _flush(store, pending, held, run, rate, archive, None)
     for ladder in redelivered:
         rate(ladder)
     if redelivered and archive is not None:
         archive()
-    return run
+    if following is None and form_next is not None and "deferred" not in run.outcomes.values():
+        form_following()  # the batch's last match stored nothing (voided, raised) or none was played
+    return following or []
 
 
 def _play(store: RedisStore, info: MatchInfo, runner: str, held: Held, run: BatchRun) -> tuple[Finished, float] | None:
@@ -159,9 +246,12 @@ def _flush(
     run: BatchRun,
     rate: Callable[[str], None],
     archive: Callable[[], None] | None,
+    between: Callable[[], None] | None = None,
 ) -> None:
-    """Store played matches in one script (each logged once), then rate their ladders and ask for the archive."""
-    stored = store.finish_matches([done for done, _ in pending])
+    """Store played matches in one script (each logged once), then rate their ladders and ask for the
+    archive; ``between`` (forming the next tables) runs after the store, before the rating, and the store
+    then does not wake the forming loop."""
+    stored = store.finish_matches([done for done, _ in pending], wake=between is None)
     for (done, seconds), (outcome, _) in zip(pending, stored, strict=True):
         info = done.info
         held.drop(info.match_id)
@@ -173,6 +263,8 @@ def _flush(
         else:  # finished by another runner first ('missing': and archived meanwhile)
             metrics.MATCH_RUNS_SKIPPED.labels("duplicate").inc()
         run.outcomes[info.match_id] = "finished" if outcome == "first" else "duplicate"
+    if between is not None:
+        between()
     for ladder in dict.fromkeys(done.info.ladder for done, _ in pending):
         rate(ladder)
     if archive is not None:

@@ -77,10 +77,12 @@ class MatchStore(StoreBase):
             raise NotFound(f"no match {match_id!r}", "match_id")
         return outcome == "first", log_id
 
-    def finish_matches(self, finished: Sequence[Finished]) -> list[tuple[str, str]]:
+    def finish_matches(self, finished: Sequence[Finished], wake: bool = True) -> list[tuple[str, str]]:
         """Store the records and log the matches, each once, in one script: (outcome, log id) per
-        match, outcome 'first' (this call logged it), 'duplicate', 'failed' or 'missing'."""
-        args: list[str | int | bytes] = [self.keys.prefix, now_ms()]
+        match, outcome 'first' (this call logged it), 'duplicate', 'failed' or 'missing'. ``wake=False``:
+        the enrolled agents go back in their queue without waking the forming loop (the caller forms
+        their next tables itself; the loop's tick takes any it leaves)."""
+        args: list[str | int | bytes] = [self.keys.prefix, now_ms(), int(wake)]
         for done in finished:
             info = done.info
             summary = summarize(done.record, info.ladder, [seat.agent_id for seat in info.seats])

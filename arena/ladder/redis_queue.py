@@ -71,6 +71,11 @@ class QueueStore(StoreBase):
             return self.client.lpop(self.keys.forming_wake) is not None
         return self.client.blpop([self.keys.forming_wake], timeout=timeout_s) is not None
 
+    def builtin_tasks_waiting(self) -> int:
+        """Tasks waiting in the broker for the built-in queue (kombu's Redis transport keeps a
+        queue's messages in a list named after it; tasks taken by a worker are not counted)."""
+        return int(self.client.llen(self.queues.builtin))
+
     def queued(self, ladder: str) -> int:
         return int(self.client.zcard(self.keys.queue(ladder)))
 

@@ -51,10 +51,11 @@ class Queues:
 QUEUE_BUILTIN, QUEUE_REMOTE, QUEUE_RATINGS = ALL_QUEUES = Queues().all  # of the default prefix
 
 BATCH_ENV = "OHELL_MATCH_BATCH"
-# All-built-in matches per run_matches task (a full classic game of bots: ~5 ms). Small enough that a
-# ladder of 12 tables keeps a batch waiting for each of two workers while two are played
-# (docs/benchmarks.md, Ladder: 4 did better than 8 there, and 8 than 1).
-DEFAULT_BATCH = 4
+# All-built-in matches per run_matches task (a full classic game of bots: ~4 ms). A worker whose batch
+# ends while no task waits forms and plays the next tables of the agents it freed (jobs.form_next), so
+# a ladder of 12 tables on two workers no longer needs a third batch waiting to keep them busy: 6
+# (two batches) spent ~0.6 ms less CPU per light match than 4 (docs/benchmarks.md, Ladder).
+DEFAULT_BATCH = 6
 MAX_BATCH = 32  # the most a run_matches task accepts
 
 

@@ -131,9 +131,9 @@ return 0
 """
 
 # Shared by FINISH and FAIL: free the seated agents and put enrolled built-ins back in the queue
-# (and then wake the forming loop: one entry in forming-wake at most).
+# (and then, when ``wake``, wake the forming loop: one entry in forming-wake at most).
 _RELEASE = """
-local function release(p, l, id, now)
+local function release(p, l, id, now, wake)
   redis.call('SREM', K.active(p), id)
   redis.call('DEL', K.match_lease(p, id))
   local requeued = false
@@ -148,11 +148,12 @@ local function release(p, l, id, now)
       end
     end
   end
-  if requeued and redis.call('LLEN', K.forming_wake(p)) == 0 then redis.call('RPUSH', K.forming_wake(p), l) end
+  if wake and requeued and redis.call('LLEN', K.forming_wake(p)) == 0 then redis.call('RPUSH', K.forming_wake(p), l) end
 end
 """
 
-# Finish matches: ARGV = prefix, now_ms, then five per match: id, record (zlib of its JSON),
+# Finish matches: ARGV = prefix, now_ms, wake ('1': wake the forming loop when agents go back in a
+# queue; '0': the caller forms their next tables itself), then five per match: id, record (zlib of its JSON),
 # summary JSON, record JSON length, started_ms ('' keeps the one START wrote). The first finish
 # of a match appends its summary to the ladder's log, stores the record and marks the match for
 # the archive; any later one changes nothing. Returns {outcome, log id} per match, outcome
@@ -160,9 +161,9 @@ end
 FINISH = (
     _RELEASE
     + """
-local p, now = ARGV[1], ARGV[2]
+local p, now, wake = ARGV[1], ARGV[2], ARGV[3] == '1'
 local out = {}
-for i = 3, #ARGV, 5 do
+for i = 4, #ARGV, 5 do
   local id, record, summary, size, started = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local match = K.match(p, id)
   local state = redis.call('HGET', match, 'state')
@@ -180,7 +181,7 @@ for i = 3, #ARGV, 5 do
     redis.call('HSET', match, 'state', 'finished', 'finished_ms', now, 'log_id', log_id, 'summary', summary,
       'record_bytes', size)
     if started ~= '' then redis.call('HSET', match, 'started_ms', started) end
-    release(p, l, id, now)
+    release(p, l, id, now, wake)
     out[#out + 1] = {'first', log_id}
   end
 end
@@ -197,7 +198,7 @@ local match = K.match(p, id)
 local state = redis.call('HGET', match, 'state')
 if not state or state == 'finished' or state == 'failed' then return 0 end
 redis.call('HSET', match, 'state', 'failed', 'finished_ms', now, 'error', ARGV[3])
-release(p, redis.call('HGET', match, 'ladder'), id, now)
+release(p, redis.call('HGET', match, 'ladder'), id, now, true)
 return 1
 """
 )

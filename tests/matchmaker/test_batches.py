@@ -191,3 +191,48 @@ def test_a_batch_of_long_games_gives_back_the_matches_it_has_not_begun(store: Re
     again = jobs.run_matches(store, ids[1:], store.catch_up_ratings, lease_s=5)  # as the task sends them
     assert again.outcomes == dict.fromkeys(ids[1:], "finished")
     assert_each_once(store, "b", ids)
+
+
+def test_a_batch_goes_on_with_the_tables_of_the_agents_it_freed(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("heuristic", "random") * 8)
+    first = form(store, "b", 4)
+    sent: list[tuple[list[str], str]] = []
+
+    def form_next(ladders: set[str]) -> list[str]:
+        assert ladders == {"b"}
+        return jobs.form_next(store, ladders, 4, lambda ids, queue: sent.append((list(ids), queue)))
+
+    run = jobs.run_matches(store, first, store.catch_up_ratings, lease_s=5, form_next=form_next, continue_s=0.2)
+    ids = list(run.outcomes)
+    assert ids[:4] == first and len(ids) >= 8 and len(ids) % 4 == 0  # whole batches of the 16 freed agents
+    assert run.outcomes == dict.fromkeys(ids, "finished") and not run.errors and not sent
+    assert_each_once(store, "b", ids)
+    assert [store.get_match(m).attempts for m in ids] == [1] * len(ids)
+    assert store.queued("b") == 16 and not store.active_matches()
+    assert store.client.llen(store.keys.forming_wake) == 1  # only the last batch's store woke the loop
+
+
+def test_a_batch_forms_no_next_tables_on_a_paused_ladder_or_a_full_archive_backlog(
+    store: RedisStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builtin_ladder(store, "b", bots=("random",) * 8)
+    first = form(store, "b", 2)
+    jobs.run_matches(store, first, store.catch_up_ratings, lease_s=5)
+    monkeypatch.setenv("OHELL_ARCHIVE_BACKLOG_MAX", "2")  # the two finished matches wait for the archive
+    assert jobs.form_next(store, {"b"}, 4, lambda ids, queue: None) == []
+    monkeypatch.setenv("OHELL_ARCHIVE_BACKLOG_MAX", "100")
+    store.set_paused("b", True)
+    assert jobs.form_next(store, {"b"}, 4, lambda ids, queue: None) == []
+    assert jobs.form_next(store, {"other"}, 4, lambda ids, queue: None) == []
+    store.set_paused("b", False)
+    assert len(jobs.form_next(store, {"b"}, 4, lambda ids, queue: None)) == 2
+
+
+def test_a_batch_does_not_jump_ahead_of_tasks_waiting_for_the_workers(store: RedisStore) -> None:
+    builtin_ladder(store, "b", bots=("random",) * 8)
+    jobs.run_matches(store, form(store, "b", 2), store.catch_up_ratings, lease_s=5)
+    store.client.rpush(store.queues.builtin, "a task of another batch")
+    sent: list[tuple[list[str], str]] = []
+    kept = jobs.form_next(store, {"b"}, 4, lambda ids, queue: sent.append((list(ids), queue)))
+    assert kept == [] and len(sent) == 1 and len(sent[0][0]) == 2  # formed all the same, and sent behind it
+    assert sent[0][1] == store.queues.builtin
