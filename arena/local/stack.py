@@ -42,6 +42,7 @@ class StackConfig:
     engine: bool = True
     metrics: bool = False  # serve /metrics from every process (ports in Stack.metrics_ports)
     env: dict[str, str] = field(default_factory=dict)  # extra environment (lease, visibility timeout)
+    batch: int | None = None  # all-built-in matches per worker task (matchmaker --batch; None: its default)
     matchmaker_args: tuple[str, ...] = ()
     log_dir: str | None = None  # process logs (appended to) and the embedded Redis's data (redis/)
     engine_address: str = "127.0.0.1:0"  # port 0: any free port (read back from the process's log)
@@ -190,6 +191,7 @@ class Stack:
                     "--redis-url",
                     self.redis_url,
                     *self._metrics_args("matchmaker"),
+                    *(["--batch", str(self.config.batch)] if self.config.batch else []),
                     *self.config.matchmaker_args,
                 ],
             )

@@ -61,7 +61,9 @@ async def serve(args: argparse.Namespace) -> None:
     stopping = threading.Event()
     worker = None
     if not args.no_forming:
-        dispatch, rate, archive = celery_senders(args.redis_url, args.prefix)
+        # the batch size travels with each batch task: the workers' next batches take it too
+        batch = args.batch or batch_size()
+        dispatch, rate, archive = celery_senders(args.redis_url, args.prefix, batch)
         sweep = loop.SweepPolicy(redispatch_after_s=args.redispatch_after)
         worker = threading.Thread(
             target=loop.run_forever,
@@ -71,7 +73,7 @@ async def serve(args: argparse.Namespace) -> None:
                 "sweep_every_s": args.sweep_every,
                 "sweep_policy": sweep,
                 "archive": archive,
-                "batch": args.batch,
+                "batch": batch,
             },
             daemon=True,
             name="forming",
@@ -115,8 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch",
         type=batch_size,
         default=None,
-        help=f"all-built-in matches formed together per worker task, 1 to {MAX_BATCH} "
-        f"(default: ${BATCH_ENV} or {DEFAULT_BATCH}; 1 = one match per task)",
+        help=f"all-built-in matches formed together per worker task, 1 to {MAX_BATCH}; the workers' "
+        f"next batches take the same size (default: ${BATCH_ENV} or {DEFAULT_BATCH}; 1 = one match per task)",
     )
     parser.add_argument(
         "--redispatch-after",
