@@ -24,7 +24,7 @@ from arena.archive.db import DATABASE_URL_ENV, sqlite_url
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
 from arena.ladder.routing import Queues
-from arena.rpc.auth import HOST_TOKEN_ENV, new_host_token
+from arena.rpc.auth import HOST_TOKEN_ENV, WEB_TOKEN_ENV, new_host_token
 
 PORT_LINE = re.compile(r"service on port (\d+)")
 WORKER_READY = re.compile(r"ohell worker ready")
@@ -113,6 +113,8 @@ class Stack:
         self.config = config or StackConfig()
         # the administration credential (send it with auth_metadata); also in host_token_path, mode 0600
         self.host_token = self.config.host_token or os.environ.get(HOST_TOKEN_ENV) or new_host_token()
+        # the web app's read credential (its own rate limit at the services), given to every process
+        self.web_token = os.environ.get(WEB_TOKEN_ENV) or new_host_token()
         self.redis: EmbeddedRedis | None = None
         self.redis_url = self.config.redis_url or ""
         self.procs: list[Proc] = []
@@ -148,6 +150,7 @@ class Stack:
     def env(self) -> dict[str, str]:
         env = dict(os.environ) | {"REDIS_URL": self.redis_url, PREFIX_ENV: self.config.prefix, "PYTHONUNBUFFERED": "1"}
         env[HOST_TOKEN_ENV] = self.host_token
+        env[WEB_TOKEN_ENV] = self.web_token
         env[DATABASE_URL_ENV] = self.database_url
         env |= self.config.env
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
