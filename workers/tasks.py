@@ -4,7 +4,7 @@ re-read state from Redis."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from sqlalchemy import Engine
@@ -21,7 +21,8 @@ from arena.ladder.routing import (
     RUN_MATCHES,
     RUN_TOURNEY_TABLE,
     UPDATE_RATINGS,
-    batch_size,
+    carried_batch,
+    matches_sender,
     tourney_dispatcher,
 )
 from arena.redis_client import REDIS_ERRORS
@@ -65,18 +66,16 @@ def archive_later() -> None:
         archive_matches.apply_async(queue=store().queues.ratings, ignore_result=True)
 
 
-def send_matches(match_ids: Sequence[str], queue: str) -> None:
-    """Send matches to the workers as the matchmaker does: one alone, several as a batch."""
-    if len(match_ids) == 1:
-        run_match.apply_async(args=[match_ids[0]], queue=queue, ignore_result=True)
-    else:
-        run_matches.apply_async(args=[list(match_ids)], queue=queue, ignore_result=True)
+def send_matches(match_ids: Sequence[str], queue: str, batch: int) -> None:
+    """Send matches to the workers as the matchmaker does: one alone, several as a batch (carrying
+    ``batch``, the size its own next batches take)."""
+    matches_sender(app, batch)(match_ids, queue)
 
 
-def form_next(ladders: set[str]) -> list[str]:
-    """The next batch for a batch task that stored its matches: formed here from the agents it freed
-    (``jobs.form_next``); the other tables formed go to the workers."""
-    return jobs.form_next(store(), ladders, batch_size(), send_matches)
+def form_next(ladders: set[str], batch: int) -> list[str]:
+    """The next batch (of at most ``batch`` matches) for a batch task that stored its matches: formed
+    here from the agents it freed (``jobs.form_next``); the other tables formed go to the workers."""
+    return jobs.form_next(store(), ladders, batch, partial(send_matches, batch=batch))
 
 
 @app.task(name=RUN_MATCH, bind=True, max_retries=5)
@@ -99,8 +98,9 @@ def run_match(self: Any, match_id: str) -> str:
 
 
 @app.task(name=RUN_MATCHES, bind=True, max_retries=5)
-def run_matches(self: Any, match_ids: list[str]) -> dict[str, str]:
-    """A batch of all-built-in matches claimed together. A redelivery (its worker died) skips the
+def run_matches(self: Any, match_ids: list[str], batch: int | None = None) -> dict[str, str]:
+    """A batch of all-built-in matches claimed together; ``batch``: the size of the batches it forms
+    and plays next, the matchmaker's (``routing.carried_batch``). A redelivery (its worker died) skips the
     matches finished already; matches another runner holds are tried again when its lease would
     have lapsed; a match whose play raised goes on alone, as ``run_match`` (its retries, then failed);
     matches a batch of long games did not begin within ``jobs.HAND_BACK_S`` are sent again."""
@@ -108,8 +108,10 @@ def run_matches(self: Any, match_ids: list[str]) -> dict[str, str]:
         raise ValueError(f"match_ids must be a list of 1 to {MAX_BATCH} match ids")
     if not all(isinstance(match_id, str) and 0 < len(match_id) <= 200 for match_id in match_ids):
         raise ValueError("match_ids must be match ids (text of 1 to 200 characters)")
+    size = carried_batch(batch)
+    following = partial(form_next, batch=size)
     try:
-        run = jobs.run_matches(store(), match_ids, rate_now, archive=archive_later, form_next=form_next)
+        run = jobs.run_matches(store(), match_ids, rate_now, archive=archive_later, form_next=following)
     except REDIS_ERRORS as error:
         for match_id in match_ids:
             metrics.MATCHES_FAILED.labels(match_id.rpartition("-")[0], "redis").inc()
@@ -119,7 +121,7 @@ def run_matches(self: Any, match_ids: list[str]) -> dict[str, str]:
         run_match.apply_async(args=[match_id], queue=store().queues.builtin, countdown=1.0, ignore_result=True)
     deferred = [match_id for match_id, outcome in run.outcomes.items() if outcome == "deferred"]
     if deferred:  # long games: given back so that the worker's idle children take them
-        send_matches(deferred, store().queues.builtin)
+        send_matches(deferred, store().queues.builtin, size)
     busy = [match_id for match_id, outcome in run.outcomes.items() if outcome == "busy"]
     if busy:  # held by another runner: look again when its lease would have lapsed
         raise self.retry(args=[busy], countdown=jobs.lease_seconds(), max_retries=None)

@@ -72,6 +72,16 @@ def batch_size(value: str | None = None) -> int:
     return size
 
 
+def carried_batch(value: object) -> int:
+    """The batch size a run_matches task carries (``matches_sender``); a task sent without one (by
+    hand, or by a matchmaker of an earlier version) uses ``batch_size()``."""
+    if value is None:
+        return batch_size()
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_BATCH:
+        raise ValueError(f"batch must be a whole number from 1 to {MAX_BATCH}, got {value!r}")
+    return value
+
+
 def batches(match_ids: Sequence[str], size: int) -> list[list[str]]:
     """``match_ids`` cut into as few batches of at most ``size`` as possible, of sizes that differ by
     at most one (10 matches, size 4: batches of 4, 3 and 3)."""
@@ -119,11 +129,10 @@ def make_celery(redis_url: str, include: Iterable[str] = (), prefix: str = DEFAU
     return app
 
 
-def celery_senders(redis_url: str, prefix: str = DEFAULT_PREFIX) -> tuple[Any, Any, Any]:
-    """(dispatch(match_ids, queue), rate(ladder), archive()): send run_match (one match) or
-    run_matches (a batch) / update_ratings / archive_matches to the workers."""
-    app = make_celery(redis_url, prefix=prefix)
-    ratings_queue = Queues(prefix).ratings
+def matches_sender(app: Any, batch: int) -> Callable[[Sequence[str], str], None]:
+    """dispatch(match_ids, queue): one match as run_match, several as run_matches. A run_matches task
+    carries ``batch``, the size of the batches it forms and plays next (``jobs.form_next``), so the
+    size the matchmaker forms with decides the workers' batches too (whatever their environment)."""
 
     # ignore_result: nobody waits for these results (state lives in the store), and without it
     # every send subscribes to the result backend and unsubscribes when the AsyncResult is dropped.
@@ -131,7 +140,18 @@ def celery_senders(redis_url: str, prefix: str = DEFAULT_PREFIX) -> tuple[Any, A
         if len(match_ids) == 1:
             app.send_task(RUN_MATCH, args=[match_ids[0]], queue=queue, ignore_result=True)
         else:
-            app.send_task(RUN_MATCHES, args=[list(match_ids)], queue=queue, ignore_result=True)
+            kwargs = {"batch": batch}
+            app.send_task(RUN_MATCHES, args=[list(match_ids)], kwargs=kwargs, queue=queue, ignore_result=True)
+
+    return dispatch
+
+
+def celery_senders(redis_url: str, prefix: str = DEFAULT_PREFIX, batch: int = DEFAULT_BATCH) -> tuple[Any, Any, Any]:
+    """(dispatch(match_ids, queue), rate(ladder), archive()): send run_match (one match) or
+    run_matches (a batch, carrying ``batch``: see ``matches_sender``) / update_ratings / archive_matches
+    to the workers."""
+    app = make_celery(redis_url, prefix=prefix)
+    ratings_queue = Queues(prefix).ratings
 
     def rate(ladder: str) -> None:
         app.send_task(UPDATE_RATINGS, args=[ladder], queue=ratings_queue, ignore_result=True)
@@ -139,7 +159,7 @@ def celery_senders(redis_url: str, prefix: str = DEFAULT_PREFIX) -> tuple[Any, A
     def archive() -> None:
         app.send_task(ARCHIVE_MATCHES, queue=ratings_queue, ignore_result=True)
 
-    return dispatch, rate, archive
+    return matches_sender(app, batch), rate, archive
 
 
 def tourney_dispatcher(app: Any, prefix: str = DEFAULT_PREFIX) -> Callable[[str, str, Sequence[SeatSpec]], None]:

@@ -36,6 +36,7 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
         builtin_workers=settings["workers"],
         concurrency=settings["concurrency"],
         remote_concurrency=settings["remote_concurrency"],
+        batch=settings["batch"],
         metrics=settings["metrics"],
         log_dir=data_dir,
         engine_address=settings["engine_address"],
@@ -59,6 +60,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"redis       {stack.redis_url}{'  (embedded, AOF on)' if stack.redis else ''}")
         print(f"archive     {stack.database_url}")
         workers = f"{config.builtin_workers} x {config.concurrency} built-in + 1 x {config.remote_concurrency} remote"
+        workers += f", built-in matches in batches of up to {config.batch}"
         print(f"workers     {workers}")
         for name, port in sorted(stack.metrics_ports.items()):
             print(f"metrics     {name}: http://127.0.0.1:{port}/metrics")

@@ -6,6 +6,7 @@ environment variable or a TOML config file (flags win over the environment, whic
     engine_address = "0.0.0.0:50051"
     web_address = "0.0.0.0:8080"
     workers = 2
+    batch = 6
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.keys import new_token
+from arena.ladder.routing import BATCH_ENV, DEFAULT_BATCH, MAX_BATCH
 from ohell.errors import OhHellError
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
@@ -48,6 +50,12 @@ SETTINGS: dict[str, Setting] = {
     "workers": Setting(int, "OHELL_WORKERS", 1, "worker processes for built-in matches"),
     "concurrency": Setting(int, "OHELL_CONCURRENCY", os.cpu_count() or 2, "pool size of each worker"),
     "remote_concurrency": Setting(int, "OHELL_REMOTE_CONCURRENCY", 16, "threads for matches with remote agents"),
+    "batch": Setting(
+        int,
+        BATCH_ENV,
+        DEFAULT_BATCH,
+        f"all-built-in matches per worker task, 1 to {MAX_BATCH} (the matchmaker's --batch)",
+    ),
     "metrics": Setting(bool, "OHELL_METRICS", False, "serve /metrics from every process"),
     "host_token_file": Setting(str, "OHELL_HOST_TOKEN_FILE", "", "the host credential (default: in the data folder)"),
 }
@@ -107,6 +115,8 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_path: s
     for name in ("workers", "concurrency", "remote_concurrency"):
         if settings[name] < 1:
             raise OhHellError(f"{name.replace('_', '-')} must be at least 1, got {settings[name]}")
+    if not 1 <= settings["batch"] <= MAX_BATCH:
+        raise OhHellError(f"batch must be from 1 to {MAX_BATCH}, got {settings['batch']}")
     if not 0 <= settings["redis_port"] <= 65535:
         raise OhHellError(f"redis-port must be from 0 to 65535, got {settings['redis_port']}")
     return settings

@@ -24,7 +24,7 @@ from arena.archive.db import DATABASE_URL_ENV, sqlite_url
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
 from arena.ladder.routing import Queues
-from arena.rpc.auth import HOST_TOKEN_ENV, new_host_token
+from arena.rpc.auth import HOST_TOKEN_ENV, WEB_TOKEN_ENV, new_host_token
 
 PORT_LINE = re.compile(r"service on port (\d+)")
 WORKER_READY = re.compile(r"ohell worker ready")
@@ -42,6 +42,7 @@ class StackConfig:
     engine: bool = True
     metrics: bool = False  # serve /metrics from every process (ports in Stack.metrics_ports)
     env: dict[str, str] = field(default_factory=dict)  # extra environment (lease, visibility timeout)
+    batch: int | None = None  # all-built-in matches per worker task (matchmaker --batch; None: its default)
     matchmaker_args: tuple[str, ...] = ()
     log_dir: str | None = None  # process logs (appended to) and the embedded Redis's data (redis/)
     engine_address: str = "127.0.0.1:0"  # port 0: any free port (read back from the process's log)
@@ -112,6 +113,8 @@ class Stack:
         self.config = config or StackConfig()
         # the administration credential (send it with auth_metadata); also in host_token_path, mode 0600
         self.host_token = self.config.host_token or os.environ.get(HOST_TOKEN_ENV) or new_host_token()
+        # the web app's read credential (its own rate limit at the services), given to every process
+        self.web_token = os.environ.get(WEB_TOKEN_ENV) or new_host_token()
         self.redis: EmbeddedRedis | None = None
         self.redis_url = self.config.redis_url or ""
         self.procs: list[Proc] = []
@@ -147,6 +150,7 @@ class Stack:
     def env(self) -> dict[str, str]:
         env = dict(os.environ) | {"REDIS_URL": self.redis_url, PREFIX_ENV: self.config.prefix, "PYTHONUNBUFFERED": "1"}
         env[HOST_TOKEN_ENV] = self.host_token
+        env[WEB_TOKEN_ENV] = self.web_token
         env[DATABASE_URL_ENV] = self.database_url
         env |= self.config.env
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
@@ -190,6 +194,7 @@ class Stack:
                     "--redis-url",
                     self.redis_url,
                     *self._metrics_args("matchmaker"),
+                    *(["--batch", str(self.config.batch)] if self.config.batch else []),
                     *self.config.matchmaker_args,
                 ],
             )

@@ -18,16 +18,29 @@ import grpc
 from arena.keys import Keys, new_token, token_hash
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
+WEB_TOKEN_ENV = "OHELL_WEB_TOKEN"  # the web app's own credential: reads only (load_web_token)
 MIN_HOST_TOKEN = 16  # characters: a short host token is refused at start-up
 
 
 def load_host_token(path: str | None = None) -> str | None:
     """The host token from ``path`` (first line) or else ``$OHELL_HOST_TOKEN``; None if neither."""
     token = Path(path).read_text().strip() if path else os.environ.get(HOST_TOKEN_ENV, "").strip()
+    return _checked(token, "the host token")
+
+
+def load_web_token() -> str | None:
+    """The web app's token (``$OHELL_WEB_TOKEN``), None without one. The web app reads the services
+    with it for all its visitors; it may do what an anonymous caller may, under its own rate limit
+    (``arena.rpc.ratelimit.DEFAULT_WEB_APP_LIMIT``) and without the per-caller cap on spectate
+    streams (the web app bounds each visitor itself)."""
+    return _checked(os.environ.get(WEB_TOKEN_ENV, "").strip(), "the web app's token")
+
+
+def _checked(token: str, what: str) -> str | None:
     if not token:
         return None
     if len(token) < MIN_HOST_TOKEN:
-        raise ValueError(f"the host token must be at least {MIN_HOST_TOKEN} characters")
+        raise ValueError(f"{what} must be at least {MIN_HOST_TOKEN} characters")
     return token
 
 
@@ -37,7 +50,12 @@ def new_host_token() -> str:
 
 def is_host(token: str | None, host_token: str | None) -> bool:
     """Whether ``token`` is the host token (compared in constant time)."""
-    return bool(token and host_token and secrets.compare_digest(token.encode(), host_token.encode()))
+    return same_secret(token, host_token)
+
+
+def same_secret(token: str | None, secret: str | None) -> bool:
+    """Whether ``token`` is ``secret`` (compared in constant time); never when either is missing."""
+    return bool(token and secret and secrets.compare_digest(token.encode(), secret.encode()))
 
 
 class TokenStore(Protocol):

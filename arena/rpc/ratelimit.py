@@ -2,10 +2,12 @@
 requests that cannot be decoded. Both are one gRPC server interceptor (``CallGuard``).
 
 A caller is its bearer token (by hash) or, without one, its peer address; the host token is not
-limited. The limit is GCRA (a token bucket without a refill task): ``rate`` calls per second with
-bursts of ``burst``; its state is one Redis string per caller (``Keys.rate_limit``), updated by one
-Lua script on Redis's clock, so every replica of every service shares it. A refused call ends
-RESOURCE_EXHAUSTED with trailing metadata ``retry-after`` (seconds) and the seconds in the message.
+limited, and the web app's token (``OHELL_WEB_TOKEN``: it reads for every visitor of the web app)
+has its own, larger limit (``DEFAULT_WEB_APP_LIMIT``). The limit is GCRA (a token bucket without
+a refill task): ``rate`` calls per second with bursts of ``burst``; its state is one Redis string
+per caller (``Keys.rate_limit``), updated by one Lua script on Redis's clock, so every replica of
+every service shares it. A refused call ends RESOURCE_EXHAUSTED with trailing metadata
+``retry-after`` (seconds) and the seconds in the message.
 Redis away: the limit falls back to this process's own counters rather than refusing everyone.
 """
 
@@ -23,11 +25,12 @@ from typing import Any
 import grpc
 
 from arena.keys import Keys, token_hash
-from arena.rpc.auth import bearer_token, is_host
+from arena.rpc.auth import bearer_token, is_host, same_secret
 
 log = logging.getLogger(__name__)
-RATE_ENV = "OHELL_RATE_LIMIT"
-GUARDED = "/ohell.v1."  # the platform's own services  # "<calls per second>:<burst>", e.g. "50:200"
+RATE_ENV = "OHELL_RATE_LIMIT"  # "<calls per second>:<burst>", e.g. "50:200"
+WEB_APP_RATE_ENV = "OHELL_WEB_APP_RATE_LIMIT"  # the same, for the web app's token
+GUARDED = "/ohell.v1."  # the platform's own services
 
 # ARGV = prefix, caller, ms per call, burst window ms. Returns 0 (allowed) or ms to wait.
 GCRA = """
@@ -71,6 +74,13 @@ class RateLimit:
     @property
     def window_ms(self) -> float:
         return self.step_ms * self.burst
+
+
+# The web app reads for all its visitors as one caller. It holds each visitor to 20 requests/s
+# with bursts of 60 (services/web/visitors.py), and a page costs 1-5 calls (the ladders page one
+# more per ladder): this carries twenty visitors at their full rate on five-call pages (a visitor's
+# whole burst of the ladders page with 20 ladders is 1,260 calls), against 100:400 for one caller.
+DEFAULT_WEB_APP_LIMIT = RateLimit(rate=2000.0, burst=8000)
 
 
 class LocalLimiter:
@@ -140,19 +150,48 @@ def caller_of(context: grpc.aio.ServicerContext) -> str:
 
 
 class CallGuard(grpc.aio.ServerInterceptor):
-    """Rate-limits every call (the host token excepted) and turns an undecodable request into
-    INVALID_ARGUMENT naming the message type (grpc would answer UNKNOWN or INTERNAL)."""
+    """Rate-limits every call (the host token excepted; the web app's token by ``web_limiter``) and
+    turns an undecodable request into INVALID_ARGUMENT naming the message type (grpc would answer
+    UNKNOWN or INTERNAL). Limits only: what a token may do is each RPC's own check."""
 
-    def __init__(self, limiter: Limiter, host_token: str | None = None) -> None:
+    def __init__(
+        self,
+        limiter: Limiter,
+        host_token: str | None = None,
+        web_token: str | None = None,
+        web_limiter: Limiter | None = None,
+    ) -> None:
         self.limiter = limiter
         self.host_token = host_token
+        self.web_token = web_token
+        self.web_limiter = web_limiter or limiter
+
+    @classmethod
+    def from_env(
+        cls,
+        redis_client: Any | None,
+        keys: Keys,
+        host_token: str | None,
+        web_token: str | None,
+        limit: RateLimit | None = None,
+    ) -> CallGuard:
+        """A service's guard: ``limit`` (default ``$OHELL_RATE_LIMIT``) per caller,
+        ``$OHELL_WEB_APP_RATE_LIMIT`` (default DEFAULT_WEB_APP_LIMIT) for the web app's token, both
+        shared through ``redis_client``."""
+        web_limit = RateLimit.from_env(WEB_APP_RATE_ENV, DEFAULT_WEB_APP_LIMIT)
+        limiter = Limiter(limit or RateLimit.from_env(), redis_client, keys)
+        return cls(limiter, host_token, web_token, Limiter(web_limit, redis_client, keys))
 
     async def admit(self, context: grpc.aio.ServicerContext) -> None:
-        if is_host(bearer_token(context.invocation_metadata()), self.host_token):
+        token = bearer_token(context.invocation_metadata())
+        if is_host(token, self.host_token):
             return
-        wait_ms = await self.limiter.wait_ms(caller_of(context))
+        limiter, caller = self.limiter, caller_of(context)
+        if same_secret(token, self.web_token):
+            limiter, caller = self.web_limiter, "w:" + caller[2:]
+        wait_ms = await limiter.wait_ms(caller)
         if wait_ms > 0:
-            limit = self.limiter.limit
+            limit = limiter.limit
             await refuse(context, wait_ms, f"rate limit of {limit.rate:g} calls/s (burst {limit.burst}) reached")
 
     async def intercept_service(

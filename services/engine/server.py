@@ -22,8 +22,8 @@ from arena.proto.ohell.v1 import (
     spectate_pb2,
     spectate_pb2_grpc,
 )
-from arena.rpc.auth import RedisTokens, StaticTokens, TokenStore, load_host_token
-from arena.rpc.ratelimit import CallGuard, Limiter, RateLimit
+from arena.rpc.auth import RedisTokens, StaticTokens, TokenStore, load_host_token, load_web_token
+from arena.rpc.ratelimit import CallGuard, RateLimit
 from arena.rpc.server import DEFAULT_LIMITS, Limits, Served, Service, create_server, stop_server
 from services.engine.challenge import ChallengeApi
 from services.engine.gateway import Gateway
@@ -61,10 +61,13 @@ async def start_engine(
     keys: Keys | None = None,
     host_token: str | None = None,
     rate_limit: RateLimit | None = None,
+    web_token: str | None = None,
 ) -> Engine:
     """Start the engine service. ``tokens`` maps token -> agent id (besides those in Redis);
-    ``host_token`` defaults to ``$OHELL_HOST_TOKEN``; ``rate_limit`` to ``$OHELL_RATE_LIMIT``."""
+    ``host_token`` defaults to ``$OHELL_HOST_TOKEN``; ``rate_limit`` to ``$OHELL_RATE_LIMIT``;
+    ``web_token`` (the web app's: its own rate limit) to ``$OHELL_WEB_TOKEN``."""
     host_token = host_token or load_host_token()
+    web_token = web_token or load_web_token()
     redis_client = None
     keys = keys or Keys.from_env()
     static = StaticTokens(tokens or {})
@@ -80,7 +83,7 @@ async def start_engine(
     await gateway.start()
     rules_api = RulesApi()
     challenge = ChallengeApi(token_store, redis_client, time_control or TimeControl(), keys, host_token)
-    spectate = SpectateApi(log, host_token)
+    spectate = SpectateApi(log, host_token, web_token)
     services = [
         Service(
             _name(gateway_pb2, "AgentGatewayService"),
@@ -99,6 +102,6 @@ async def start_engine(
             lambda s: spectate_pb2_grpc.add_SpectateServiceServicer_to_server(spectate, s),
         ),
     ]
-    guard = CallGuard(Limiter(rate_limit or RateLimit.from_env(), redis_client, keys), host_token)
+    guard = CallGuard.from_env(redis_client, keys, host_token, web_token, rate_limit)
     served = await create_server(address, services, limits or DEFAULT_LIMITS, interceptors=[guard])
     return Engine(served, gateway, redis_client)

@@ -2,8 +2,9 @@
 
 Every spectator of one match shares one reader of its event log (``SharedFeeds``): a thousand
 spectators cost one Redis read loop, not a thousand blocked connections. A caller (token, or peer
-address without one) may follow at most ``MAX_SPECTATES_PER_CALLER`` matches at once (the host
-excepted: the web app relays its visitors' live views and bounds each visitor itself), and wait at
+address without one) may follow at most ``MAX_SPECTATES_PER_CALLER`` matches at once (the host and
+the web app's token excepted: the web app relays its visitors' live views and bounds each visitor
+itself), and wait at
 most ``MAX_WAIT_MS`` for a match to appear.
 """
 
@@ -17,7 +18,7 @@ import grpc
 
 from arena.play.events import EventLog, FeedSilent
 from arena.proto.ohell.v1 import spectate_pb2, spectate_pb2_grpc
-from arena.rpc.auth import bearer_token, is_host
+from arena.rpc.auth import bearer_token, is_host, same_secret
 from arena.rpc.ratelimit import caller_of
 
 MAX_WAIT_MS = 60_000
@@ -92,9 +93,10 @@ class SharedFeeds:
 
 
 class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
-    def __init__(self, log: EventLog, host_token: str | None = None) -> None:
+    def __init__(self, log: EventLog, host_token: str | None = None, web_token: str | None = None) -> None:
         self.feeds = SharedFeeds(log)
         self.host_token = host_token
+        self.web_token = web_token  # the web app's: it holds each of its visitors to 4 streams itself
         self.watching: dict[str, int] = {}  # caller -> streams open
 
     async def Spectate(
@@ -105,8 +107,9 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
         if request.wait_ms > MAX_WAIT_MS:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"wait_ms={request.wait_ms} is over {MAX_WAIT_MS}")
         caller = caller_of(context)
-        host = is_host(bearer_token(context.invocation_metadata()), self.host_token)
-        if self.watching.get(caller, 0) >= MAX_SPECTATES_PER_CALLER and not host:
+        token = bearer_token(context.invocation_metadata())
+        uncapped = is_host(token, self.host_token) or same_secret(token, self.web_token)
+        if self.watching.get(caller, 0) >= MAX_SPECTATES_PER_CALLER and not uncapped:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{MAX_SPECTATES_PER_CALLER} spectate streams of yours are open: close one first",

@@ -25,7 +25,7 @@ from arena.ladder.store import (
     StoreError,
     Unauthenticated,
 )
-from arena.rpc.auth import bearer_token, is_host
+from arena.rpc.auth import bearer_token, is_host, same_secret
 from arena.rpc.ratelimit import Limiter
 from arena.tournament import jobs as tourney_jobs
 from arena.tournament.operations import StandingsCache
@@ -63,6 +63,7 @@ class ServicerBase:
         renew_s: float = 10.0,
         host_token: str | None = None,
         registrations: Limiter | None = None,
+        web_token: str | None = None,
         database_url_: str | None = None,
         tourneys: TournamentStore | None = None,
         tourney_dispatch: tourney_jobs.Dispatch | None = None,
@@ -72,6 +73,7 @@ class ServicerBase:
         self.tourney_dispatch = tourney_dispatch
         self.standings_cache = StandingsCache()
         self.host_token = host_token
+        self.web_token = web_token  # the web app's: it reads, as anyone may
         self.registrations = registrations  # the stricter limit of open self-registration
         self.poll_s = poll_s
         self.renew_s = renew_s
@@ -106,6 +108,12 @@ class ServicerBase:
         token = bearer_token(context.invocation_metadata())
         if is_host(token, self.host_token):
             return True
+        if same_secret(token, self.web_token):
+            await abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "this RPC needs the host token; the web app's token only reads",
+            )
         if token is not None:
             if await self._call(context, self.store.agent_for_token, token) is not None:
                 await abort(

@@ -24,7 +24,7 @@ from arena.ladder.routing import (
     tourney_dispatcher,
 )
 from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
-from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token
+from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token, load_web_token
 from arena.rpc.ratelimit import CallGuard, Limiter, RateLimit
 from arena.rpc.server import Service, create_server, serve_until_signal
 from arena.tournament import jobs as tourney_jobs
@@ -41,6 +41,7 @@ async def serve(args: argparse.Namespace) -> None:
     keys = Keys(args.prefix)
     store = RedisStore.connect(args.redis_url, keys)
     host_token = load_host_token(args.host_token_file)
+    web_token = load_web_token()  # the web app's: its own rate limit, no more rights than anonymous
     limits_client = aioredis.Redis.from_url(args.redis_url)
     registrations = Limiter(REGISTRATIONS, limits_client, keys)  # open self-registration, per caller
     tourney_store = TournamentStore.connect(args.redis_url, keys)
@@ -48,6 +49,7 @@ async def serve(args: argparse.Namespace) -> None:
     servicer = MatchmakerServicer(
         store,
         host_token=host_token,
+        web_token=web_token,
         registrations=registrations,
         database_url_=args.database_url,
         tourneys=tourney_store,
@@ -56,12 +58,14 @@ async def serve(args: argparse.Namespace) -> None:
     service = Service(
         SERVICE_NAME, lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)
     )
-    guard = CallGuard(Limiter(RateLimit.from_env(), limits_client, keys), host_token)
+    guard = CallGuard.from_env(limits_client, keys, host_token, web_token)
     served = await create_server(args.address, [service], interceptors=[guard])
     stopping = threading.Event()
     worker = None
     if not args.no_forming:
-        dispatch, rate, archive = celery_senders(args.redis_url, args.prefix)
+        # the batch size travels with each batch task: the workers' next batches take it too
+        batch = args.batch or batch_size()
+        dispatch, rate, archive = celery_senders(args.redis_url, args.prefix, batch)
         sweep = loop.SweepPolicy(redispatch_after_s=args.redispatch_after)
         worker = threading.Thread(
             target=loop.run_forever,
@@ -71,7 +75,7 @@ async def serve(args: argparse.Namespace) -> None:
                 "sweep_every_s": args.sweep_every,
                 "sweep_policy": sweep,
                 "archive": archive,
-                "batch": args.batch,
+                "batch": batch,
             },
             daemon=True,
             name="forming",
@@ -115,8 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch",
         type=batch_size,
         default=None,
-        help=f"all-built-in matches formed together per worker task, 1 to {MAX_BATCH} "
-        f"(default: ${BATCH_ENV} or {DEFAULT_BATCH}; 1 = one match per task)",
+        help=f"all-built-in matches formed together per worker task, 1 to {MAX_BATCH}; the workers' "
+        f"next batches take the same size (default: ${BATCH_ENV} or {DEFAULT_BATCH}; 1 = one match per task)",
     )
     parser.add_argument(
         "--redispatch-after",

@@ -1,7 +1,9 @@
 """Everything the web app reads or changes goes through here: the matchmaker's and the engine's gRPC
-APIs (never Redis keys). Admin calls carry the host token as bearer metadata, and so do reads when
-the app has a ``read_token`` (the host token): the services count calls per caller, and without it
-every visitor would count as this one caller (the app bounds each visitor itself: app.VisitorLimit).
+APIs (never Redis keys). Admin calls carry the host token as bearer metadata; reads carry the
+``read_token`` when the app has one: the web app's token (``OHELL_WEB_TOKEN``, which the services
+give a rate limit sized for the web app), else the host token. The services count calls per caller,
+and without a token every visitor would count as this one anonymous caller (the app bounds each
+visitor itself: services/web/visitors.py).
 """
 
 from __future__ import annotations

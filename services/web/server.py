@@ -11,6 +11,7 @@ from pathlib import Path
 
 import uvicorn
 
+from arena.rpc.auth import WEB_TOKEN_ENV, load_web_token
 from services.web.api import Api
 from services.web.app import create_app
 
@@ -49,9 +50,19 @@ async def serve(args: argparse.Namespace) -> None:
         raise SystemExit(f"--address {args.address!r} must be host:port")
     token = host_token(args.host_token_file)
     try:
-        app = create_app(Api(args.matchmaker, args.engine, read_token=token), token)
-    except ValueError as error:  # a malformed $OHELL_WEB_RATE_LIMIT: say which and why, no traceback
+        # reads for every visitor go as the web app (its own rate limit at the services), else as
+        # the host (not limited), else as one anonymous caller, whose limit all visitors would share
+        read_token = load_web_token() or token
+        app = create_app(Api(args.matchmaker, args.engine, read_token=read_token), token)
+    except ValueError as error:  # a malformed $OHELL_WEB_RATE_LIMIT or a short token: say which, no traceback
         raise SystemExit(str(error)) from None
+    if not read_token:
+        print(
+            f"warning: no ${WEB_TOKEN_ENV} (nor host token): every visitor's reads count as one caller "
+            "at the services (100 calls/s by default); give the services and the web app one web token",
+            file=sys.stderr,
+            flush=True,
+        )
     config = uvicorn.Config(app, host=host, port=int(port), log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())

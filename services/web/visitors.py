@@ -1,7 +1,9 @@
 """Each visitor's share of the web app: requests per second and live views open at once.
 
-The app reads the services with the host token when it has one (services/web/api.py), so the
-services do not limit it; it limits each visitor itself, by client address (behind a reverse proxy
+The app reads the services with its own token (``OHELL_WEB_TOKEN``, limited there by
+``arena.rpc.ratelimit.DEFAULT_WEB_APP_LIMIT``, sized for many visitors at this limit), else with the
+host token (not limited), so that its visitors do not share one caller's budget; it limits each
+visitor itself, by client address (behind a reverse proxy
 on this machine, uvicorn takes it from X-Forwarded-For). The limit is GCRA in this process
 (``arena.rpc.ratelimit.LocalLimiter``); a refused request is answered 429 with ``Retry-After``.
 Static files and /healthz are not counted.

@@ -6,17 +6,19 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import urllib.request
 from collections.abc import Callable
 
 import pytest
 from celery import Celery
+from prometheus_client.parser import text_string_to_metric_families
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.matchlog import read_log
 from arena.ladder.model import now_ms
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import QUEUE_BUILTIN, RUN_MATCHES
-from arena.local.stack import Stack
+from arena.local.stack import WORKER_READY, Stack
 
 from .helpers import builtin_ladder, leave_all, match_state, scrape, settle, wait_until
 from .test_faults import assert_rated_exactly_once
@@ -120,3 +122,47 @@ def test_a_whole_worker_killed_mid_batch_is_recovered_match_by_match(
     leave_all(store, "w", agents)
     settle(store, ["w"], timeout=40)
     assert_none_lost(stack, store, "w", batch)
+
+
+def batch_sizes(port: int) -> dict[str, float]:
+    """The worker's ``ohell_match_batch_size`` histogram: cumulative count by bucket bound ("2.0", ...)."""
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    return {
+        sample.labels["le"]: sample.value
+        for family in text_string_to_metric_families(body)
+        for sample in family.samples
+        if sample.name == "ohell_match_batch_size_bucket"
+    }
+
+
+def test_the_matchmakers_batch_size_decides_the_batches_workers_form_next(
+    make_stack: Callable[..., Stack], store: RedisStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host sets the matchmaker's --batch 2 (the workers' environment says nothing): the batches a
+    worker forms and plays itself after storing one (jobs.form_next) hold at most 2 matches too.
+    The matchmaker sends one batch of two tables and stops; 24 more agents wait in the queue; then a
+    worker of one process starts: storing that batch, it finds 32 agents, 8 tables, and no task
+    waiting, so it keeps one batch and sends the rest (with the workers' default, 6, it kept 4)."""
+    monkeypatch.delenv("OHELL_MATCH_BATCH", raising=False)
+    stack = make_stack(
+        engine=False,
+        metrics=True,
+        remote_worker=False,
+        builtin_workers=0,
+        matchmaker_args=("--sweep-every", "60", "--tick", "0.02", "--batch", "2"),
+    )
+    agents = builtin_ladder(store, "n", bots=("random",) * 8)
+    wait_until(lambda: store.builtin_tasks_waiting() == 1, 20, "the matchmaker's batch of two tables")
+    assert int(store.client.get(store.keys.match_seq)) == 2
+    next(proc for proc in stack.procs if proc.name == "matchmaker").stop()
+    for index in range(24):
+        agent, _ = store.register_agent(f"n-late-{index}", "builtin", bot="random")
+        store.join("n", agent.agent_id, None, enroll=True)
+        agents.append(agent.agent_id)
+    stack.start_worker("builtin0", concurrency=1).wait_for(WORKER_READY, 60)
+    wait_until(lambda: store.client.xlen(store.keys.log("n")) >= 24, 60, "the workers to carry the ladder on")
+    store.set_paused("n", True)
+    settle(store, ["n"], timeout=40)
+    sizes = batch_sizes(stack.metrics_ports["worker-builtin0"])
+    assert sizes["+Inf"] >= 3, sizes  # the matchmaker's batch and batches the worker formed itself
+    assert sizes["2.0"] == sizes["+Inf"], f"a worker formed a batch of more than 2 matches: {sizes}"

@@ -15,7 +15,7 @@ from arena.ladder.matchplay import play_builtin
 from arena.ladder.ratings import replay, stored_ratings
 from arena.ladder.redis_matches import Finished
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.routing import MAX_BATCH, batch_size, batches
+from arena.ladder.routing import MAX_BATCH, batch_size, batches, carried_batch
 
 from ..ladder.helpers import builtin_ladder
 
@@ -72,6 +72,11 @@ def test_batch_size_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
     for bad in ("0", "-1", str(MAX_BATCH + 1), "many", "2.5"):
         with pytest.raises(ValueError, match="OHELL_MATCH_BATCH"):
             batch_size(bad)
+    # the size a run_matches task carries (the matchmaker's); without one, the worker's batch_size()
+    assert carried_batch(2) == 2 and carried_batch(MAX_BATCH) == MAX_BATCH and carried_batch(None) == 4
+    for wrong in (0, MAX_BATCH + 1, True, "2", 2.0):
+        with pytest.raises(ValueError, match="batch must be a whole number"):
+            carried_batch(wrong)
 
 
 def test_start_matches_leases_each_and_reports_each(store: RedisStore) -> None:

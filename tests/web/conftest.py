@@ -47,8 +47,9 @@ def wait_until(condition: Any, timeout: float, what: str) -> None:
         time.sleep(0.1)
 
 
-def start_web(stack: Stack, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
-    env = dict(os.environ) | {"OHELL_HOST_TOKEN": HOST_TOKEN, "PYTHONUNBUFFERED": "1"}
+def start_web(stack: Stack, log_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """The web app on the stack, with ``env`` (default: this process's, and the tests' host token)."""
+    env = (dict(os.environ) | {"OHELL_HOST_TOKEN": HOST_TOKEN} if env is None else env) | {"PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "-m", "services.web", "--address", "127.0.0.1:0"]
     command += ["--matchmaker", stack.matchmaker_address, "--engine", stack.engine_address]
     with open(log_path, "wb") as log:

@@ -46,7 +46,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
     ports = {name: free_port() for name in ("engine", "matchmaker", "web", "redis")}
     config = tmp_path / "ohell.toml"
-    config.write_text(f'web_address = "127.0.0.1:{ports["web"]}"\nworkers = 1\nconcurrency = 1\n')
+    config.write_text(f'web_address = "127.0.0.1:{ports["web"]}"\nworkers = 1\nconcurrency = 1\nbatch = 3\n')
     args = ["--config", str(config), "--data-dir", str(tmp_path / "data"), "--redis-port", str(ports["redis"])]
     args += ["--engine-address", f"127.0.0.1:{ports['engine']}"]
     args += ["--matchmaker-address", f"127.0.0.1:{ports['matchmaker']}"]
@@ -59,6 +59,7 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
         try:
             banners.append(banner)
             assert re.search(rf"^web\s+http://127\.0\.0\.1:{ports['web']}\s", banner, re.M), banner
+            assert "built-in matches in batches of up to 3" in banner, banner  # the matchmaker's --batch
             engine_port = int(re.search(r"^engine\s+127\.0\.0\.1:(\d+)\s", banner, re.M).group(1))  # type: ignore[union-attr]
             assert (engine_port == ports["engine"]) == (run < 2), banner
             with socket.create_connection(("127.0.0.1", engine_port), timeout=5):
@@ -90,6 +91,8 @@ def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
     assert settings["engine_address"] == "0.0.0.0:1" and settings["web_address"] == "127.0.0.1:3"
     assert settings["workers"] == 5 and settings["data_dir"] == str(tmp_path)
     assert resolve({}, {"OHELL_DATA_DIR": str(tmp_path)}, None)["matchmaker_address"] == "127.0.0.1:50052"
+    assert resolve({}, {"OHELL_DATA_DIR": str(tmp_path)}, None)["batch"] == 6
+    assert resolve({}, {"OHELL_MATCH_BATCH": "2"}, str(config))["batch"] == 2
 
 
 @pytest.mark.parametrize(
@@ -102,6 +105,8 @@ def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
         ("", {"OHELL_ENGINE_ADDRESS": "localhost"}, "engine-address must be HOST:PORT"),
         ("", {"OHELL_WORKERS": "0"}, "workers must be at least 1"),
         ("", {"OHELL_METRICS": "maybe"}, "metrics must be true or false"),
+        ("batch = 33\n", {}, "batch must be from 1 to 32"),
+        ("", {"OHELL_MATCH_BATCH": "0"}, "batch must be from 1 to 32"),
     ],
 )
 def test_bad_settings_are_named(tmp_path: Path, text: str, env: dict[str, str], message: str) -> None:

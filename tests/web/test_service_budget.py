@@ -1,0 +1,134 @@
+"""The web app's share of the services' rate limits, on real processes (redis-server, matchmaker,
+engine, the web app under uvicorn without the host token): busy visitors, each within its own
+limit, do not use up the budget every visitor's pages are read with; the web app's token reads
+and nothing more."""
+
+from __future__ import annotations
+
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import grpc
+import pytest
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.local.stack import Stack, StackConfig
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
+from arena.rpc.auth import WEB_TOKEN_ENV, auth_metadata
+
+from .conftest import start_web
+
+pytestmark = pytest.mark.slow  # starts the services and the web app as processes
+
+LADDERS = 20  # the ladders page reads each one's leaderboard: 21 calls per page
+
+
+@pytest.fixture(scope="module")
+def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Stack]]:
+    logs = tmp_path_factory.mktemp("web-budget")
+    config = StackConfig(
+        redis_url=shared_redis_server.url,
+        prefix=f"budget{os.getpid()}:",
+        builtin_workers=0,
+        remote_worker=False,
+        log_dir=str(logs),
+        env={"OHELL_RATE_LIMIT": ""},  # the default limit per caller: 100 calls/s, bursts of 400
+    )
+    stack = Stack(config).start()
+    web = None
+    try:
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            for n in range(LADDERS):
+                ladder = pb.Ladder(name=f"l{n}", rules=rules_pb2.Rules(preset="classic"), seats=4)
+                stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(stack.host_token))
+        # as a host runs it on a public machine: the web app's token, not the host token
+        env = {name: value for name, value in stack.env().items() if name != "OHELL_HOST_TOKEN"}
+        web, url = start_web(stack, logs / "web.log", env)
+        yield url, stack
+    finally:
+        if web is not None:
+            web.terminate()
+            web.wait(10)
+        stack.cleanup()
+
+
+def visit(url: str, visitor: str) -> int:
+    """One page as ``visitor`` (the web app takes the address from X-Forwarded-For, sent from 127.0.0.1)."""
+    request = urllib.request.Request(url, headers={"x-forwarded-for": visitor})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def test_busy_visitors_within_their_limits_do_not_fail_anyones_pages(site: tuple[str, Stack]) -> None:
+    """Five visitors each load the ladders page 30 times at once (within their burst of 60; 21
+    calls a page, 3,150 calls in all, where one caller may make 400 at once and 100 a second);
+    another visitor meanwhile loads leaderboards. Each is within its own limit: every page loads."""
+    url, _ = site
+    busy = [f"10.9.0.{n}" for n in range(1, 6)]
+    with ThreadPoolExecutor(12) as pool:
+        pages = [pool.submit(visit, f"{url}/", visitor) for _ in range(30) for visitor in busy]
+        time.sleep(0.5)
+        other = [visit(f"{url}/ladders/l{n}", "10.9.1.1") for n in range(5)]
+        statuses = [page.result() for page in pages]
+    failed = {status: statuses.count(status) for status in set(statuses) if status != 200}
+    assert not failed, f"busy visitors' pages failed (status: count): {failed}"
+    assert other == [200] * 5
+
+
+def test_the_web_apps_token_reads_and_nothing_more(site: tuple[str, Stack]) -> None:
+    """The web app's token is no host token and no agent token: administration and agent RPCs refuse
+    it, and its budget is its own (another token or none keeps 100 calls/s with bursts of 400)."""
+    _, stack = site
+    web_token = stack.env()[WEB_TOKEN_ENV]
+    web = auth_metadata(web_token)
+    with grpc.insecure_channel(stack.matchmaker_address) as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        assert len(stub.ListLadders(pb.ListLaddersRequest(), metadata=web).ladders) == LADDERS
+        ladder = pb.Ladder(name="nope", rules=rules_pb2.Rules(preset="classic"), seats=4)
+        refusals = {
+            "CreateLadder": lambda: stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=web),
+            "PauseLadder": lambda: stub.PauseLadder(pb.PauseLadderRequest(name="l0"), metadata=web),
+            "ListAgents": lambda: stub.ListAgents(pb.ListAgentsRequest(), metadata=web),
+            "RegisterAgent": lambda: stub.RegisterAgent(
+                pb.RegisterAgentRequest(name="x", kind=pb.AGENT_KIND_BUILTIN, bot="random"), metadata=web
+            ),
+            "JoinQueue": lambda: stub.JoinQueue(pb.JoinQueueRequest(ladder="l0", agent_id="a1"), metadata=web),
+        }
+        for name, call in refusals.items():
+            with pytest.raises(grpc.RpcError) as refused:
+                call()
+            expected = grpc.StatusCode.UNAUTHENTICATED if name == "JoinQueue" else grpc.StatusCode.PERMISSION_DENIED
+            assert refused.value.code() == expected, (name, refused.value.details())
+        # 1,500 calls, ten at a time (~500 a second here): over 400 + 100/s for one caller, not for
+        # the web app
+        for who, refused_some in ((web, False), (auth_metadata("not-the-web-token-" + "x" * 20), True), (None, True)):
+            codes = calls(stub, who, 10, 150)
+            assert ("RESOURCE_EXHAUSTED" in codes) == refused_some, (who, codes)
+            assert codes <= {"OK", "RESOURCE_EXHAUSTED"}, codes
+
+
+def calls(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, who: Any, threads: int, each: int) -> set[str]:
+    """The status codes of ``threads`` x ``each`` GetLadder calls made as ``who``."""
+
+    def run() -> list[str]:
+        codes = []
+        for _ in range(each):
+            try:
+                stub.GetLadder(pb.GetLadderRequest(name="l0"), metadata=who, timeout=30)
+                codes.append("OK")
+            except grpc.RpcError as error:
+                codes.append(error.code().name)
+        return codes
+
+    with ThreadPoolExecutor(threads) as pool:
+        return {code for codes in pool.map(lambda _: run(), range(threads)) for code in codes}
