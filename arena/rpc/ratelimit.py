@@ -1,12 +1,14 @@
 """Per-caller rate limits on every RPC, shared by every process through Redis, and a guard for
 requests that cannot be decoded. Both are one gRPC server interceptor (``CallGuard``).
 
-A caller is its bearer token (by hash) or, without one, its peer address; the host token is not
-limited. The limit is GCRA (a token bucket without a refill task): ``rate`` calls per second with
-bursts of ``burst``; its state is one Redis string per caller (``Keys.rate_limit``), updated by one
-Lua script on Redis's clock, so every replica of every service shares it. A refused call ends
-RESOURCE_EXHAUSTED with trailing metadata ``retry-after`` (seconds) and the seconds in the message.
-Redis away: the limit falls back to this process's own counters rather than refusing everyone.
+A caller is its bearer token (by hash) when an agent holds the token, else its peer address: a
+made-up token is no new caller with a budget of its own. The host token is not limited. The limit
+is GCRA (a token bucket without a refill task): ``rate`` calls per second with bursts of ``burst``;
+its state is one Redis string per caller (``Keys.rate_limit``), updated by one Lua script on Redis's
+clock (which also looks the token up), so every replica of every service shares it. A refused call
+ends RESOURCE_EXHAUSTED with trailing metadata ``retry-after`` (seconds) and the seconds in the
+message. Redis away: the limit falls back to this process's own counters (tokens unchecked) rather
+than refusing everyone.
 """
 
 from __future__ import annotations
@@ -23,15 +25,18 @@ from typing import Any
 import grpc
 
 from arena.keys import Keys, token_hash
-from arena.rpc.auth import bearer_token, is_host
+from arena.rpc.auth import TokenStore, bearer_token, is_host
 
 log = logging.getLogger(__name__)
 RATE_ENV = "OHELL_RATE_LIMIT"
 GUARDED = "/ohell.v1."  # the platform's own services  # "<calls per second>:<burst>", e.g. "50:200"
 
-# ARGV = prefix, caller, ms per call, burst window ms. Returns 0 (allowed) or ms to wait.
+# ARGV = prefix, caller, ms per call, burst window ms, the caller's token hash ('' without one), the
+# caller's peer. A token that is not registered counts as its peer. Returns 0 (allowed) or ms to wait.
 GCRA = """
-local key = K.rate_limit(ARGV[1], ARGV[2])
+local caller = ARGV[2]
+if ARGV[5] ~= '' and redis.call('HEXISTS', K.agent_tokens(ARGV[1]), ARGV[5]) == 0 then caller = ARGV[6] end
+local key = K.rate_limit(ARGV[1], caller)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local step, window = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -102,11 +107,13 @@ class Limiter:
         self.keys = keys or Keys()
         self.script = redis_client.register_script(Keys.lua(GCRA)) if redis_client is not None else None
 
-    async def wait_ms(self, caller: str) -> float:
+    async def wait_ms(self, caller: str, token_sha: str = "", peer: str = "") -> float:
+        """``token_sha``: the hash of the token ``caller`` names; unless Redis holds it as an agent's,
+        the call counts as ``peer``'s. (Without Redis the token is not checked.)"""
         if self.script is None:
             return self.local.wait_ms(caller)
         try:
-            args = [self.keys.prefix, caller, self.limit.step_ms, self.limit.window_ms]
+            args = [self.keys.prefix, caller, self.limit.step_ms, self.limit.window_ms, token_sha, peer or caller]
             return float(await self.script(args=args))
         except Exception as error:  # Redis away: limit per process until it is back
             log.warning("rate limit falls back to this process: %s", error)
@@ -131,12 +138,28 @@ async def refuse(context: grpc.aio.ServicerContext, wait_ms: float, why: str) ->
 
 
 def caller_of(context: grpc.aio.ServicerContext) -> str:
-    """Who is calling, for limits: ``t:<token hash>`` or ``p:<peer host>`` (port left out)."""
+    """Who is calling, for limits: ``t:<token hash>`` or ``p:<peer host>`` (port left out). The token
+    is taken as given: where it may be made up, see ``verified_caller``."""
     token = bearer_token(context.invocation_metadata())
     if token:
         return "t:" + token_hash(token)[:32]
+    return peer_of(context)
+
+
+def peer_of(context: grpc.aio.ServicerContext) -> str:
     peer = context.peer() or "unknown"
     return "p:" + (peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer)[:80]
+
+
+async def verified_caller(context: grpc.aio.ServicerContext, tokens: TokenStore) -> str:
+    """``caller_of``, but a token no agent holds counts as its peer (a caller making up a token on
+    every call is still one caller). Tokens unreadable (Redis away): the peer too."""
+    token = bearer_token(context.invocation_metadata())
+    try:
+        known = token is not None and await tokens.agent_for_token(token) is not None
+    except Exception:
+        known = False
+    return caller_of(context) if known else peer_of(context)
 
 
 class CallGuard(grpc.aio.ServerInterceptor):
@@ -150,7 +173,9 @@ class CallGuard(grpc.aio.ServerInterceptor):
     async def admit(self, context: grpc.aio.ServicerContext) -> None:
         if is_host(bearer_token(context.invocation_metadata()), self.host_token):
             return
-        wait_ms = await self.limiter.wait_ms(caller_of(context))
+        token = bearer_token(context.invocation_metadata())
+        caller, token_sha = caller_of(context), token_hash(token) if token else ""
+        wait_ms = await self.limiter.wait_ms(caller, token_sha, peer_of(context))
         if wait_ms > 0:
             limit = self.limiter.limit
             await refuse(context, wait_ms, f"rate limit of {limit.rate:g} calls/s (burst {limit.burst}) reached")
