@@ -71,6 +71,7 @@ class ServicerBase:
         self.tourneys = tourneys  # the tournament RPCs (services/matchmaker/tournaments.py)
         self.tourney_dispatch = tourney_dispatch
         self.standings_cache = StandingsCache()
+        self.watches: dict[str, int] = {}  # agent id -> its WatchQueue streams open (services/matchmaker/queueing.py)
         self.host_token = host_token
         self.registrations = registrations  # the stricter limit of open self-registration
         self.poll_s = poll_s
