@@ -31,7 +31,7 @@ class AgentStore(StoreBase):
         self_registered: bool = False,
     ) -> tuple[Agent, str]:
         if not AGENT_NAME.match(name):
-            raise StoreError(f"name {name!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
+            raise StoreError(f"name {name[:80]!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
         if kind not in AGENT_KINDS:
             raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
         if kind == "builtin" and bot not in BOT_FACTORIES:

@@ -128,7 +128,7 @@ class ServicerBase:
             await abort(
                 context,
                 grpc.StatusCode.PERMISSION_DENIED,
-                f"agent_id {agent_id!r} is not the agent of this token ({agent.agent_id})",
+                f"agent_id {agent_id[:80]!r} is not the agent of this token ({agent.agent_id})",
             )
         return agent
 

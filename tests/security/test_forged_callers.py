@@ -98,6 +98,30 @@ def test_ids_shaped_like_other_keys_or_too_long_are_not_found(
             code, details = missing.value.code(), missing.value.details() or ""
             assert code == grpc.StatusCode.NOT_FOUND and f"no {what}" in details, (request, code, details[:300])
             assert len(details) < 300 and "WRONGTYPE" not in details
+        # a value refused for what it is, not looked up: the error names the field, briefly
+        as_agent = auth_metadata(agent.token)
+        refusals = [
+            (
+                stub.JoinQueue,
+                pb.JoinQueueRequest(ladder="main", agent_id=huge),
+                as_agent,
+                "PERMISSION_DENIED",
+                "agent_id",
+            ),
+            (stub.ListMatches, pb.ListMatchesRequest(ladder="main", state=huge), None, "INVALID_ARGUMENT", "state"),
+            (
+                stub.RegisterAgent,
+                pb.RegisterAgentRequest(name=huge, kind=pb.AGENT_KIND_CONNECTED),
+                HOST,
+                "INVALID_ARGUMENT",
+                "name",
+            ),
+        ]
+        for call, request, metadata, code_name, field in refusals:
+            with pytest.raises(grpc.RpcError) as refused:
+                call(request, metadata=metadata, timeout=10)
+            code, details = refused.value.code(), refused.value.details() or ""
+            assert code.name == code_name and field in details and len(details) < 300, (code, details[:300])
         # the real ones are still found
         assert stub.GetAgent(pb.GetAgentRequest(agent_id=agent_id), timeout=10).agent.name == "a"
     client.close()
