@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -85,14 +86,19 @@ class RatingPoint:
         return f"{self.finished_ms}:{self.match_id}"
 
 
+CURSOR_MS = re.compile(r"^[0-9]{1,18}$")
+
+
 class BadCursor(ValueError):
     """A ``before`` cursor this module did not give."""
 
 
 def parse_cursor(cursor: str) -> tuple[int, str]:
+    """(finished ms, match id) of a cursor "<ms>:<match id>"; BadCursor for any other text, also for
+    digits a BIGINT cannot hold (the database would refuse them) or that are not ASCII ("²")."""
     finished, sep, match_id = cursor.partition(":")
-    if not sep or not finished.isdigit() or not match_id or len(match_id) > 128:
-        raise BadCursor(f"cursor {cursor!r} is not one the archive gave")
+    if not sep or not CURSOR_MS.match(finished) or not match_id or len(match_id) > 128:
+        raise BadCursor(f"cursor {cursor[:80]!r} is not one the archive gave")
     return int(finished), match_id
 
 

@@ -14,6 +14,7 @@ from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unau
 from ohell.bots import BOT_FACTORIES
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+ENDPOINT = re.compile(r"^[\w.\-\[\]:]+:[0-9]{1,5}$")
 
 
 class AgentStore(StoreBase):
@@ -30,15 +31,19 @@ class AgentStore(StoreBase):
         self_registered: bool = False,
     ) -> tuple[Agent, str]:
         if not AGENT_NAME.match(name):
-            raise StoreError(f"name {name!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
+            raise StoreError(f"name {name[:80]!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
         if kind not in AGENT_KINDS:
             raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
         if kind == "builtin" and bot not in BOT_FACTORIES:
             raise StoreError(f"bot {bot!r} is not a built-in bot ({', '.join(sorted(BOT_FACTORIES))})", "bot")
         if self_registered and kind != "connected":
             raise PermissionDenied(f"kind {kind!r}: a self-registered agent can only be connected", "kind")
-        if kind == "endpoint" and (len(endpoint) > 255 or not re.match(r"^[\w.\-\[\]:]+:\d{1,5}$", endpoint)):
-            raise StoreError(f"endpoint {endpoint!r} must look like host:port", "endpoint")
+        if kind == "endpoint" and (
+            len(endpoint) > 255 or not ENDPOINT.match(endpoint) or not 0 < int(endpoint.rsplit(":", 1)[1]) < 65536
+        ):
+            raise StoreError(
+                f"endpoint {endpoint[:80]!r} must look like host:port (a port from 1 to 65535)", "endpoint"
+            )
         if len(version) > 64:
             raise StoreError("version must be at most 64 characters", "version")
         number = self.client.incr(self.keys.agent_seq)

@@ -4,16 +4,30 @@ registered scripts, and the lookups of agents, ladders and matches the parts sha
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 
 import redis
 
 from arena.keys import Keys, text
 from arena.ladder import scripts
+from arena.ladder.limits import LADDER_NAME
 from arena.ladder.model import Agent, Ladder, MatchInfo
 from arena.ladder.routing import Queues
 from arena.ladder.store import NotFound
 from arena.play.specs import SeatSpec
+
+# The ids this store issues (``AgentStore.register_agent``, ``scripts.START``). An id of another shape
+# is not looked up: it could name another key ("a1:gateway" is agent a1's presence, "<match>:events"
+# a match's event stream), whose type Redis would refuse (WRONGTYPE).
+AGENT_ID = re.compile(r"^a[0-9]{1,18}$")
+MATCH_ID = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}-[0-9]{1,18}$")  # "<ladder>-<n>"
+
+
+def shown(value: str) -> str:
+    """A caller's value as an error quotes it: at most 80 characters (a long one made the error
+    itself too long to send)."""
+    return repr(value[:80]) + ("..." if len(value) > 80 else "")
 
 
 class StoreBase:
@@ -41,6 +55,9 @@ class StoreBase:
     def get_agents(self, agent_ids: Iterable[str]) -> dict[str, Agent]:
         """Several agents in one round trip."""
         ids = list(dict.fromkeys(agent_ids))
+        for agent_id in ids:
+            if not AGENT_ID.match(agent_id):
+                raise NotFound(f"no agent {shown(agent_id)}", "agent_id")
         with self.client.pipeline(transaction=False) as pipe:
             for agent_id in ids:
                 pipe.hgetall(self.keys.agent(agent_id))
@@ -48,20 +65,20 @@ class StoreBase:
         agents = {}
         for agent_id, raw in zip(ids, found, strict=True):
             if not raw:
-                raise NotFound(f"no agent {agent_id!r}", "agent_id")
+                raise NotFound(f"no agent {shown(agent_id)}", "agent_id")
             agents[agent_id] = parse_agent(raw)
         return agents
 
     def agent_by_name(self, name: str) -> Agent:
         agent_id = self.client.hget(self.keys.agent_names, name)
         if agent_id is None:
-            raise NotFound(f"no agent named {name!r}", "name")
+            raise NotFound(f"no agent named {shown(name)}", "name")
         return self.get_agent(text(agent_id))
 
     def get_ladder(self, name: str) -> Ladder:
-        raw = self.client.get(self.keys.ladder(name))
+        raw = self.client.get(self.keys.ladder(name)) if LADDER_NAME.match(name) else None
         if raw is None:
-            raise NotFound(f"no ladder {name!r}", "ladder")
+            raise NotFound(f"no ladder {shown(name)}", "ladder")
         return Ladder.from_json(raw)
 
     def list_ladders(self) -> list[Ladder]:
@@ -70,9 +87,9 @@ class StoreBase:
         return [Ladder.from_json(raw) for raw in found if raw is not None]
 
     def get_match(self, match_id: str) -> MatchInfo:
-        raw = self.client.hgetall(self.keys.match(match_id))
+        raw = self.client.hgetall(self.keys.match(match_id)) if MATCH_ID.match(match_id) else None
         if not raw:
-            raise NotFound(f"no match {match_id!r}", "match_id")
+            raise NotFound(f"no match {shown(match_id)}", "match_id")
         return parse_match(raw)
 
     def active_matches(self) -> list[str]:

@@ -73,7 +73,7 @@ def cmd_list(host: Host, args: argparse.Namespace) -> int:
 
 
 def cmd_status(host: Host, args: argparse.Namespace) -> int:
-    reply = host.call("GetTournament", tournament_id=args.id, replicates=1)
+    reply = host.call("GetTournament", tournament_id=args.id)  # the shared standings: nothing computed for this
     console.print(progress_line(args.id, reply.progress))
     table = Table()
     for column in ("table", "round", "entrants", "state", "attempts", "games", "forfeits"):
@@ -149,7 +149,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ):
         parser = command(name, help_text, handler)
         parser.add_argument(
-            "--replicates", type=int, default=DEFAULT_REPLICATES, help=f"bootstrap resamples (1-{MAX_REPLICATES})"
+            "--replicates",
+            type=int,
+            default=DEFAULT_REPLICATES,
+            help=f"bootstrap resamples (1-{MAX_REPLICATES}; other than {DEFAULT_REPLICATES}: the host only)",
         )
         if name == "export":
             parser.add_argument("--format", choices=("csv", "json"), default="csv")

@@ -120,11 +120,11 @@ class Decisions:
             return -1, "DISCONNECTED", reply.undeliverable
         action = reply.action
         if action.seat != seat or action.match_id != self.match_id:
-            return (
+            return (  # the detail goes into the record: an id quoted in full could make it any size
                 -1,
                 "GARBAGE",
                 (
-                    f"action for match {action.match_id!r} seat {action.seat}, "
+                    f"action for match {action.match_id[:80]!r} seat {action.seat}, "
                     f"expected match {self.match_id!r} seat {seat}"
                 ),
             )

@@ -47,6 +47,7 @@ class LocalEventLog:
     def __init__(self, max_matches: int = 1000) -> None:
         self.events: dict[str, list[spectate_pb2.MatchEvent]] = {}
         self.changed: dict[str, asyncio.Event] = {}
+        self.waiting: dict[str, int] = {}  # match id not started yet -> followers waiting for it
         self.max_matches = max_matches
 
     def _signal(self, match_id: str) -> asyncio.Event:
@@ -76,10 +77,17 @@ class LocalEventLog:
         match is evicted."""
         index = 0
         if match_id not in self.events:
+            self.waiting[match_id] = self.waiting.get(match_id, 0) + 1
             try:
                 await asyncio.wait_for(self._signal(match_id).wait(), wait_s)
             except TimeoutError:
                 raise LookupError(f"no match {match_id!r}") from None
+            finally:  # the last follower of a match that never came takes its signal along
+                self.waiting[match_id] -= 1
+                if not self.waiting[match_id]:
+                    del self.waiting[match_id]
+                    if match_id not in self.events:
+                        self.changed.pop(match_id, None)
         while True:
             events = self.events.get(match_id, [])
             while index < len(events):

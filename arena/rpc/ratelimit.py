@@ -1,14 +1,15 @@
 """Per-caller rate limits on every RPC, shared by every process through Redis, and a guard for
 requests that cannot be decoded. Both are one gRPC server interceptor (``CallGuard``).
 
-A caller is its bearer token (by hash) or, without one, its peer address; the host token is not
-limited, and the web app's token (``OHELL_WEB_TOKEN``: it reads for every visitor of the web app)
-has its own, larger limit (``DEFAULT_WEB_APP_LIMIT``). The limit is GCRA (a token bucket without
-a refill task): ``rate`` calls per second with bursts of ``burst``; its state is one Redis string
-per caller (``Keys.rate_limit``), updated by one Lua script on Redis's clock, so every replica of
-every service shares it. A refused call ends RESOURCE_EXHAUSTED with trailing metadata
-``retry-after`` (seconds) and the seconds in the message.
-Redis away: the limit falls back to this process's own counters rather than refusing everyone.
+A caller is its bearer token (by hash) when an agent holds the token, else its peer address: a
+made-up token is no new caller with a budget of its own. The host token is not limited, and the web
+app's token (``OHELL_WEB_TOKEN``: it reads for every visitor of the web app) has its own, larger
+limit (``DEFAULT_WEB_APP_LIMIT``). The limit is GCRA (a token bucket without a refill task): ``rate``
+calls per second with bursts of ``burst``; its state is one Redis string per caller
+(``Keys.rate_limit``), updated by one Lua script on Redis's clock (which also looks the token up), so
+every replica of every service shares it. A refused call ends RESOURCE_EXHAUSTED with trailing
+metadata ``retry-after`` (seconds) and the seconds in the message. Redis away: the limit falls back
+to this process's own counters (tokens unchecked) rather than refusing everyone.
 """
 
 from __future__ import annotations
@@ -25,16 +26,19 @@ from typing import Any
 import grpc
 
 from arena.keys import Keys, token_hash
-from arena.rpc.auth import bearer_token, is_host, same_secret
+from arena.rpc.auth import TokenStore, bearer_token, is_host, same_secret
 
 log = logging.getLogger(__name__)
 RATE_ENV = "OHELL_RATE_LIMIT"  # "<calls per second>:<burst>", e.g. "50:200"
 WEB_APP_RATE_ENV = "OHELL_WEB_APP_RATE_LIMIT"  # the same, for the web app's token
 GUARDED = "/ohell.v1."  # the platform's own services
 
-# ARGV = prefix, caller, ms per call, burst window ms. Returns 0 (allowed) or ms to wait.
+# ARGV = prefix, caller, ms per call, burst window ms, the caller's token hash ('' without one), the
+# caller's peer. A token that is not registered counts as its peer. Returns 0 (allowed) or ms to wait.
 GCRA = """
-local key = K.rate_limit(ARGV[1], ARGV[2])
+local caller = ARGV[2]
+if ARGV[5] ~= '' and redis.call('HEXISTS', K.agent_tokens(ARGV[1]), ARGV[5]) == 0 then caller = ARGV[6] end
+local key = K.rate_limit(ARGV[1], caller)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local step, window = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -112,11 +116,13 @@ class Limiter:
         self.keys = keys or Keys()
         self.script = redis_client.register_script(Keys.lua(GCRA)) if redis_client is not None else None
 
-    async def wait_ms(self, caller: str) -> float:
+    async def wait_ms(self, caller: str, token_sha: str = "", peer: str = "") -> float:
+        """``token_sha``: the hash of the token ``caller`` names; unless Redis holds it as an agent's,
+        the call counts as ``peer``'s. (Without Redis the token is not checked.)"""
         if self.script is None:
             return self.local.wait_ms(caller)
         try:
-            args = [self.keys.prefix, caller, self.limit.step_ms, self.limit.window_ms]
+            args = [self.keys.prefix, caller, self.limit.step_ms, self.limit.window_ms, token_sha, peer or caller]
             return float(await self.script(args=args))
         except Exception as error:  # Redis away: limit per process until it is back
             log.warning("rate limit falls back to this process: %s", error)
@@ -141,12 +147,28 @@ async def refuse(context: grpc.aio.ServicerContext, wait_ms: float, why: str) ->
 
 
 def caller_of(context: grpc.aio.ServicerContext) -> str:
-    """Who is calling, for limits: ``t:<token hash>`` or ``p:<peer host>`` (port left out)."""
+    """Who is calling, for limits: ``t:<token hash>`` or ``p:<peer host>`` (port left out). The token
+    is taken as given: where it may be made up, see ``verified_caller``."""
     token = bearer_token(context.invocation_metadata())
     if token:
         return "t:" + token_hash(token)[:32]
+    return peer_of(context)
+
+
+def peer_of(context: grpc.aio.ServicerContext) -> str:
     peer = context.peer() or "unknown"
     return "p:" + (peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer)[:80]
+
+
+async def verified_caller(context: grpc.aio.ServicerContext, tokens: TokenStore) -> str:
+    """``caller_of``, but a token no agent holds counts as its peer (a caller making up a token on
+    every call is still one caller). Tokens unreadable (Redis away): the peer too."""
+    token = bearer_token(context.invocation_metadata())
+    try:
+        known = token is not None and await tokens.agent_for_token(token) is not None
+    except Exception:
+        known = False
+    return caller_of(context) if known else peer_of(context)
 
 
 class CallGuard(grpc.aio.ServerInterceptor):
@@ -186,10 +208,11 @@ class CallGuard(grpc.aio.ServerInterceptor):
         token = bearer_token(context.invocation_metadata())
         if is_host(token, self.host_token):
             return
-        limiter, caller = self.limiter, caller_of(context)
-        if same_secret(token, self.web_token):
-            limiter, caller = self.web_limiter, "w:" + caller[2:]
-        wait_ms = await limiter.wait_ms(caller)
+        if same_secret(token, self.web_token):  # not an agent's token: no lookup
+            limiter, wait_ms = self.web_limiter, await self.web_limiter.wait_ms("w:" + caller_of(context)[2:])
+        else:
+            limiter, token_sha = self.limiter, token_hash(token) if token else ""
+            wait_ms = await limiter.wait_ms(caller_of(context), token_sha, peer_of(context))
         if wait_ms > 0:
             limit = limiter.limit
             await refuse(context, wait_ms, f"rate limit of {limit.rate:g} calls/s (burst {limit.burst}) reached")

@@ -152,13 +152,25 @@ def overview(
     return Overview(tourney, progress, games_total(tourney, progress), tables(store, tourney), rows)
 
 
-def export(store: TournamentStore, tourney_id: str, fmt: str, replicates: int = DEFAULT_REPLICATES) -> tuple[str, bool]:
+def export(
+    store: TournamentStore,
+    tourney_id: str,
+    fmt: str,
+    replicates: int = DEFAULT_REPLICATES,
+    cache: StandingsCache | None = None,
+) -> tuple[str, bool]:
     """(the CSV or JSON text, whether the tournament had ended). JSON holds the deals and the
-    records only once it has: the store refuses them before."""
+    records only once it has: the store refuses them before. The standings come from ``cache``
+    when given, as the overview's."""
     if fmt not in EXPORT_FORMATS:
         raise TournamentError(f"format={fmt!r} must be csv or json")
-    finished = store.progress(check_id(tourney_id)).state == "finished"
-    rows = current_standings(store, tourney_id, replicates)
+    progress = store.progress(check_id(tourney_id))
+    finished = progress.state == "finished"
+    rows = (
+        cache.get(store, tourney_id, replicates, progress)
+        if cache
+        else current_standings(store, tourney_id, replicates)
+    )
     if fmt == "csv":
         return to_csv(rows), finished
     document: dict[str, Any] = {"tournament": tourney_id, "finished": finished, "standings": json.loads(to_json(rows))}

@@ -44,6 +44,8 @@ MAX_CHALLENGES_PER_CALLER = 2
 BOT_THREADS = 2  # built-in bots of every challenge decide here, off the event loop
 CHALLENGE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 LADDER_MATCH_ID = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}-[0-9]+$")  # arena.ladder's "<ladder>-<n>"
+MAX_SEAT_NAME = 64  # as an agent's name
+MAX_SEAT_VALUE = 253  # a bot's name, an agent id, or host:port
 
 
 def check_match_id(match_id: str) -> None:
@@ -61,6 +63,10 @@ def seat_from_proto(seat: challenge_pb2.ChallengeSeat, index: int) -> SeatSpec:
     value = getattr(seat, player)
     if not value:
         raise SeatSpecError(f"{field}.{player} is empty")
+    # unbounded, a name went into every event and the record (a record too large to return)
+    for name, text, most in (("name", seat.name, MAX_SEAT_NAME), (player, value, MAX_SEAT_VALUE)):
+        if len(text) > most:
+            raise SeatSpecError(f"{field}.{name}: {len(text)} characters, at most {most}")
     try:
         if player == "builtin":
             return SeatSpec.builtin(value, seat.name or None)

@@ -72,6 +72,7 @@ class ServicerBase:
         self.tourneys = tourneys  # the tournament RPCs (services/matchmaker/tournaments.py)
         self.tourney_dispatch = tourney_dispatch
         self.standings_cache = StandingsCache()
+        self.watches: dict[str, int] = {}  # agent id -> its WatchQueue streams open (services/matchmaker/queueing.py)
         self.host_token = host_token
         self.web_token = web_token  # the web app's: it reads, as anyone may
         self.registrations = registrations  # the stricter limit of open self-registration
@@ -135,7 +136,7 @@ class ServicerBase:
             await abort(
                 context,
                 grpc.StatusCode.PERMISSION_DENIED,
-                f"agent_id {agent_id!r} is not the agent of this token ({agent.agent_id})",
+                f"agent_id {agent_id[:80]!r} is not the agent of this token ({agent.agent_id})",
             )
         return agent
 

@@ -28,7 +28,7 @@ class MatchRpcs(ServicerBase):
             await self._call(context, self.store.get_ladder, request.ladder)
         if request.state not in ("", "finished", "running"):
             await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"state={request.state!r}: give '', 'finished' or 'running'"
+                grpc.StatusCode.INVALID_ARGUMENT, f"state={request.state[:80]!r}: give '', 'finished' or 'running'"
             )
         if request.state == "running":
             running = await self._call(context, self.store.running_matches, request.ladder, request.agent_id)

@@ -1,12 +1,14 @@
 """The matchmaker's queue RPCs: a mixin of ``MatchmakerServicer``. An agent joins, leaves or
-watches a ladder's queue with its own token."""
+watches a ladder's queue with its own token. Each WatchQueue stream polls Redis ten times a second,
+so one agent may hold at most ``MAX_WATCHES_PER_AGENT`` of them open in one matchmaker process (a
+few ladders, and room for a reconnection while the dead stream is not noticed yet)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import grpc
@@ -16,6 +18,7 @@ from services.matchmaker.base import ServicerBase, abort
 
 DEFAULT_LEASE_S = 30.0
 MAX_LEASE_S = 3600.0
+MAX_WATCHES_PER_AGENT = 8
 
 
 class QueueRpcs(ServicerBase):
@@ -44,28 +47,45 @@ class QueueRpcs(ServicerBase):
 
     async def WatchQueue(self, request: pb.WatchQueueRequest, context: Any) -> AsyncIterator[pb.WatchQueueResponse]:
         agent = await self._caller(context, request.agent_id)
+        if self.watches.get(agent.agent_id, 0) >= MAX_WATCHES_PER_AGENT:
+            await abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_WATCHES_PER_AGENT} WatchQueue streams of agent {agent.agent_id} are open: close one first",
+            )
+        self.watches[agent.agent_id] = self.watches.get(agent.agent_id, 0) + 1
+        try:  # aclosing: the stream's end reaches _watch at once (it leaves the queue)
+            async with contextlib.aclosing(self._watch(request.ladder, agent.agent_id, context)) as seatings:
+                async for seating in seatings:
+                    yield seating
+        finally:
+            self.watches[agent.agent_id] -= 1
+            if not self.watches[agent.agent_id]:
+                del self.watches[agent.agent_id]
+
+    async def _watch(self, ladder: str, agent_id: str, context: Any) -> AsyncGenerator[pb.WatchQueueResponse, None]:
         lease = max(DEFAULT_LEASE_S, 3 * self.renew_s)
-        await self._call(context, self.store.join, request.ladder, agent.agent_id, lease, False)
+        await self._call(context, self.store.join, ladder, agent_id, lease, False)
         await context.send_initial_metadata(())  # tells the caller its ticket is queued
         loop = asyncio.get_running_loop()
         renewed = loop.time()
-        after = await asyncio.to_thread(self.store.last_seated_id, agent.agent_id)
+        after = await asyncio.to_thread(self.store.last_seated_id, agent_id)
         try:
             while True:
-                seatings = await asyncio.to_thread(self.store.seated_since, agent.agent_id, after)
+                seatings = await asyncio.to_thread(self.store.seated_since, agent_id, after)
                 for entry_id, match_id, seat in seatings:
                     yield pb.WatchQueueResponse(match_id=match_id, seat=seat)
                     after = entry_id
-                free = not await asyncio.to_thread(self.store.busy_match, agent.agent_id)
+                free = not await asyncio.to_thread(self.store.busy_match, agent_id)
                 if free and (
                     loop.time() - renewed > self.renew_s
-                    or not await asyncio.to_thread(self.store.has_ticket, request.ladder, agent.agent_id)
+                    or not await asyncio.to_thread(self.store.has_ticket, ladder, agent_id)
                 ):
-                    await asyncio.to_thread(self.store.join, request.ladder, agent.agent_id, lease, False)
+                    await asyncio.to_thread(self.store.join, ladder, agent_id, lease, False)
                     renewed = loop.time()
                 await asyncio.sleep(self.poll_s)
         finally:  # the stream ended (the caller closed it or its connection died): leave.
             # In a thread, shielded: a cancelled stream still leaves, and a Redis outage never
             # blocks the server's event loop (the ticket's lease expires on its own then).
             with contextlib.suppress(Exception):
-                await asyncio.shield(asyncio.to_thread(self.store.leave, request.ladder, agent.agent_id))
+                await asyncio.shield(asyncio.to_thread(self.store.leave, ladder, agent_id))

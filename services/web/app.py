@@ -22,7 +22,7 @@ from services.web import host, tournaments, views
 from services.web.api import Api, ApiError
 from services.web.pages import HERE, api_of, page
 from services.web.replay import replay
-from services.web.visitors import DEFAULT_VISITOR_LIMIT, WEB_RATE_ENV, VisitorLimit
+from services.web.visitors import DEFAULT_VISITOR_LIMIT, WEB_RATE_ENV, BodyLimit, VisitorLimit
 
 STATUS = {"NOT_FOUND": 404, "INVALID_ARGUMENT": 400, "UNAVAILABLE": 503, "UNIMPLEMENTED": 501}
 MATCH_PAGE = 50
@@ -193,7 +193,8 @@ def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None =
         exception_handlers={ApiError: api_error, HTTPException: http_error},
         lifespan=lifespan,
         middleware=[
-            Middleware(VisitorLimit, limit=visitor_limit or RateLimit.from_env(WEB_RATE_ENV, DEFAULT_VISITOR_LIMIT))
+            Middleware(VisitorLimit, limit=visitor_limit or RateLimit.from_env(WEB_RATE_ENV, DEFAULT_VISITOR_LIMIT)),
+            Middleware(BodyLimit),
         ],
     )
     app.state.api = api

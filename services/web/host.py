@@ -76,11 +76,12 @@ def sessions(request: Request) -> HostSessions:
 
 
 async def _form(request: Request) -> Any:
-    """The posted form of a signed-in host with the right CSRF token, else 403."""
+    """The posted form of a signed-in host with the right CSRF token, else 403 (without a session,
+    before the body is read)."""
     csrf = sessions(request).csrf(request)
-    form = await request.form(max_files=1, max_fields=50)
     if csrf is None:
         raise HTTPException(403, "sign in as the host first")
+    form = await request.form(max_files=1, max_fields=50)
     if not hmac.compare_digest(str(form.get("csrf", "")), csrf):
         raise HTTPException(403, "the form is out of date: reload the page")
     return form
@@ -90,7 +91,7 @@ async def login(request: Request) -> Response:
     host = sessions(request)
     if request.method == "GET":
         return page(request, "login.html", enabled=bool(host.host_token), error="")
-    form = await request.form(max_fields=5)
+    form = await request.form(max_files=0, max_fields=5)
     if not host.check_token(str(form.get("token", "")).strip()):
         message = "wrong host token" if host.host_token else "host pages are off: start the web app with a host token"
         return page(request, "login.html", 403, enabled=bool(host.host_token), error=message)

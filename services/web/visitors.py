@@ -7,14 +7,19 @@ visitor itself, by client address (behind a reverse proxy
 on this machine, uvicorn takes it from X-Forwarded-For). The limit is GCRA in this process
 (``arena.rpc.ratelimit.LocalLimiter``); a refused request is answered 429 with ``Retry-After``.
 Static files and /healthz are not counted.
+
+``BodyLimit`` bounds what any request may send (the host's forms, a CSV of agent names included):
+a body declared or found longer than ``MAX_BODY_BYTES`` is answered 413 without reading it all, so an
+anonymous visitor cannot make the app spool gigabytes before it refuses the request.
 """
 
 from __future__ import annotations
 
 import math
 
+from starlette.exceptions import HTTPException
 from starlette.responses import PlainTextResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.rpc.ratelimit import LocalLimiter, RateLimit
 
@@ -22,6 +27,7 @@ WEB_RATE_ENV = "OHELL_WEB_RATE_LIMIT"  # "<requests per second>:<burst>" for eac
 DEFAULT_VISITOR_LIMIT = RateLimit(rate=20.0, burst=60)
 MAX_LIVE_PER_VISITOR = 4  # live views (server-sent events) one visitor may hold open
 UNCOUNTED = ("/static/", "/healthz")
+MAX_BODY_BYTES = 512 * 1024  # the largest form: a CSV of agent names (services.web.host.MAX_CSV_BYTES) and its fields
 
 
 class VisitorLimit:
@@ -61,3 +67,35 @@ class VisitorLimit:
             self.live[visitor] -= 1
             if not self.live[visitor]:
                 del self.live[visitor]
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for a request body over ``max_bytes``, declared (refused before the app
+    runs) or counted as it arrives (the app's read of it fails with 413)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or ()).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > self.max_bytes:
+            refusal = PlainTextResponse(
+                f"request body over {self.max_bytes} bytes", 413, headers={"connection": "close"}
+            )
+            await refusal(scope, receive, send)
+            return
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.max_bytes:
+                raise HTTPException(413, f"request body over {self.max_bytes} bytes")
+            return message
+
+        await self.app(scope, counted, send)

@@ -51,6 +51,8 @@ def test_register_and_authenticate(store: RedisStore) -> None:
         (("x", "robot"), "kind"),
         (("x", "builtin", "", "nobot"), "bot"),
         (("x", "endpoint", "", "", "no-port"), "endpoint"),
+        (("x", "endpoint", "", "", "127.0.0.1:99999"), "endpoint"),  # no such port: every dial would fail
+        (("x", "endpoint", "", "", "127.0.0.1:0"), "endpoint"),
     ],
 )
 def test_bad_registrations_name_the_field(store: RedisStore, args: tuple[str, ...], field: str) -> None:

@@ -4,7 +4,9 @@ controls is bounded; every caller is rate limited, across processes."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 import pytest
@@ -114,6 +116,50 @@ def test_ladder_sizes_are_bounded(start_service: Callable[..., Service]) -> None
             code, detail = refused(stub.CreateLadder, pb.CreateLadderRequest(ladder=ladder), HOST)
             assert code == grpc.StatusCode.INVALID_ARGUMENT and field in detail, (field, code, detail)
         assert not stub.ListLadders(pb.ListLaddersRequest(), timeout=10).ladders  # none was created
+
+
+def test_watch_queue_streams_are_bounded_per_agent(start_service: Callable[..., Service]) -> None:
+    from services.matchmaker.queueing import MAX_WATCHES_PER_AGENT
+
+    with start_service("services.matchmaker").channel() as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="main", rules=CLASSIC)), metadata=HOST)
+        greedy, other = (
+            auth_metadata(
+                stub.RegisterAgent(
+                    pb.RegisterAgentRequest(name=name, kind=pb.AGENT_KIND_CONNECTED), metadata=HOST
+                ).token
+            )
+            for name in ("greedy", "other")
+        )
+
+        def watch(token: object) -> Any:
+            """A WatchQueue stream once the matchmaker answered it: open (queued), or ended (refused)."""
+            call = stub.WatchQueue(pb.WatchQueueRequest(ladder="main"), metadata=token, timeout=60)
+            call.initial_metadata()
+            return call
+
+        # each stream polls Redis ten times a second: 300 of one agent's made the matchmaker 50 times slower
+        streams = [watch(greedy) for _ in range(MAX_WATCHES_PER_AGENT)]
+        try:
+            assert not any(call.done() for call in streams)
+            refused_call = watch(greedy)
+            streams.append(refused_call)  # cancelled at the end if it was not refused
+            assert refused_call.done(), f"{MAX_WATCHES_PER_AGENT + 1} streams of one agent"
+            assert refused_call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, refused_call.details()
+            assert "WatchQueue" in refused_call.details()
+            mine = watch(other)  # another agent has its own share
+            assert not mine.done()
+            mine.cancel()
+            streams.pop(0).cancel()  # a closed stream frees its place
+            deadline = time.monotonic() + 10
+            while (again := watch(greedy)).done():
+                assert time.monotonic() < deadline, "a closed stream's place was not freed"
+                time.sleep(0.1)
+            streams.append(again)
+        finally:
+            for call in streams:
+                call.cancel()
 
 
 def test_ladder_count_is_bounded(start_service: Callable[..., Service]) -> None:

@@ -72,6 +72,14 @@ def test_matchmaker_bad_inputs_are_invalid_argument(start_service: Callable[...,
             assert "page_token" in invalid(
                 stub.ListMatches, matchmaker_pb2.ListMatchesRequest(ladder="l", page_token=token)
             )
+        for cursor in ("9" * 40 + ":main-1", "²:main-1", "1:" + "m" * 200):  # digits SQL cannot hold, or not ASCII
+            assert "page_token" in invalid(
+                stub.ListMatches, matchmaker_pb2.ListMatchesRequest(ladder="l", page_token=cursor)
+            )
+            history = matchmaker_pb2.GetRatingHistoryRequest(
+                ladder="l", agent_id=agent.agent.agent_id, page_token=cursor
+            )
+            assert "page_token" in invalid(stub.GetRatingHistory, history)
         garbage = channel.unary_unary("/ohell.v1.MatchmakerService/GetLadder")
         assert "GetLadderRequest" in invalid(garbage, b"\x0a\xff\xff\xff\xff\x0f")
 

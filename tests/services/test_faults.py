@@ -221,6 +221,41 @@ def test_unreachable_endpoint_is_disconnected_and_forfeits(shared_redis_server) 
     assert record["forfeited"] == [0] and record["complete"]
 
 
+def test_an_endpoints_oversized_answers_do_not_bloat_the_record(shared_redis_server) -> None:
+    """An endpoint (no gateway checks its answers) that echoes a 1 MB match id: each GARBAGE fault's
+    detail names it, and the finished record (served by GetMatch, replayed on the web) stays small."""
+    from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
+    from arena.rpc.server import Service, create_server, stop_server
+
+    class Bloater(agent_pb2_grpc.AgentServiceServicer):
+        async def Play(self, requests: Any, context: Any) -> Any:
+            async for request in requests:
+                if request.event.WhichOneof("event") == "decision":
+                    action = first_legal(request.event.decision)
+                    action.match_id = "x" * 1_000_000
+                    yield agent_pb2.PlayResponse(action=action)
+
+    async def run() -> dict:
+        name = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
+        served = await create_server(
+            "127.0.0.1:0", [Service(name, lambda s: agent_pb2_grpc.add_AgentServiceServicer_to_server(Bloater(), s))]
+        )
+        try:
+            seats = [
+                SeatSpec.endpoint(f"127.0.0.1:{served.port}"),
+                SeatSpec.builtin("random"),
+                SeatSpec.builtin("random"),
+            ]
+            return await host(shared_redis_server.url, seats, "bloat-1", decision_ms=5_000, max_faults=3)
+        finally:
+            await stop_server(served, 0)
+
+    record = asyncio.run(run())
+    assert kinds_of(record, 0) == ["GARBAGE"] * 3 and record["forfeited"] == [0]
+    assert all(len(fault["detail"]) < 300 for fault in record["faults"]), [len(f["detail"]) for f in record["faults"]]
+    assert "expected match 'bloat-1' seat 0" in record["faults"][0]["detail"]
+
+
 def test_duplicate_answer_gets_a_notice(engine_process, make_agent, shared_redis_server) -> None:
     agent_id, token = make_agent("twice-answer")
 

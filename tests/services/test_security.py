@@ -193,6 +193,18 @@ def test_challenge_plays_connected_endpoint_and_builtin_seats(engine_process, ma
             "PERMISSION_DENIED",
             "seats[0].agent_id='ghost' is not yours and does not accept challenges",
         ),
+        (  # names of 1 MB each: the match was played, then its record was too large to return
+            [challenge_pb2.ChallengeSeat(builtin="random", name=str(n) * 1_000_000) for n in range(3)],
+            rules_pb2.Rules(hand_sizes=[1]),
+            "INVALID_ARGUMENT",
+            "seats[0].name: 1000000 characters",
+        ),
+        (
+            _seats(("builtin", "random"), ("builtin", "random"), ("agent_id", "g" * 100_000)),
+            None,
+            "INVALID_ARGUMENT",
+            "seats[2].agent_id: 100000 characters",
+        ),
     ],
 )
 def test_bad_challenges_are_refused_with_the_right_code(engine_process, make_agent, seats, rules, code, words) -> None:

@@ -173,6 +173,26 @@ def test_local_follow_ends_when_the_match_is_evicted() -> None:
     assert "evicted" in str(asyncio.run(run()))
 
 
+def test_local_follow_of_matches_that_never_come_keeps_nothing() -> None:
+    """A spectator may ask for any id: each one it waited for in vain must not stay in memory (a
+    caller asking for fresh ids all day grew the engine without Redis by one entry per id)."""
+
+    async def run() -> LocalEventLog:
+        log = LocalEventLog()
+        for number in range(100):
+            with pytest.raises(LookupError):
+                await log.follow(f"never-{number}", 0.001).__anext__()
+        both = [log.follow("later-1", 5).__anext__() for _ in range(2)]  # two waiting for one match
+        waiting = [asyncio.ensure_future(follow) for follow in both]
+        await asyncio.sleep(0.05)
+        await log.append("later-1", _started("later-1"))
+        assert [(await future).match_id for future in waiting] == ["later-1", "later-1"]
+        return log
+
+    log = asyncio.run(run())
+    assert set(log.changed) == {"later-1"}
+
+
 def test_redis_follow_ends_when_the_match_falls_silent(redis_server) -> None:
     async def run() -> tuple[list, FeedSilent, float]:
         client = aioredis.Redis.from_url(redis_server.url)

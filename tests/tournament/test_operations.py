@@ -125,7 +125,7 @@ def tstore(shared_redis_server: EmbeddedRedis, request: pytest.FixtureRequest) -
     client.close()
 
 
-def test_overview_and_the_standings_cache(tstore: TournamentStore) -> None:
+def test_overview_and_the_standings_cache(tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch) -> None:
     tourney = Tournament("ov", builtins("strong", "heuristic", "random"), deals=1, overrides={"hand_sizes": [2, 1]})
     queue = Queue()
     jobs.start(tstore, tourney, queue)
@@ -147,3 +147,7 @@ def test_overview_and_the_standings_cache(tstore: TournamentStore) -> None:
         operations.export(tstore, "ov", "xml")
     text, finished = operations.export(tstore, "ov", "csv", 100)
     assert finished and text.splitlines()[0].startswith("rank,entrant")
+    computed: list[object] = []
+    monkeypatch.setattr(operations, "current_standings", lambda *args: computed.append(args) or [])
+    assert operations.export(tstore, "ov", "csv", 100, cache) == (text, True)  # an export reads the cache too
+    assert computed == []

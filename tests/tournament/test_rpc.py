@@ -46,12 +46,15 @@ class Rpc:
         request = tpb.CreateTournamentRequest(tournament=tourney)
         return self.stub.CreateTournament(request, metadata=self.host if metadata == "host" else metadata)
 
-    def get(self, tourney_id: str, replicates: int = 0) -> tpb.GetTournamentResponse:
-        return self.stub.GetTournament(tpb.GetTournamentRequest(tournament_id=tourney_id, replicates=replicates))
+    def get(self, tourney_id: str, replicates: int = 0, metadata: Any = None) -> tpb.GetTournamentResponse:
+        request = tpb.GetTournamentRequest(tournament_id=tourney_id, replicates=replicates)
+        return self.stub.GetTournament(request, metadata=metadata)
 
-    def export(self, tourney_id: str, fmt: int, replicates: int = 0) -> tuple[str, list[tpb.ExportTournamentResponse]]:
+    def export(
+        self, tourney_id: str, fmt: int, replicates: int = 0, metadata: Any = None
+    ) -> tuple[str, list[tpb.ExportTournamentResponse]]:
         request = tpb.ExportTournamentRequest(tournament_id=tourney_id, format=fmt, replicates=replicates)
-        pieces = list(self.stub.ExportTournament(request))
+        pieces = list(self.stub.ExportTournament(request, metadata=metadata))
         return b"".join(piece.data for piece in pieces).decode(), pieces
 
 
@@ -163,6 +166,14 @@ def test_roles_and_bad_input_are_refused_naming_the_field(rpc: Rpc) -> None:
         refused(call, grpc.StatusCode.NOT_FOUND, "no-such")
     refused(lambda: rpc.get("../etc"), grpc.StatusCode.INVALID_ARGUMENT, "tournament_id")
     refused(lambda: rpc.get("roles", replicates=10_001), grpc.StatusCode.INVALID_ARGUMENT, "replicates")
+    # another number of resamples is a computation of its own (a second of CPU at 10 000): the host's only
+    for caller in (None, agent_meta):
+        refused(lambda m=caller: rpc.get("roles", 10_000, m), grpc.StatusCode.PERMISSION_DENIED, "replicates")
+        refused(
+            lambda m=caller: rpc.export("roles", tpb.EXPORT_FORMAT_CSV, 1, m),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "replicates",
+        )
     refused(lambda: rpc.export("roles", 9), grpc.StatusCode.INVALID_ARGUMENT, "format")
     for request in (tpb.ListTournamentsRequest(page_size=501), tpb.ListTournamentsRequest(page_token="x1")):
         refused(lambda r=request: rpc.stub.ListTournaments(r), grpc.StatusCode.INVALID_ARGUMENT, "page_")
@@ -205,12 +216,12 @@ def test_deals_stay_secret_while_running_then_standings_agree_with_records(rpc: 
         format=tpb.TOURNAMENT_FORMAT_ROUND_ROBIN,
     )  # fmt: skip
     rpc.create(final)
-    wait_until(lambda: rpc.get("final", 1).progress.state == tpb.TOURNAMENT_STATE_FINISHED, 30, "the tournament to end")
-    done = rpc.get("final", 500)
+    wait_until(lambda: rpc.get("final").progress.state == tpb.TOURNAMENT_STATE_FINISHED, 30, "the tournament to end")
+    done = rpc.get("final", 500, rpc.host)
     assert (done.progress.tables_done, done.progress.games_done, done.progress.games_total) == (1, 6, 6)
     assert done.progress.finished_ms >= done.progress.created_ms > 0
     assert [(t.state, t.games_done, t.games) for t in done.tables] == [("finished", 6, 6)]
-    text, pieces = rpc.export("final", tpb.EXPORT_FORMAT_JSON, 500)
+    text, pieces = rpc.export("final", tpb.EXPORT_FORMAT_JSON, 500, rpc.host)
     document = json.loads(text)
     assert pieces[0].finished and pieces[0].content_type == "application/json" and pieces[0].filename == "final.json"
     assert document["deals"] == rpc.store.deals("final") and len(document["records"]) == 6
@@ -220,7 +231,7 @@ def test_deals_stay_secret_while_running_then_standings_agree_with_records(rpc: 
     ]
     assert [s.HasField("p_above_next") for s in done.standings] == [True, True, False]
     assert abs(sum(s.total_duplicate for s in done.standings)) < 1e-3  # duplicate points sum to zero (rounded)
-    csv_text, _ = rpc.export("final", tpb.EXPORT_FORMAT_CSV, 500)
+    csv_text, _ = rpc.export("final", tpb.EXPORT_FORMAT_CSV, 500, rpc.host)
     rows = list(csv.DictReader(io.StringIO(csv_text)))
     assert [(r["entrant"], float(r["ci_low"])) for r in rows] == [(s.entrant, s.ci_low) for s in done.standings]
     assert (
@@ -250,10 +261,15 @@ def test_host_commands_go_through_the_rpcs(
     assert "UNAUTHENTICATED" in capsys.readouterr().out
     assert main([*create, "--host-token-file", str(rpc.stack.host_token_path)]) == 0
     assert "3 games in all" in capsys.readouterr().out
-    wait_until(lambda: rpc.get("cli", 1).progress.state == tpb.TOURNAMENT_STATE_FINISHED, 30, "the tournament to end")
+    wait_until(lambda: rpc.get("cli").progress.state == tpb.TOURNAMENT_STATE_FINISHED, 30, "the tournament to end")
     assert main(["tournament", "list", *where]) == 0
     assert "cli\tfinished" in capsys.readouterr().out
-    assert main(["tournament", "standings", "cli", "--replicates", "100", *where]) == 0
+    assert main(["tournament", "standings", "cli", *where]) == 0  # the shared standings: anyone
+    assert "final standings" in capsys.readouterr().out
+    assert main(["tournament", "standings", "cli", "--replicates", "100", *where]) == 2
+    assert "PERMISSION_DENIED" in capsys.readouterr().out
+    token = ["--host-token-file", str(rpc.stack.host_token_path)]
+    assert main(["tournament", "standings", "cli", "--replicates", "100", *token, *where]) == 0
     assert "final standings" in capsys.readouterr().out
     out = tmp_path / "cli.json"
     assert main(["tournament", "export", "cli", "--format", "json", "--out", str(out), *where]) == 0

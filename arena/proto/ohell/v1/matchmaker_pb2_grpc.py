@@ -244,7 +244,8 @@ class MatchmakerServiceServicer:
     def WatchQueue(self, request, context):
         """Join and hold the ticket while this stream is open (it is renewed for you); tells you each
         table you are seated at. Closing the stream leaves the queue. The response headers (initial
-        metadata) arrive once the ticket is queued. Status codes: as JoinQueue.
+        metadata) arrive once the ticket is queued. Status codes: as JoinQueue, and
+        RESOURCE_EXHAUSTED when 8 WatchQueue streams of the agent are open on this matchmaker.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,0 +1,118 @@
+"""Request bodies an anonymous visitor sends the web app (its own process, port 0): one over the app's
+limit is refused 413 before it is read, whether its length is declared or it comes in chunks, and
+a host form posted without a session is refused before its body is parsed."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from services.web.visitors import MAX_BODY_BYTES
+
+from .conftest import start_web
+
+pytestmark = pytest.mark.slow  # a web app process
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """The web app alone: nothing here reaches the services, so they need not run."""
+    nowhere = SimpleNamespace(matchmaker_address="127.0.0.1:1", engine_address="127.0.0.1:1")
+    process, url = start_web(nowhere, Path(tmp_path_factory.mktemp("web")) / "web.log")  # type: ignore[arg-type]
+    try:
+        host, _, port = url.removeprefix("http://").partition(":")
+        yield host, int(port)
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def post(web: tuple[str, int], path: str, head: dict[str, str], body: Iterator[bytes]) -> tuple[int, bytes, float]:
+    """POST ``body`` piece by piece (stopping early when the app has answered); (status, the
+    response's start, seconds until it came)."""
+    with socket.create_connection(web, timeout=10) as sock:
+        lines = [f"POST {path} HTTP/1.1", "Host: test", *(f"{k}: {v}" for k, v in head.items()), "", ""]
+        sock.sendall("\r\n".join(lines).encode())
+        began = time.monotonic()
+        sock.setblocking(False)
+        answer = b""
+        for piece in body:
+            try:
+                answer += sock.recv(4096)
+                break  # answered before the body was all sent
+            except BlockingIOError:
+                pass
+            try:
+                sock.sendall(piece)
+            except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+                break
+        sock.settimeout(10)
+        try:
+            while not complete(answer):
+                more = sock.recv(4096)
+                if not more:
+                    break
+                answer += more
+        except TimeoutError:  # the app still waits for the rest of the body
+            pass
+    status = int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else 0
+    return status, answer[:2000], time.monotonic() - began
+
+
+def complete(answer: bytes) -> bool:
+    head, found, body = answer.partition(b"\r\n\r\n")
+    length = [line for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")]
+    return bool(found) and len(body) >= (int(length[0].split(b":")[1]) if length else 0)
+
+
+CSV_PART = b'--zz\r\ncontent-disposition: form-data; name="csv"; filename="names.csv"\r\n\r\n'
+
+
+def pieces(total: int, chunked: bool = False, head: bytes = CSV_PART, size: int = 64 * 1024) -> Iterator[bytes]:
+    """A body of about ``total`` bytes: ``head`` (by default a multipart file part: a CSV of agent
+    names), then filler."""
+    sent = 0
+    while sent < total:
+        piece = (head if not sent else b"") + b"x" * min(size, total - sent)
+        sent += len(piece)
+        yield f"{len(piece):x}\r\n".encode() + piece + b"\r\n" if chunked else piece
+    if chunked:
+        yield b"0\r\n\r\n"
+
+
+FORM = {"content-type": "application/x-www-form-urlencoded"}
+UPLOAD = {"content-type": "multipart/form-data; boundary=zz"}
+
+
+def test_a_declared_body_over_the_limit_is_refused_before_it_is_read(web: tuple[str, int]) -> None:
+    huge = 1 << 30  # declared, never sent: the app must not wait for it
+    for path, kind in (("/host/login", FORM), ("/host/agents", UPLOAD), ("/host/tournaments/new", UPLOAD)):
+        status, answer, seconds = post(web, path, kind | {"content-length": str(huge)}, pieces(MAX_BODY_BYTES + 1))
+        assert status == 413, (path, answer)
+        assert seconds < 5
+
+
+def test_a_chunked_body_over_the_limit_is_refused(web: tuple[str, int]) -> None:
+    head = FORM | {"transfer-encoding": "chunked"}
+    body = pieces(64 * MAX_BODY_BYTES, chunked=True, head=b"token=")
+    status, answer, _ = post(web, "/host/login", head, body)
+    assert status == 413, answer
+
+
+def test_a_host_form_without_a_session_is_refused_unread(web: tuple[str, int]) -> None:
+    # under the limit, but a form nobody signed in to post: 403 whatever the body holds
+    head = UPLOAD | {"content-length": str(MAX_BODY_BYTES)}
+    status, answer, seconds = post(web, "/host/agents", head, pieces(MAX_BODY_BYTES // 2))
+    assert status == 403, answer
+    assert seconds < 5
+
+
+def test_ordinary_posts_still_work(web: tuple[str, int]) -> None:
+    body = b"token=wrong"
+    status, answer, _ = post(web, "/host/login", FORM | {"content-length": str(len(body))}, iter([body]))
+    assert status == 403 and b"wrong host token" in answer, answer
