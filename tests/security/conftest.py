@@ -25,8 +25,8 @@ class Service:
     def __init__(self, module: str, redis_url: str, env: dict[str, str], folder: Path) -> None:
         self.folder = folder
         command = [sys.executable, "-m", module, "--address", "127.0.0.1:0", "--redis-url", redis_url]
-        if module == "services.matchmaker":
-            command.append("--no-forming")
+        if module == "services.matchmaker":  # its archive in the test's folder, not the working directory
+            command += ["--no-forming", "--database-url", f"sqlite:///{folder / 'archive.sqlite3'}"]
         full_env = {"OHELL_HOST_TOKEN": HOST_TOKEN, "PYTHONUNBUFFERED": "1"} | env
         self.proc = Proc(module, command, full_env, folder / f"{module}-{id(self)}.log")
         self.port = int(self.proc.wait_for(PORT_LINE, 30).group(1))
