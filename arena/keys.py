@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -68,6 +69,9 @@ from typing import Any
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"  # REDIS_URL when unset, for every process of the stack
 DEFAULT_PREFIX = "ohell:"
+# The agent ids the platform issues ("a<n>"). Look an id of another shape up nowhere: it could name
+# another key ("a1:gateway" is agent a1's presence), whose type Redis would refuse (WRONGTYPE).
+AGENT_ID = re.compile(r"^a[0-9]{1,18}$")
 PREFIX_ENV = "OHELL_REDIS_PREFIX"
 
 PRESENCE_TTL_S = 10  # an agent's presence key lives this long without a refresh

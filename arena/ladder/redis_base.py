@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 
 import redis
 
-from arena.keys import Keys, text
+from arena.keys import AGENT_ID, Keys, text
 from arena.ladder import scripts
 from arena.ladder.limits import LADDER_NAME
 from arena.ladder.model import Agent, Ladder, MatchInfo
@@ -17,10 +17,8 @@ from arena.ladder.routing import Queues
 from arena.ladder.store import NotFound
 from arena.play.specs import SeatSpec
 
-# The ids this store issues (``AgentStore.register_agent``, ``scripts.START``). An id of another shape
-# is not looked up: it could name another key ("a1:gateway" is agent a1's presence, "<match>:events"
-# a match's event stream), whose type Redis would refuse (WRONGTYPE).
-AGENT_ID = re.compile(r"^a[0-9]{1,18}$")
+# The match ids this store issues (``scripts.START``; agent ids: ``arena.keys.AGENT_ID``). An id of
+# another shape is not looked up: "<match>:events" is a match's event stream, of another type.
 MATCH_ID = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}-[0-9]{1,18}$")  # "<ladder>-<n>"
 
 

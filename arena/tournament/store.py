@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 
-from arena.keys import Keys, stream_entries, text
+from arena.keys import AGENT_ID, Keys, stream_entries, text
 from arena.play.specs import SeatSpec
 from arena.redis_client import retrying_client
 from arena.tournament import scripts
@@ -75,7 +75,9 @@ class TournamentStore:
     def create(self, tourney: Tournament) -> list[TablePlan]:
         """Store the tournament, its first round and all its deal sets (drawn now, secretly)."""
         for entrant in tourney.entrants:
-            if entrant.kind == "connected" and not self.client.exists(self.keys.agent(entrant.agent_id)):
+            if entrant.kind == "connected" and not (
+                AGENT_ID.match(entrant.agent_id) and self.client.exists(self.keys.agent(entrant.agent_id))
+            ):
                 raise TournamentNotFound(f"entrant {entrant.name!r}: no registered agent {entrant.agent_id!r}")
         rules = tourney.rules()
         plans = [TablePlan(table_id(1, i), 1, table) for i, table in enumerate(tourney.first_round())]

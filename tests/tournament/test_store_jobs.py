@@ -105,12 +105,20 @@ def test_swiss_opens_each_round_once_by_standing(tstore: TournamentStore) -> Non
 
 
 def test_absent_connected_entrant_forfeits_its_table(tstore: TournamentStore) -> None:
-    entrants = (*builtins("heuristic", "random"), SeatSpec.connected("agent-9", "ghost"))
+    entrants = (*builtins("heuristic", "random"), SeatSpec.connected("a9", "ghost"))
     tourney = Tournament("ff", entrants, seats=3, deals=2, overrides=OPTIONS, grace_s=0.2)
     queue = Queue()
-    with pytest.raises(TournamentError, match="no registered agent 'agent-9'"):
+    with pytest.raises(TournamentError, match="no registered agent 'a9'"):
         jobs.start(tstore, tourney, queue)
-    tstore.client.hset(tstore.keys.agent("agent-9"), mapping={"name": "ghost", "kind": "connected"})
+    tstore.client.hset(tstore.keys.agent("a9"), mapping={"name": "ghost", "kind": "connected"})
+    # an id of another shape names no agent, even where a key of that name exists (a9's presence)
+    tstore.client.set(tstore.keys.agent_presence("a9"), "gw-1", ex=10)
+    presence = tstore.keys.agent_presence("a9").removeprefix(tstore.keys.agent(""))
+    assert tstore.client.exists(tstore.keys.agent(presence))
+    spoofed = (*builtins("heuristic", "random"), SeatSpec.connected(presence, "spoof"))
+    with pytest.raises(TournamentError, match="no registered agent"):
+        jobs.start(tstore, Tournament("spoof", spoofed, seats=3, deals=2, overrides=OPTIONS), queue)
+    tstore.client.delete(tstore.keys.agent_presence("a9"))
     jobs.start(tstore, tourney, queue)
     assert queue.drain(tstore) == ["finished"]
     rows = {row.entrant: row for row in standings(duplicate_observations(tstore.game_results("ff")), 100)}
@@ -246,8 +254,8 @@ def test_sweep_sends_again_tables_whose_runner_or_task_was_lost(tstore: Tourname
 def test_a_resumed_table_keeps_its_forfeit_decision_without_waiting_again(
     tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    entrants = (*builtins("heuristic", "random"), SeatSpec.connected("agent-7", "late"))
-    tstore.client.hset(tstore.keys.agent("agent-7"), mapping={"name": "late", "kind": "connected"})
+    entrants = (*builtins("heuristic", "random"), SeatSpec.connected("a7", "late"))
+    tstore.client.hset(tstore.keys.agent("a7"), mapping={"name": "late", "kind": "connected"})
     queue = Queue()
     jobs.start(tstore, Tournament("keep", entrants, seats=3, deals=1, overrides=OPTIONS, grace_s=60), queue)
     assert tstore.decide_forfeits("keep", "r1t0", ["late"]) == ["late"]  # decided by a runner that then died
