@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from celery import Celery
-from kombu import Exchange, Queue
+from typing import TYPE_CHECKING, Any
 
 from arena.keys import DEFAULT_PREFIX
 from arena.play.specs import SeatSpec, all_builtin
+
+if TYPE_CHECKING:  # Celery is loaded where an app is made: the command line reads this module's settings too
+    from celery import Celery
 
 RUN_MATCH = "ohell.run_match"
 RUN_MATCHES = "ohell.run_matches"  # a batch of all-built-in matches claimed together (arena.ladder.jobs.run_matches)
@@ -100,6 +100,9 @@ def batches(match_ids: Sequence[str], size: int) -> list[list[str]]:
 def make_celery(redis_url: str, include: Iterable[str] = (), prefix: str = DEFAULT_PREFIX) -> Celery:
     """A Celery app on ``redis_url`` with the queues of the stack of ``prefix`` and the ladder's
     delivery guarantees."""
+    from celery import Celery
+    from kombu import Exchange, Queue
+
     queues = Queues(prefix)
     app = Celery("ohell", broker=redis_url, backend=redis_url, include=list(include))
     app.conf.update(

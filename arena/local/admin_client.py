@@ -12,16 +12,13 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import grpc
+from typing import TYPE_CHECKING, Any
 
 from arena.local.config import HOST_TOKEN_ENV, SETTINGS, default_data_dir
-from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.proto.ohell.v1 import matchmaker_pb2_grpc
-from arena.proto.ohell.v1 import tournament_pb2 as tpb
-from arena.rpc.auth import auth_metadata
 from ohell.errors import OhHellError
+
+if TYPE_CHECKING:  # gRPC and the messages are loaded when a command connects: `ohell rules` needs neither
+    import grpc
 
 TIMEOUT_S = 30.0
 
@@ -43,6 +40,9 @@ def host_token(args: argparse.Namespace) -> str:
 
 def request_type_of(method: str) -> Any:
     """The request message of a matchmaker RPC (the tournament ones are in tournament.proto), or None."""
+    from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+    from arena.proto.ohell.v1 import tournament_pb2 as tpb
+
     return getattr(pb, f"{method}Request", None) or getattr(tpb, f"{method}Request", None)
 
 
@@ -50,11 +50,16 @@ class Host:
     """The matchmaker's stub with the host token on every call, and errors as ``OhHellError``."""
 
     def __init__(self, channel: grpc.Channel, address: str, token: str) -> None:
+        from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+        from arena.rpc.auth import auth_metadata
+
         self.stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
         self.address = address
         self.metadata = auth_metadata(token) if token else None
 
     def call(self, method: str, **fields: Any) -> Any:
+        import grpc
+
         request_type = request_type_of(method)
         rpc = getattr(self.stub, method, None)
         if request_type is None or rpc is None:
@@ -66,12 +71,16 @@ class Host:
 
     def stream(self, method: str, **fields: Any) -> Iterator[Any]:
         """Every answer of a server-streaming RPC."""
+        import grpc
+
         try:
             yield from self.call(method, **fields)
         except grpc.RpcError as error:
             raise self.error(method, error) from None
 
     def error(self, method: str, error: grpc.RpcError) -> OhHellError:
+        import grpc
+
         code = error.code()  # type: ignore[attr-defined]
         if code == grpc.StatusCode.UNAVAILABLE:
             return OhHellError(
@@ -94,6 +103,8 @@ class Host:
 
 @contextmanager
 def connect(args: argparse.Namespace) -> Iterator[Host]:
+    import grpc
+
     address = args.matchmaker or os.environ.get("OHELL_MATCHMAKER_ADDRESS") or SETTINGS["matchmaker_address"].default
     with grpc.insecure_channel(address) as channel:
         yield Host(channel, address, host_token(args))

@@ -7,12 +7,14 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.local import admin
 from arena.local.config import CONFIG_ENV, HOST_TOKEN_ENV, SETTINGS, host_token, resolve
-from arena.local.stack import Stack, StackConfig
 from ohell.errors import OhHellError
+
+if TYPE_CHECKING:  # the stack (SQLAlchemy, Alembic, ...) is loaded by the commands that run it
+    from arena.local.stack import StackConfig
 
 
 def _interrupt(*_: object) -> None:
@@ -22,6 +24,8 @@ def _interrupt(*_: object) -> None:
 def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], str]:
     """The stack of ``ohell up`` from flags, environment and config file; also the settings and
     where the host token comes from."""
+    from arena.local.stack import StackConfig
+
     flags = {name: getattr(args, name, None) for name in SETTINGS}
     settings = resolve(flags, os.environ, args.config)
     token, token_source = host_token(settings, os.environ)
@@ -48,6 +52,8 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from arena.local.stack import Stack
+
     config, settings, token_source = up_config(args)
     stack = Stack(config)
     for stop_signal in (signal.SIGINT, signal.SIGTERM):  # also when started where SIGINT is ignored (`cmd &`)

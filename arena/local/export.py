@@ -20,8 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from arena.archive.queries import CSV_COLUMNS
-from arena.ladder.matchlog import summarize
 from arena.local.admin_client import Host, with_host
 from ohell.errors import OhHellError
 
@@ -38,6 +36,9 @@ def _folder(path: str) -> Path:
 
 def seat_rows(record: dict[str, Any], ladder: str, agent_ids: list[str], finished_ms: int) -> list[list[Any]]:
     """``results.csv``'s rows of one match, from its record."""
+    from arena.archive.queries import CSV_COLUMNS  # SQLAlchemy and Redis: loaded by the command that exports
+    from arena.ladder.matchlog import summarize
+
     summary = summarize(record, ladder, agent_ids)
     rows = []
     for seat, agent_id in enumerate(agent_ids):
@@ -62,6 +63,8 @@ def seat_rows(record: dict[str, Any], ladder: str, agent_ids: list[str], finishe
 
 def write_matches(folder: Path, ladder: str, matches: Iterator[tuple[dict[str, Any], list[str], int]]) -> int:
     """matches.jsonl and results.csv from (record, agent ids by seat, finished ms), oldest first."""
+    from arena.archive.queries import CSV_COLUMNS
+
     written = 0
     with (
         open(folder / "matches.jsonl", "w", encoding="utf-8") as lines,

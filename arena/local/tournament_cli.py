@@ -18,8 +18,7 @@ from arena.local.admin_client import Host, add_common, with_host
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.tournament.messages import entrant_from_text
 from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, TournamentError
-from arena.tournament.operations import MAX_REPLICATES
-from arena.tournament.standings import DEFAULT_REPLICATES
+from arena.tournament.standings import DEFAULT_REPLICATES, MAX_REPLICATES
 from arena.wire import rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options

@@ -18,10 +18,17 @@ from typing import Any
 
 from arena.tournament import jobs
 from arena.tournament.model import ID_PATTERN, Tournament, TournamentError
-from arena.tournament.standings import DEFAULT_REPLICATES, Standing, duplicate_observations, standings, to_csv, to_json
+from arena.tournament.standings import (
+    DEFAULT_REPLICATES,
+    MAX_REPLICATES,
+    Standing,
+    duplicate_observations,
+    standings,
+    to_csv,
+    to_json,
+)
 from arena.tournament.store import Progress, TablePlan, TournamentStore
 
-MAX_REPLICATES = 10_000
 MAX_PAGE = 500
 EXPORT_FORMATS = ("csv", "json")
 

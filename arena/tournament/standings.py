@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 DEFAULT_REPLICATES = 2000
+MAX_REPLICATES = 10_000  # a caller's bootstrap: its work grows with the resamples
 CSV_FIELDS = (
     "rank",
     "entrant",
