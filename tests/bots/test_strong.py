@@ -44,7 +44,13 @@ class CheckedBot:
         return choice
 
 
-@pytest.mark.parametrize("name", sorted(PRESETS))
+# one preset of each scoring family and bidding kind in the quick subset; every preset in the full suite
+QUICK_PRESETS = {"classic", "river-blind", "online-anderson", "river-sudden-death", "online-squares-vienna"}
+
+
+@pytest.mark.parametrize(
+    "name", [name if name in QUICK_PRESETS else pytest.param(name, marks=pytest.mark.slow) for name in sorted(PRESETS)]
+)
 def test_every_decision_is_legal_and_games_finish(name: str) -> None:
     players = 3 + sum(map(ord, name)) % 5  # spread 3..7 players over the presets
     rules = replace(preset(name), max_cards=4) if preset(name).hand_sizes is None else preset(name)
