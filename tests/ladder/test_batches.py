@@ -151,7 +151,9 @@ def test_the_matchmakers_batch_size_decides_the_batches_workers_form_next(
         builtin_workers=0,
         matchmaker_args=("--sweep-every", "60", "--tick", "0.02", "--batch", "2"),
     )
-    agents = builtin_ladder(store, "n", bots=("random",) * 8)
+    # all eight queue before the loop may form (it would otherwise send the first four alone)
+    agents = builtin_ladder(store, "n", bots=("random",) * 8, paused=True)
+    store.set_paused("n", False)
     wait_until(lambda: store.builtin_tasks_waiting() == 1, 20, "the matchmaker's batch of two tables")
     assert int(store.client.get(store.keys.match_seq)) == 2
     next(proc for proc in stack.procs if proc.name == "matchmaker").stop()
