@@ -174,6 +174,17 @@ class _Match(Decisions):
 def check_seats(seats: Sequence[SeatSpec]) -> None:
     if not MIN_PLAYERS <= len(seats) <= MAX_PLAYERS:
         raise SeatSpecError(f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} seats, got {len(seats)}")
+    # A gateway knows a connected agent's seat by the match id its answers carry: one seat per agent.
+    first_seat: dict[str, int] = {}
+    for index, seat in enumerate(seats):
+        if seat.kind != "connected":
+            continue
+        if seat.agent_id in first_seat:
+            raise SeatSpecError(
+                f"seats[{index}].agent_id={seat.agent_id[:80]!r} already sits in seats[{first_seat[seat.agent_id]}]:"
+                " a connected agent takes one seat of a match"
+            )
+        first_seat[seat.agent_id] = index
 
 
 async def host_match(

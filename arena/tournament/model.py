@@ -64,6 +64,13 @@ class Tournament:
             check_entrant(entrant, f"entrants[{number}]")
         if len(set(names)) != len(names):
             raise TournamentError("entrants: every entrant needs its own name")
+        first_entry: dict[str, int] = {}  # one agent in two seats of a table cannot be played
+        for number, entrant in enumerate(self.entrants):
+            if entrant.kind != "connected":
+                continue
+            first = first_entry.setdefault(entrant.agent_id, number)
+            if first != number:
+                raise TournamentError(f"entrants[{number}].agent_id={entrant.agent_id!r} is already entrants[{first}]")
         if self.format not in FORMATS:
             raise TournamentError(f"format={self.format!r} must be one of {', '.join(FORMATS)}")
         for name, value, high in (("rounds", self.rounds, MAX_ROUNDS), ("deals", self.deals, MAX_DEALS_PER_TABLE)):

@@ -216,6 +216,18 @@ def test_bad_challenges_are_refused_with_the_right_code(engine_process, make_age
     assert words in refused.value.details()
 
 
+def test_an_agent_takes_one_seat_of_a_challenge(engine_process, make_agent) -> None:
+    # a gateway tells an agent's seats apart by the match id its answers carry
+    agent_id, token = make_agent("twice")
+    request = challenge_pb2.ChallengeRequest(
+        seats=_seats(("agent_id", agent_id), ("builtin", "random"), ("agent_id", agent_id))
+    )
+    with pytest.raises(grpc.RpcError) as refused:
+        _challenge(engine_process.address, request, token)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert f"seats[2].agent_id={agent_id!r} already sits in seats[0]" in refused.value.details()
+
+
 def test_challenge_needs_a_token_and_a_fresh_match_id(engine_process, make_agent) -> None:
     _, token = make_agent("asker")
     request = challenge_pb2.ChallengeRequest(

@@ -142,6 +142,8 @@ def test_roles_and_bad_input_are_refused_naming_the_field(rpc: Rpc) -> None:
         entrants=[tpb.TournamentEntrant(bot="random", name="bad name"), *bots("heuristic", "strong")],
     )
     bad("own name", entrants=bots("random", "random", "strong"))
+    twice = [tpb.TournamentEntrant(agent_id=agent.agent.agent_id, name=name) for name in ("first", "second")]
+    bad("entrants[1].agent_id", entrants=[*twice, *bots("strong")])
     bad("tournament.seats", seats=8)
     bad("seats", seats=4)  # more seats than entrants
     bad("tournament.deals", deals=51)
