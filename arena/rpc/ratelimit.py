@@ -8,8 +8,10 @@ limit (``DEFAULT_WEB_APP_LIMIT``). The limit is GCRA (a token bucket without a r
 calls per second with bursts of ``burst``; its state is one Redis string per caller
 (``Keys.rate_limit``), updated by one Lua script on Redis's clock (which also looks the token up), so
 every replica of every service shares it. A refused call ends RESOURCE_EXHAUSTED with trailing
-metadata ``retry-after`` (seconds) and the seconds in the message. Redis away: the limit falls back
-to this process's own counters (tokens unchecked) rather than refusing everyone.
+metadata ``retry-after`` (seconds) and the seconds in the message. Without Redis, or with Redis away,
+the limit falls back to this process's own counters rather than refusing everyone; a token counts
+there only when the service's own token store knows it (tokens given on its command line), else
+the call counts as its peer's.
 """
 
 from __future__ import annotations
@@ -116,17 +118,29 @@ class Limiter:
         self.keys = keys or Keys()
         self.script = redis_client.register_script(Keys.lua(GCRA)) if redis_client is not None else None
 
-    async def wait_ms(self, caller: str, token_sha: str = "", peer: str = "") -> float:
+    async def wait_ms(
+        self, caller: str, token_sha: str = "", peer: str = "", known: Callable[[], Awaitable[bool]] | None = None
+    ) -> float:
         """``token_sha``: the hash of the token ``caller`` names; unless Redis holds it as an agent's,
-        the call counts as ``peer``'s. (Without Redis the token is not checked.)"""
-        if self.script is None:
-            return self.local.wait_ms(caller)
-        try:
-            args = [self.keys.prefix, caller, self.limit.step_ms, self.limit.window_ms, token_sha, peer or caller]
-            return float(await self.script(args=args))
-        except Exception as error:  # Redis away: limit per process until it is back
-            log.warning("rate limit falls back to this process: %s", error)
-            return self.local.wait_ms(caller)
+        the call counts as ``peer``'s. Without Redis (or with Redis away) ``known()`` decides."""
+        if self.script is not None:
+            try:
+                args = [self.keys.prefix, caller, self.limit.step_ms, self.limit.window_ms, token_sha, peer or caller]
+                return float(await self.script(args=args))
+            except Exception as error:  # Redis away: limit per process until it is back
+                log.warning("rate limit falls back to this process: %s", error)
+        if token_sha and not await _is_true(known):
+            caller = peer or caller
+        return self.local.wait_ms(caller)
+
+
+async def _is_true(check: Callable[[], Awaitable[bool]] | None) -> bool:
+    if check is None:
+        return False
+    try:
+        return await check()
+    except Exception:  # the store is unreadable (Redis away): not known
+        return False
 
 
 class BadRequest:
@@ -182,11 +196,13 @@ class CallGuard(grpc.aio.ServerInterceptor):
         host_token: str | None = None,
         web_token: str | None = None,
         web_limiter: Limiter | None = None,
+        tokens: TokenStore | None = None,
     ) -> None:
         self.limiter = limiter
         self.host_token = host_token
         self.web_token = web_token
         self.web_limiter = web_limiter or limiter
+        self.tokens = tokens  # decides whether a token is an agent's when Redis cannot
 
     @classmethod
     def from_env(
@@ -196,13 +212,14 @@ class CallGuard(grpc.aio.ServerInterceptor):
         host_token: str | None,
         web_token: str | None,
         limit: RateLimit | None = None,
+        tokens: TokenStore | None = None,
     ) -> CallGuard:
         """A service's guard: ``limit`` (default ``$OHELL_RATE_LIMIT``) per caller,
         ``$OHELL_WEB_APP_RATE_LIMIT`` (default DEFAULT_WEB_APP_LIMIT) for the web app's token, both
-        shared through ``redis_client``."""
+        shared through ``redis_client``; ``tokens`` tells agents' tokens when Redis cannot."""
         web_limit = RateLimit.from_env(WEB_APP_RATE_ENV, DEFAULT_WEB_APP_LIMIT)
         limiter = Limiter(limit or RateLimit.from_env(), redis_client, keys)
-        return cls(limiter, host_token, web_token, Limiter(web_limit, redis_client, keys))
+        return cls(limiter, host_token, web_token, Limiter(web_limit, redis_client, keys), tokens)
 
     async def admit(self, context: grpc.aio.ServicerContext) -> None:
         token = bearer_token(context.invocation_metadata())
@@ -212,10 +229,20 @@ class CallGuard(grpc.aio.ServerInterceptor):
             limiter, wait_ms = self.web_limiter, await self.web_limiter.wait_ms("w:" + caller_of(context)[2:])
         else:
             limiter, token_sha = self.limiter, token_hash(token) if token else ""
-            wait_ms = await limiter.wait_ms(caller_of(context), token_sha, peer_of(context))
+            wait_ms = await limiter.wait_ms(caller_of(context), token_sha, peer_of(context), self._known(token))
         if wait_ms > 0:
             limit = limiter.limit
             await refuse(context, wait_ms, f"rate limit of {limit.rate:g} calls/s (burst {limit.burst}) reached")
+
+    def _known(self, token: str | None) -> Callable[[], Awaitable[bool]] | None:
+        store = self.tokens
+        if token is None or store is None:
+            return None
+
+        async def known() -> bool:
+            return await store.agent_for_token(token) is not None
+
+        return known
 
     async def intercept_service(
         self,

@@ -102,6 +102,6 @@ async def start_engine(
             lambda s: spectate_pb2_grpc.add_SpectateServiceServicer_to_server(spectate, s),
         ),
     ]
-    guard = CallGuard.from_env(redis_client, keys, host_token, web_token, rate_limit)
+    guard = CallGuard.from_env(redis_client, keys, host_token, web_token, rate_limit, token_store)
     served = await create_server(address, services, limits or DEFAULT_LIMITS, interceptors=[guard])
     return Engine(served, gateway, redis_client)

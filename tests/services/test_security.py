@@ -319,3 +319,30 @@ def test_sdk_endpoint_refuses_an_observation_without_a_phase() -> None:
 
     error = asyncio.run(run())
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT and "observation.phase=0" in (error.details() or "")
+
+
+def test_without_redis_made_up_tokens_share_their_peers_rate_limit() -> None:
+    # without Redis the limit is this process's: a token counts as its own caller only when the
+    # service's token store knows it, else a fresh token on every call would be a fresh budget
+    from arena.rpc.ratelimit import RateLimit
+    from services.engine.server import start_engine
+
+    async def run() -> None:
+        engine = await start_engine(tokens={"known-token": "agent-1"}, rate_limit=RateLimit(0.5, 6))
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{engine.port}") as channel:
+                stub = rules_service_pb2_grpc.RulesServiceStub(channel)
+                request = rules_service_pb2.ListPresetsRequest()
+                admitted = 0
+                with pytest.raises(grpc.aio.AioRpcError) as limited:
+                    for _ in range(20):
+                        await stub.ListPresets(request, metadata=auth_metadata(uuid.uuid4().hex), timeout=10)
+                        admitted += 1
+                assert limited.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert admitted == 6  # the burst of the one peer they all come from
+                for _ in range(6):  # a token the service knows is a caller of its own
+                    await stub.ListPresets(request, metadata=auth_metadata("known-token"), timeout=10)
+        finally:
+            await engine.stop()
+
+    asyncio.run(run())
