@@ -29,9 +29,14 @@ from arena.play.relay import (
 )
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay_pb2
 from arena.rpc.auth import TokenStore, authenticate, bearer_token
+from arena.rpc.ratelimit import LocalLimiter, RateLimit
 from arena.wire import message_bytes, wrapped
 
 _MATCHES_REMEMBERED = 256
+# Actions for no pending decision (late, repeated, for another seat or match) each cost the gateway a
+# notice written back; an agent answers at most once per decision, so a stream that sends more than
+# this is flooding it and is closed RESOURCE_EXHAUSTED (it slowed every other agent's decisions).
+UNUSABLE_ACTIONS = RateLimit(rate=20.0, burst=100)
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_name
 # Connect metadata by which an agent accepts challenges from other agents (else only its own
 # challenges and the host's may seat it).
@@ -60,6 +65,7 @@ class Connection:
         self.fatal: tuple[grpc.StatusCode, str] | None = None
         self._writes = Watchdog(self._expire)  # the tasks of the sends in progress, cancelled past their deadline
         self._expired: set[asyncio.Task[Any]] = set()  # sends the watchdog cancelled
+        self.unusable = LocalLimiter(UNUSABLE_ACTIONS, max_callers=1)  # actions answered with a notice
 
     def learn_seat(self, match_id: str, seat: int) -> None:
         self.seats[match_id] = seat
@@ -312,6 +318,14 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         await reply_to(pending[0], connection.agent_id, action.decision_id, action, "", self._publish)
 
     async def _notice(self, connection: Connection, code: str, message: str) -> None:
+        if connection.unusable.wait_ms("") > 0:
+            limit = UNUSABLE_ACTIONS
+            why = (
+                f"more than {limit.burst} actions (or {limit.rate:g} a second) that answered no pending decision: "
+                "the stream is closed"
+            )
+            connection.end(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+            return
         await connection.send(match_pb2.AgentEvent(notice=match_pb2.Notice(code=code, message=message)))
 
     async def _closed(self, connection: Connection) -> None:

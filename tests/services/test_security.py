@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from typing import Any
@@ -103,6 +104,27 @@ def test_acting_in_a_match_without_a_seat_is_refused(engine_process, make_agent)
     assert "match_id" in agent.notices[0].message
     assert "has no seat in match 'someone-elses'" in agent.notices[1].message
     assert agent.error is None  # refused with a notice: the stream stays up
+
+
+def test_a_flood_of_unusable_actions_closes_the_stream(engine_process, make_agent) -> None:
+    # each answered with a notice, they took the gateway's loop from every other agent
+    from services.engine.gateway import UNUSABLE_ACTIONS
+
+    _, token = make_agent("flooder")
+
+    async def run() -> ScriptedAgent:
+        agent = await ScriptedAgent(engine_process.address, token).start()
+        stray = match_pb2.Action(match_id="nobodys", seat=0, decision_id=1, bid=0)
+        with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError):
+            for _ in range(UNUSABLE_ACTIONS.burst * 3):
+                await agent.send(stray)
+        await asyncio.wait_for(agent.task, 10)  # type: ignore[arg-type]
+        return agent
+
+    agent = asyncio.run(run())
+    assert agent.error is not None and agent.error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "answered no pending decision" in (agent.error.details() or "")
+    assert UNUSABLE_ACTIONS.burst - 5 <= len(agent.notices) <= UNUSABLE_ACTIONS.burst + 5
 
 
 def _challenge(address: str, request: challenge_pb2.ChallengeRequest, token: str | None) -> Any:

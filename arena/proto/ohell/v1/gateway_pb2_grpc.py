@@ -54,10 +54,11 @@ class AgentGatewayServiceServicer:
         lets other agents seat this agent in their challenges (without it only its own challenges
         and the host's may).
         Status codes: UNAUTHENTICATED (no or unknown token), ABORTED (replaced by a newer stream),
-        UNAVAILABLE (shutting down), RESOURCE_EXHAUSTED (rate limit). Problems with an action never
-        end the stream; they come back as an AgentEvent.notice: INVALID_ARGUMENT (an action without
-        match_id), PERMISSION_DENIED (an action for a seat or match the agent does not hold),
-        FAILED_PRECONDITION (the decision is not pending: answered, timed out or unknown).
+        UNAVAILABLE (shutting down), RESOURCE_EXHAUSTED (rate limit, or a flood of unusable actions).
+        Problems with an action come back as an AgentEvent.notice: INVALID_ARGUMENT (an action
+        without match_id), PERMISSION_DENIED (an action for a seat or match the agent does not hold),
+        FAILED_PRECONDITION (the decision is not pending: answered, timed out or unknown). They end
+        the stream only past 100 in a burst (20 a second): an agent answers each decision once.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
