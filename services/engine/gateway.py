@@ -296,7 +296,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         seat = connection.seats.get(action.match_id)
         if seat is None or seat != action.seat:
             where = (
-                f"has no seat in match {action.match_id!r}"
+                f"has no seat in match {action.match_id[:80]!r}"  # any size the agent sent: quote a part
                 if seat is None
                 else (f"sits in seat {seat} of match {action.match_id!r}, not seat {action.seat}")
             )

@@ -96,13 +96,16 @@ def test_acting_in_a_match_without_a_seat_is_refused(engine_process, make_agent)
         await until(lambda: agent.notices)  # the first send was answered before the second goes
         await agent.send(match_pb2.Action(match_id="someone-elses", seat=0, decision_id=1, bid=0))
         await until(lambda: len(agent.notices) == 2)
+        await agent.send(match_pb2.Action(match_id="m" * 1_000_000, seat=0, decision_id=1, bid=0))
+        await until(lambda: len(agent.notices) == 3)
         await agent.stop()
         return agent
 
     agent = asyncio.run(run())
-    assert [n.code for n in agent.notices] == ["INVALID_ARGUMENT", "PERMISSION_DENIED"]
+    assert [n.code for n in agent.notices] == ["INVALID_ARGUMENT", "PERMISSION_DENIED", "PERMISSION_DENIED"]
     assert "match_id" in agent.notices[0].message
     assert "has no seat in match 'someone-elses'" in agent.notices[1].message
+    assert len(agent.notices[2].message) < 200  # the id it sent is quoted in part, not echoed whole
     assert agent.error is None  # refused with a notice: the stream stays up
 
 
