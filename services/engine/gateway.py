@@ -36,7 +36,7 @@ _MATCHES_REMEMBERED = 256
 # Actions for no pending decision (late, repeated, for another seat or match) each cost the gateway a
 # notice written back; an agent answers at most once per decision, so a stream that sends more than
 # this is flooding it and is closed RESOURCE_EXHAUSTED (it slowed every other agent's decisions).
-UNUSABLE_ACTIONS = RateLimit(rate=20.0, burst=100)
+UNUSABLE_ACTIONS = RateLimit(rate=50.0, burst=500)
 SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_name
 # Connect metadata by which an agent accepts challenges from other agents (else only its own
 # challenges and the host's may seat it).

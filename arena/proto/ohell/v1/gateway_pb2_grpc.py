@@ -58,7 +58,7 @@ class AgentGatewayServiceServicer:
         Problems with an action come back as an AgentEvent.notice: INVALID_ARGUMENT (an action
         without match_id), PERMISSION_DENIED (an action for a seat or match the agent does not hold),
         FAILED_PRECONDITION (the decision is not pending: answered, timed out or unknown). They end
-        the stream only past 100 in a burst (20 a second): an agent answers each decision once.
+        the stream only past 500 in a burst (50 a second): an agent answers each decision once.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
