@@ -11,10 +11,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from arena.local.admin_client import Host, add_common, with_host
+from arena.local.output import text_console
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.tournament.messages import entrant_from_text
 from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, TournamentError
@@ -23,7 +23,7 @@ from arena.wire import rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 
-console = Console()
+console = text_console()
 FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
 STATE_NAMES = {tpb.TOURNAMENT_STATE_RUNNING: "running", tpb.TOURNAMENT_STATE_FINISHED: "finished"}
 
