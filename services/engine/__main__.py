@@ -15,6 +15,7 @@ from arena.play.specs import TimeControl
 from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token
 from arena.rpc.metrics_http import start_metrics_server
 from arena.rpc.server import serve_until_signal
+from arena.rpc.settings import ConfigError
 from ohell.errors import OhHellError
 from services.engine.server import start_engine
 
@@ -83,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         run(build_parser().parse_args(argv))
-    except OhHellError as error:
+    except (OhHellError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0

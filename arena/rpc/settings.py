@@ -1,0 +1,22 @@
+"""What a process reads at start-up and may find unusable: a token file. Without gRPC, so that the
+``ohell`` commands that never connect do not load it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ConfigError(ValueError):
+    """A setting a process starts with (a token, its file, a rate limit) is unusable: the process
+    says which in one line and stops."""
+
+
+def read_token_file(path: str | Path, label: str = "--host-token-file") -> str:
+    """The token a file holds (its text, stripped); ConfigError "``label`` ``path``: why" when the
+    file cannot be read or is not text."""
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise ConfigError(f"{label} {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{label} {path}: not a text file (it should hold the token as text)") from None
