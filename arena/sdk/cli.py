@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from arena.sdk.arguments import UINT32, UINT64, whole
 from ohell.errors import OhHellError
 
 
@@ -72,8 +73,8 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
         "--seat", action="append", required=True, help="builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT; 3-7 of them"
     )
     challenge.add_argument("--rules", default="classic")
-    challenge.add_argument("--seed", type=int, default=0)
-    challenge.add_argument("--decision-ms", type=int, default=0)
+    challenge.add_argument("--seed", type=whole(UINT64), default=0)
+    challenge.add_argument("--decision-ms", type=whole(UINT32), default=0)
     challenge.add_argument("--timeout", type=float, default=600.0)
     challenge.add_argument("--out", help="write the match record here")
     challenge.set_defaults(handler=cmd_challenge)

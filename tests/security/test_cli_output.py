@@ -26,3 +26,24 @@ def test_referee_of_an_unreadable_bracketed_path(tmp_path: Path, capsys: pytest.
     missing = tmp_path / "[/red]record.json"
     assert main(["referee", str(missing)]) == 2  # the console wraps long lines
     assert f"cannot read {missing}" in "".join(capsys.readouterr().out.split("\n"))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ladder", "create", "big", "--seats", "99999999999"],
+        ["tournament", "create", "t", "--entrant", "builtin:random", "--seats", "99999999999"],
+        ["tournament", "create", "t", "--entrant", "builtin:random", "--deals", "-1"],
+        ["tournament", "create", "t", "--entrant", "builtin:random", "--rounds", "4294967296"],
+        ["tournament", "standings", "t", "--replicates", "-1"],
+        ["challenge", "--token", "x", "--seat", "builtin:random", "--seed", "-1"],
+        ["challenge", "--token", "x", "--seat", "builtin:random", "--decision-ms", "-1"],
+    ],
+)
+def test_a_number_no_request_can_hold_is_a_usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """It was protobuf's ValueError traceback ("Value out of range") once the request was built."""
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--matchmaker", "127.0.0.1:1"] if argv[0] != "challenge" else [*argv, "--address", "127.0.0.1:1"])
+    assert stop.value.code == 2
+    flag = next(arg for arg in argv if arg.startswith("--") and arg not in ("--entrant", "--token", "--seat"))
+    assert f"argument {flag}" in capsys.readouterr().err
