@@ -113,6 +113,7 @@ def _save_tokens(path: str, rows: list[list[str]], append: bool) -> None:
     if not append and not new:
         raise OhHellError(f"--tokens {path} exists: choose a new file (tokens are secrets, never overwritten)")
     descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.fchmod(descriptor, 0o600)  # a file the host made may be readable by others: it holds secrets now
     with os.fdopen(descriptor, "w", newline="") as out:
         writer = csv.writer(out)
         if new:
