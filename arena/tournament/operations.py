@@ -78,19 +78,25 @@ def games_total(tourney: Tournament, progress: Progress) -> int:
 class StandingsCache:
     """Standings are a bootstrap (thousands of resamples): computed again only when a game was
     recorded since, and while a tournament runs at most once per ``fresh_s`` (a page that refreshes,
-    many readers). Thread-safe; keeps the ``size`` most recent tournaments."""
+    many readers). Thread-safe; keeps the ``size`` most recent running tournaments, and every
+    finished one's final standings (else reading more finished tournaments than ``size`` in turn
+    would compute a bootstrap on every read)."""
 
     def __init__(self, fresh_s: float = 2.0, size: int = 64) -> None:
         self.fresh_s = fresh_s
         self.size = size
         self._lock = threading.Lock()
         self._rows: OrderedDict[tuple[str, str, int], tuple[int, str, float, list[Standing]]] = OrderedDict()
+        self._final: dict[tuple[str, str, int], list[Standing]] = {}
 
     def get(self, store: TournamentStore, tourney_id: str, replicates: int, progress: Progress) -> list[Standing]:
         key = (store.keys.prefix, tourney_id, replicates)
         now = time.monotonic()
         with self._lock:
+            final = self._final.get(key) if progress.state == "finished" else None
             cached = self._rows.get(key)
+        if final is not None:
+            return final
         if cached is not None:
             games, state, at, rows = cached
             same = games == progress.games_done and state == progress.state
@@ -98,6 +104,10 @@ class StandingsCache:
                 return rows
         rows = current_standings(store, tourney_id, replicates)
         with self._lock:
+            if progress.state == "finished":
+                self._final[key] = rows
+                self._rows.pop(key, None)
+                return rows
             self._rows[key] = (progress.games_done, progress.state, now, rows)
             self._rows.move_to_end(key)
             while len(self._rows) > self.size:

@@ -22,6 +22,8 @@ from services.web.tournaments import tournament_from_form
 
 from .test_store_jobs import Queue, builtins
 
+SHORT = {"hand_sizes": [1]}
+
 
 def test_entrants_from_text() -> None:
     assert parse_entrant("builtin:strong").name == "strong"
@@ -150,4 +152,25 @@ def test_overview_and_the_standings_cache(tstore: TournamentStore, monkeypatch: 
     computed: list[object] = []
     monkeypatch.setattr(operations, "current_standings", lambda *args: computed.append(args) or [])
     assert operations.export(tstore, "ov", "csv", 100, cache) == (text, True)  # an export reads the cache too
+    assert computed == []
+
+
+def test_final_standings_stay_cached_whatever_else_is_read(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache kept its ``size`` most recent tournaments, finished ones too: reading one more
+    finished tournament than that in turn (any caller may, through GetTournament) computed a
+    bootstrap on every read, a fraction of a CPU second each for a tournament of some hundred games."""
+    names = ("f0", "f1", "f2")
+    for name in names:
+        queue = Queue()
+        jobs.start(tstore, Tournament(name, builtins("heuristic", "random", "random"), deals=1, overrides=SHORT), queue)
+        queue.drain(tstore)
+    cache = operations.StandingsCache(size=2)
+    for name in names:
+        operations.overview(tstore, name, 100, cache)
+    computed: list[object] = []
+    monkeypatch.setattr(operations, "current_standings", lambda *args: computed.append(args) or [])
+    for name in names * 2:
+        assert len(operations.overview(tstore, name, 100, cache).standings) == 3
     assert computed == []
