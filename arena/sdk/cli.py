@@ -57,7 +57,10 @@ def cmd_agent(args: argparse.Namespace) -> int:
     from arena.sdk import connect, serve
     from ohell.bots import make_bot
 
-    bot = make_bot(args.bot, args.seed)
+    try:
+        bot = make_bot(args.bot, args.seed)
+    except ValueError as error:  # an unknown bot
+        raise OhHellError(f"--bot: {error}") from None
     if args.serve:
         serve(bot, args.address, args.token)
     else:

@@ -47,3 +47,9 @@ def test_a_number_no_request_can_hold_is_a_usage_error(argv: list[str], capsys: 
     assert stop.value.code == 2
     flag = next(arg for arg in argv if arg.startswith("--") and arg not in ("--entrant", "--token", "--seat"))
     assert f"argument {flag}" in capsys.readouterr().err
+
+
+def test_an_unknown_bot_to_connect_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """It was make_bot's ValueError traceback."""
+    assert main(["bot", "connect", "--bot", "nope", "--address", "127.0.0.1:1", "--token", "x"]) == 2
+    assert "--bot: unknown bot 'nope'" in capsys.readouterr().out
