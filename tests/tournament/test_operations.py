@@ -174,3 +174,24 @@ def test_final_standings_stay_cached_whatever_else_is_read(
     for name in names * 2:
         assert len(operations.overview(tstore, name, 100, cache).standings) == 3
     assert computed == []
+
+
+def test_a_running_tournaments_tables_are_read_at_most_once_per_fresh_period(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GetTournament (every reader of a tournament's page, every 2 s, and any caller at will) read
+    every table's state each time: a tenth of a second for the 6,800 tables of 200 entrants at 3
+    seats, so a hundred calls a second kept the matchmaker busy."""
+    jobs.start(
+        tstore, Tournament("busy", builtins("heuristic", "random", "random", "random"), overrides=SHORT), Queue()
+    )
+    reads: list[str] = []
+    read = operations.tables
+    monkeypatch.setattr(
+        operations, "tables", lambda store, tourney: reads.append(tourney.tourney_id) or read(store, tourney)
+    )
+    cache = operations.StandingsCache(fresh_s=60.0)
+    views = [operations.overview(tstore, "busy", 100, cache).tables for _ in range(3)]
+    assert reads == ["busy"] and views[0] == views[2] and len(views[0]) == 4
+    operations.overview(tstore, "busy", 100, operations.StandingsCache(fresh_s=0.0))
+    assert reads == ["busy", "busy"]  # stale at once: read again
