@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.local import admin
-from arena.local.config import CONFIG_ENV, HOST_TOKEN_ENV, SETTINGS, host_token, resolve, shown_url
+from arena.local.config import CONFIG_ENV, HOST_TOKEN_ENV, SETTINGS, host_token, resolve
+from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
 if TYPE_CHECKING:  # the stack (SQLAlchemy, Alembic, ...) is loaded by the commands that run it

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from arena.keys import new_token
 from arena.ladder.routing import BATCH_ENV, DEFAULT_BATCH, MAX_BATCH
@@ -144,12 +143,3 @@ def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
     with os.fdopen(descriptor, "w") as out:
         out.write(token + "\n")
     return token, str(path)
-
-
-def shown_url(url: str) -> str:
-    """``url`` with its password, if it has one, as ``***`` (the banner is printed and logged)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user, _, host = parts.netloc.rpartition("@")
-    return urlunsplit(parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}"))

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.local.admin_client import Host, with_host
-from arena.local.config import shown_url
+from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
 BOARD_COLUMNS = ("rank", "agent_id", "name", "ordinal", "mu", "sigma", "games", "exact_bid_rate", "wins")

@@ -71,3 +71,10 @@ def test_a_host_command_with_a_token_file_that_is_not_text(binary: Path, capsys:
     assert main(["tournament", "list", "--matchmaker", "127.0.0.1:1", "--host-token-file", str(binary)]) == 2
     out = "".join(capsys.readouterr().out.split("\n"))
     assert "not a text file" in out and str(binary) in out
+
+
+def test_the_engine_with_no_redis_at_its_url(tmp_path: Path) -> None:
+    """It ended in redis-py's ConnectionError traceback (and a password in the URL would be shown)."""
+    done = start("services.engine", "--redis-url", "redis://:pw-secret@127.0.0.1:1/0")
+    one_line(done, "cannot reach Redis at redis://:***@127.0.0.1:1/0")
+    assert "pw-secret" not in done.stderr

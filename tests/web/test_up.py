@@ -18,10 +18,11 @@ import pytest
 import redis
 
 from arena.embedded_redis import EmbeddedRedis, free_port
-from arena.local.config import resolve, shown_url
+from arena.local.config import resolve
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
+from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
 
