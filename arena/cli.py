@@ -7,19 +7,19 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from arena.local import bot_cli, tournament_cli
 from arena.local import cli as ladder_cli
+from arena.local.output import labelled, text_console
 from arena.sdk import cli as engine_cli
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS, preset_with_options
 from ohell.referee import referee_text
 from ohell.tally import SeriesTally
 
-console = Console()
+console = text_console()
 
 
 def progress_bar() -> Progress:
@@ -80,7 +80,7 @@ def cmd_referee(args: argparse.Namespace) -> int:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        console.print(f"[red]cannot read {path}: {error}[/red]")
+        console.print(f"cannot read {path}: {error}", style="red")
         return 2
     verdict = referee_text(text)
     print(verdict.summary())
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except OhHellError as error:
-        console.print(f"[red]error:[/red] {error}")
+        console.print(labelled("error:", "red", f" {error}"))
         return 2
     except KeyboardInterrupt:
         return 130

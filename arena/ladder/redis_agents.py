@@ -15,6 +15,15 @@ from ohell.bots import BOT_FACTORIES
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ENDPOINT = re.compile(r"^[\w.\-\[\]:]+:[0-9]{1,5}$")
+FORMULA_START = ("=", "+", "-", "@")  # what makes a spreadsheet read a CSV cell as a formula
+
+
+def check_version(version: str) -> None:
+    """An agent sets its version itself, and the host sees it in a terminal (``ohell agent list``)
+    and in the ladder export's CSV: plain printable text (no escape sequence, no bidi override, no
+    line break), not starting like a formula."""
+    if not 1 <= len(version) <= 64 or not version.isprintable() or version.startswith(FORMULA_START):
+        raise StoreError("version must be 1-64 printable characters, not starting with = + - @", "version")
 
 
 class AgentStore(StoreBase):
@@ -44,8 +53,8 @@ class AgentStore(StoreBase):
             raise StoreError(
                 f"endpoint {endpoint[:80]!r} must look like host:port (a port from 1 to 65535)", "endpoint"
             )
-        if len(version) > 64:
-            raise StoreError("version must be at most 64 characters", "version")
+        if version:
+            check_version(version)
         number = self.client.incr(self.keys.agent_seq)
         token = new_token()
         agent = Agent(
@@ -126,8 +135,7 @@ class AgentStore(StoreBase):
         return [parse_agent(raw) for raw in found if raw], offset + limit < last
 
     def set_version(self, agent_id: str, version: str) -> Agent:
-        if not version or len(version) > 64:
-            raise StoreError("version must be 1-64 characters", "version")
+        check_version(version)
         self.get_agent(agent_id)
         self.client.hset(self.keys.agent(agent_id), "version", version)
         return self.get_agent(agent_id)

@@ -13,6 +13,7 @@ from typing import Any
 from arena.local import admin_commands as c
 from arena.local import export
 from arena.local.admin_client import add_common, with_host
+from arena.sdk.arguments import UINT32, whole
 
 
 def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,7 +26,7 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     create.add_argument("name")
     create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
     create.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
-    create.add_argument("--seats", type=int, default=4, help="seats per table, 3..7")
+    create.add_argument("--seats", type=whole(UINT32), default=4, help="seats per table, 3..7")
     create.add_argument("--house-bots", default="", help="comma-separated built-in bots that fill tables")
     create.add_argument("--fill-after", type=float, default=10.0, help="seconds an agent waits before house bots fill")
     command(ladder_sub, "list", c.ladder_list, "list the ladders")

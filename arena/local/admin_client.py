@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.local.config import HOST_TOKEN_ENV, SETTINGS, default_data_dir
+from arena.rpc.settings import ConfigError, read_token_file
 from ohell.errors import OhHellError
 
 if TYPE_CHECKING:  # gRPC and the messages are loaded when a command connects: `ohell rules` needs neither
@@ -33,9 +34,9 @@ def host_token(args: argparse.Namespace) -> str:
         if not path.exists():
             return ""  # calls go without a token; admin RPCs then answer UNAUTHENTICATED
     try:
-        return path.read_text().strip()
-    except OSError as error:
-        raise OhHellError(f"--host-token-file {path}: {error.strerror or error}") from None
+        return read_token_file(path)
+    except ConfigError as error:
+        raise OhHellError(str(error)) from None
 
 
 def request_type_of(method: str) -> Any:

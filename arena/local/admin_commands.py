@@ -10,18 +10,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from arena.local.admin_client import Host
 from arena.local.admin_show import print_match, when
+from arena.local.output import labelled, text_console
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.wire import rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 from ohell.referee import referee
 
-console = Console()
+console = text_console()
 KINDS = {"connected": pb.AGENT_KIND_CONNECTED, "builtin": pb.AGENT_KIND_BUILTIN, "endpoint": pb.AGENT_KIND_ENDPOINT}
 KIND_NAMES = {number: name for name, number in KINDS.items()}
 MAX_IMPORT = 5000
@@ -113,6 +113,7 @@ def _save_tokens(path: str, rows: list[list[str]], append: bool) -> None:
     if not append and not new:
         raise OhHellError(f"--tokens {path} exists: choose a new file (tokens are secrets, never overwritten)")
     descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.fchmod(descriptor, 0o600)  # a file the host made may be readable by others: it holds secrets now
     with os.fdopen(descriptor, "w", newline="") as out:
         writer = csv.writer(out)
         if new:
@@ -169,7 +170,7 @@ def agent_import(host: Host, args: argparse.Namespace) -> int:
         f"{len(rows)} of {len(names)} agents registered; tokens in {args.tokens}" if rows else "none registered"
     )
     for line in failed:
-        console.print(f"[red]not registered[/red] {line}")
+        console.print(labelled("not registered", "red", f" {line}"))
     return 1 if failed else 0
 
 

@@ -7,12 +7,12 @@ import argparse
 import logging
 import os
 
-from rich.console import Console
 from rich.table import Table
 
+from arena.local.output import labelled, text_console
 from ohell.errors import OhHellError
 
-console = Console()
+console = text_console()
 
 
 class FirstTracebacks(logging.Filter):
@@ -72,9 +72,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         )
     console.print(table)
     if report.passed:
-        console.print("[green]passed[/green]: no illegal action, no exception")
+        console.print(labelled("passed", "green", ": no illegal action, no exception"))
         return 0
-    console.print("[red]failed[/red]: illegal actions or exceptions (their tracebacks are logged above)")
+    console.print(labelled("failed", "red", ": illegal actions or exceptions (their tracebacks are logged above)"))
     return 1
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.local import admin
 from arena.local.config import CONFIG_ENV, HOST_TOKEN_ENV, SETTINGS, host_token, resolve
+from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
 if TYPE_CHECKING:  # the stack (SQLAlchemy, Alembic, ...) is loaded by the commands that run it
@@ -63,8 +64,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"web         {stack.web_url}   (leaderboards, replays, live matches; host pages)")
         print(f"engine      {stack.engine_address}   (agents connect here)")
         print(f"matchmaker  {stack.matchmaker_address}   (ohell ladder/agent/leaderboard/matches)")
-        print(f"redis       {stack.redis_url}{'  (embedded, AOF on)' if stack.redis else ''}")
-        print(f"archive     {stack.database_url}")
+        print(f"redis       {shown_url(stack.redis_url)}{'  (embedded, AOF on)' if stack.redis else ''}")
+        print(f"archive     {shown_url(stack.database_url)}")
         workers = f"{config.builtin_workers} x {config.concurrency} built-in + 1 x {config.remote_concurrency} remote"
         workers += f", built-in matches in batches of up to {config.batch}"
         print(f"workers     {workers}")

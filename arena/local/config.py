@@ -20,6 +20,7 @@ from typing import Any
 
 from arena.keys import new_token
 from arena.ladder.routing import BATCH_ENV, DEFAULT_BATCH, MAX_BATCH
+from arena.rpc.settings import ConfigError, read_token_file
 from ohell.errors import OhHellError
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
@@ -130,9 +131,9 @@ def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
     path = Path(settings["host_token_file"] or Path(settings["data_dir"]) / "host-token")
     if settings["host_token_file"] or path.exists():
         try:
-            token = path.read_text().strip()
-        except OSError as error:
-            raise OhHellError(f"host token file {path}: {error.strerror or error}") from None
+            token = read_token_file(path, "host token file")
+        except ConfigError as error:
+            raise OhHellError(str(error)) from None
         if not token:
             raise OhHellError(f"host token file {path} is empty")
         return token, str(path)

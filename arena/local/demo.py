@@ -8,11 +8,11 @@ import signal
 import time
 
 import grpc
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from arena.local.config import check_address
+from arena.local.output import text_console
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
@@ -22,7 +22,7 @@ from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 
-console = Console()
+console = text_console()
 DEMO_LADDER = "demo"
 DEMO_OPTIONS = ["hand_sizes=[5,4,3,2,1]"]  # a short game keeps the demo near a minute with the strong bot
 # A window wider than any rating gap: tables are drawn from all waiting agents by fewest games.

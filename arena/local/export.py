@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.local.admin_client import Host, with_host
+from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
 BOARD_COLUMNS = ("rank", "agent_id", "name", "ordinal", "mu", "sigma", "games", "exact_bid_rate", "wins")
@@ -115,7 +116,7 @@ def from_archive(args: argparse.Namespace) -> int:
         raise OhHellError("--limit works through the running stack; with --database-url every match is written")
     url = make_url(args.database_url)
     if url.drivername.startswith("sqlite") and not Path(url.database or "").is_file():
-        raise OhHellError(f"--database-url {args.database_url}: no such SQLite file")
+        raise OhHellError(f"--database-url {shown_url(args.database_url)}: no such SQLite file")
     engine = connect(args.database_url)
     try:
         if not queries.count_matches(engine, args.ladder):
@@ -146,5 +147,5 @@ def run(args: argparse.Namespace) -> int:
             raise OhHellError(f"{error.filename or 'file'}: {error.strerror or error}") from None
         except SQLAlchemyError as error:  # a URL it cannot use, a database it cannot reach
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise OhHellError(f"--database-url {args.database_url}: {first}") from None
+            raise OhHellError(f"--database-url {shown_url(args.database_url)}: {first}") from None
     return with_host(from_stack)(args)

@@ -11,11 +11,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from arena.local.admin_client import Host, add_common, with_host
+from arena.local.output import text_console
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.sdk.arguments import UINT32, whole
 from arena.tournament.messages import entrant_from_text
 from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, TournamentError
 from arena.tournament.standings import DEFAULT_REPLICATES, MAX_REPLICATES
@@ -23,7 +24,7 @@ from arena.wire import rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 
-console = Console()
+console = text_console()
 FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
 STATE_NAMES = {tpb.TOURNAMENT_STATE_RUNNING: "running", tpb.TOURNAMENT_STATE_FINISHED: "finished"}
 
@@ -133,10 +134,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     create = command("create", "create a tournament and send its tables to the workers (host)", cmd_create)
     create.add_argument("--entrant", action="append", required=True, metavar="KIND:WHAT[=NAME]",
                         help="builtin:BOT, connected:AGENT_ID or endpoint:HOST:PORT; repeat per entrant")  # fmt: skip
-    create.add_argument("--seats", type=int, default=3, help="seats per table (3-7)")
+    create.add_argument("--seats", type=whole(UINT32), default=3, help="seats per table (3-7)")
     create.add_argument("--format", choices=FORMATS, default="round-robin")
-    create.add_argument("--rounds", type=int, default=1, help="Swiss rounds")
-    create.add_argument("--deals", type=int, default=2, help="deal sets per table, each played in every rotation")
+    create.add_argument("--rounds", type=whole(UINT32), default=1, help="Swiss rounds")
+    create.add_argument(
+        "--deals", type=whole(UINT32), default=2, help="deal sets per table, each played in every rotation"
+    )
     create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
     create.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
     create.add_argument("--grace-s", type=float, default=DEFAULT_GRACE_S, help="wait for an offline connected entrant")
@@ -149,7 +152,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         parser = command(name, help_text, handler)
         parser.add_argument(
             "--replicates",
-            type=int,
+            type=whole(UINT32),
             default=DEFAULT_REPLICATES,
             help=f"bootstrap resamples (1-{MAX_REPLICATES}; other than {DEFAULT_REPLICATES}: the host only)",
         )

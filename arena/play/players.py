@@ -118,7 +118,7 @@ class EndpointPlayer:
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                     return f"{code.name}: the endpoint is not reachable"
                 if code is not None and code != grpc.StatusCode.OK:
-                    return f"{code.name}: {(await self.call.details() or '')[:200]}"
+                    return f"{code.name}: {_their_text(await self.call.details())}"
         return _describe(error)
 
     async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
@@ -198,5 +198,11 @@ def _describe(error: BaseException) -> str:
     if isinstance(error, grpc.aio.AioRpcError):
         if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
             return f"{error.code().name}: the endpoint is not reachable"
-        return f"{error.code().name}: {(error.details() or '')[:200]}"
+        return f"{error.code().name}: {_their_text(error.details())}"
     return type(error).__name__
+
+
+def _their_text(details: str | None) -> str:
+    """The endpoint's own message, at most 200 characters, as printable text: it goes into the
+    record, which ``ohell match show`` prints in the host's terminal (no escape sequences there)."""
+    return "".join(c if c.isprintable() else "?" for c in (details or "")[:200])

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 import grpc
 
 from arena.keys import Keys, new_token, token_hash
+from arena.rpc.settings import ConfigError, read_token_file
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
 WEB_TOKEN_ENV = "OHELL_WEB_TOKEN"  # the web app's own credential: reads only (load_web_token)
@@ -23,8 +23,8 @@ MIN_HOST_TOKEN = 16  # characters: a short host token is refused at start-up
 
 
 def load_host_token(path: str | None = None) -> str | None:
-    """The host token from ``path`` (first line) or else ``$OHELL_HOST_TOKEN``; None if neither."""
-    token = Path(path).read_text().strip() if path else os.environ.get(HOST_TOKEN_ENV, "").strip()
+    """The host token from ``path`` or else ``$OHELL_HOST_TOKEN``; None if neither."""
+    token = read_token_file(path) if path else os.environ.get(HOST_TOKEN_ENV, "").strip()
     return _checked(token, "the host token")
 
 
@@ -40,7 +40,7 @@ def _checked(token: str, what: str) -> str | None:
     if not token:
         return None
     if len(token) < MIN_HOST_TOKEN:
-        raise ValueError(f"{what} must be at least {MIN_HOST_TOKEN} characters")
+        raise ConfigError(f"{what} must be at least {MIN_HOST_TOKEN} characters")
     return token
 
 

@@ -29,6 +29,7 @@ import grpc
 
 from arena.keys import Keys, token_hash
 from arena.rpc.auth import TokenStore, bearer_token, is_host, same_secret
+from arena.rpc.settings import ConfigError
 
 log = logging.getLogger(__name__)
 RATE_ENV = "OHELL_RATE_LIMIT"  # "<calls per second>:<burst>", e.g. "50:200"
@@ -70,7 +71,7 @@ class RateLimit:
         except ValueError:
             limit = cls(0.0, 0)
         if not (math.isfinite(limit.rate) and limit.rate > 0 and limit.burst >= 1):
-            raise ValueError(f"{name}={text!r} must be '<calls per second>:<burst>', both positive")
+            raise ConfigError(f"{name}={text!r} must be '<calls per second>:<burst>', both positive")
         return limit
 
     @property

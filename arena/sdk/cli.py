@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from arena.sdk.arguments import UINT32, UINT64, whole
 from ohell.errors import OhHellError
 
 
@@ -56,7 +57,10 @@ def cmd_agent(args: argparse.Namespace) -> int:
     from arena.sdk import connect, serve
     from ohell.bots import make_bot
 
-    bot = make_bot(args.bot, args.seed)
+    try:
+        bot = make_bot(args.bot, args.seed)
+    except ValueError as error:  # an unknown bot
+        raise OhHellError(f"--bot: {error}") from None
     if args.serve:
         serve(bot, args.address, args.token)
     else:
@@ -72,8 +76,8 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
         "--seat", action="append", required=True, help="builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT; 3-7 of them"
     )
     challenge.add_argument("--rules", default="classic")
-    challenge.add_argument("--seed", type=int, default=0)
-    challenge.add_argument("--decision-ms", type=int, default=0)
+    challenge.add_argument("--seed", type=whole(UINT64), default=0)
+    challenge.add_argument("--decision-ms", type=whole(UINT32), default=0)
     challenge.add_argument("--timeout", type=float, default=600.0)
     challenge.add_argument("--out", help="write the match record here")
     challenge.set_defaults(handler=cmd_challenge)

@@ -117,7 +117,13 @@ def run_table(
             store.record_game(tourney_id, game, result, rec)
 
         play_table_games(
-            table, tourney.rules(), seats, store.table_deals(tourney_id, table), finished.__contains__, record
+            table,
+            tourney.rules(),
+            seats,
+            store.table_deals(tourney_id, table),
+            finished.__contains__,
+            record,
+            tourney_id,
         )
     first = store.finish_table(tourney_id, table)[0] == "first"
     advance(store, tourney_id, dispatch)

@@ -8,7 +8,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from arena.play.specs import SeatSpec, SeatSpecError
-from arena.tournament.schedule import ScheduleError, Table, check_field, round_robin, swiss_round, table_sizes
+from arena.tournament.schedule import (
+    ScheduleError,
+    Table,
+    check_field,
+    round_robin,
+    round_robin_size,
+    swiss_round,
+    table_sizes,
+)
 from ohell.errors import OhHellError
 from ohell.presets import preset
 from ohell.rules import Rules
@@ -22,6 +30,9 @@ MAX_ENTRANTS = 200
 MAX_DEALS_PER_TABLE = 50
 MAX_ROUNDS = 20
 MAX_GRACE_S = 600.0
+# All of a tournament's deal sets are drawn (a millisecond each) and stored (about 3 KB each) in one
+# Redis call when it is created: this many at most (some 30 MB, seconds of drawing)
+MAX_DEAL_SETS = 10_000
 DEFAULT_GRACE_S = 30.0
 
 
@@ -87,6 +98,18 @@ class Tournament:
                 hand_sizes(self.rules(), size)  # the rules must fit every table size
         except (ScheduleError, ValueError) as error:
             raise TournamentError(str(error)) from None
+        tables = self.tables()
+        if tables * self.deals > MAX_DEAL_SETS:
+            raise TournamentError(
+                f"deals: {tables} tables x {self.deals} = {tables * self.deals} deal sets to draw now, "
+                f"at most {MAX_DEAL_SETS} deal sets (fewer deals or entrants, or more seats)"
+            )
+
+    def tables(self) -> int:
+        """The tables of every round."""
+        if self.format == "round-robin":
+            return round_robin_size(len(self.entrants), self.seats)
+        return len(self.round_sizes()) * self.rounds
 
     def rules(self) -> Rules:
         base = preset(self.preset)

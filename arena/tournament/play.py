@@ -73,9 +73,12 @@ def play_table_games(
     deal_sets: Sequence[DealSet],
     done: Callable[[str], bool] = lambda game: False,
     record: Callable[[str, dict[str, Any]], None] = lambda game, rec: None,
+    tourney_id: str = "",
 ) -> None:
     """Play every (deal set, rotation) of a table whose game ``done`` does not report finished,
-    handing each record to ``record`` as soon as it is played (a resumed table skips those)."""
+    handing each record to ``record`` as soon as it is played (a resumed table skips those). A
+    game's match id is ``<tourney_id>/<game id>``: agents and gateways tell an agent's games apart
+    by match id, and every tournament has a table r1t0."""
     for deal, deal_set in enumerate(deal_sets):
         seeds = hand_seeds(f"{table_id}/d{deal}", deal_set, len(entrants))
         for turn in range(len(entrants)):
@@ -84,4 +87,5 @@ def play_table_games(
                 continue
             seats = seating(entrants, deal, turn)
             play = play_builtin_game if all_builtin(seats) else play_remote_game
-            record(game, play(game, rules, seats, deal_set, seeds))
+            match_id = f"{tourney_id}/{game}" if tourney_id else game
+            record(game, play(match_id, rules, seats, deal_set, seeds))

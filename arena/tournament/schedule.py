@@ -39,9 +39,15 @@ def check_field(entrants: int, seats: int) -> None:
 
 def round_robin(entrants: int, seats: int, max_tables: int = MAX_ALL_COMBINATIONS) -> list[Table]:
     check_field(entrants, seats)
-    if math.comb(entrants, seats) <= max_tables:
+    if round_robin_size(entrants, seats, max_tables) == math.comb(entrants, seats):
         return list(itertools.combinations(range(entrants), seats))
     return balanced_design(entrants, seats)
+
+
+def round_robin_size(entrants: int, seats: int, max_tables: int = MAX_ALL_COMBINATIONS) -> int:
+    """How many tables ``round_robin`` makes, without making them."""
+    combinations = math.comb(entrants, seats)
+    return combinations if combinations <= max_tables else design_size(entrants, seats)
 
 
 def design_size(entrants: int, seats: int) -> int:

@@ -10,11 +10,14 @@ import asyncio
 import os
 import sys
 
+import redis
+
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.play.specs import TimeControl
 from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token
 from arena.rpc.metrics_http import start_metrics_server
 from arena.rpc.server import serve_until_signal
+from arena.rpc.settings import ConfigError, shown_url
 from ohell.errors import OhHellError
 from services.engine.server import start_engine
 
@@ -81,10 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
-        run(build_parser().parse_args(argv))
-    except OhHellError as error:
+        run(args)
+    except (OhHellError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except redis.ConnectionError as error:  # the gateway subscribes to Redis as it starts
+        url = args.redis_url or os.environ.get("REDIS_URL", "")
+        print(f"error: cannot reach Redis at {shown_url(url)}: {error}", file=sys.stderr)
         return 2
     return 0
 

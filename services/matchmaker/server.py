@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 import threading
 
 from arena.archive.db import DATABASE_URL_ENV
@@ -27,6 +28,7 @@ from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token, load_web_token
 from arena.rpc.ratelimit import CallGuard, Limiter, RateLimit
 from arena.rpc.server import Service, create_server, serve_until_signal
+from arena.rpc.settings import ConfigError
 from arena.tournament import jobs as tourney_jobs
 from arena.tournament.store import TournamentStore
 from services.matchmaker.servicer import MatchmakerServicer
@@ -39,10 +41,11 @@ async def serve(args: argparse.Namespace) -> None:
     import redis.asyncio as aioredis
 
     keys = Keys(args.prefix)
-    store = RedisStore.connect(args.redis_url, keys)
     host_token = load_host_token(args.host_token_file)
     web_token = load_web_token()  # the web app's: its own rate limit, no more rights than anonymous
     limits_client = aioredis.Redis.from_url(args.redis_url)
+    guard = CallGuard.from_env(limits_client, keys, host_token, web_token)
+    store = RedisStore.connect(args.redis_url, keys)
     registrations = Limiter(REGISTRATIONS, limits_client, keys)  # open self-registration, per caller
     tourney_store = TournamentStore.connect(args.redis_url, keys)
     tourney_dispatch = tourney_dispatcher(make_celery(args.redis_url, prefix=args.prefix), args.prefix)
@@ -58,7 +61,6 @@ async def serve(args: argparse.Namespace) -> None:
     service = Service(
         SERVICE_NAME, lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)
     )
-    guard = CallGuard.from_env(limits_client, keys, host_token, web_token)
     served = await create_server(args.address, [service], interceptors=[guard])
     stopping = threading.Event()
     worker = None
@@ -139,5 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    asyncio.run(serve(build_parser().parse_args(argv)))
+    try:
+        asyncio.run(serve(build_parser().parse_args(argv)))
+    except ConfigError as error:  # a token or limit it cannot use: say which, no traceback
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return 0

@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
+from arena.sdk.arguments import UINT32
 from ohell.bots import BOT_FACTORIES
 from ohell.presets import PRESETS
 from services.web import views
@@ -140,6 +141,8 @@ async def create_ladder(request: Request) -> Response:
     try:
         seats = int(str(form.get("seats", "4")))
         fill_after = float(str(form.get("fill_after_seconds", "0") or 0))
+        if not 0 <= seats <= UINT32:  # what the request's field holds (the matchmaker says 3 to 7)
+            raise ValueError(seats)
     except ValueError:
         return await dashboard(request, error="seats must be a whole number and fill-after a number of seconds")
     house_bots = [b.strip() for b in str(form.get("house_bots", "")).split(",") if b.strip()]

@@ -7,11 +7,11 @@ import argparse
 import asyncio
 import os
 import sys
-from pathlib import Path
 
 import uvicorn
 
 from arena.rpc.auth import WEB_TOKEN_ENV, load_web_token
+from arena.rpc.settings import ConfigError, read_token_file
 from services.web.api import Api
 from services.web.app import create_app
 
@@ -21,9 +21,9 @@ HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
 def host_token(path: str | None) -> str:
     if path:
         try:
-            return Path(path).read_text().strip()
-        except OSError as error:
-            raise SystemExit(f"--host-token-file {path}: {error.strerror or error}") from None
+            return read_token_file(path)
+        except ConfigError as error:
+            raise SystemExit(str(error)) from None
     return os.environ.get(HOST_TOKEN_ENV, "").strip()
 
 

@@ -66,7 +66,9 @@ async def export(request: Request) -> Response:
         raise HTTPException(404, f"no export format {fmt!r}: csv or json")
     api = api_of(request)
     call = api.mm.ExportTournament(
-        tpb.ExportTournamentRequest(tournament_id=request.path_params["tid"], format=EXPORTS[fmt]), timeout=TIMEOUT_S
+        tpb.ExportTournamentRequest(tournament_id=request.path_params["tid"], format=EXPORTS[fmt]),
+        timeout=TIMEOUT_S,
+        metadata=api.read_metadata,  # read as every page is: with the web app's token
     )
     pieces = call.__aiter__()
     try:

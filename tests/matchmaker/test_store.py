@@ -32,6 +32,28 @@ def fake_record(match_id: str, seats: int) -> dict[str, object]:
     }
 
 
+@pytest.mark.parametrize(
+    "version",
+    [
+        "\x1b]0;pwned\x07\x1b[2J",  # terminal escapes: the host's `ohell agent list` printed them raw
+        "v1\u202eevil",  # a bidi override
+        "line\nbreak",
+        '=HYPERLINK("http://x","1")',  # a formula once the host opens the export's results.csv
+        "+1",
+        "-1",
+        "@sum(1)",
+    ],
+)
+def test_a_version_an_agent_sets_is_plain_text(store: RedisStore, version: str) -> None:
+    """An agent sets its version itself; it goes to the host's terminal and the ladder export's CSV."""
+    agent, _ = store.register_agent("vera", "connected")
+    with pytest.raises(StoreError, match="version"):
+        store.set_version(agent.agent_id, version)
+    with pytest.raises(StoreError, match="version"):
+        store.register_agent("vera2", "connected", version=version)
+    assert store.set_version(agent.agent_id, "2.1.0+build 7 (tuned)").version == "2.1.0+build 7 (tuned)"
+
+
 def test_register_and_authenticate(store: RedisStore) -> None:
     agent, token = store.register_agent("alice", "connected", version="1.0")
     assert store.authenticate(agent.agent_id, token) == agent

@@ -37,6 +37,7 @@ class Agent:
         self.connected = asyncio.Event()
         self.call: Any = None
         self.task: asyncio.Task[None] | None = None
+        self.writing = asyncio.Lock()  # one write at a time: answers of two matches may be ready at once
 
     async def start(self) -> Agent:
         self.task = asyncio.create_task(self._run())
@@ -64,7 +65,8 @@ class Agent:
         action = await self.policy(self, request)
         if action is not None:
             try:
-                await self.call.write(gateway_pb2.ConnectRequest(action=action))
+                async with self.writing:
+                    await self.call.write(gateway_pb2.ConnectRequest(action=action))
             except Exception:  # the stream ended meanwhile
                 pass
 

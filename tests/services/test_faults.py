@@ -221,11 +221,33 @@ def test_unreachable_endpoint_is_disconnected_and_forfeits(shared_redis_server) 
     assert record["forfeited"] == [0] and record["complete"]
 
 
+def against_endpoint(redis_url: str, servicer: Any, match_id: str, **time: int) -> dict:
+    """A match with ``servicer`` (an AgentService) served as the endpoint agent in seat 0."""
+    from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
+    from arena.rpc.server import Service, create_server, stop_server
+
+    async def run() -> dict:
+        name = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
+        served = await create_server(
+            "127.0.0.1:0", [Service(name, lambda s: agent_pb2_grpc.add_AgentServiceServicer_to_server(servicer, s))]
+        )
+        try:
+            seats = [
+                SeatSpec.endpoint(f"127.0.0.1:{served.port}"),
+                SeatSpec.builtin("random"),
+                SeatSpec.builtin("random"),
+            ]
+            return await host(redis_url, seats, match_id, **time)
+        finally:
+            await stop_server(served, 0)
+
+    return asyncio.run(run())
+
+
 def test_an_endpoints_oversized_answers_do_not_bloat_the_record(shared_redis_server) -> None:
     """An endpoint (no gateway checks its answers) that echoes a 1 MB match id: each GARBAGE fault's
     detail names it, and the finished record (served by GetMatch, replayed on the web) stays small."""
     from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
-    from arena.rpc.server import Service, create_server, stop_server
 
     class Bloater(agent_pb2_grpc.AgentServiceServicer):
         async def Play(self, requests: Any, context: Any) -> Any:
@@ -235,25 +257,27 @@ def test_an_endpoints_oversized_answers_do_not_bloat_the_record(shared_redis_ser
                     action.match_id = "x" * 1_000_000
                     yield agent_pb2.PlayResponse(action=action)
 
-    async def run() -> dict:
-        name = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
-        served = await create_server(
-            "127.0.0.1:0", [Service(name, lambda s: agent_pb2_grpc.add_AgentServiceServicer_to_server(Bloater(), s))]
-        )
-        try:
-            seats = [
-                SeatSpec.endpoint(f"127.0.0.1:{served.port}"),
-                SeatSpec.builtin("random"),
-                SeatSpec.builtin("random"),
-            ]
-            return await host(shared_redis_server.url, seats, "bloat-1", decision_ms=5_000, max_faults=3)
-        finally:
-            await stop_server(served, 0)
-
-    record = asyncio.run(run())
+    record = against_endpoint(shared_redis_server.url, Bloater(), "bloat-1", decision_ms=5_000, max_faults=3)
     assert kinds_of(record, 0) == ["GARBAGE"] * 3 and record["forfeited"] == [0]
     assert all(len(fault["detail"]) < 300 for fault in record["faults"]), [len(f["detail"]) for f in record["faults"]]
     assert "expected match 'bloat-1' seat 0" in record["faults"][0]["detail"]
+
+
+def test_an_endpoints_own_error_text_reaches_the_record_as_printable_text(shared_redis_server) -> None:
+    """A DISCONNECTED fault's detail carries the status an endpoint ends its call with, its text
+    chosen by the endpoint's author; ``ohell match show`` prints the detail in the host's terminal,
+    where escape sequences in it were played (the title set, the screen cleared)."""
+    from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
+
+    class Hostile(agent_pb2_grpc.AgentServiceServicer):
+        async def Play(self, requests: Any, context: Any) -> Any:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "no\x1b]0;pwned\x07\x1b[2J\u202eway\nout")
+            yield agent_pb2.PlayResponse()  # never reached: makes Play a stream
+
+    record = against_endpoint(shared_redis_server.url, Hostile(), "hostile-1", decision_ms=2_000, max_faults=2)
+    details = [fault["detail"] for fault in record["faults"] if fault["seat"] == 0]
+    assert details and all(detail.isprintable() for detail in details), details
+    assert any("PERMISSION_DENIED: no" in detail and "way" in detail for detail in details), details
 
 
 def test_duplicate_answer_gets_a_notice(engine_process, make_agent, shared_redis_server) -> None:

@@ -22,6 +22,8 @@ from services.web.tournaments import tournament_from_form
 
 from .test_store_jobs import Queue, builtins
 
+SHORT = {"hand_sizes": [1]}
+
 
 def test_entrants_from_text() -> None:
     assert parse_entrant("builtin:strong").name == "strong"
@@ -151,3 +153,45 @@ def test_overview_and_the_standings_cache(tstore: TournamentStore, monkeypatch: 
     monkeypatch.setattr(operations, "current_standings", lambda *args: computed.append(args) or [])
     assert operations.export(tstore, "ov", "csv", 100, cache) == (text, True)  # an export reads the cache too
     assert computed == []
+
+
+def test_final_standings_stay_cached_whatever_else_is_read(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache kept its ``size`` most recent tournaments, finished ones too: reading one more
+    finished tournament than that in turn (any caller may, through GetTournament) computed a
+    bootstrap on every read, a fraction of a CPU second each for a tournament of some hundred games."""
+    names = ("f0", "f1", "f2")
+    for name in names:
+        queue = Queue()
+        jobs.start(tstore, Tournament(name, builtins("heuristic", "random", "random"), deals=1, overrides=SHORT), queue)
+        queue.drain(tstore)
+    cache = operations.StandingsCache(size=2)
+    for name in names:
+        operations.overview(tstore, name, 100, cache)
+    computed: list[object] = []
+    monkeypatch.setattr(operations, "current_standings", lambda *args: computed.append(args) or [])
+    for name in names * 2:
+        assert len(operations.overview(tstore, name, 100, cache).standings) == 3
+    assert computed == []
+
+
+def test_a_running_tournaments_tables_are_read_at_most_once_per_fresh_period(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GetTournament (every reader of a tournament's page, every 2 s, and any caller at will) read
+    every table's state each time: a tenth of a second for the 6,800 tables of 200 entrants at 3
+    seats, so a hundred calls a second kept the matchmaker busy."""
+    jobs.start(
+        tstore, Tournament("busy", builtins("heuristic", "random", "random", "random"), overrides=SHORT), Queue()
+    )
+    reads: list[str] = []
+    read = operations.tables
+    monkeypatch.setattr(
+        operations, "tables", lambda store, tourney: reads.append(tourney.tourney_id) or read(store, tourney)
+    )
+    cache = operations.StandingsCache(fresh_s=60.0)
+    views = [operations.overview(tstore, "busy", 100, cache).tables for _ in range(3)]
+    assert reads == ["busy"] and views[0] == views[2] and len(views[0]) == 4
+    operations.overview(tstore, "busy", 100, operations.StandingsCache(fresh_s=0.0))
+    assert reads == ["busy", "busy"]  # stale at once: read again

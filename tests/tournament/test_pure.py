@@ -13,6 +13,7 @@ import pytest
 
 from arena.play.specs import SeatSpec
 from arena.tournament.deals import DealSet, ScriptedChance, draw_deal_set, rotation, seating
+from arena.tournament.model import MAX_DEAL_SETS, MAX_DEALS_PER_TABLE, Tournament, TournamentError
 from arena.tournament.play import hand_seeds, play_builtin_game, play_table_games
 from arena.tournament.schedule import (
     ScheduleError,
@@ -229,3 +230,28 @@ def test_identical_bots_come_out_exactly_opposite_in_the_two_directions() -> Non
         assert both[0] == -both[1]
         differences.append(both[0])
     assert any(differences)  # the seatings do matter on a deal set: the test sees real differences
+
+
+@pytest.mark.parametrize(
+    ("entrants", "seats", "fmt", "rounds", "deals"),
+    [(200, 3, "round-robin", 1, 2), (200, 4, "swiss", 20, 50), (100, 3, "round-robin", 1, 6)],
+)
+def test_a_tournament_draws_a_bounded_number_of_deal_sets(
+    entrants: int, seats: int, fmt: str, rounds: int, deals: int
+) -> None:
+    """Every deal set is drawn and stored in one Redis call at creation (about 3 KB each, a
+    millisecond to draw): 200 entrants at 3 seats, 6,800 tables, with 50 deal sets each were 340,000
+    of them, a gigabyte in one Lua script call, minutes of drawing and Redis stalled meanwhile."""
+    field = tuple(SeatSpec.builtin("random", f"r{n}") for n in range(entrants))
+    with pytest.raises(TournamentError, match=f"deals: .* at most {MAX_DEAL_SETS} deal sets"):
+        Tournament("big", field, seats=seats, format=fmt, rounds=rounds, deals=deals)
+    most = MAX_DEAL_SETS // Tournament("big", field, seats=seats, format=fmt, rounds=rounds).tables()
+    Tournament("big", field, seats=seats, format=fmt, rounds=rounds, deals=min(most, MAX_DEALS_PER_TABLE))
+
+
+@pytest.mark.parametrize(
+    ("entrants", "seats", "fmt", "rounds"), [(6, 3, "round-robin", 1), (13, 4, "round-robin", 1), (10, 4, "swiss", 3)]
+)
+def test_the_tables_counted_are_the_tables_made(entrants: int, seats: int, fmt: str, rounds: int) -> None:
+    tourney = Tournament("t", tuple(SeatSpec.builtin("random", f"r{n}") for n in range(entrants)), seats, fmt, rounds)
+    assert tourney.tables() == len(tourney.first_round()) + len(tourney.round_sizes()) * (rounds - 1)

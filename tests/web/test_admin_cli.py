@@ -81,6 +81,17 @@ def test_agents_and_tokens(site: Site, tmp_path: Path) -> None:
     assert bad_name.returncode == 2 and "INVALID_ARGUMENT" in bad_name.stdout
 
 
+def test_tokens_appended_to_a_file_others_may_read_make_it_private(site: Site, tmp_path: Path) -> None:
+    """A tokens file the host made itself (mode 644 under the usual umask) kept its mode when
+    ``register``/``rotate --tokens`` appended a token: the secret was readable by every local user."""
+    tokens = tmp_path / "mine.csv"
+    tokens.write_text("name,agent_id,token\n")
+    tokens.chmod(0o644)
+    done = ohell(site, "agent", "register", "private", "--tokens", str(tokens))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert next(csv.DictReader(tokens.open()))["name"] == "private" and tokens.stat().st_mode & 0o777 == 0o600
+
+
 def test_token_rotation_revocation_listing_and_deletion(site: Site, tmp_path: Path) -> None:
     one = ohell(site, "agent", "register", "rota")
     old = one.stdout.split("token ", 1)[1].split()[0]

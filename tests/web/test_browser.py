@@ -171,6 +171,19 @@ def test_host_creates_a_ladder_and_registers_agents(site: Site, page: Any) -> No
     assert "alice" in page.locator("#error-message").inner_text()
 
 
+def test_a_seat_count_no_request_holds_is_the_forms_error(site: Site, page: Any) -> None:
+    """The form's own number check is the browser's; a posted seat count past what the request
+    message holds was a 500 (protobuf's ValueError) instead of the form's error."""
+    page.goto(site.url + "/host/login")
+    page.fill("input[name=token]", HOST_TOKEN)
+    page.click("button:text('Sign in')")
+    csrf = page.locator("#create-ladder input[name=csrf]").get_attribute("value")
+    for seats in ("99999999999", "-1"):
+        form = {"csrf": csrf, "name": "huge", "preset": "classic", "seats": seats}
+        response = page.request.post(site.url + "/host/ladders", form=form)
+        assert response.status == 400 and "seats must be a whole number" in response.text(), response.text()[:300]
+
+
 def stub_ladder(site: Site, name: str) -> Any:
     try:
         return site.stub.GetLadder(pb.GetLadderRequest(name=name)).ladder

@@ -10,8 +10,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -21,6 +23,7 @@ from arena.embedded_redis import EmbeddedRedis
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.auth import WEB_TOKEN_ENV, auth_metadata
 
 from .conftest import start_web
@@ -30,26 +33,26 @@ pytestmark = pytest.mark.slow  # starts the services and the web app as processe
 LADDERS = 20  # the ladders page reads each one's leaderboard: 21 calls per page
 
 
-@pytest.fixture(scope="module")
-def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Stack]]:
-    logs = tmp_path_factory.mktemp("web-budget")
+@contextmanager
+def public_site(
+    redis_url: str, logs: Path, name: str, rate_limit: str, setup: Callable[[Any, Any], None]
+) -> Iterator[tuple[str, Stack]]:
+    """A stack without workers (``OHELL_RATE_LIMIT`` set to ``rate_limit``; "" for the default),
+    ``setup(stub, host metadata)`` done, and the web app on it as a host runs it on a public
+    machine: with the web app's token, not the host token."""
     config = StackConfig(
-        redis_url=shared_redis_server.url,
-        prefix=f"budget{os.getpid()}:",
+        redis_url=redis_url,
+        prefix=f"{name}{os.getpid()}:",
         builtin_workers=0,
         remote_worker=False,
         log_dir=str(logs),
-        env={"OHELL_RATE_LIMIT": ""},  # the default limit per caller: 100 calls/s, bursts of 400
+        env={"OHELL_RATE_LIMIT": rate_limit},
     )
     stack = Stack(config).start()
     web = None
     try:
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
-            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
-            for n in range(LADDERS):
-                ladder = pb.Ladder(name=f"l{n}", rules=rules_pb2.Rules(preset="classic"), seats=4)
-                stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(stack.host_token))
-        # as a host runs it on a public machine: the web app's token, not the host token
+            setup(matchmaker_pb2_grpc.MatchmakerServiceStub(channel), auth_metadata(stack.host_token))
         env = {name: value for name, value in stack.env().items() if name != "OHELL_HOST_TOKEN"}
         web, url = start_web(stack, logs / "web.log", env)
         yield url, stack
@@ -58,6 +61,19 @@ def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFa
             web.terminate()
             web.wait(10)
         stack.cleanup()
+
+
+def create_ladders(stub: Any, host: Any) -> None:
+    for n in range(LADDERS):
+        ladder = pb.Ladder(name=f"l{n}", rules=rules_pb2.Rules(preset="classic"), seats=4)
+        stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=host)
+
+
+@pytest.fixture(scope="module")
+def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Stack]]:
+    """The default limit per caller: 100 calls/s, bursts of 400."""
+    with public_site(shared_redis_server.url, tmp_path_factory.mktemp("web-budget"), "budget", "", create_ladders) as s:
+        yield s
 
 
 def visit(url: str, visitor: str) -> int:
@@ -140,3 +156,31 @@ def calls(
 
     with ThreadPoolExecutor(threads) as pool:
         return {code for codes in pool.map(lambda _: run(), range(threads)) for code in codes}
+
+
+def create_tournament(stub: Any, host: Any) -> None:
+    entrants = [tpb.TournamentEntrant(bot=bot) for bot in ("strong", "heuristic", "random")]
+    request = tpb.CreateTournamentRequest(tournament=tpb.Tournament(tournament_id="final", entrants=entrants))
+    stub.CreateTournament(request, metadata=host)
+
+
+@pytest.fixture(scope="module")
+def tight(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Stack]]:
+    """A caller without a known token may make one call in 20 s; a tournament."""
+    logs = tmp_path_factory.mktemp("web-tight")
+    with public_site(shared_redis_server.url, logs, "tight", "0.05:1", create_tournament) as s:
+        yield s
+
+
+def test_exports_are_read_with_the_web_apps_token(tight: tuple[str, Stack]) -> None:
+    """The export went without the web app's token: as one anonymous caller from the web app's
+    address, whose budget every other anonymous caller there (here: this test) could use up."""
+    url, stack = tight
+    with grpc.insecure_channel(stack.matchmaker_address) as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        stub.ListLadders(pb.ListLaddersRequest())  # this address's one call
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.ListLadders(pb.ListLaddersRequest())
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert visit(f"{url}/tournaments/final", "10.9.2.1") == 200
+    assert visit(f"{url}/tournaments/final/export.csv", "10.9.2.1") == 200

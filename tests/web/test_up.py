@@ -15,12 +15,14 @@ from pathlib import Path
 
 import grpc
 import pytest
+import redis
 
-from arena.embedded_redis import free_port
+from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.local.config import resolve
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
+from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
 
@@ -114,3 +116,23 @@ def test_bad_settings_are_named(tmp_path: Path, text: str, env: dict[str, str], 
     config.write_text(text)
     with pytest.raises(OhHellError, match=re.escape(message)):
         resolve({}, env, str(config))
+
+
+@pytest.mark.slow
+def test_the_banner_hides_the_passwords_of_redis_and_the_archive(tmp_path: Path) -> None:
+    """The banner printed the Redis and archive URLs whole: a password in either (a Redis with
+    ``requirepass``, a Postgres archive) went to the terminal and to any log capturing it."""
+    secret = "s3cret-redis-password"
+    server = EmbeddedRedis().start()
+    try:
+        redis.Redis.from_url(server.url).config_set("requirepass", secret)
+        url = server.url.replace("redis://", f"redis://:{secret}@")
+        args = ["--data-dir", str(tmp_path / "data"), "--redis-url", url, "--workers", "1", "--concurrency", "1"]
+        args += [f"--{name}-address=127.0.0.1:0" for name in ("engine", "matchmaker", "web")]
+        process, banner = start_up(args, tmp_path / "up.log")
+        stop(process)
+    finally:
+        server.cleanup()
+    assert secret not in banner and re.search(r"^redis\s+redis://:\*\*\*@127\.0\.0\.1:", banner, re.M), banner
+    assert shown_url("postgresql://ohell:pw@db:5432/arena") == "postgresql://ohell:***@db:5432/arena"
+    assert shown_url("sqlite:////var/ohell/archive.sqlite3") == "sqlite:////var/ohell/archive.sqlite3"

@@ -179,9 +179,9 @@ class MatchmakerServiceServicer:
         as "authorization: Bearer <token>"). Needs the host token, except open self-registration: a
         caller without a token may register a CONNECTED agent while some ladder's entry is
         LADDER_ENTRY_OPEN (rate limited per caller). Status codes: INVALID_ARGUMENT (bad name, kind,
-        bot or endpoint; the message names the field), ALREADY_EXISTS (the name is taken),
-        UNAUTHENTICATED (no host token and no open ladder, or an unknown token), PERMISSION_DENIED (an
-        agent token, or a self-registration of another kind), RESOURCE_EXHAUSTED.
+        bot, endpoint or version, as SetAgentVersion's; the message names the field), ALREADY_EXISTS
+        (the name is taken), UNAUTHENTICATED (no host token and no open ladder, or an unknown token),
+        PERMISSION_DENIED (an agent token, or a self-registration of another kind), RESOURCE_EXHAUSTED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -190,7 +190,8 @@ class MatchmakerServiceServicer:
     def SetAgentVersion(self, request, context):
         """Record a new version of the caller's agent; later matches carry it in their seats.
         Status codes: UNAUTHENTICATED, PERMISSION_DENIED (another agent's id), INVALID_ARGUMENT
-        (empty or over 64 characters), NOT_FOUND.
+        (empty, over 64 characters, not printable text, or starting with = + - @ as a spreadsheet
+        formula does: the host sees versions in a terminal and in CSV exports), NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,0 +1,55 @@
+"""The ``ohell`` commands print what they are given as text: brackets in a value (a file name, a bot,
+a rule preset, a server's error echoing a name) are not read as rich markup, so bad input still
+gets its one-line error instead of a MarkupError traceback, and nothing of the value vanishes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+
+
+def test_an_error_naming_a_bracketed_preset_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--rules", "[/x]", "--games", "1"]) == 2
+    out = capsys.readouterr().out
+    assert "error:" in out and "[/x]" in out
+
+
+def test_an_error_naming_a_bracketed_bot_keeps_its_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--bots", "[bold]mine,random,random", "--games", "1"]) == 2
+    assert "[bold]mine" in capsys.readouterr().out
+
+
+def test_referee_of_an_unreadable_bracketed_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "[/red]record.json"
+    assert main(["referee", str(missing)]) == 2  # the console wraps long lines
+    assert f"cannot read {missing}" in "".join(capsys.readouterr().out.split("\n"))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ladder", "create", "big", "--seats", "99999999999"],
+        ["tournament", "create", "t", "--entrant", "builtin:random", "--seats", "99999999999"],
+        ["tournament", "create", "t", "--entrant", "builtin:random", "--deals", "-1"],
+        ["tournament", "create", "t", "--entrant", "builtin:random", "--rounds", "4294967296"],
+        ["tournament", "standings", "t", "--replicates", "-1"],
+        ["challenge", "--token", "x", "--seat", "builtin:random", "--seed", "-1"],
+        ["challenge", "--token", "x", "--seat", "builtin:random", "--decision-ms", "-1"],
+    ],
+)
+def test_a_number_no_request_can_hold_is_a_usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """It was protobuf's ValueError traceback ("Value out of range") once the request was built."""
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--matchmaker", "127.0.0.1:1"] if argv[0] != "challenge" else [*argv, "--address", "127.0.0.1:1"])
+    assert stop.value.code == 2
+    flag = next(arg for arg in argv if arg.startswith("--") and arg not in ("--entrant", "--token", "--seat"))
+    assert f"argument {flag}" in capsys.readouterr().err
+
+
+def test_an_unknown_bot_to_connect_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """It was make_bot's ValueError traceback."""
+    assert main(["bot", "connect", "--bot", "nope", "--address", "127.0.0.1:1", "--token", "x"]) == 2
+    assert "--bot: unknown bot 'nope'" in capsys.readouterr().out

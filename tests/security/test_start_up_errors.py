@@ -1,0 +1,80 @@
+"""A careless host's configuration: a host token file that is missing or not text, a short token, a
+malformed rate limit. Each service and ``ohell`` command says what is wrong in one line and stops,
+with no traceback (they were a UnicodeDecodeError, a FileNotFoundError or a ValueError traceback)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD_TOKEN = "a-host-token-long-enough-0123"
+
+
+@pytest.fixture
+def binary(tmp_path: Path) -> Path:
+    path = tmp_path / "token.bin"
+    path.write_bytes(b"\xd0\xff\x00 not text")
+    return path
+
+
+def start(module: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
+    return subprocess.run(
+        [sys.executable, "-m", module, "--address", "127.0.0.1:0", *args],
+        cwd=ROOT,
+        env=clean | {"OHELL_HOST_TOKEN": GOOD_TOKEN} | env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def one_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and all(word in lines[0] for word in words), done.stderr
+
+
+@pytest.mark.parametrize("module", ["services.engine", "services.matchmaker", "services.web"])
+def test_a_host_token_file_that_is_not_text(module: str, binary: Path) -> None:
+    one_line(start(module, "--host-token-file", str(binary)), str(binary), "not a text file")
+
+
+@pytest.mark.parametrize("module", ["services.engine", "services.matchmaker"])
+def test_a_missing_host_token_file(module: str, tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    one_line(start(module, "--host-token-file", str(missing)), str(missing), "No such file")
+
+
+@pytest.mark.parametrize("module", ["services.engine", "services.matchmaker"])
+@pytest.mark.parametrize(
+    ("env", "word"),
+    [
+        ({"OHELL_HOST_TOKEN": "short"}, "host token"),
+        ({"OHELL_WEB_TOKEN": "short"}, "web app's token"),
+        ({"OHELL_RATE_LIMIT": "fast"}, "OHELL_RATE_LIMIT"),
+    ],
+)
+def test_a_short_token_or_a_malformed_limit(module: str, env: dict[str, str], word: str) -> None:
+    nowhere = ("--redis-url", "redis://127.0.0.1:1") if module == "services.matchmaker" else ()  # not reached
+    one_line(start(module, *nowhere, **env), word)
+
+
+def test_a_host_command_with_a_token_file_that_is_not_text(binary: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tournament", "list", "--matchmaker", "127.0.0.1:1", "--host-token-file", str(binary)]) == 2
+    out = "".join(capsys.readouterr().out.split("\n"))
+    assert "not a text file" in out and str(binary) in out
+
+
+def test_the_engine_with_no_redis_at_its_url(tmp_path: Path) -> None:
+    """It ended in redis-py's ConnectionError traceback (and a password in the URL would be shown)."""
+    done = start("services.engine", "--redis-url", "redis://:pw-secret@127.0.0.1:1/0")
+    one_line(done, "cannot reach Redis at redis://:***@127.0.0.1:1/0")
+    assert "pw-secret" not in done.stderr
