@@ -5,19 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from typing import Any
 
+import grpc
 import pytest
 
 from arena.embedded_redis import free_port
 from arena.play.host import host_match
 from arena.play.specs import SeatSpec, TimeControl
+from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2
 from arena.sdk import AgentError, BaseBot, connect_async, serve_async
+from arena.wire import observation_to_proto, rules_to_proto
 from ohell.bots import make_bot
 from ohell.cards import rank_of
-from ohell.observation import Observation
+from ohell.observation import Observation, observe
 from ohell.presets import preset
 from ohell.referee import referee
+from ohell.state import BID_BASE, Game, Phase
 from services.engine.server import start_engine
 from tests.buggy_bots import RaisesEveryFifth
 
@@ -235,3 +240,66 @@ def test_the_ladder_ticket_is_queued_again_after_the_matchmaker_restarts(store: 
             await stop_server(served, 0)
 
     asyncio.run(run())
+
+
+class OddGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
+    """A gateway newer than the SDK (or a buggy one): a match whose rules and a decision whose
+    observation this SDK cannot read, then a match it can; records the actions it gets."""
+
+    def __init__(self) -> None:
+        self.actions: list[match_pb2.Action] = []
+
+    async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        await context.send_initial_metadata(())
+        odd = match_pb2.AgentEvent()
+        odd.match_started.match_id, odd.match_started.rules.scoring = "odd", 99  # a Scoring it does not know
+        yield gateway_pb2.ConnectResponse(event=odd)
+        unreadable = match_pb2.AgentEvent()
+        unreadable.decision.match_id, unreadable.decision.kind = "odd", match_pb2.DECISION_KIND_BID
+        unreadable.decision.legal_bids.append(0)  # the observation's phase is left unspecified
+        yield gateway_pb2.ConnectResponse(event=unreadable)
+        state = Game(preset("classic"), 3).new_state()
+        while state.phase <= Phase.DEAL:
+            state.chance_random(random.Random(1))
+        started = match_pb2.AgentEvent()
+        started.match_started.match_id, started.match_started.seat = "fine", state.current
+        started.match_started.rules.CopyFrom(rules_to_proto(preset("classic")))
+        yield gateway_pb2.ConnectResponse(event=started)
+        decision = match_pb2.AgentEvent()
+        request = decision.decision
+        request.match_id, request.seat, request.decision_id = "fine", state.current, 1
+        request.kind, request.deadline_ms = match_pb2.DECISION_KIND_BID, 1000
+        request.legal_bids.extend(action - BID_BASE for action in state.legal_actions())
+        request.observation.CopyFrom(observation_to_proto(observe(state, state.current)))
+        yield gateway_pb2.ConnectResponse(event=decision)
+        async for message in request_iterator:
+            self.actions.append(message.action)
+            ended = match_pb2.AgentEvent()
+            ended.match_ended.match_id = "fine"
+            yield gateway_pb2.ConnectResponse(event=ended)
+
+
+def test_events_the_sdk_cannot_read_are_one_line_and_its_other_matches_go_on(caplog: pytest.LogCaptureFixture) -> None:
+    """Before, the ConversionError of one unreadable event ended the agent (all its matches) with a
+    traceback."""
+    from arena.rpc.server import Service, create_server, stop_server
+
+    gateway = OddGateway()
+
+    async def run() -> None:
+        name = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_name
+        register = lambda server: gateway_pb2_grpc.add_AgentGatewayServiceServicer_to_server(gateway, server)  # noqa: E731
+        served = await create_server("127.0.0.1:0", [Service(name, register)])
+        try:
+            await asyncio.wait_for(
+                connect_async(make_bot("heuristic", 1), f"127.0.0.1:{served.port}", "t", matches=1), 20
+            )
+        finally:
+            await stop_server(served, 0)
+
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        asyncio.run(run())
+    assert [(a.match_id, a.decision_id) for a in gateway.actions] == [("fine", 1)]
+    unread = [r for r in caplog.records if "cannot read" in r.getMessage()]
+    assert len(unread) == 2 and not any("\n" in r.getMessage() or r.exc_info for r in unread)
+    assert "rules.scoring=99" in unread[0].getMessage() and "observation.phase=0" in unread[1].getMessage()
