@@ -294,11 +294,12 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             await self._notice(connection, "INVALID_ARGUMENT", "action.match_id is empty: echo the DecisionRequest's")
             return
         seat = connection.seats.get(action.match_id)
+        match_id = action.match_id[:80]  # quoted in the notice: a caller's value, of any length
         if seat is None or seat != action.seat:
             where = (
-                f"has no seat in match {action.match_id!r}"
+                f"has no seat in match {match_id!r}"
                 if seat is None
-                else (f"sits in seat {seat} of match {action.match_id!r}, not seat {action.seat}")
+                else (f"sits in seat {seat} of match {match_id!r}, not seat {action.seat}")
             )
             # a notice, never the end of the stream: a late or misdirected answer must not cost the
             # agent its other matches (a stream ended here faults its ladder decisions DISCONNECTED)
@@ -310,7 +311,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 connection,
                 "FAILED_PRECONDITION",
                 (
-                    f"action.decision_id={action.decision_id} of match {action.match_id!r} is not pending "
+                    f"action.decision_id={action.decision_id} of match {match_id!r} is not pending "
                     "(already answered, timed out or never asked)"
                 ),
             )

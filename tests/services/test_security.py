@@ -106,6 +106,23 @@ def test_acting_in_a_match_without_a_seat_is_refused(engine_process, make_agent)
     assert agent.error is None  # refused with a notice: the stream stays up
 
 
+def test_a_notice_quotes_at_most_80_characters_of_the_action(engine_process, make_agent) -> None:
+    """An action's match id of a megabyte came back whole in the notice (any error quotes at most 80
+    characters of a caller's value)."""
+    _, token = make_agent("long-ids")
+
+    async def run() -> ScriptedAgent:
+        agent = await ScriptedAgent(engine_process.address, token).start()
+        await agent.send(match_pb2.Action(match_id="m" * 1_000_000, seat=0, decision_id=1, bid=0))
+        await until(lambda: agent.notices)
+        await agent.stop()
+        return agent
+
+    agent = asyncio.run(run())
+    assert agent.notices[0].code == "PERMISSION_DENIED" and len(agent.notices[0].message) < 200
+    assert f"has no seat in match {'m' * 80!r}" in agent.notices[0].message
+
+
 def test_a_flood_of_unusable_actions_closes_the_stream(engine_process, make_agent) -> None:
     # each answered with a notice, they took the gateway's loop from every other agent
     from services.engine.gateway import UNUSABLE_ACTIONS
