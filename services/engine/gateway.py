@@ -74,6 +74,11 @@ class Connection:
             old, _ = self.seats.popitem(last=False)
             self.started.pop(old, None)
 
+    def lapse(self, match_id: str) -> None:
+        """Forget the decisions of ``match_id`` still pending (the host no longer waits for them)."""
+        for stale in [key for key in self.pending if key[0] == match_id]:
+            del self.pending[stale]
+
     async def send(self, event: match_pb2.AgentEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
         """Write ``event``, waiting at most ``timeout`` s (for the lock and the flow-control
         window): an agent that stops reading its stream is disconnected, not waited for."""
@@ -179,12 +184,12 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         elif kind == "decision":
             decision = event.decision
             connection.learn_seat(decision.match_id, decision.seat)
-            for stale in [k for k in connection.pending if k[0] == decision.match_id]:
-                del connection.pending[stale]  # one decision per match at a time: older ones lapsed
+            connection.lapse(decision.match_id)  # one decision per match at a time: older ones lapsed
             key = (decision.match_id, decision.decision_id)
             connection.pending[key] = (reply, event)
-        elif kind == "match_ended":
+        elif kind == "match_ended":  # nothing of it is re-sent on a new stream
             connection.started.pop(event.match_ended.match_id, None)
+            connection.lapse(event.match_ended.match_id)
         problem = await connection.send(event, timeout)
         if problem is not None and key is not None:
             connection.pending.pop(key, None)

@@ -336,3 +336,29 @@ def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_
     kinds = kinds_of(record, 0)
     assert kinds and set(kinds) == {"DISCONNECTED"} and record["complete"] and referee(record).valid
     assert elapsed < 15, f"took {elapsed:.1f} s: a 20 s deadline was waited out"
+
+
+def test_a_reconnected_agent_is_not_asked_again_in_a_finished_match(
+    engine_process, make_agent, shared_redis_server
+) -> None:
+    """A decision left unanswered (timed out, then the seat forfeited) stayed pending at the
+    gateway after its match ended, and was sent again on the agent's next stream."""
+    agent_id, token = make_agent("forfeiter")
+
+    async def silent(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+        return None
+
+    async def run() -> ScriptedAgent:
+        first = await ScriptedAgent(engine_process.address, token, silent).start()
+        seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+        record = await host(shared_redis_server.url, seats, "forfeit-1", decision_ms=200, time_bank_ms=0, max_faults=1)
+        assert record["forfeited"] == [0] and len(first.decisions) == 1
+        await asyncio.wait_for(first.ended.wait(), 5)
+        again = await ScriptedAgent(engine_process.address, token).start()  # replaces the first stream
+        await asyncio.sleep(0.5)
+        await first.stop()
+        await again.stop()
+        return again
+
+    again = asyncio.run(run())
+    assert again.error is None and again.events == []
