@@ -91,7 +91,9 @@ async def retrying(
                 ) from None
             if state["up"]:
                 backoff.reset()
-                log.warning("lost the %s at %s (%s); reconnecting", what, address, error.code().name)
+                log.warning(
+                    "lost the %s at %s (%s: %s); reconnecting", what, address, error.code().name, error.details()
+                )
             else:
                 log.debug("%s at %s not ready: %s", what, address, error.code().name)
         await backoff.wait()
