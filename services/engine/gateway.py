@@ -44,6 +44,15 @@ CHALLENGES_HEADER = "ohell-challenges"
 
 # Compare-and-delete: drop the presence key only if this gateway still owns it.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+# Refresh the presence key (and, with ARGV[3] == '1', the challengeable key) unless another gateway
+# holds it: the agent connected there since (engines run replicated), so this stream is replaced (0).
+_REFRESH = """
+local holder = redis.call('get', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if ARGV[3] == '1' then redis.call('set', KEYS[2], '1', 'EX', ARGV[2]) end
+return 1
+"""
 
 
 class Connection:
@@ -232,15 +241,20 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 connection.end(grpc.StatusCode.UNAUTHENTICATED, "the agent's token was revoked or rotated")
 
     async def _mark_present(self) -> None:
-        """(Re)write the presence key of every agent held here; Redis away: next time."""
+        """(Re)write the presence key of every agent held here; Redis away: next time. A stream whose
+        agent has connected at another gateway since ends ABORTED, as when it connects again here."""
         assert self.redis is not None
+        held = list(self.connections.items())
         with contextlib.suppress(Exception):
             async with self.redis.pipeline(transaction=False) as pipe:
-                for agent_id, connection in self.connections.items():
-                    pipe.set(self.keys.agent_presence(agent_id), self.gateway_id, ex=PRESENCE_TTL_S)
-                    if connection.challengeable:
-                        pipe.set(self.keys.challengeable(agent_id), b"1", ex=PRESENCE_TTL_S)
-                await pipe.execute()
+                for agent_id, connection in held:
+                    keys = (self.keys.agent_presence(agent_id), self.keys.challengeable(agent_id))
+                    pipe.eval(_REFRESH, 2, *keys, self.gateway_id, PRESENCE_TTL_S, int(connection.challengeable))
+                refreshed = await pipe.execute()
+            for (agent_id, connection), ours in zip(held, refreshed, strict=True):
+                if not ours:
+                    why = f"agent {agent_id!r} connected again at another gateway: this stream is replaced"
+                    connection.end(grpc.StatusCode.ABORTED, why)
 
     async def _publish(self, channel: str, envelope: relay_pb2.RelayEnvelope) -> None:
         if self.redis is not None:

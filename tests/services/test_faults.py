@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import redis
 import redis.asyncio as aioredis
-from svc_helpers import DROP, ScriptedAgent, card, first_legal, legal_policy
+from svc_helpers import DROP, EngineProcess, ScriptedAgent, card, first_legal, legal_policy
 
 from arena.embedded_redis import free_port
 from arena.keys import Keys
@@ -362,3 +362,37 @@ def test_a_reconnected_agent_is_not_asked_again_in_a_finished_match(
 
     again = asyncio.run(run())
     assert again.error is None and again.events == []
+
+
+def test_connecting_at_another_engine_replaces_the_stream_held_at_the_first(
+    engine_process, make_agent, shared_redis_server
+) -> None:
+    """Engines run replicated (deploy/k8s: 2): an agent that reconnects lands on either. The older
+    stream went on at its engine, which put the agent's presence back every 2 s: hosts sent its
+    decisions to either stream by turns (to a dead connection, until keepalive noticed: faults)."""
+    agent_id, token = make_agent("roamer")
+    other_engine = EngineProcess(shared_redis_server.url)
+    presence = redis.Redis.from_url(shared_redis_server.url)
+    try:
+
+        async def run() -> tuple[ScriptedAgent, ScriptedAgent, list[bytes]]:
+            first = await ScriptedAgent(engine_process.address, token).start()
+            second = await ScriptedAgent(other_engine.address, token).start()
+            holders = []
+            for _ in range(8):  # 4 s: two presence refreshes of each engine
+                await asyncio.sleep(0.5)
+                holders.append(presence.get(Keys().agent_presence(agent_id)))
+            seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+            record = await host(shared_redis_server.url, seats, "roam-1", decision_ms=2000)
+            assert record["faults"] == [], record["faults"]
+            await first.stop()
+            await second.stop()
+            return first, second, holders
+
+        first, second, holders = asyncio.run(run())
+    finally:
+        presence.close()
+        assert other_engine.stop() == 0
+    assert first.error is not None and first.error.code() == grpc.StatusCode.ABORTED, first.error
+    assert len(set(holders)) == 1, holders  # one gateway held it all along
+    assert second.decisions and not first.decisions
