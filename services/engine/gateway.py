@@ -42,8 +42,9 @@ SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_na
 # challenges and the host's may seat it).
 CHALLENGES_HEADER = "ohell-challenges"
 
-# Compare-and-delete: drop the presence key only if this gateway still owns it.
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+# Compare-and-delete: drop the presence key (and the challengeable key, KEYS[2]) only if this gateway
+# still owns it (else the agent's newer stream at another gateway holds both).
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1], KEYS[2]) end return 0"
 # Refresh the presence key (and, with ARGV[3] == '1', the challengeable key) unless another gateway
 # holds it: the agent connected there since (engines run replicated), so this stream is replaced (0).
 _REFRESH = """
@@ -359,5 +360,5 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         connection.pending.clear()
         if self.redis is not None:
             with contextlib.suppress(Exception):
-                await self.redis.eval(_RELEASE, 1, self.keys.agent_presence(agent_id), self.gateway_id)
-                await self.redis.delete(self.keys.challengeable(agent_id))
+                keys = (self.keys.agent_presence(agent_id), self.keys.challengeable(agent_id))
+                await self.redis.eval(_RELEASE, 2, *keys, self.gateway_id)

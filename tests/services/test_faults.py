@@ -375,24 +375,26 @@ def test_connecting_at_another_engine_replaces_the_stream_held_at_the_first(
     presence = redis.Redis.from_url(shared_redis_server.url)
     try:
 
-        async def run() -> tuple[ScriptedAgent, ScriptedAgent, list[bytes]]:
+        async def run() -> tuple[ScriptedAgent, ScriptedAgent, list[bytes], list[int]]:
             first = await ScriptedAgent(engine_process.address, token).start()
-            second = await ScriptedAgent(other_engine.address, token).start()
-            holders = []
-            for _ in range(8):  # 4 s: two presence refreshes of each engine
-                await asyncio.sleep(0.5)
+            second = await ScriptedAgent(other_engine.address, token, challenges_open=True).start()
+            holders, open_to_challenges = [], []
+            for _ in range(80):  # 4 s: two presence refreshes of each engine
+                await asyncio.sleep(0.05)
                 holders.append(presence.get(Keys().agent_presence(agent_id)))
+                open_to_challenges.append(presence.exists(Keys().challengeable(agent_id)))
             seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
             record = await host(shared_redis_server.url, seats, "roam-1", decision_ms=2000)
             assert record["faults"] == [], record["faults"]
             await first.stop()
             await second.stop()
-            return first, second, holders
+            return first, second, holders, open_to_challenges
 
-        first, second, holders = asyncio.run(run())
+        first, second, holders, open_to_challenges = asyncio.run(run())
     finally:
         presence.close()
         assert other_engine.stop() == 0
     assert first.error is not None and first.error.code() == grpc.StatusCode.ABORTED, first.error
     assert len(set(holders)) == 1, holders  # one gateway held it all along
+    assert all(open_to_challenges), "the replaced stream's end took the newer stream's opt-in along"
     assert second.decisions and not first.decisions
