@@ -17,7 +17,7 @@ from arena.ladder.model import Ladder, MatchInfo, now_ms
 from arena.ladder.redis_matches import Finished
 from arena.ladder.redis_store import RedisStore
 from arena.play.relay import PLATFORM_FAULT
-from arena.play.specs import SeatSpec
+from arena.play.specs import SeatSpec, all_builtin
 from arena.redis_client import REDIS_ERRORS
 
 __all__ = [
@@ -217,19 +217,21 @@ def _play(store: RedisStore, info: MatchInfo, runner: str, held: Held, run: Batc
     """Play one started match to its record (None: voided or raised; ``run`` says which)."""
     metrics.MATCHES_STARTED.labels(info.ladder).inc()
     started, started_ms = time.perf_counter(), now_ms()
-    try:
-        ladder = _ladder(store, info.ladder)
-        with metrics.MATCHES_RUNNING.labels(info.ladder).track_inprogress():
-            seed = info.seed or store.ensure_seed(info.match_id)
-            record = play_match(info.match_id, ladder.rules(), info.seats, seed, ladder.think_ms)
-    except REDIS_ERRORS:
-        raise  # the task retries the batch; what is not stored yet is played again
-    except Exception as error:
-        store.release_match(info.match_id, runner)
-        held.drop(info.match_id)
-        run.outcomes[info.match_id], run.errors[info.match_id] = "error", error
-        return None
-    spoiled = spoiled_by_platform(record, info.seats)
+    spoiled = deal_seen(info)
+    if not spoiled:
+        try:
+            ladder = _ladder(store, info.ladder)
+            with metrics.MATCHES_RUNNING.labels(info.ladder).track_inprogress():
+                seed = info.seed or store.ensure_seed(info.match_id)
+                record = play_match(info.match_id, ladder.rules(), info.seats, seed, ladder.think_ms)
+        except REDIS_ERRORS:
+            raise  # the task retries the batch; what is not stored yet is played again
+        except Exception as error:
+            store.release_match(info.match_id, runner)
+            held.drop(info.match_id)
+            run.outcomes[info.match_id], run.errors[info.match_id] = "error", error
+            return None
+        spoiled = spoiled_by_platform(record, info.seats)
     if spoiled:  # the agents did nothing wrong: the match is voided, never rated as their loss
         store.fail_match(info.match_id, f"voided: {spoiled}")
         held.drop(info.match_id)
@@ -269,6 +271,15 @@ def _flush(
         rate(ladder)
     if archive is not None:
         archive()
+
+
+def deal_seen(info: MatchInfo) -> str:
+    """Why a match must not be played again ('' if it may): an earlier attempt of a match with
+    agents (its runner died mid-match, or its play raised) may have shown them the deal, which the
+    same seed deals again (built-in bots learn nothing from an attempt: their matches are replayed)."""
+    if info.attempts > 1 and not all_builtin(info.seats):
+        return f"attempt {info.attempts}: its agents may have seen its deal in an earlier attempt"
+    return ""
 
 
 def spoiled_by_platform(record: dict[str, Any], seats: list[SeatSpec]) -> str:

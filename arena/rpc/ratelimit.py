@@ -1,5 +1,6 @@
 """Per-caller rate limits on every RPC, shared by every process through Redis, and a guard for
-requests that cannot be decoded. Both are one gRPC server interceptor (``CallGuard``).
+requests that cannot be decoded or whose handler lost Redis. All are one gRPC server interceptor
+(``CallGuard``).
 
 A caller is its bearer token (by hash) when an agent holds the token, else its peer address: a
 made-up token is no new caller with a budget of its own. The host token is not limited, and the web
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
+import redis
 
 from arena.keys import Keys, token_hash
 from arena.rpc.auth import TokenStore, bearer_token, is_host, same_secret
@@ -35,6 +37,9 @@ log = logging.getLogger(__name__)
 RATE_ENV = "OHELL_RATE_LIMIT"  # "<calls per second>:<burst>", e.g. "50:200"
 WEB_APP_RATE_ENV = "OHELL_WEB_APP_RATE_LIMIT"  # the same, for the web app's token
 GUARDED = "/ohell.v1."  # the platform's own services
+# A handler that loses Redis answers UNAVAILABLE (retry later); unhandled, grpc answered UNKNOWN with
+# the error's text, which names Redis's address.
+REDIS_FAILURES = (redis.ConnectionError, redis.TimeoutError)
 
 # ARGV = prefix, caller, ms per call, burst window ms, the caller's token hash ('' without one), the
 # caller's peer. A token that is not registered counts as its peer. Returns 0 (allowed) or ms to wait.
@@ -187,9 +192,10 @@ async def verified_caller(context: grpc.aio.ServicerContext, tokens: TokenStore)
 
 
 class CallGuard(grpc.aio.ServerInterceptor):
-    """Rate-limits every call (the host token excepted; the web app's token by ``web_limiter``) and
+    """Rate-limits every call (the host token excepted; the web app's token by ``web_limiter``),
     turns an undecodable request into INVALID_ARGUMENT naming the message type (grpc would answer
-    UNKNOWN or INTERNAL). Limits only: what a token may do is each RPC's own check."""
+    UNKNOWN or INTERNAL) and a Redis failure into UNAVAILABLE. Limits only: what a token may do is
+    each RPC's own check."""
 
     def __init__(
         self,
@@ -269,15 +275,21 @@ class CallGuard(grpc.aio.ServerInterceptor):
 
             async def streaming(request: Any, context: grpc.aio.ServicerContext) -> Any:
                 await guard._check(request, context)
-                async for response in inner(request, context):
-                    yield response
+                try:
+                    async for response in inner(request, context):
+                        yield response
+                except REDIS_FAILURES as error:
+                    await _unavailable(context, error)
 
             behavior: Any = streaming
         else:
 
             async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
                 await guard._check(request, context)
-                return await inner(request, context)
+                try:
+                    return await inner(request, context)
+                except REDIS_FAILURES as error:
+                    await _unavailable(context, error)
 
             behavior = unary
         factory = getattr(grpc, f"{kind}_rpc_method_handler")
@@ -289,6 +301,12 @@ class CallGuard(grpc.aio.ServerInterceptor):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"request: the bytes are not a valid {request.message_type} message"
             )
+
+
+async def _unavailable(context: grpc.aio.ServicerContext, error: Exception) -> None:
+    await context.abort(
+        grpc.StatusCode.UNAVAILABLE, f"the service cannot reach its Redis ({type(error).__name__}): retry"
+    )
 
 
 def _tolerant(deserialize: Callable[[bytes], Any] | None, method: str) -> Callable[[bytes], Any] | None:

@@ -18,7 +18,7 @@ from arena.proto.ohell.v1 import gateway_pb2
 from arena.rpc.auth import auth_metadata
 from arena.rpc.server import channel_options
 from arena.sdk.session import Session
-from arena.wire import message_bytes, wrapped
+from arena.wire import ConversionError, message_bytes, wrapped
 from ohell.errors import OhHellError
 
 log = logging.getLogger("arena.sdk")
@@ -91,7 +91,9 @@ async def retrying(
                 ) from None
             if state["up"]:
                 backoff.reset()
-                log.warning("lost the %s at %s (%s); reconnecting", what, address, error.code().name)
+                log.warning(
+                    "lost the %s at %s (%s: %s); reconnecting", what, address, error.code().name, error.details()
+                )
             else:
                 log.debug("%s at %s not ready: %s", what, address, error.code().name)
         await backoff.wait()
@@ -127,7 +129,7 @@ async def connect_async(
             if ready is not None:
                 ready.set()
             while (response := await call.read()) is not grpc.aio.EOF:  # read/write: no async iterator
-                action = session.handle(response.event)
+                action = handled(session, response.event)
                 if action is not None:  # a ConnectRequest's bytes, without copying the action into one
                     await call.write(wrapped(action.SerializeToString()))
                 if matches is not None and session.matches_ended >= matches:
@@ -145,6 +147,19 @@ async def connect_async(
                 f"the gateway at {address}: {error.code().name}: {error.details()}"
             ) from None
     return await retrying(hold, "gateway", address, connect_timeout, state)
+
+
+def handled(session: Session, event: Any) -> Any:
+    """``session.handle(event)``; an event this SDK cannot read (from a newer or a buggy platform)
+    is logged in one line and left unanswered, instead of ending the agent and all its matches."""
+    try:
+        return session.handle(event)
+    except ConversionError as error:
+        kind = event.WhichOneof("event")
+        log.warning(
+            "cannot read a %s event from the gateway (%s): left unanswered; is the SDK up to date?", kind, error
+        )
+        return None
 
 
 def open_connect(channel: grpc.aio.Channel, token: str) -> Any:

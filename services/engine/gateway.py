@@ -42,8 +42,18 @@ SERVICE = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_na
 # challenges and the host's may seat it).
 CHALLENGES_HEADER = "ohell-challenges"
 
-# Compare-and-delete: drop the presence key only if this gateway still owns it.
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+# Compare-and-delete: drop the presence key (and the challengeable key, KEYS[2]) only if this gateway
+# still owns it (else the agent's newer stream at another gateway holds both).
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1], KEYS[2]) end return 0"
+# Refresh the presence key (and, with ARGV[3] == '1', the challengeable key) unless another gateway
+# holds it: the agent connected there since (engines run replicated), so this stream is replaced (0).
+_REFRESH = """
+local holder = redis.call('get', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if ARGV[3] == '1' then redis.call('set', KEYS[2], '1', 'EX', ARGV[2]) end
+return 1
+"""
 
 
 class Connection:
@@ -73,6 +83,11 @@ class Connection:
         while len(self.seats) > _MATCHES_REMEMBERED:
             old, _ = self.seats.popitem(last=False)
             self.started.pop(old, None)
+
+    def lapse(self, match_id: str) -> None:
+        """Forget the decisions of ``match_id`` still pending (the host no longer waits for them)."""
+        for stale in [key for key in self.pending if key[0] == match_id]:
+            del self.pending[stale]
 
     async def send(self, event: match_pb2.AgentEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
         """Write ``event``, waiting at most ``timeout`` s (for the lock and the flow-control
@@ -179,12 +194,12 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         elif kind == "decision":
             decision = event.decision
             connection.learn_seat(decision.match_id, decision.seat)
-            for stale in [k for k in connection.pending if k[0] == decision.match_id]:
-                del connection.pending[stale]  # one decision per match at a time: older ones lapsed
+            connection.lapse(decision.match_id)  # one decision per match at a time: older ones lapsed
             key = (decision.match_id, decision.decision_id)
             connection.pending[key] = (reply, event)
-        elif kind == "match_ended":
+        elif kind == "match_ended":  # nothing of it is re-sent on a new stream
             connection.started.pop(event.match_ended.match_id, None)
+            connection.lapse(event.match_ended.match_id)
         problem = await connection.send(event, timeout)
         if problem is not None and key is not None:
             connection.pending.pop(key, None)
@@ -227,15 +242,20 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 connection.end(grpc.StatusCode.UNAUTHENTICATED, "the agent's token was revoked or rotated")
 
     async def _mark_present(self) -> None:
-        """(Re)write the presence key of every agent held here; Redis away: next time."""
+        """(Re)write the presence key of every agent held here; Redis away: next time. A stream whose
+        agent has connected at another gateway since ends ABORTED, as when it connects again here."""
         assert self.redis is not None
+        held = list(self.connections.items())
         with contextlib.suppress(Exception):
             async with self.redis.pipeline(transaction=False) as pipe:
-                for agent_id, connection in self.connections.items():
-                    pipe.set(self.keys.agent_presence(agent_id), self.gateway_id, ex=PRESENCE_TTL_S)
-                    if connection.challengeable:
-                        pipe.set(self.keys.challengeable(agent_id), b"1", ex=PRESENCE_TTL_S)
-                await pipe.execute()
+                for agent_id, connection in held:
+                    keys = (self.keys.agent_presence(agent_id), self.keys.challengeable(agent_id))
+                    pipe.eval(_REFRESH, 2, *keys, self.gateway_id, PRESENCE_TTL_S, int(connection.challengeable))
+                refreshed = await pipe.execute()
+            for (agent_id, connection), ours in zip(held, refreshed, strict=True):
+                if not ours:
+                    why = f"agent {agent_id!r} connected again at another gateway: this stream is replaced"
+                    connection.end(grpc.StatusCode.ABORTED, why)
 
     async def _publish(self, channel: str, envelope: relay_pb2.RelayEnvelope) -> None:
         if self.redis is not None:
@@ -294,11 +314,12 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             await self._notice(connection, "INVALID_ARGUMENT", "action.match_id is empty: echo the DecisionRequest's")
             return
         seat = connection.seats.get(action.match_id)
+        match_id = action.match_id[:80]  # quoted in the notice: a caller's value, of any length
         if seat is None or seat != action.seat:
             where = (
-                f"has no seat in match {action.match_id[:80]!r}"  # any size the agent sent: quote a part
+                f"has no seat in match {match_id!r}"
                 if seat is None
-                else (f"sits in seat {seat} of match {action.match_id!r}, not seat {action.seat}")
+                else (f"sits in seat {seat} of match {match_id!r}, not seat {action.seat}")
             )
             # a notice, never the end of the stream: a late or misdirected answer must not cost the
             # agent its other matches (a stream ended here faults its ladder decisions DISCONNECTED)
@@ -310,7 +331,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 connection,
                 "FAILED_PRECONDITION",
                 (
-                    f"action.decision_id={action.decision_id} of match {action.match_id!r} is not pending "
+                    f"action.decision_id={action.decision_id} of match {match_id!r} is not pending "
                     "(already answered, timed out or never asked)"
                 ),
             )
@@ -339,5 +360,5 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         connection.pending.clear()
         if self.redis is not None:
             with contextlib.suppress(Exception):
-                await self.redis.eval(_RELEASE, 1, self.keys.agent_presence(agent_id), self.gateway_id)
-                await self.redis.delete(self.keys.challengeable(agent_id))
+                keys = (self.keys.agent_presence(agent_id), self.keys.challengeable(agent_id))
+                await self.redis.eval(_RELEASE, 2, *keys, self.gateway_id)

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from arena.embedded_redis import EmbeddedRedis
 from arena.ladder import jobs, loop
 from arena.ladder.leases import runner_id
 from arena.ladder.matchlog import read_log
@@ -16,6 +17,7 @@ from arena.ladder.ratings import replay, stored_ratings
 from arena.ladder.redis_matches import Finished
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import MAX_BATCH, batch_size, batches, carried_batch
+from arena.play.specs import SeatSpec
 
 from ..ladder.helpers import builtin_ladder
 
@@ -241,3 +243,25 @@ def test_a_batch_does_not_jump_ahead_of_tasks_waiting_for_the_workers(store: Red
     kept = jobs.form_next(store, {"b"}, 4, lambda ids, queue: sent.append((list(ids), queue)))
     assert kept == [] and len(sent) == 1 and len(sent[0][0]) == 2  # formed all the same, and sent behind it
     assert sent[0][1] == store.queues.builtin
+
+
+def test_a_match_with_remote_seats_is_voided_not_played_again(
+    store: RedisStore, redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runner that died mid-match (a worker killed, a deploy) had shown the agents their hands and
+    the cards played; played again with the same seed, they would know the deal, others' cards
+    included. All-built-in matches are played again (no agent learns anything); these are voided."""
+    monkeypatch.setenv("REDIS_URL", redis_server.url)  # where the match host relays
+    builtin_ladder(store, "v", bots=("random",) * 8)
+    first, again = form(store, "v", 2)
+    for match_id in (first, again):
+        seats = json.loads(store.client.hget(store.keys.match(match_id), "seats"))
+        seats[0] = SeatSpec.connected(f"a-{match_id}").to_dict()  # an agent (not connected here)
+        store.client.hset(store.keys.match(match_id), "seats", json.dumps(seats))
+    assert jobs.run_match(store, first, store.catch_up_ratings, lease_s=5) == "finished"  # a first attempt plays
+    assert store.start_match(again, "a-runner-that-dies", 0.05) == "run"
+    time.sleep(0.1)  # its lease lapses; the sweep sends the match again
+    assert jobs.run_match(store, again, store.catch_up_ratings, lease_s=5) == "voided"
+    info = store.get_match(again)
+    assert info.state == "failed" and info.error.startswith("voided:") and "seen" in info.error
+    assert logged(store, "v") == [first]

@@ -4,6 +4,8 @@ is voided: failed, not logged, not rated."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import grpc
 import pytest
 import redis
@@ -13,11 +15,12 @@ from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import RUN_MATCH, Queues, make_celery
+from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, matchmaker_pb2_grpc, rules_pb2
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
 
 from ..ladder.helpers import match_state
+from .conftest import HOST_TOKEN, Service
 from .stacks import free_port, start_stack, wait_until
 
 pytestmark = pytest.mark.slow  # whole stacks and a Redis restart
@@ -90,3 +93,34 @@ def test_a_match_whose_remote_seats_were_all_cut_off_is_voided(redis_server: Emb
     finally:
         stack.cleanup()
         store.client.close()
+
+
+def test_calls_while_redis_is_away_are_unavailable_and_name_no_address(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis
+) -> None:
+    """Before, every call that reached Redis answered UNKNOWN quoting the Redis error, the platform's
+    internal address included ("Error 111 connecting to 10.0.0.7:6379")."""
+    matchmaker, engine = start_service("services.matchmaker"), start_service("services.engine")
+    host = auth_metadata(HOST_TOKEN)
+    with matchmaker.channel() as mm_channel, engine.channel() as engine_channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(mm_channel)
+        stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="main")), metadata=host)
+        agent = stub.RegisterAgent(pb.RegisterAgentRequest(name="ag", kind=pb.AGENT_KIND_CONNECTED), metadata=host)
+        challenges = challenge_pb2_grpc.ChallengeServiceStub(engine_channel)
+        bots = [challenge_pb2.ChallengeSeat(builtin="random")] * 3
+        calls = {
+            "GetLadder": lambda: stub.GetLadder(pb.GetLadderRequest(name="main"), timeout=20),
+            "JoinQueue": lambda: stub.JoinQueue(
+                pb.JoinQueueRequest(ladder="main"), metadata=auth_metadata(agent.token), timeout=20
+            ),
+            "Challenge": lambda: challenges.Challenge(
+                challenge_pb2.ChallengeRequest(seats=bots), metadata=host, timeout=20
+            ),
+        }
+        redis_server.stop(kill=True)
+        for name, call in calls.items():
+            with pytest.raises(grpc.RpcError) as refused:
+                call()
+            code, details = refused.value.code(), refused.value.details() or ""
+            assert code == grpc.StatusCode.UNAVAILABLE, (name, code, details)
+            assert str(redis_server.port) not in details and "127.0.0.1" not in details, (name, details)

@@ -94,8 +94,9 @@ class ScriptedAgent:
     """A connected agent written against the raw stubs: it records every event it receives and
     answers decisions with ``policy`` (an Action, None for no answer, or DROP to hang up)."""
 
-    def __init__(self, address: str, token: str, policy: Policy = legal_policy) -> None:
+    def __init__(self, address: str, token: str, policy: Policy = legal_policy, challenges_open: bool = False) -> None:
         self.address, self.token, self.policy = address, token, policy
+        self.metadata = auth_metadata(token) + ((("ohell-challenges", "open"),) if challenges_open else ())
         self.events: list[match_pb2.AgentEvent] = []
         self.decisions: list[match_pb2.DecisionRequest] = []
         self.notices: list[match_pb2.Notice] = []
@@ -114,7 +115,7 @@ class ScriptedAgent:
 
     async def _run(self) -> None:
         async with grpc.aio.insecure_channel(self.address) as channel:
-            self.call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=auth_metadata(self.token))
+            self.call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=self.metadata)
             try:
                 await self.call.initial_metadata()  # the gateway registered the stream
                 self.connected.set()

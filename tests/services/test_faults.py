@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import redis
 import redis.asyncio as aioredis
-from svc_helpers import DROP, ScriptedAgent, card, first_legal, legal_policy
+from svc_helpers import DROP, EngineProcess, ScriptedAgent, card, first_legal, legal_policy
 
 from arena.embedded_redis import free_port
 from arena.keys import Keys
@@ -360,3 +360,65 @@ def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_
     kinds = kinds_of(record, 0)
     assert kinds and set(kinds) == {"DISCONNECTED"} and record["complete"] and referee(record).valid
     assert elapsed < 15, f"took {elapsed:.1f} s: a 20 s deadline was waited out"
+
+
+def test_a_reconnected_agent_is_not_asked_again_in_a_finished_match(
+    engine_process, make_agent, shared_redis_server
+) -> None:
+    """A decision left unanswered (timed out, then the seat forfeited) stayed pending at the
+    gateway after its match ended, and was sent again on the agent's next stream."""
+    agent_id, token = make_agent("forfeiter")
+
+    async def silent(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+        return None
+
+    async def run() -> ScriptedAgent:
+        first = await ScriptedAgent(engine_process.address, token, silent).start()
+        seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+        record = await host(shared_redis_server.url, seats, "forfeit-1", decision_ms=200, time_bank_ms=0, max_faults=1)
+        assert record["forfeited"] == [0] and len(first.decisions) == 1
+        await asyncio.wait_for(first.ended.wait(), 5)
+        again = await ScriptedAgent(engine_process.address, token).start()  # replaces the first stream
+        await asyncio.sleep(0.5)
+        await first.stop()
+        await again.stop()
+        return again
+
+    again = asyncio.run(run())
+    assert again.error is None and again.events == []
+
+
+def test_connecting_at_another_engine_replaces_the_stream_held_at_the_first(
+    engine_process, make_agent, shared_redis_server
+) -> None:
+    """Engines run replicated (deploy/k8s: 2): an agent that reconnects lands on either. The older
+    stream went on at its engine, which put the agent's presence back every 2 s: hosts sent its
+    decisions to either stream by turns (to a dead connection, until keepalive noticed: faults)."""
+    agent_id, token = make_agent("roamer")
+    other_engine = EngineProcess(shared_redis_server.url)
+    presence = redis.Redis.from_url(shared_redis_server.url)
+    try:
+
+        async def run() -> tuple[ScriptedAgent, ScriptedAgent, list[bytes], list[int]]:
+            first = await ScriptedAgent(engine_process.address, token).start()
+            second = await ScriptedAgent(other_engine.address, token, challenges_open=True).start()
+            holders, open_to_challenges = [], []
+            for _ in range(80):  # 4 s: two presence refreshes of each engine
+                await asyncio.sleep(0.05)
+                holders.append(presence.get(Keys().agent_presence(agent_id)))
+                open_to_challenges.append(presence.exists(Keys().challengeable(agent_id)))
+            seats = [SeatSpec.connected(agent_id), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+            record = await host(shared_redis_server.url, seats, "roam-1", decision_ms=2000)
+            assert record["faults"] == [], record["faults"]
+            await first.stop()
+            await second.stop()
+            return first, second, holders, open_to_challenges
+
+        first, second, holders, open_to_challenges = asyncio.run(run())
+    finally:
+        presence.close()
+        assert other_engine.stop() == 0
+    assert first.error is not None and first.error.code() == grpc.StatusCode.ABORTED, first.error
+    assert len(set(holders)) == 1, holders  # one gateway held it all along
+    assert all(open_to_challenges), "the replaced stream's end took the newer stream's opt-in along"
+    assert second.decisions and not first.decisions

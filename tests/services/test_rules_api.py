@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import time
 
 import grpc
 import pytest
@@ -12,7 +14,10 @@ from arena.play.specs import SeatSpec
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2, rules_service_pb2, rules_service_pb2_grpc
 from arena.wire import rules_from_proto
 from ohell.presets import PRESETS
+from ohell.record import build_record
 from ohell.rules import Rules
+from ohell.state import Game, Phase
+from services.engine.rules_api import MAX_RULES_WORK
 
 
 @pytest.fixture(scope="module")
@@ -187,3 +192,49 @@ def test_score_hand_consolation(rules_stub) -> None:
         timeout=5,
     )
     assert (made.points, missed.points) == (10 + 2 + 2, 3)
+
+
+def longest_record() -> str:
+    """The JSON record of a game of 1000 hands of 17 cards for 3 players (the longest schedule
+    the wire takes: 54,000 actions, ~2.5 MB), each seat playing its lowest legal action."""
+    state = Game(Rules(hand_sizes=(17,) * 1000), 3).new_state()
+    rng = random.Random(5)
+    while not state.is_terminal():
+        if state.phase <= Phase.DEAL:
+            state.chance_random(rng)
+        else:
+            state.apply_action(min(state.legal_actions()))
+    return json.dumps(build_record(state, [{"name": f"s{seat}", "kind": "builtin"} for seat in range(3)], 5, "long"))
+
+
+def test_heavy_rules_calls_do_not_stall_the_service(engine_process) -> None:
+    """Each RefereeRecord of the longest record replays 54,000 actions (~0.3 s of CPU): run on the
+    service's event loop, a few of them from anyone stalled every other call and every agent's
+    decisions on that engine for seconds."""
+    record = longest_record()
+    with grpc.insecure_channel(engine_process.address, options=[("grpc.max_send_message_length", 8 << 20)]) as channel:
+        stub = rules_service_pb2_grpc.RulesServiceStub(channel)
+        request = rules_service_pb2.RefereeRecordRequest(record_json=record)
+        assert stub.RefereeRecord(request, timeout=30).valid
+        heavy = [stub.RefereeRecord.future(request, timeout=60) for _ in range(8)]
+        time.sleep(0.3)  # the heavy calls are in
+        waits = []
+        for _ in range(5):
+            began = time.monotonic()
+            stub.ListPresets(rules_service_pb2.ListPresetsRequest(), timeout=30)
+            waits.append(time.monotonic() - began)
+        assert all(call.result().valid for call in heavy)
+    assert max(waits) < 0.5, f"ListPresets waited {max(waits):.2f} s behind heavy rules calls"
+
+
+def test_rules_calls_past_the_pool_are_refused_resource_exhausted(engine_process) -> None:
+    """The heavy calls wait for the rules threads, each holding its request: past
+    ``MAX_RULES_WORK`` of them a call is refused at once instead of piling up in memory."""
+    request = rules_service_pb2.RefereeRecordRequest(record_json=longest_record())
+    with grpc.insecure_channel(engine_process.address, options=[("grpc.max_send_message_length", 8 << 20)]) as channel:
+        stub = rules_service_pb2_grpc.RulesServiceStub(channel)
+        calls = [stub.RefereeRecord.future(request, timeout=60) for _ in range(MAX_RULES_WORK + 8)]
+        refused = [call.exception() for call in calls if call.exception() is not None]
+    assert refused, "every call waited for the rules threads"
+    assert all(error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED for error in refused), refused[0]
+    assert "rules calls are in progress" in refused[0].details()

@@ -5,19 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from typing import Any
 
+import grpc
 import pytest
 
 from arena.embedded_redis import free_port
 from arena.play.host import host_match
 from arena.play.specs import SeatSpec, TimeControl
+from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2
+from arena.rpc.server import Served, Service, create_server, stop_server
 from arena.sdk import AgentError, BaseBot, connect_async, serve_async
+from arena.wire import observation_to_proto, rules_to_proto
 from ohell.bots import make_bot
 from ohell.cards import rank_of
-from ohell.observation import Observation
+from ohell.observation import Observation, observe
 from ohell.presets import preset
 from ohell.referee import referee
+from ohell.state import BID_BASE, Game, Phase
 from services.engine.server import start_engine
 from tests.buggy_bots import RaisesEveryFifth
 
@@ -199,7 +205,6 @@ def test_the_ladder_ticket_is_queued_again_after_the_matchmaker_restarts(store: 
     started again on the same address: the ticket goes with the old stream and comes back."""
     from arena.ladder.model import Ladder
     from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
-    from arena.rpc.server import Service, create_server, stop_server
     from arena.sdk.ladder import hold_ticket
     from services.matchmaker.servicer import MatchmakerServicer
 
@@ -235,3 +240,108 @@ def test_the_ladder_ticket_is_queued_again_after_the_matchmaker_restarts(store: 
             await stop_server(served, 0)
 
     asyncio.run(run())
+
+
+async def serve_gateway(gateway: gateway_pb2_grpc.AgentGatewayServiceServicer) -> Served:
+    """A stand-in for the engine's gateway, on a free port."""
+    name = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_name
+    register = lambda server: gateway_pb2_grpc.add_AgentGatewayServiceServicer_to_server(gateway, server)  # noqa: E731
+    return await create_server("127.0.0.1:0", [Service(name, register)])
+
+
+class OddGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
+    """A gateway newer than the SDK (or a buggy one): a match whose rules and a decision whose
+    observation this SDK cannot read, then a match it can; records the actions it gets."""
+
+    def __init__(self) -> None:
+        self.actions: list[match_pb2.Action] = []
+
+    async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        await context.send_initial_metadata(())
+        odd = match_pb2.AgentEvent()
+        odd.match_started.match_id, odd.match_started.rules.scoring = "odd", 99  # a Scoring it does not know
+        yield gateway_pb2.ConnectResponse(event=odd)
+        unreadable = match_pb2.AgentEvent()
+        unreadable.decision.match_id, unreadable.decision.kind = "odd", match_pb2.DECISION_KIND_BID
+        unreadable.decision.legal_bids.append(0)  # the observation's phase is left unspecified
+        yield gateway_pb2.ConnectResponse(event=unreadable)
+        state = Game(preset("classic"), 3).new_state()
+        while state.phase <= Phase.DEAL:
+            state.chance_random(random.Random(1))
+        started = match_pb2.AgentEvent()
+        started.match_started.match_id, started.match_started.seat = "fine", state.current
+        started.match_started.rules.CopyFrom(rules_to_proto(preset("classic")))
+        yield gateway_pb2.ConnectResponse(event=started)
+        decision = match_pb2.AgentEvent()
+        request = decision.decision
+        request.match_id, request.seat, request.decision_id = "fine", state.current, 1
+        request.kind, request.deadline_ms = match_pb2.DECISION_KIND_BID, 1000
+        request.legal_bids.extend(action - BID_BASE for action in state.legal_actions())
+        request.observation.CopyFrom(observation_to_proto(observe(state, state.current)))
+        yield gateway_pb2.ConnectResponse(event=decision)
+        async for message in request_iterator:
+            self.actions.append(message.action)
+            ended = match_pb2.AgentEvent()
+            ended.match_ended.match_id = "fine"
+            yield gateway_pb2.ConnectResponse(event=ended)
+
+
+def test_events_the_sdk_cannot_read_are_one_line_and_its_other_matches_go_on(caplog: pytest.LogCaptureFixture) -> None:
+    """Before, the ConversionError of one unreadable event ended the agent (all its matches) with a
+    traceback."""
+    gateway = OddGateway()
+
+    async def run() -> None:
+        served = await serve_gateway(gateway)
+        try:
+            await asyncio.wait_for(
+                connect_async(make_bot("heuristic", 1), f"127.0.0.1:{served.port}", "t", matches=1), 20
+            )
+        finally:
+            await stop_server(served, 0)
+
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        asyncio.run(run())
+    assert [(a.match_id, a.decision_id) for a in gateway.actions] == [("fine", 1)]
+    unread = [r for r in caplog.records if "cannot read" in r.getMessage()]
+    assert len(unread) == 2 and not any("\n" in r.getMessage() or r.exc_info for r in unread)
+    assert "rules.scoring=99" in unread[0].getMessage() and "observation.phase=0" in unread[1].getMessage()
+
+
+class ClosingGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
+    """Accepts the stream, then closes it as the gateway closes a flooding one."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+
+    async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        self.streams += 1
+        await context.send_initial_metadata(())
+        await context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED, "more than 100 actions that answered no pending decision"
+        )
+        yield gateway_pb2.ConnectResponse()
+
+
+def test_a_stream_the_gateway_closes_is_reconnected_with_its_reason_in_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before, the line said only 'lost the gateway (RESOURCE_EXHAUSTED)': not why."""
+    gateway = ClosingGateway()
+
+    async def run() -> None:
+        served = await serve_gateway(gateway)
+        agent = asyncio.create_task(connect_async(BaseBot(), f"127.0.0.1:{served.port}", "t", connect_timeout=5))
+        try:
+            async with asyncio.timeout(10):
+                while gateway.streams < 2:  # it came back
+                    await asyncio.sleep(0.01)
+        finally:
+            agent.cancel()
+            await stop_server(served, 0)
+
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        asyncio.run(run())
+    lost = [r.getMessage() for r in caplog.records if r.getMessage().startswith("lost the gateway")]
+    assert lost and "RESOURCE_EXHAUSTED: more than 100 actions that answered no pending decision" in lost[0]
+    assert "\n" not in lost[0]
