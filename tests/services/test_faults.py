@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import grpc
+import pytest
 import redis
 import redis.asyncio as aioredis
 from svc_helpers import DROP, EngineProcess, ScriptedAgent, card, first_legal, legal_policy
@@ -388,6 +389,7 @@ def test_a_reconnected_agent_is_not_asked_again_in_a_finished_match(
     assert again.error is None and again.events == []
 
 
+@pytest.mark.slow  # a second engine process
 def test_connecting_at_another_engine_replaces_the_stream_held_at_the_first(
     engine_process, make_agent, shared_redis_server
 ) -> None:

@@ -207,6 +207,7 @@ def longest_record() -> str:
     return json.dumps(build_record(state, [{"name": f"s{seat}", "kind": "builtin"} for seat in range(3)], 5, "long"))
 
 
+@pytest.mark.slow  # replays of the longest record: seconds of CPU
 def test_heavy_rules_calls_do_not_stall_the_service(engine_process) -> None:
     """Each RefereeRecord of the longest record replays 54,000 actions (~0.3 s of CPU): run on the
     service's event loop, a few of them from anyone stalled every other call and every agent's
@@ -227,6 +228,7 @@ def test_heavy_rules_calls_do_not_stall_the_service(engine_process) -> None:
     assert max(waits) < 0.5, f"ListPresets waited {max(waits):.2f} s behind heavy rules calls"
 
 
+@pytest.mark.slow  # replays of the longest record: seconds of CPU
 def test_rules_calls_past_the_pool_are_refused_resource_exhausted(engine_process) -> None:
     """The heavy calls wait for the rules threads, each holding its request: past
     ``MAX_RULES_WORK`` of them a call is refused at once instead of piling up in memory."""
