@@ -321,8 +321,8 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 if seat is None
                 else (f"sits in seat {seat} of match {match_id!r}, not seat {action.seat}")
             )
-            # a notice, never the end of the stream: a late or misdirected answer must not cost the
-            # agent its other matches (a stream ended here faults its ladder decisions DISCONNECTED)
+            # a notice, not the end of the stream (unless it floods: _notice): a late or misdirected
+            # answer must not cost the agent its other matches (an ended stream faults them DISCONNECTED)
             await self._notice(connection, "PERMISSION_DENIED", f"agent {connection.agent_id!r} {where}")
             return
         pending = connection.pending.pop((action.match_id, action.decision_id), None)
