@@ -57,6 +57,8 @@ class ChallengeServiceServicer:
         (a seat or a seed the caller may not choose), FAILED_PRECONDITION (a connected seat's agent
         is not connected), ALREADY_EXISTS (match_id in use), RESOURCE_EXHAUSTED (2 challenges of this
         caller in play, or the rate limit), DEADLINE_EXCEEDED (the caller's deadline passed first).
+        A call cancelled or past its deadline stops the match: its seats and spectators get a
+        MatchEnded with `aborted` set.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
