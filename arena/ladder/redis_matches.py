@@ -136,9 +136,11 @@ class MatchStore(StoreBase):
 
     def running_matches(self, ladder: str, agent_id: str) -> list[MatchInfo]:
         """Matches in play now (of one ladder and/or agent when given), by id: two round trips
-        (their ids, then every hash in one pipeline) however many there are."""
+        (their ids, then every hash in one pipeline) however many there are. Of one ladder, only its
+        own are read: a ladder match's id is "<ladder>-<n>", and a ladder's name has no '-'."""
+        match_ids = [m for m in self.active_matches() if not ladder or m.rpartition("-")[0] == ladder]
         with self.client.pipeline(transaction=False) as pipe:
-            for match_id in self.active_matches():
+            for match_id in match_ids:
                 pipe.hgetall(self.keys.match(match_id))
             hashes = pipe.execute()
         matches = []

@@ -237,6 +237,9 @@ def test_running_matches_take_two_round_trips_whatever_their_number(
     running = store.running_matches("", "")
     assert sent <= 2
     assert [m.match_id for m in running] == sorted(m for m in formed["l1"] + formed["l2"][1:] if m)
+    hashes_read = store.client.info("commandstats")["cmdstat_hgetall"]["calls"]
     assert [m.match_id for m in store.running_matches("l1", "")] == sorted(m for m in formed["l1"] if m)
+    # a ladder's listing reads that ladder's matches only
+    assert store.client.info("commandstats")["cmdstat_hgetall"]["calls"] - hashes_read == len(formed["l1"])
     assert [m.match_id for m in store.running_matches("", ids[3])] == [formed["l1"][1]]
     assert {m.state for m in running} == {"queued", "running"}
