@@ -3,16 +3,27 @@
 Environment: REDIS_URL (default redis://127.0.0.1:6379/0), OHELL_METRICS_PORT (serve /metrics
 from the worker's main process; 0 or unset = off), PROMETHEUS_MULTIPROC_DIR (made if unset when
 metrics are on), OHELL_VISIBILITY_TIMEOUT_S (when an unacknowledged task of a dead worker is
-delivered again; default 3600), OHELL_MATCH_LEASE_S (see arena.ladder.jobs).
+delivered again; default 3600), OHELL_MATCH_LEASE_S (see arena.ladder.jobs), OHELL_ARCHIVE_BACKLOG_MAX,
+OHELL_MATCH_BATCH. A malformed one stops the worker as it starts, in one line (arena.ladder.settings).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
+from arena.ladder import settings
+from arena.ladder.routing import batch_size
+
+try:  # read by the tasks: malformed, each task would fail while the worker looked well
+    settings.check()
+    batch_size()
+except ValueError as error:
+    sys.exit(f"ohell worker: {error}")
+
 # Must happen before anything imports prometheus_client (the tasks do, via arena.ladder.metrics).
-if os.environ.get("OHELL_METRICS_PORT", "0") not in ("", "0") and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+if settings.metrics_port() and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="ohell-worker-metrics-")
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # prometheus_client writes there and needs it to exist
     os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)

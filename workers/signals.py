@@ -10,12 +10,12 @@ from typing import Any
 
 from celery.signals import worker_init, worker_process_init, worker_process_shutdown, worker_ready
 
-from arena.ladder import metrics
+from arena.ladder import metrics, settings
 
 
 @worker_init.connect
 def _serve_metrics(**_: Any) -> None:
-    port = int(os.environ.get("OHELL_METRICS_PORT", "0") or 0)
+    port = settings.metrics_port()
     if not port or not metrics.multiprocess_dir():
         return
     from arena.rpc.metrics_http import start_metrics_server

@@ -13,7 +13,6 @@ ladder): the ladder sits on the archive, as on the engine.
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,12 +27,6 @@ from arena.ladder.redis_store import RedisStore
 
 BATCH = 200
 LOCK_S = 60.0  # the drain lock lapses this long after its holder's last batch (a dead holder)
-DEFAULT_BACKLOG_MAX = 20_000  # tables stop forming when this many finished matches wait for the archive
-
-
-def backlog_max() -> int:
-    """``OHELL_ARCHIVE_BACKLOG_MAX``: the bound on Redis memory while the database is away."""
-    return int(os.environ.get("OHELL_ARCHIVE_BACKLOG_MAX", DEFAULT_BACKLOG_MAX))
 
 
 @dataclass

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.ladder import metrics
-from arena.ladder.archiving import backlog_max
-from arena.ladder.leases import RENEWER, Held, lease_seconds, runner_id
+from arena.ladder.leases import RENEWER, Held, runner_id
 from arena.ladder.loop import form_once
 from arena.ladder.matchplay import play_match
 from arena.ladder.model import Ladder, MatchInfo, now_ms
 from arena.ladder.redis_matches import Finished
 from arena.ladder.redis_store import RedisStore
+from arena.ladder.settings import backlog_max, lease_seconds
 from arena.play.relay import PLATFORM_FAULT
 from arena.play.specs import SeatSpec, all_builtin
 from arena.redis_client import REDIS_ERRORS

@@ -16,13 +16,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-DEFAULT_LEASE_S = 10.0
-
-
-def lease_seconds() -> float:
-    """``OHELL_MATCH_LEASE_S``: how long a match stays held after its runner's last renewal."""
-    return float(os.environ.get("OHELL_MATCH_LEASE_S", DEFAULT_LEASE_S))
-
 
 def runner_id() -> str:
     """host:pid:nonce: which process holds a match (the pid lets an operator find it)."""

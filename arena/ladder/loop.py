@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena.ladder import metrics
-from arena.ladder.archiving import backlog_max
 from arena.ladder.forming import FormingPolicy, form_tables
 from arena.ladder.model import Ladder, now_ms
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import DEFAULT_BATCH, batch_size, batches
+from arena.ladder.settings import backlog_max
 from arena.ladder.store import StoreError
 
 log = logging.getLogger(__name__)

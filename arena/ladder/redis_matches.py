@@ -135,10 +135,16 @@ class MatchStore(StoreBase):
         return found[offset:]
 
     def running_matches(self, ladder: str, agent_id: str) -> list[MatchInfo]:
-        """Matches in play now (of one ladder and/or agent when given), by id."""
+        """Matches in play now (of one ladder and/or agent when given), by id: two round trips
+        (their ids, then every hash in one pipeline) however many there are. Of one ladder, only its
+        own are read: a ladder match's id is "<ladder>-<n>", and a ladder's name has no '-'."""
+        match_ids = [m for m in self.active_matches() if not ladder or m.rpartition("-")[0] == ladder]
+        with self.client.pipeline(transaction=False) as pipe:
+            for match_id in match_ids:
+                pipe.hgetall(self.keys.match(match_id))
+            hashes = pipe.execute()
         matches = []
-        for match_id in self.active_matches():
-            raw = self.client.hgetall(self.keys.match(match_id))
+        for raw in hashes:
             info = parse_match(raw) if raw else None
             if info is None or info.state not in ("queued", "running") or (ladder and info.ladder != ladder):
                 continue

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arena.keys import DEFAULT_PREFIX
+from arena.ladder.settings import visibility_timeout_s
 from arena.play.specs import SeatSpec, all_builtin
 
 if TYPE_CHECKING:  # Celery is loaded where an app is made: the command line reads this module's settings too
@@ -123,7 +124,7 @@ def make_celery(redis_url: str, include: Iterable[str] = (), prefix: str = DEFAU
         task_ignore_result=True,  # state lives in the store; the backend is for ad-hoc inspection
         task_serializer="json",
         accept_content=["json"],
-        broker_transport_options={"visibility_timeout": int(os.environ.get("OHELL_VISIBILITY_TIMEOUT_S", 3600))},
+        broker_transport_options={"visibility_timeout": visibility_timeout_s()},
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,  # ride out a Redis restart
         worker_hijack_root_logger=False,

@@ -18,6 +18,7 @@ DECISION_KIND_CHANGE_BID decision after its bid.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
@@ -133,6 +134,11 @@ class _Match(Decisions):
                     await self.tell_hand(hands_told)
                     hands_told += 1
             return await self.finish(seat_infos)
+        except asyncio.CancelledError:
+            # its own task, so the rest of this cancellation cannot cut the news short
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(asyncio.create_task(self.abort()))
+            raise
         finally:
             await asyncio.gather(*(player.close() for _, player in self.remote()), return_exceptions=True)
             if self.writer is not None:
@@ -142,7 +148,7 @@ class _Match(Decisions):
         event = match_pb2.AgentEvent(hand_ended=hand_ended(self.match_id, self.state, index))
         await asyncio.gather(*(player.notify(event) for _, player in self.remote()))
 
-    def ended(self, seat: int | None) -> match_pb2.MatchEnded:
+    def ended(self, seat: int | None, aborted: bool = False) -> match_pb2.MatchEnded:
         """MatchEnded as ``seat`` may see it: full details of its own faults, public ones of others."""
         state = self.state
         pairs = zip(self.faults, self.public_faults, strict=True)
@@ -150,9 +156,23 @@ class _Match(Decisions):
         return match_pb2.MatchEnded(
             match_id=self.match_id,
             totals=state.scores,
-            winners=final_winners(state, sorted(self.forfeited)),
+            winners=[] if aborted else final_winners(state, sorted(self.forfeited)),
             forfeited=sorted(self.forfeited),
             faults=[fault_to_proto(f) for f in faults],
+            aborted=aborted,
+        )
+
+    async def abort(self) -> None:
+        """The match stops unfinished: remote seats (whose gateways then drop its pending decision and
+        start) and spectators get a MatchEnded with ``aborted`` set."""
+        self.publish([*self.fault_events, self.feed.ended(self.ended(None, aborted=True))])
+        self.fault_events.clear()
+        await asyncio.gather(
+            *(
+                player.notify(match_pb2.AgentEvent(match_ended=self.ended(seat, aborted=True)))
+                for seat, player in self.remote()
+            ),
+            return_exceptions=True,
         )
 
     async def finish(self, seat_infos: list[match_pb2.SeatInfo]) -> dict[str, Any]:

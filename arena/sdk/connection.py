@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -63,6 +64,24 @@ def explain(error: grpc.aio.AioRpcError, what: str, address: str, accepted_befor
     return None
 
 
+def gave_up(error: grpc.aio.AioRpcError, what: str, address: str, waited: float) -> AgentError:
+    """Why the first connection did not come in ``waited`` s, with the hint that fits the cause:
+    only a network failure gets the address hint."""
+    code, status = error.code(), f"{error.code().name}: {error.details()}"
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        retry_after = dict(error.trailing_metadata() or ()).get("retry-after")
+        when = f"retry in about {math.ceil(float(retry_after))} s" if retry_after else "retry later"
+        return AgentError(f"the {what} at {address} rate limits this agent ({status}): {when}")
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return AgentError(
+            f"cannot reach the {what} at {address} after {waited:g} s ({status}): "
+            "is the address right and the service up?"
+        )
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return AgentError(f"the service at {address} is not a {what} ({status}): is it the {what}'s address?")
+    return AgentError(f"the {what} at {address} refused the connection for {waited:g} s ({status})")
+
+
 async def retrying(
     attempt: Callable[[], Awaitable[T]],
     what: str,
@@ -85,10 +104,7 @@ async def retrying(
             if fatal is not None:
                 raise fatal from None
             if not state.get("accepted", False) and loop.time() - first_try > connect_timeout:
-                raise AgentError(
-                    f"cannot reach the {what} at {address} after {connect_timeout:g} s "
-                    f"({error.code().name}: {error.details()}): is the address right and the service up?"
-                ) from None
+                raise gave_up(error, what, address, connect_timeout) from None
             if state["up"]:
                 backoff.reset()
                 log.warning(
@@ -176,8 +192,9 @@ async def established(call: Any) -> None:
     await call.initial_metadata()
     if call.done():
         code = await call.code()
-        if code != grpc.StatusCode.OK:
-            raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), await call.details())
+        if code != grpc.StatusCode.OK:  # the trailers too: a rate limit's retry-after is there
+            trailers = await call.trailing_metadata()
+            raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailers, await call.details())
 
 
 def stream_ended(what: str) -> grpc.aio.AioRpcError:

@@ -98,8 +98,9 @@ class Session:
         mine = [f for f in ended.faults if f.seat == seat]
         place = 1 + sum(total > totals[seat] for total in totals) if 0 <= seat < len(totals) else 0
         log.info(
-            "match %s ended: totals %s, you (seat %d) placed %d of %d%s, %d fault(s) of yours%s",
+            "match %s %s: totals %s, you (seat %d) placed %d of %d%s, %d fault(s) of yours%s",
             ended.match_id,
+            "was aborted before its end" if ended.aborted else "ended",
             totals,
             seat,
             place,

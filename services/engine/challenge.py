@@ -4,7 +4,8 @@ Who may sit where: an agent may seat built-in bots, itself, and connected agents
 (their gateway stream carries ``ohell-challenges: open``); only the host may seat other agents or
 dial an endpoint address. A caller-chosen seed is allowed only when every remote seat is the
 caller's own (or for the host): otherwise the seed is secret until the record is returned.
-Deadlines have a floor (``MIN_DECISION_MS``), schedules a ceiling (``MAX_MATCH_HANDS``), and each
+Deadlines have a floor (``MIN_DECISION_MS``) and, but for the host's challenges, ceilings
+(``MAX_DECISION_MS``, ``MAX_TIME_BANK_MS``), schedules a ceiling (``MAX_MATCH_HANDS``), and each
 caller plays at most ``MAX_CHALLENGES_PER_CALLER`` challenges at once. Built-in bots decide on a
 small thread pool, never on the service's event loop.
 
@@ -30,7 +31,7 @@ from arena.keys import MATCH_EVENTS_TTL_S, Keys
 from arena.play.host import check_seats, host_match, local_events
 from arena.play.relay import local_gateway_holding
 from arena.play.specs import SeatSpec, SeatSpecError, TimeControl
-from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc
+from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2
 from arena.rpc.auth import TokenStore, authenticate, bearer_token, is_host
 from arena.rpc.ratelimit import caller_of
 from arena.wire import record_to_proto, rules_for_table
@@ -39,6 +40,9 @@ from ohell.schedule import hand_sizes
 
 RECENT_IDS = 10_000  # without Redis: how many recent match ids are refused for reuse
 MIN_DECISION_MS = 100  # a challenge cannot set a deadline an agent cannot meet
+# Nor one that holds the seated agents for hours (the host is not held to these: docs/operations.md).
+MAX_DECISION_MS = 60_000
+MAX_TIME_BANK_MS = 600_000
 MAX_MATCH_HANDS = 100
 MAX_CHALLENGES_PER_CALLER = 2
 BOT_THREADS = 2  # built-in bots of every challenge decide here, off the event loop
@@ -53,6 +57,13 @@ def check_match_id(match_id: str) -> None:
         raise SeatSpecError(f"match_id={match_id[:80]!r} must be 1-64 of letters, digits, '_', '.', '-'")
     if LADDER_MATCH_ID.match(match_id):
         raise SeatSpecError(f"match_id={match_id!r} has the shape of a ladder match id ('<ladder>-<n>'): pick another")
+
+
+def check_ceilings(time_control: match_pb2.TimeControl) -> None:
+    for field, most in (("decision_ms", MAX_DECISION_MS), ("time_bank_ms", MAX_TIME_BANK_MS)):
+        value = getattr(time_control, field)
+        if value > most:
+            raise SeatSpecError(f"time_control.{field}={value} is over {most} (the host's challenges may set more)")
 
 
 def seat_from_proto(seat: challenge_pb2.ChallengeSeat, index: int) -> SeatSpec:
@@ -163,7 +174,7 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
                 return False
         return self.match_ids.add(match_id)
 
-    def _parse(self, request: challenge_pb2.ChallengeRequest) -> tuple[Any, list[SeatSpec], TimeControl]:
+    def _parse(self, request: challenge_pb2.ChallengeRequest, host: bool) -> tuple[Any, list[SeatSpec], TimeControl]:
         seats = [seat_from_proto(seat, index) for index, seat in enumerate(request.seats)]
         check_seats(seats)
         rules = rules_for_table(request.rules, len(seats))  # a schedule the table cannot deal is refused
@@ -172,6 +183,8 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         time_control = TimeControl.from_proto(request.time_control, self.default_time)
         if time_control.decision_ms < MIN_DECISION_MS:
             raise SeatSpecError(f"time_control.decision_ms={time_control.decision_ms} is under {MIN_DECISION_MS}")
+        if not host:  # the caller's values: the service's own defaults are the operator's choice
+            check_ceilings(request.time_control)
         if request.match_id:
             check_match_id(request.match_id)
         return rules, seats, time_control
@@ -182,7 +195,7 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         host = is_host(bearer_token(context.invocation_metadata()), self.host_token)
         caller = None if host else await authenticate(context, self.tokens)
         try:  # every check comes before the match id is claimed, so a corrected retry may reuse it
-            rules, seats, time_control = self._parse(request)
+            rules, seats, time_control = self._parse(request, host)
         except OhHellError as error:  # ConversionError, SeatSpecError, or any engine refusal
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         await self._check_access(context, caller, seats, request.seed)

@@ -13,7 +13,7 @@ import threading
 
 from arena.archive.db import DATABASE_URL_ENV
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
-from arena.ladder import loop
+from arena.ladder import loop, settings
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import (
     BATCH_ENV,
@@ -40,6 +40,7 @@ SERVICE_NAME = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].f
 async def serve(args: argparse.Namespace) -> None:
     import redis.asyncio as aioredis
 
+    settings.check()  # the forming loop reads them each round: a malformed one stops the start instead
     keys = Keys(args.prefix)
     host_token = load_host_token(args.host_token_file)
     web_token = load_web_token()  # the web app's: its own rate limit, no more rights than anonymous
@@ -143,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         asyncio.run(serve(build_parser().parse_args(argv)))
-    except ConfigError as error:  # a token or limit it cannot use: say which, no traceback
+    except (ConfigError, settings.SettingError) as error:  # a setting it cannot use: say which, no traceback
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0

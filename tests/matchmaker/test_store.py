@@ -204,3 +204,42 @@ def test_house_bots_fill_a_lone_agents_table(store: RedisStore) -> None:
     assert [seat.house for seat in seats] == [False, True, True]
     assert store.busy_match(lone) == match_id
     assert not any(store.busy_match(seat.agent_id) for seat in seats[1:])  # house bots sit anywhere
+
+
+def test_running_matches_take_two_round_trips_whatever_their_number(
+    store: RedisStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ListMatches(state="running") is public: reading each match in play one round trip at a time
+    let any caller keep the matchmaker waiting on Redis in proportion to everything in play."""
+    import redis.connection
+
+    store.create_ladder(Ladder("l1", seats=3))
+    store.create_ladder(Ladder("l2", seats=3))
+    ids = agents(store, 30)
+    for index, ladder in enumerate(("l1", "l2")):
+        for agent in ids[index * 15 : (index + 1) * 15]:
+            store.join(ladder, agent, None)
+    tables = {
+        ladder: [ids[i : i + 3] for i in range(start, start + 15, 3)] for ladder, start in (("l1", 0), ("l2", 15))
+    }
+    formed = {ladder: store.claim(ladder, tables[ladder], now_ms()) for ladder in tables}
+    store.start_match(formed["l1"][0], "r1", 30)
+    assert store.finish_match(formed["l2"][0], fake_record(formed["l2"][0], 3))[0]  # no longer in play
+    sent = 0
+    original = redis.connection.Connection.send_packed_command
+
+    def counted(self: redis.connection.Connection, *args: object, **kwargs: object) -> None:
+        nonlocal sent
+        sent += 1
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counted)
+    running = store.running_matches("", "")
+    assert sent <= 2
+    assert [m.match_id for m in running] == sorted(m for m in formed["l1"] + formed["l2"][1:] if m)
+    hashes_read = store.client.info("commandstats")["cmdstat_hgetall"]["calls"]
+    assert [m.match_id for m in store.running_matches("l1", "")] == sorted(m for m in formed["l1"] if m)
+    # a ladder's listing reads that ladder's matches only
+    assert store.client.info("commandstats")["cmdstat_hgetall"]["calls"] - hashes_read == len(formed["l1"])
+    assert [m.match_id for m in store.running_matches("", ids[3])] == [formed["l1"][1]]
+    assert {m.state for m in running} == {"queued", "running"}

@@ -1,11 +1,16 @@
-"""The Celery worker's process hooks (workers/signals.py) that do not need a running worker."""
+"""The Celery worker's process hooks (workers/signals.py) and its start-up checks of its settings."""
 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 
+import pytest
 from celery.signals import worker_process_init
 
+from arena.embedded_redis import EmbeddedRedis
 from workers import signals
 
 
@@ -23,3 +28,40 @@ def test_a_new_pool_child_keeps_the_collector_off_its_start_up_heap() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("OHELL_MATCH_LEASE_S", "ten"),
+        ("OHELL_MATCH_LEASE_S", "-1"),
+        ("OHELL_VISIBILITY_TIMEOUT_S", "1h"),
+        ("OHELL_ARCHIVE_BACKLOG_MAX", "2e4"),
+        ("OHELL_METRICS_PORT", "70000"),
+    ],
+)
+def test_a_malformed_setting_stops_the_worker_at_start_up_in_one_line(
+    redis_server: EmbeddedRedis, name: str, value: str
+) -> None:
+    """Read only by the tasks, it failed every task with a ValueError while the worker looked well."""
+    env = {**os.environ, "REDIS_URL": redis_server.url, name: value}
+    command = [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "--pool", "solo", "--without-gossip"]
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the worker started with {name}={value!r}")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode != 0 and len(lines) == 1 and f"{name}={value!r}" in lines[0], done.stderr
+
+
+def test_a_malformed_backlog_bound_stops_the_matchmaker_at_start_up_in_one_line(redis_server: EmbeddedRedis) -> None:
+    """Its forming loop read it each round and failed every round."""
+    env = {**os.environ, "OHELL_ARCHIVE_BACKLOG_MAX": "lots"}
+    command = [sys.executable, "-m", "services.matchmaker", "--address", "127.0.0.1:0", "--redis-url", redis_server.url]
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the matchmaker started with OHELL_ARCHIVE_BACKLOG_MAX='lots'")
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "error: OHELL_ARCHIVE_BACKLOG_MAX='lots' must be a whole number from 1"
+    ), done.stderr

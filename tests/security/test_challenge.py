@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
@@ -30,6 +30,7 @@ from .conftest import HOST_TOKEN, Service
 pytestmark = pytest.mark.slow  # service processes and whole matches
 
 SHORT = rules_pb2.Rules(hand_sizes=[2])
+CALLER = "caller-token-0123456789"
 
 
 def seats(*specs: tuple[str, str]) -> list[challenge_pb2.ChallengeSeat]:
@@ -96,16 +97,24 @@ def test_who_may_be_seated_deadlines_and_late_answers(
     client.close()
 
 
-def test_match_ids_are_validated_and_never_ladder_ids(
+@pytest.fixture
+def caller_engine(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis
-) -> None:
+) -> Iterator[tuple[Service, redis.Redis]]:
+    """An engine service and its Redis, where agent "caller" has the token ``CALLER``."""
     engine = start_service("services.engine")
     client = redis.Redis.from_url(redis_server.url)
-    register_agent_token(client, "caller", "caller-token-0123456789")
+    register_agent_token(client, "caller", CALLER)
+    yield engine, client
+    client.close()
+
+
+def test_match_ids_are_validated_and_never_ladder_ids(caller_engine: tuple[Service, redis.Redis]) -> None:
+    engine, client = caller_engine
     bots = seats(*(("builtin", "random"),) * 3)
 
     async def run() -> None:
-        token = "caller-token-0123456789"
+        token = CALLER
         for bad in ("x" * 100_000, "ladder-5", "classic.v2-17", "bad id", "ünï"):
             code, detail = await refused(engine.address, token, rules=SHORT, seats=bots, match_id=bad)
             assert code == grpc.StatusCode.INVALID_ARGUMENT and "match_id" in detail
@@ -115,7 +124,6 @@ def test_match_ids_are_validated_and_never_ladder_ids(
 
     asyncio.run(run())
     assert max((len(key) for key in client.scan_iter()), default=0) < 200  # no giant key was stored
-    client.close()
 
 
 def test_builtin_challenges_do_not_stall_other_callers(start_service: Callable[..., Service]) -> None:
@@ -142,3 +150,25 @@ def test_builtin_challenges_do_not_stall_other_callers(start_service: Callable[.
             answered += 1
     player.join(10)
     assert answered >= 5
+
+
+def test_challenge_time_controls_have_ceilings_the_host_is_not_held_to(
+    caller_engine: tuple[Service, redis.Redis],
+) -> None:
+    """Up to an hour a decision and an hour of bank let a caller hold an opted-in agent in a
+    match for days."""
+    engine, _ = caller_engine
+    bots = seats(*(("builtin", "random"),) * 3)
+
+    async def run() -> None:
+        token = CALLER
+        for field, value in (("decision_ms", 60_001), ("time_bank_ms", 600_001)):
+            time_control = match_pb2.TimeControl(**{field: value})
+            code, detail = await refused(engine.address, token, rules=SHORT, seats=bots, time_control=time_control)
+            assert code == grpc.StatusCode.INVALID_ARGUMENT and f"time_control.{field}={value}" in detail
+        at_most = match_pb2.TimeControl(decision_ms=60_000, time_bank_ms=600_000)
+        assert await challenge(engine.address, token, rules=SHORT, seats=bots, time_control=at_most)
+        over = match_pb2.TimeControl(decision_ms=120_000, time_bank_ms=1_200_000)
+        assert await challenge(engine.address, HOST_TOKEN, rules=SHORT, seats=bots, time_control=over)
+
+    asyncio.run(run())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 from typing import Any
 
 import grpc
@@ -15,6 +16,8 @@ from arena.embedded_redis import free_port
 from arena.play.host import host_match
 from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2
+from arena.rpc.auth import auth_metadata
+from arena.rpc.ratelimit import RateLimit
 from arena.rpc.server import Served, Service, create_server, stop_server
 from arena.sdk import AgentError, BaseBot, connect_async, serve_async
 from arena.wire import observation_to_proto, rules_to_proto
@@ -98,6 +101,26 @@ def test_unreachable_address_is_one_line_after_a_bounded_wait() -> None:
     address = f"127.0.0.1:{free_port()}"
     with pytest.raises(AgentError, match=rf"cannot reach the gateway at {address} after 0.5 s .*service up\?$"):
         asyncio.run(connect_async(BaseBot(), address, "t", connect_timeout=0.5))
+
+
+def test_a_rate_limited_first_connect_says_so_and_when_to_retry() -> None:
+    async def run() -> str:
+        engine = await start_engine(tokens={"t": "agent-1"}, rate_limit=RateLimit(rate=0.01, burst=1))
+        address = f"127.0.0.1:{engine.port}"
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:  # spends the burst of one call
+                call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=auth_metadata("t"))
+                await call.initial_metadata()
+                call.cancel()
+            with pytest.raises(AgentError) as limited:
+                await connect_async(BaseBot(), address, "t", connect_timeout=0.5)
+        finally:
+            await engine.stop(0)
+        return str(limited.value)
+
+    limited = asyncio.run(run())
+    assert "rate limit" in limited and re.search(r"retry in about \d+ s", limited), limited
+    assert "address right" not in limited and "cannot reach" not in limited and "\n" not in limited
 
 
 def test_wrong_token_and_revoked_token_are_one_line() -> None:

@@ -53,10 +53,13 @@ class ChallengeServiceServicer:
         metadata `ohell-challenges: open`); only the host may seat other agents or endpoint
         addresses. Status codes: UNAUTHENTICATED (no or unknown token), INVALID_ARGUMENT (seat count
         not 3..7, unknown built-in bot, empty seat, one agent in two seats, bad rules, a schedule
-        over 100 hands, time control with decision_ms under 100, a bad match_id), PERMISSION_DENIED
+        over 100 hands, time control with decision_ms under 100, or, but for the host, decision_ms
+        over 60000 or time_bank_ms over 600000, a bad match_id), PERMISSION_DENIED
         (a seat or a seed the caller may not choose), FAILED_PRECONDITION (a connected seat's agent
         is not connected), ALREADY_EXISTS (match_id in use), RESOURCE_EXHAUSTED (2 challenges of this
         caller in play, or the rate limit), DEADLINE_EXCEEDED (the caller's deadline passed first).
+        A call cancelled or past its deadline stops the match: its seats and spectators get a
+        MatchEnded with `aborted` set.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -203,18 +203,20 @@ class HandEnded(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., hand_number: _Optional[int] = ..., bids: _Optional[_Iterable[int]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class MatchEnded(_message.Message):
-    __slots__ = ("match_id", "totals", "winners", "forfeited", "faults")
+    __slots__ = ("match_id", "totals", "winners", "forfeited", "faults", "aborted")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
     FORFEITED_FIELD_NUMBER: _ClassVar[int]
     FAULTS_FIELD_NUMBER: _ClassVar[int]
+    ABORTED_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     totals: _containers.RepeatedScalarFieldContainer[int]
     winners: _containers.RepeatedScalarFieldContainer[int]
     forfeited: _containers.RepeatedScalarFieldContainer[int]
     faults: _containers.RepeatedCompositeFieldContainer[Fault]
-    def __init__(self, match_id: _Optional[str] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., forfeited: _Optional[_Iterable[int]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ...) -> None: ...
+    aborted: bool
+    def __init__(self, match_id: _Optional[str] = ..., totals: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ..., forfeited: _Optional[_Iterable[int]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ..., aborted: _Optional[bool] = ...) -> None: ...
 
 class MatchRecord(_message.Message):
     __slots__ = ("match_id", "seats", "rules", "seed", "complete", "totals", "winners", "forfeited", "faults", "hands_played", "json")
