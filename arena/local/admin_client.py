@@ -39,6 +39,13 @@ def host_token(args: argparse.Namespace) -> str:
         raise OhHellError(str(error)) from None
 
 
+def deadline(method: str) -> float:
+    """TIMEOUT_S, but what the largest tournament takes to create for CreateTournament."""
+    from arena.tournament.model import CREATE_DEADLINE_S
+
+    return CREATE_DEADLINE_S if method == "CreateTournament" else TIMEOUT_S
+
+
 def request_type_of(method: str) -> Any:
     """The request message of a matchmaker RPC (the tournament ones are in tournament.proto), or None."""
     from arena.proto.ohell.v1 import matchmaker_pb2 as pb
@@ -66,7 +73,7 @@ class Host:
         if request_type is None or rpc is None:
             raise OhHellError(f"{method}: UNIMPLEMENTED: the matchmaker's API has no {method} yet")
         try:
-            return rpc(request_type(**fields), timeout=TIMEOUT_S, metadata=self.metadata)
+            return rpc(request_type(**fields), timeout=deadline(method), metadata=self.metadata)
         except grpc.RpcError as error:
             raise self.error(method, error) from None
 

@@ -22,12 +22,19 @@ from google.protobuf import json_format
 from arena.proto.ohell.v1 import cards_pb2, matchmaker_pb2_grpc, spectate_pb2, spectate_pb2_grpc
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
+from arena.tournament.model import CREATE_DEADLINE_S
 from arena.wire import card_from_proto
 from ohell.cards import card_str
 
 TIMEOUT_S = 10.0
 MAX_HISTORY = 50_000  # rating points the agent page reads at most
 NAME_RETRY_S = 5.0  # an agent whose name could not be read is asked again after this long
+
+
+def deadline(method: str) -> float:
+    """Seconds to wait for the matchmaker's answer: TIMEOUT_S, but what the largest tournament takes to
+    create for CreateTournament."""
+    return CREATE_DEADLINE_S if method == "CreateTournament" else TIMEOUT_S
 
 
 @dataclass
@@ -83,7 +90,7 @@ class Api:
             raise ApiError("UNIMPLEMENTED", f"{method} is not in this matchmaker's API yet")
         try:
             return await call(
-                request, timeout=TIMEOUT_S, metadata=auth_metadata(token) if token else self.read_metadata
+                request, timeout=deadline(method), metadata=auth_metadata(token) if token else self.read_metadata
             )
         except grpc.aio.AioRpcError as error:
             raise _error(error) from None

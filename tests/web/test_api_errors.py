@@ -15,12 +15,16 @@ from typing import Any
 import pytest
 
 from arena.embedded_redis import EmbeddedRedis
+from arena.local.admin_client import deadline as cli_deadline
 from arena.local.stack import Stack
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import WEB_TOKEN_ENV
 from arena.rpc.ratelimit import WEB_APP_RATE_ENV
-from services.web.api import Api, ApiError
+from arena.tournament.model import CREATE_DEADLINE_S
+from services.web.api import TIMEOUT_S, Api, ApiError
+from services.web.api import deadline as web_deadline
 from services.web.errors import error_page
+from services.web.tournaments import creation_failed
 
 from .test_service_budget import public_site
 
@@ -124,3 +128,15 @@ def test_internals_are_not_shown() -> None:
     refused = error_page(ApiError("RESOURCE_EXHAUSTED", "slow down", retry_after_s=0.25))
     assert refused.retry_after == "1"
     assert error_page(ApiError("RESOURCE_EXHAUSTED", "slow down")).retry_after == ""
+
+
+def test_creating_a_tournament_waits_for_the_largest_one() -> None:
+    """The web app waited 10 s for CreateTournament (the CLI 30 s), and 200 entrants at 3 seats took
+    15.7 s: the host page said DEADLINE_EXCEEDED for a tournament that was created, and a second try
+    ALREADY_EXISTS. The page now names both cases."""
+    assert web_deadline("CreateTournament") == cli_deadline("CreateTournament") == CREATE_DEADLINE_S >= 60
+    assert web_deadline("GetTournament") == TIMEOUT_S
+    late = creation_failed(ApiError("DEADLINE_EXCEEDED", "Deadline Exceeded"), "big")
+    assert "may still be creating it" in late and "120 s" in late
+    again = creation_failed(ApiError("ALREADY_EXISTS", "tournament 'big' exists already"), "big")
+    assert "big exists already" in again and "/tournaments/big" in again
