@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # gRPC and the messages are loaded when a command connects: `
     import grpc
 
 TIMEOUT_S = 30.0
+REACH_S = 1.0  # how long to try connecting again, to tell an unreachable matchmaker from one that refused
 
 
 def host_token(args: argparse.Namespace) -> str:
@@ -61,6 +62,7 @@ class Host:
         from arena.proto.ohell.v1 import matchmaker_pb2_grpc
         from arena.rpc.auth import auth_metadata
 
+        self.channel = channel
         self.stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
         self.address = address
         self.metadata = auth_metadata(token) if token else None
@@ -89,12 +91,25 @@ class Host:
     def error(self, method: str, error: grpc.RpcError) -> OhHellError:
         import grpc
 
-        code = error.code()  # type: ignore[attr-defined]
-        if code == grpc.StatusCode.UNAVAILABLE:
+        code, details = error.code(), error.details() or ""  # type: ignore[attr-defined]
+        if code == grpc.StatusCode.UNAVAILABLE and not self.reachable():
             return OhHellError(
                 f"cannot reach the matchmaker at {self.address}: is `ohell up` running? (--matchmaker ADDRESS)"
             )
-        return OhHellError(f"{method}: {code.name}: {error.details()}")  # type: ignore[attr-defined]
+        if code == grpc.StatusCode.UNAVAILABLE:  # it answered: something behind it is away (its Redis, the archive)
+            return OhHellError(f"{method}: UNAVAILABLE: the matchmaker at {self.address} is up but says: {details}")
+        return OhHellError(f"{method}: {code.name}: {details}")
+
+    def reachable(self) -> bool:
+        """Whether the channel connects to the matchmaker now (an UNAVAILABLE that the matchmaker
+        itself answered leaves it connected)."""
+        import grpc
+
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=REACH_S)
+        except grpc.FutureTimeoutError:
+            return False
+        return True
 
     def pages(self, method: str, field: str, **fields: Any) -> Iterator[Any]:
         """Every item of a paged list RPC (one call when the request has no paging)."""
