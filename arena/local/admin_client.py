@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # gRPC and the messages are loaded when a command connects: `
     import grpc
 
 TIMEOUT_S = 30.0
+REACH_S = 1.0  # how long to try connecting again, to tell an unreachable matchmaker from one that refused
 
 
 def host_token(args: argparse.Namespace) -> str:
@@ -39,6 +40,13 @@ def host_token(args: argparse.Namespace) -> str:
         raise OhHellError(str(error)) from None
 
 
+def deadline(method: str) -> float:
+    """TIMEOUT_S, but what the largest tournament takes to create for CreateTournament."""
+    from arena.tournament.model import CREATE_DEADLINE_S
+
+    return CREATE_DEADLINE_S if method == "CreateTournament" else TIMEOUT_S
+
+
 def request_type_of(method: str) -> Any:
     """The request message of a matchmaker RPC (the tournament ones are in tournament.proto), or None."""
     from arena.proto.ohell.v1 import matchmaker_pb2 as pb
@@ -54,6 +62,7 @@ class Host:
         from arena.proto.ohell.v1 import matchmaker_pb2_grpc
         from arena.rpc.auth import auth_metadata
 
+        self.channel = channel
         self.stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
         self.address = address
         self.metadata = auth_metadata(token) if token else None
@@ -66,7 +75,7 @@ class Host:
         if request_type is None or rpc is None:
             raise OhHellError(f"{method}: UNIMPLEMENTED: the matchmaker's API has no {method} yet")
         try:
-            return rpc(request_type(**fields), timeout=TIMEOUT_S, metadata=self.metadata)
+            return rpc(request_type(**fields), timeout=deadline(method), metadata=self.metadata)
         except grpc.RpcError as error:
             raise self.error(method, error) from None
 
@@ -82,12 +91,25 @@ class Host:
     def error(self, method: str, error: grpc.RpcError) -> OhHellError:
         import grpc
 
-        code = error.code()  # type: ignore[attr-defined]
-        if code == grpc.StatusCode.UNAVAILABLE:
+        code, details = error.code(), error.details() or ""  # type: ignore[attr-defined]
+        if code == grpc.StatusCode.UNAVAILABLE and not self.reachable():
             return OhHellError(
                 f"cannot reach the matchmaker at {self.address}: is `ohell up` running? (--matchmaker ADDRESS)"
             )
-        return OhHellError(f"{method}: {code.name}: {error.details()}")  # type: ignore[attr-defined]
+        if code == grpc.StatusCode.UNAVAILABLE:  # it answered: something behind it is away (its Redis, the archive)
+            return OhHellError(f"{method}: UNAVAILABLE: the matchmaker at {self.address} is up but says: {details}")
+        return OhHellError(f"{method}: {code.name}: {details}")
+
+    def reachable(self) -> bool:
+        """Whether the channel connects to the matchmaker now (an UNAVAILABLE that the matchmaker
+        itself answered leaves it connected)."""
+        import grpc
+
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=REACH_S)
+        except grpc.FutureTimeoutError:
+            return False
+        return True
 
     def pages(self, method: str, field: str, **fields: Any) -> Iterator[Any]:
         """Every item of a paged list RPC (one call when the request has no paging)."""

@@ -1,15 +1,36 @@
 """The console every ``ohell`` command prints with. It prints text as given: no rich markup or
 emoji codes are read in it, so a value with brackets (a file name, a bot, a server's error echoing
-a name) neither raises rich's MarkupError nor loses its text. Colour goes in as ``rich.text.Text``."""
+a name) neither raises rich's MarkupError nor loses its text. Colour goes in as ``rich.text.Text``.
+
+Control characters other than newline and tab are dropped from everything it prints (rich passes
+escape sequences through): a name or message stored before the services checked their input cannot
+move the cursor, recolour or retitle the host's terminal. Rich's own styling is unaffected: it is
+added after this filter, and rich counts control characters as zero width, so tables keep their
+layout."""
 
 from __future__ import annotations
 
-from rich.console import Console
+import re
+from collections.abc import Iterable
+
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
 from rich.text import Text
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
+
+
+class SafeConsole(Console):
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control is None and CONTROL.search(segment.text):
+                yield Segment(CONTROL.sub("", segment.text), segment.style)
+            else:
+                yield segment
 
 
 def text_console() -> Console:
-    return Console(markup=False, emoji=False)
+    return SafeConsole(markup=False, emoji=False)
 
 
 def labelled(label: str, style: str, rest: str) -> Text:

@@ -4,13 +4,15 @@ A deal set holds the cut (every cut round until a dealer is found) and one shuff
 The engine deals by seat (singly from the dealer's left), so a deal set gives seat ``s`` the same
 cards whoever sits there: rotating the entrants through the seats makes each entrant hold each
 hand once in each seat (``seating``). Deal sets are drawn from the operating system's generator
-(``random.SystemRandom``) when a tournament is created; nothing can predict them from a seed.
+(``os.urandom``) when a tournament is created; nothing can predict them from a seed.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -23,6 +25,7 @@ from ohell.state import Game, State
 
 T = TypeVar("T")
 SPARE_DECKS = 2  # decks beyond the scheduled hands and any sudden-death hands (a safety margin)
+KEY_BYTES = 8  # a secure deck is the cards sorted by 64-bit random keys
 
 
 @dataclass(frozen=True)
@@ -50,17 +53,27 @@ class DealSet:
 def draw_deal_set(game: Game, rng: random.Random | None = None) -> DealSet:
     """A fresh deal set for ``game``; ``rng`` defaults to the system's secure generator (tests and
     benchmarks pass a seeded one)."""
-    rng = rng or random.SystemRandom()
+    chance = rng or random.SystemRandom()
     state = game.new_state()
     cuts = []
     while state.phase == Phase.CUT:  # tied cuts cut again: keep drawing until a dealer is found
-        cut = tuple(rng.sample(range(52), len(state.cutters)))
+        cut = tuple(chance.sample(range(52), len(state.cutters)))
         state.cut(cut)
         cuts.append(cut)
     extra = game.rules.sudden_death_limit if game.rules.tie_break is TieBreak.SUDDEN_DEATH else 0
     hands = len(hand_sizes(game.rules, game.num_players)) + extra + SPARE_DECKS
-    decks = tuple(tuple(rng.sample(range(52), 52)) for _ in range(hands))
-    return DealSet(tuple(cuts), decks)
+    if rng is None:
+        return DealSet(tuple(cuts), secure_decks(hands))
+    return DealSet(tuple(cuts), tuple(tuple(rng.sample(range(52), 52)) for _ in range(hands)))
+
+
+def secure_decks(count: int) -> tuple[tuple[int, ...], ...]:
+    """``count`` shuffled decks from one read of the OS's generator: each deck is the cards sorted by
+    a 64-bit random key apiece. As uniform as ``SystemRandom().sample`` (two equal keys, about one
+    deck in 10^16, keep their cards' order), and several times faster: that draws a word per card,
+    a system call each, and drawing was most of the time a big tournament took to create."""
+    keys = struct.unpack(f"<{52 * count}Q", os.urandom(52 * KEY_BYTES * count))
+    return tuple(tuple(sorted(range(52), key=keys[52 * h : 52 * h + 52].__getitem__)) for h in range(count))
 
 
 class ScriptedChance:

@@ -33,6 +33,11 @@ MAX_GRACE_S = 600.0
 # All of a tournament's deal sets are drawn (a millisecond each) and stored (about 3 KB each) in one
 # Redis call when it is created: this many at most (some 30 MB, seconds of drawing)
 MAX_DEAL_SETS = 10_000
+# How long a caller of CreateTournament should wait: the largest tournament (200 entrants at 3 seats,
+# 6,800 tables, deals and schedule drawn, every table sent) takes about 6 s on 2 cores (bench/
+# tournament_create.py); many times that covers a busy machine. A shorter deadline reports a failure
+# while the tournament is in fact being created.
+CREATE_DEADLINE_S = 120.0
 DEFAULT_GRACE_S = 30.0
 
 

@@ -144,10 +144,11 @@ def create(store: TournamentStore, tourney: Tournament, dispatch: jobs.Dispatch)
     return jobs.start(store, tourney, dispatch)
 
 
-def page_of_ids(store: TournamentStore, offset: int, size: int) -> tuple[list[str], bool]:
-    """Tournament ids in order, ``size`` from ``offset``, and whether more follow."""
+def page_of_summaries(store: TournamentStore, offset: int, size: int) -> tuple[list[tuple[Tournament, Progress]], bool]:
+    """Tournaments in the order of their ids, ``size`` from ``offset``, each with its progress (two
+    round trips in all), and whether more follow."""
     ids = store.ids()
-    return ids[offset : offset + size], offset + size < len(ids)
+    return store.summaries(ids[offset : offset + size]), offset + size < len(ids)
 
 
 def tables(store: TournamentStore, tourney: Tournament) -> list[TableView]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections import Counter
 from collections.abc import Sequence
 
 from ohell.rules import MAX_PLAYERS, MIN_PLAYERS
@@ -93,10 +94,18 @@ def _improve(tables: list[list[int]], meet: list[list[int]], steps: int = 100_00
     pair counts does not rise, until pair counts differ by at most one. Moves that keep the sum
     let the search cross plateaus; a fixed seed keeps it deterministic."""
     rng = random.Random(len(meet) * 100 + len(tables[0]))
+    # how many pairs met how often, kept up to date by ``move``: the spread without reading every pair
+    pairs = Counter(meet[a][b] for a, b in itertools.combinations(range(len(meet)), 2))
 
     def spread() -> int:
-        counts = [meet[a][b] for a, b in itertools.combinations(range(len(meet)), 2)]
+        counts = [count for count, number in pairs.items() if number]
         return max(counts) - min(counts)
+
+    def meet_more(a: int, b: int, by: int) -> None:
+        pairs[meet[a][b]] -= 1
+        meet[a][b] += by
+        meet[b][a] += by
+        pairs[meet[a][b]] += 1
 
     def change(x: int, y: int, table: list[int]) -> int:
         """Squares added when x leaves ``table`` and y takes its place."""
@@ -109,10 +118,8 @@ def _improve(tables: list[list[int]], meet: list[list[int]], steps: int = 100_00
     def move(x: int, y: int, table: list[int]) -> None:
         for g in table:
             if g != x:
-                meet[x][g] -= 1
-                meet[g][x] -= 1
-                meet[y][g] += 1
-                meet[g][y] += 1
+                meet_more(x, g, -1)
+                meet_more(y, g, 1)
 
     if len(tables) < 2 or spread() <= 1:
         return

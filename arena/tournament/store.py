@@ -121,18 +121,23 @@ class TournamentStore:
         return Tournament.from_json(spec)
 
     def progress(self, tourney_id: str) -> Progress:
-        data = {text(k): text(v) for k, v in self.client.hgetall(self.keys.tourney(tourney_id)).items()}
-        if not data:
-            raise TournamentNotFound(f"no tournament {tourney_id!r}")
-        return Progress(
-            state=data["state"],
-            round=int(data["round"]),
-            tables=int(data["tables"]),
-            tables_done=int(data["tables_done"]),
-            games_done=int(self.client.hlen(self.keys.tourney_games(tourney_id))),
-            created_ms=int(data["created_ms"]),
-            finished_ms=int(data.get("finished_ms", 0)),
-        )
+        data = _fields(tourney_id, self.client.hgetall(self.keys.tourney(tourney_id)))
+        return _progress(data, self.client.hlen(self.keys.tourney_games(tourney_id)))
+
+    def summaries(self, tourney_ids: list[str]) -> list[tuple[Tournament, Progress]]:
+        """``get`` and ``progress`` of each tournament, in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for tourney_id in tourney_ids:
+            pipe.hgetall(self.keys.tourney(tourney_id))
+            pipe.hlen(self.keys.tourney_games(tourney_id))
+        replies = pipe.execute()
+        found = []
+        for index, tourney_id in enumerate(tourney_ids):
+            data = _fields(tourney_id, replies[2 * index])
+            if "spec" not in data:
+                raise TournamentNotFound(f"no tournament {tourney_id!r}")
+            found.append((Tournament.from_json(data["spec"]), _progress(data, replies[2 * index + 1])))
+        return found
 
     def tables(self, tourney_id: str) -> dict[str, TablePlan]:
         raw = self.client.hgetall(self.keys.tourney_tables(tourney_id))
@@ -241,3 +246,22 @@ class TournamentStore:
         """(first|duplicate|missing, tables done, tables so far, current round)."""
         status, done, tables, current = self._run(self._finish, tourney_id, table, now_ms())
         return text(status), int(done), int(tables), int(current)
+
+
+def _fields(tourney_id: str, raw: dict[Any, Any]) -> dict[str, str]:
+    """A tournament's hash as text; NOT_FOUND when there is none."""
+    if not raw:
+        raise TournamentNotFound(f"no tournament {tourney_id!r}")
+    return {text(k): text(v) for k, v in raw.items()}
+
+
+def _progress(data: dict[str, str], games: int) -> Progress:
+    return Progress(
+        state=data["state"],
+        round=int(data["round"]),
+        tables=int(data["tables"]),
+        tables_done=int(data["tables_done"]),
+        games_done=int(games),
+        created_ms=int(data["created_ms"]),
+        finished_ms=int(data.get("finished_ms", 0)),
+    )

@@ -242,11 +242,9 @@ class TournamentRpcs:
                 grpc.StatusCode.INVALID_ARGUMENT, f"page_token={token[:40]!r} is not one this service gave"
             )
         offset, size = int(token or 0), request.page_size or 50
-        ids, more = await self._t(context, operations.page_of_ids, self.tourneys, offset, size)
+        page, more = await self._t(context, operations.page_of_summaries, self.tourneys, offset, size)
         summaries = []
-        for tourney_id in ids:
-            tourney = await self._t(context, self.tourneys.get, tourney_id)  # type: ignore[union-attr]
-            progress = await self._t(context, self.tourneys.progress, tourney_id)  # type: ignore[union-attr]
+        for tourney, progress in page:
             definition = tournament_to_proto(tourney)
             definition.ClearField("entrants")
             summary = tpb.TournamentSummary(

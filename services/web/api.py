@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,24 +22,44 @@ from google.protobuf import json_format
 from arena.proto.ohell.v1 import cards_pb2, matchmaker_pb2_grpc, spectate_pb2, spectate_pb2_grpc
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
+from arena.tournament.model import CREATE_DEADLINE_S
 from arena.wire import card_from_proto
 from ohell.cards import card_str
 
 TIMEOUT_S = 10.0
 MAX_HISTORY = 50_000  # rating points the agent page reads at most
+NAME_RETRY_S = 5.0  # an agent whose name could not be read is asked again after this long
+
+
+def deadline(method: str) -> float:
+    """Seconds to wait for the matchmaker's answer: TIMEOUT_S, but what the largest tournament takes to
+    create for CreateTournament."""
+    return CREATE_DEADLINE_S if method == "CreateTournament" else TIMEOUT_S
 
 
 @dataclass
 class ApiError(Exception):
     code: str  # the gRPC status code's name, e.g. NOT_FOUND
     message: str
+    retry_after_s: float | None = None  # the matchmaker's ``retry-after`` of a RESOURCE_EXHAUSTED
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
 
 
 def _error(error: grpc.aio.AioRpcError) -> ApiError:
-    return ApiError(error.code().name, error.details() or "")
+    return ApiError(error.code().name, error.details() or "", _retry_after(error.trailing_metadata()))
+
+
+def _retry_after(metadata: Any) -> float | None:
+    for key, value in metadata or ():
+        if key == "retry-after":
+            try:
+                seconds = float(value)
+            except (TypeError, ValueError):
+                return None
+            return seconds if math.isfinite(seconds) and seconds >= 0 else None
+    return None
 
 
 class Api:
@@ -48,6 +70,7 @@ class Api:
         self._matchmaker: grpc.aio.Channel | None = None
         self._engine: grpc.aio.Channel | None = None
         self._names: dict[str, str] = {}  # agent id -> name (names never change)
+        self._unnamed: dict[str, float] = {}  # agent id -> when (monotonic) to ask for its name again
 
     @property
     def mm(self) -> matchmaker_pb2_grpc.MatchmakerServiceStub:
@@ -67,7 +90,7 @@ class Api:
             raise ApiError("UNIMPLEMENTED", f"{method} is not in this matchmaker's API yet")
         try:
             return await call(
-                request, timeout=TIMEOUT_S, metadata=auth_metadata(token) if token else self.read_metadata
+                request, timeout=deadline(method), metadata=auth_metadata(token) if token else self.read_metadata
             )
         except grpc.aio.AioRpcError as error:
             raise _error(error) from None
@@ -105,11 +128,19 @@ class Api:
         return reply
 
     async def names(self, agent_ids: list[str]) -> dict[str, str]:
-        missing = sorted({a for a in agent_ids if a and a not in self._names})
+        """Each agent's name, else its id: an agent whose name could not be read (the matchmaker
+        busy or away, or no such agent) shows as its id until it is asked again: after NAME_RETRY_S, or
+        the ``retry-after`` of a refusal."""
+        now = time.monotonic()
+        missing = sorted({a for a in agent_ids if a and a not in self._names and self._unnamed.get(a, 0.0) <= now})
         replies = await asyncio.gather(*(self.agent(a) for a in missing), return_exceptions=True)
         for agent_id, reply in zip(missing, replies, strict=True):
-            if isinstance(reply, BaseException):
-                self._names[agent_id] = agent_id
+            if isinstance(reply, ApiError) and reply.retry_after_s is not None:
+                self._unnamed[agent_id] = now + min(reply.retry_after_s, NAME_RETRY_S)
+            elif isinstance(reply, BaseException):
+                self._unnamed[agent_id] = now + NAME_RETRY_S
+            else:
+                self._unnamed.pop(agent_id, None)
         return {a: self._names.get(a, a) for a in agent_ids}
 
     async def matches(

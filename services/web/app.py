@@ -20,11 +20,11 @@ from starlette.staticfiles import StaticFiles
 from arena.rpc.ratelimit import RateLimit
 from services.web import host, tournaments, views
 from services.web.api import Api, ApiError
+from services.web.errors import error_page
 from services.web.pages import HERE, api_of, page
 from services.web.replay import replay
 from services.web.visitors import DEFAULT_VISITOR_LIMIT, WEB_RATE_ENV, BodyLimit, VisitorLimit
 
-STATUS = {"NOT_FOUND": 404, "INVALID_ARGUMENT": 400, "UNAVAILABLE": 503, "UNIMPLEMENTED": 501}
 MATCH_PAGE = 50
 RECENT = 12  # an agent's recent matches
 
@@ -158,7 +158,11 @@ async def health(request: Request) -> Response:
 
 async def api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return page(request, "error.html", STATUS.get(exc.code, 502), title=exc.code, message=exc.message)
+    shown = error_page(exc)
+    response = page(request, "error.html", shown.status, title=shown.title, message=shown.message)
+    if shown.retry_after:
+        response.headers["retry-after"] = shown.retry_after
+    return response
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

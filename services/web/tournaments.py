@@ -22,7 +22,7 @@ from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS, preset_with_options
 from services.web import tournament_views as tv
-from services.web.api import TIMEOUT_S, Api, ApiError
+from services.web.api import TIMEOUT_S, Api, ApiError, deadline
 from services.web.host import _form, sessions
 from services.web.pages import api_of, page
 
@@ -153,14 +153,40 @@ async def host_page(request: Request, error: str = "", form: Any = None) -> Resp
 
 async def create(request: Request) -> Response:
     form = await _form(request)
+    api = api_of(request)
     try:
         message = tournament_from_form(form)
-        await api_of(request).call(
+        await api.call(
             "CreateTournament", tpb.CreateTournamentRequest(tournament=message), sessions(request).host_token
         )
-    except (OhHellError, ApiError) as error:
+    except OhHellError as error:
         return await host_page(request, error=f"tournament not created: {error}", form=form)
+    except ApiError as error:
+        if error.code == "DEADLINE_EXCEEDED" and await _exists(api, message.tournament_id):
+            return RedirectResponse(f"/tournaments/{message.tournament_id}", status_code=303)
+        return await host_page(request, error=creation_failed(error, message.tournament_id), form=form)
     return RedirectResponse(f"/tournaments/{message.tournament_id}", status_code=303)
+
+
+async def _exists(api: Api, tourney_id: str) -> bool:
+    try:
+        await _get(api, tourney_id)
+    except ApiError:
+        return False
+    return True
+
+
+def creation_failed(error: ApiError, tourney_id: str) -> str:
+    """What the host page says when CreateTournament failed: what the host should do about it."""
+    if error.code == "DEADLINE_EXCEEDED":
+        return (
+            f"tournament {tourney_id} not created yet: the matchmaker did not answer within "
+            f"{deadline('CreateTournament'):.0f} s and may still be creating it; look for it in the list "
+            "below in a minute before creating it again"
+        )
+    if error.code == "ALREADY_EXISTS":
+        return f"tournament not created: {tourney_id} exists already (see /tournaments/{tourney_id}); choose another id"
+    return f"tournament not created: {error}"
 
 
 async def resume(request: Request) -> Response:

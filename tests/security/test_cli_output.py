@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.table import Table
 
 from arena.cli import main
+from arena.local.output import CONTROL, SafeConsole, labelled
 
 
 def test_an_error_naming_a_bracketed_preset_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -53,3 +55,29 @@ def test_an_unknown_bot_to_connect_is_one_line(capsys: pytest.CaptureFixture[str
     """It was make_bot's ValueError traceback."""
     assert main(["bot", "connect", "--bot", "nope", "--address", "127.0.0.1:1", "--token", "x"]) == 2
     assert "--bot: unknown bot 'nope'" in capsys.readouterr().out
+
+
+def test_control_characters_in_values_do_not_reach_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rich printed escape sequences as given: a value stored before the services checked input (here
+    a file name echoed in an error) could retitle, recolour or rewrite the host's terminal."""
+    missing = tmp_path / "\x1b]0;pwned\x07r\x1b[2Kec\x9bord.json"
+    assert main(["referee", str(missing)]) == 2
+    out = "".join(capsys.readouterr().out.split("\n"))
+    assert "]0;pwnedr[2Kecord.json" in out and not CONTROL.search(out)
+
+
+def test_the_consoles_own_styles_and_table_layout_stay() -> None:
+    console = SafeConsole(markup=False, emoji=False, force_terminal=True, color_system="standard", width=60)
+    table = Table("name", "games")
+    table.add_row("a\x1b[31mb\x00\tc", "3")
+    table.add_row("abc", "4")
+    with console.capture() as captured:
+        console.print(labelled("error:", "red", " x\x1b[2Jy"))
+        console.print(table)
+    text = captured.get()
+    assert "\x1b[31merror:\x1b[0m" in text  # the label's colour, written by rich
+    assert "x[2Jy" in text and "\x1b[2J" not in text and "\x00" not in text
+    rows = [line for line in text.splitlines() if "│" in line and ("3" in line or "4" in line)]
+    assert len({len(line) for line in rows}) == 1  # the columns line up

@@ -195,3 +195,35 @@ def test_a_running_tournaments_tables_are_read_at_most_once_per_fresh_period(
     assert reads == ["busy"] and views[0] == views[2] and len(views[0]) == 4
     operations.overview(tstore, "busy", 100, operations.StandingsCache(fresh_s=0.0))
     assert reads == ["busy", "busy"]  # stale at once: read again
+
+
+class CountingConnection(redis.Connection):
+    """A connection that counts what it sends: one count per round trip (a pipeline is one)."""
+
+    sent = 0
+
+    def send_packed_command(self, command: object, check_health: bool = True) -> None:
+        CountingConnection.sent += 1
+        super().send_packed_command(command, check_health)  # type: ignore[arg-type]
+
+
+def test_a_page_of_tournaments_is_read_in_two_round_trips(shared_redis_server: EmbeddedRedis) -> None:
+    """ListTournaments read each tournament's spec and progress apart: 3 round trips (and 2 thread
+    hops) per tournament, 1,500 for a page of 500. Now the ids, then one pipeline; the same summaries."""
+    pool = redis.ConnectionPool.from_url(shared_redis_server.url, connection_class=CountingConnection)
+    client = redis.Redis(connection_pool=pool)
+    store = TournamentStore(client, Keys("pages:"))
+    names = [f"p{n}" for n in range(12)]
+    for name in names:
+        jobs.start(
+            store, Tournament(name, builtins("heuristic", "random", "random"), deals=1, overrides=SHORT), Queue()
+        )
+    CountingConnection.sent = 0
+    page, more = operations.page_of_summaries(store, 2, 8)
+    assert CountingConnection.sent == 2 and more
+    assert page == [(store.get(name), store.progress(name)) for name in sorted(names)[2:10]]
+    assert operations.page_of_summaries(store, 10, 8) == (
+        [(store.get(n), store.progress(n)) for n in sorted(names)[10:]],
+        False,
+    )
+    client.close()

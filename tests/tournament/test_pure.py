@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from arena.play.specs import SeatSpec
-from arena.tournament.deals import DealSet, ScriptedChance, draw_deal_set, rotation, seating
+from arena.tournament.deals import DealSet, ScriptedChance, draw_deal_set, rotation, seating, secure_decks
 from arena.tournament.model import MAX_DEAL_SETS, MAX_DEALS_PER_TABLE, Tournament, TournamentError
 from arena.tournament.play import hand_seeds, play_builtin_game, play_table_games
 from arena.tournament.schedule import (
@@ -86,6 +86,16 @@ def test_deal_set_fixes_each_seats_cards_whoever_sits_there() -> None:
     seats = [[seat["name"] for seat in record["seats"]] for record in records]
     for name in "abc":
         assert sorted(row.index(name) for row in seats) == [0, 1, 2]
+
+
+def test_secure_decks_are_shuffled_decks() -> None:
+    """The deal sets a tournament draws (sorted by random keys since drawing took most of the
+    creation time): each deck holds every card once, and no two decks are alike."""
+    deal_set = draw_deal_set(Game(RULES, 3))
+    assert all(sorted(deck) == list(range(52)) for deck in deal_set.decks)
+    assert len(set(deal_set.decks)) == len(deal_set.decks) == len(draw_deal_set(Game(RULES, 3)).decks)
+    firsts = [deck[0] for deck in secure_decks(2000)]
+    assert len(set(firsts)) == 52 and max(firsts.count(card) for card in range(52)) < 90  # about 38 each
 
 
 def test_scripted_chance_deals_exactly_the_given_deck() -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.embedded_redis import EmbeddedRedis
+from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
 
@@ -166,3 +168,24 @@ def test_list_matches_state_is_checked(site: Site) -> None:
         site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, state="bogus"))
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "state" in caught.value.details()
     assert not site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, state="running")).matches  # all done
+
+
+def test_a_matchmaker_without_its_redis_is_told_from_an_unreachable_one(
+    redis_server: EmbeddedRedis, tmp_path: Path
+) -> None:
+    """A matchmaker that has lost its Redis answers UNAVAILABLE too: the CLI said it could not reach
+    the matchmaker and asked whether `ohell up` ran. Now one line says the matchmaker is up and why
+    it cannot serve, with no traceback."""
+    config = StackConfig(
+        redis_url=redis_server.url, builtin_workers=0, remote_worker=False, log_dir=str(tmp_path), host_token=HOST_TOKEN
+    )
+    stack = Stack(config).start()
+    try:
+        redis_server.stop(kill=True)
+        result = ohell(None, "ladder", "list", address=stack.matchmaker_address)
+    finally:
+        stack.cleanup()
+    assert result.returncode == 2, result.stdout + result.stderr
+    line = f"ListLadders: UNAVAILABLE: the matchmaker at {stack.matchmaker_address} is up but says: "
+    assert line in result.stdout and "Redis" in result.stdout and "cannot reach the matchmaker" not in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr

@@ -35,9 +35,9 @@ LADDERS = 20  # the ladders page reads each one's leaderboard: 21 calls per page
 
 @contextmanager
 def public_site(
-    redis_url: str, logs: Path, name: str, rate_limit: str, setup: Callable[[Any, Any], None]
+    redis_url: str, logs: Path, name: str, env: dict[str, str], setup: Callable[[Any, Any], None]
 ) -> Iterator[tuple[str, Stack]]:
-    """A stack without workers (``OHELL_RATE_LIMIT`` set to ``rate_limit``; "" for the default),
+    """A stack without workers (with ``env``, e.g. ``OHELL_RATE_LIMIT``),
     ``setup(stub, host metadata)`` done, and the web app on it as a host runs it on a public
     machine: with the web app's token, not the host token."""
     config = StackConfig(
@@ -46,7 +46,7 @@ def public_site(
         builtin_workers=0,
         remote_worker=False,
         log_dir=str(logs),
-        env={"OHELL_RATE_LIMIT": rate_limit},
+        env=env,
     )
     stack = Stack(config).start()
     web = None
@@ -72,7 +72,7 @@ def create_ladders(stub: Any, host: Any) -> None:
 @pytest.fixture(scope="module")
 def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Stack]]:
     """The default limit per caller: 100 calls/s, bursts of 400."""
-    with public_site(shared_redis_server.url, tmp_path_factory.mktemp("web-budget"), "budget", "", create_ladders) as s:
+    with public_site(shared_redis_server.url, tmp_path_factory.mktemp("web-budget"), "budget", {}, create_ladders) as s:
         yield s
 
 
@@ -168,7 +168,7 @@ def create_tournament(stub: Any, host: Any) -> None:
 def tight(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Stack]]:
     """A caller without a known token may make one call in 20 s; a tournament."""
     logs = tmp_path_factory.mktemp("web-tight")
-    with public_site(shared_redis_server.url, logs, "tight", "0.05:1", create_tournament) as s:
+    with public_site(shared_redis_server.url, logs, "tight", {"OHELL_RATE_LIMIT": "0.05:1"}, create_tournament) as s:
         yield s
 
 

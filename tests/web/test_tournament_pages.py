@@ -19,6 +19,7 @@ from arena.embedded_redis import EmbeddedRedis
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.rpc.auth import auth_metadata
 
 from .conftest import HOST_TOKEN, screenshot, start_web
 
@@ -128,3 +129,18 @@ def test_bad_form_shows_the_field_and_pages_need_a_session(tsite: TourneySite, p
     assert "seats" in page.locator("#error-message").inner_text()
     assert page.request.get(tsite.url + "/tournaments/bad").status == 404
     assert page.request.get(tsite.url + "/tournaments/no-such/export.csv").status == 404
+
+
+def test_an_id_taken_already_says_so(tsite: TourneySite, page: Any) -> None:
+    """A second try after a creation the page could not wait for answered ALREADY_EXISTS: the page says
+    that tournament exists and where, not just the status."""
+    entrants = [tpb.TournamentEntrant(bot=bot) for bot in ("heuristic", "random", "strong")]
+    request = tpb.CreateTournamentRequest(tournament=tpb.Tournament(tournament_id="taken", entrants=entrants, deals=1))
+    tsite.stub.CreateTournament(request, metadata=auth_metadata(HOST_TOKEN))
+    sign_in(tsite, page)
+    form = page.locator("#create-tournament")
+    form.locator("input[name=tournament_id]").fill("taken")
+    form.locator("textarea[name=entrants]").fill("builtin:strong\nbuiltin:heuristic\nbuiltin:random")
+    form.locator("button").click()
+    shown = page.locator("#error-message").inner_text()
+    assert "taken exists already" in shown and "/tournaments/taken" in shown
