@@ -62,7 +62,11 @@
       return `end of hand ${e.hand_number}`;
     },
     fault(e) { return `fault: ${name(e.seat)} ${e.kind.replace("FAULT_KIND_", "").toLowerCase()}`; },
-    match_ended(e) { totals = e.totals.slice(); return `match over: ${e.winners.map(name).join(" and ")} ${e.winners.length > 1 ? "win" : "wins"}`; },
+    match_ended(e) {
+      totals = e.totals.slice();
+      if (e.aborted) return "match aborted before its end: no winner";
+      return `match over: ${e.winners.map(name).join(" and ")} ${e.winners.length > 1 ? "win" : "wins"}`;
+    },
   };
 
   const source = new EventSource(config.events);
