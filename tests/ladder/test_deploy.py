@@ -30,8 +30,38 @@ def yaml_documents() -> dict[str, list[dict]]:
     }
 
 
-def compose() -> dict:
-    return yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+# What the host's deploy/.env holds (compose interpolates it; the files commit no secret)
+COMPOSE_ENV = {
+    "OHELL_REDIS_PASSWORD": "0123456789abcdef0123",
+    "OHELL_DB_PASSWORD": "fedcba9876543210fedc",
+    "GRAFANA_ADMIN_PASSWORD": "grafana-test-password",
+}
+K8S_SECRETS = {"REDIS_PASSWORD": COMPOSE_ENV["OHELL_REDIS_PASSWORD"]}  # $(NAME) in a container's args
+
+
+class MissingVariable(KeyError):
+    """A ``${NAME:?message}`` of the compose file that the environment does not set."""
+
+
+def interpolate(text: str, env: dict[str, str]) -> str:
+    """Compose's interpolation: ``${NAME}``, ``${NAME:-default}``, ``${NAME:?message}``, ``$$``."""
+
+    def one(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name, how, arg = match.group("name"), match.group("how"), match.group("arg") or ""
+        if env.get(name):
+            return env[name]
+        if how == ":?":
+            raise MissingVariable(f"{name}: {arg}")
+        return arg if how == ":-" else ""
+
+    return re.sub(r"\$\$|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<how>:[-?])(?P<arg>[^}]*))?\}", one, text)
+
+
+def compose(env: dict[str, str] | None = None) -> dict:
+    text = (DEPLOY / "docker-compose.yml").read_text()
+    return yaml.safe_load(interpolate(text, COMPOSE_ENV if env is None else env))
 
 
 def k8s_containers() -> list[dict]:
@@ -52,7 +82,12 @@ def all_commands() -> list[list[str]]:
         if "command" in service and service["image"].startswith(ours)
     ]
     commands += [c.get("command", []) + c.get("args", []) for c in k8s_containers()]
-    return [[str(part) for part in command] for command in commands if command]
+    return [[k8s_expand(str(part)) for part in command] for command in commands if command]
+
+
+def k8s_expand(text: str) -> str:
+    """Kubernetes' ``$(NAME)`` in a command or an environment value, from the container's secrets."""
+    return re.sub(r"\$\((\w+)\)", lambda match: K8S_SECRETS[match.group(1)], text)
 
 
 def test_every_file_parses() -> None:
@@ -115,8 +150,19 @@ def check_redis_server(args: list[str]) -> None:
     process = subprocess.Popen(
         [redis_server_binary(), *args, "--port", str(port), "--dir", tmp], stdout=subprocess.DEVNULL
     )
+    password = args[args.index("--requirepass") + 1]
+    assert password == COMPOSE_ENV["OHELL_REDIS_PASSWORD"], args  # from the secret, never a value in the file
     try:
-        client = redis.Redis(port=port, socket_connect_timeout=0.2)
+        for _ in range(100):
+            try:
+                redis.Redis(port=port, socket_connect_timeout=0.2).ping()
+                pytest.fail(f"redis-server answered without a password: {args}")
+            except redis.AuthenticationError:  # NOAUTH: it wants the password
+                break
+            except redis.ConnectionError:  # not listening yet
+                assert process.poll() is None, f"redis-server rejected {args}"
+                time.sleep(0.05)
+        client = redis.Redis(port=port, password=password, socket_connect_timeout=0.2)
         for _ in range(100):
             try:
                 assert client.config_get("appendonly")["appendonly"] == "yes"
@@ -197,8 +243,6 @@ def test_the_archive_database_has_a_volume_and_every_process_that_needs_it_its_u
         assert "postgres" in services[name]["depends_on"]
     importlib.import_module("psycopg")  # the driver the URLs name is installed
     documents = yaml_documents()
-    secret = next(doc for doc in documents["k8s/postgres.yaml"] if doc["kind"] == "Secret")
-    assert make_url(secret["stringData"]["url"]).host == "postgres"
     statefulset = next(doc for doc in documents["k8s/postgres.yaml"] if doc["kind"] == "StatefulSet")
     assert statefulset["spec"]["volumeClaimTemplates"]
     needing = [
