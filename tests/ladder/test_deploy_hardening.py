@@ -4,13 +4,17 @@ resources and pinned images, probes on what the services serve, environment name
 
 from __future__ import annotations
 
+import asyncio
 import re
+import subprocess
+import sys
 import tomllib
 from typing import Any
 
 import pytest
 from sqlalchemy.engine import make_url
 
+from arena.embedded_redis import free_port
 from tests.ladder.test_deploy import (
     COMPOSE_ENV,
     DEPLOY,
@@ -253,3 +257,58 @@ def test_every_variable_given_to_our_processes_is_one_the_code_reads() -> None:
     assert {"REDIS_URL", "OHELL_DATABASE_URL", "OHELL_HOST_TOKEN", "OHELL_WEB_TOKEN"} <= set(given)
     unread = {variable: where for variable, where in given.items() if f'"{variable}"' not in code}
     assert not unread, unread
+
+
+def compose_health(name: str) -> tuple[str, str]:
+    """The script and the address of a compose service's health check (``python -c SCRIPT ADDRESS``)."""
+    program, python, dash_c, script, address = compose()["services"][name]["healthcheck"]["test"]
+    assert (program, python, dash_c) == ("CMD", "python", "-c"), name
+    return script, address
+
+
+def run_check(script: str, address: str) -> int:
+    return subprocess.run([sys.executable, "-c", script, address], capture_output=True, timeout=60).returncode
+
+
+def test_compose_health_checks_ask_what_the_services_serve() -> None:
+    """Each check run against what the service's code serves: the gRPC harness's health service,
+    the web app's /healthz; and against nothing there."""
+    from arena.rpc.server import create_server, stop_server
+
+    services = compose()["services"]
+    for name in ("engine", "matchmaker"):
+        script, address = compose_health(name)
+        assert address == "127.0.0.1:" + option(services[name]["command"], "--address").rpartition(":")[2]
+
+        async def check(script: str = script) -> tuple[int, int]:
+            served = await create_server("127.0.0.1:0")
+            try:
+                serving = await asyncio.to_thread(run_check, script, f"127.0.0.1:{served.port}")
+                served.health.enter_graceful_shutdown()  # NOT_SERVING while it stops
+                stopping = await asyncio.to_thread(run_check, script, f"127.0.0.1:{served.port}")
+            finally:
+                await stop_server(served, grace=0)
+            return serving, stopping
+
+        serving, stopping = asyncio.run(check())
+        assert serving == 0 and stopping != 0, (name, serving, stopping)
+        assert run_check(script, f"127.0.0.1:{free_port()}") != 0, name
+    script, url = compose_health("web")
+    port = option(services["web"]["command"], "--address").rpartition(":")[2]
+    assert url == f"http://127.0.0.1:{port}/healthz"
+    web = subprocess.Popen(
+        [sys.executable, "-m", "services.web", "--address", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert web.stdout is not None
+        line = web.stdout.readline()
+        assert line.startswith("web service on port "), line
+        bound = line.split()[-1]
+        assert run_check(script, f"http://127.0.0.1:{bound}/healthz") == 0
+        assert run_check(script, f"http://127.0.0.1:{bound}/no-such-page") != 0
+    finally:
+        web.terminate()
+        web.wait(timeout=30)
