@@ -312,3 +312,18 @@ def test_compose_health_checks_ask_what_the_services_serve() -> None:
     finally:
         web.terminate()
         web.wait(timeout=30)
+
+
+def test_engine_replicas_never_all_go_at_once() -> None:
+    """Agents reconnect to whichever replica serves: one must, through updates and node drains."""
+    engine = workloads()["engine"]
+    assert engine["spec"]["replicas"] >= 2
+    assert engine["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1},
+    }
+    (budget,) = [doc for doc in k8s_docs() if doc["kind"] == "PodDisruptionBudget"]
+    assert budget["spec"] == {"minAvailable": 1, "selector": {"matchLabels": {"app": "engine"}}}
+    (term,) = pod("engine")["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+    assert term["podAffinityTerm"]["labelSelector"] == {"matchLabels": {"app": "engine"}}
