@@ -327,3 +327,17 @@ def test_engine_replicas_never_all_go_at_once() -> None:
     (term,) = pod("engine")["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
     assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
     assert term["podAffinityTerm"]["labelSelector"] == {"matchLabels": {"app": "engine"}}
+
+
+def test_the_workers_consume_every_queue_and_wait_only_for_what_they_use() -> None:
+    from arena.ladder.routing import ALL_QUEUES
+
+    for commands in (
+        [service["command"] for service in our_compose_services().values()],
+        [container(name).get("command", []) for name in workloads()],
+    ):
+        consumed = {queue for command in commands if "celery" in command for queue in option(command, "-Q").split(",")}
+        assert consumed == set(ALL_QUEUES)
+    for name, service in our_compose_services().items():
+        needs = {store for store, users in zip(STORES, (USES_REDIS, USES_DATABASE), strict=True) if name in users}
+        assert set(service["depends_on"]) & set(STORES) == needs, name
