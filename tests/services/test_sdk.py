@@ -149,9 +149,9 @@ def test_wrong_token_and_revoked_token_are_one_line() -> None:
 
 
 def test_a_token_copied_with_its_line_end_connects() -> None:
-    """``ohell agent import`` writes tokens.csv with CSV line ends (CRLF): a token cut from it keeps
-    a trailing carriage return, which gRPC refuses to send as metadata (the agent retried for 10 s
-    and ended with 'INTERNAL: Invalid metadata'). The surrounding whitespace is dropped instead."""
+    """A token cut from a CSV line with CRLF ends (tokens.csv before 1 Dec 2026, or a file edited on
+    Windows) keeps a trailing carriage return, which gRPC refuses to send as metadata (the agent
+    retried for 10 s and ended with 'INTERNAL: Invalid metadata'). The whitespace is dropped instead."""
 
     async def run() -> None:
         engine = await start_engine(tokens={"good": "agent-1"})
