@@ -115,7 +115,7 @@ def _save_tokens(path: str, rows: list[list[str]], append: bool) -> None:
     descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.fchmod(descriptor, 0o600)  # a file the host made may be readable by others: it holds secrets now
     with os.fdopen(descriptor, "w", newline="") as out:
-        writer = csv.writer(out)
+        writer = csv.writer(out, lineterminator="\n")  # not CSV's CRLF: a token cut from a line keeps no \r
         if new:
             writer.writerow(["name", "agent_id", "token"])
         writer.writerows(rows)

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.local import admin
 from arena.local.config import CONFIG_ENV, HOST_TOKEN_ENV, SETTINGS, host_token, resolve
 from arena.rpc.settings import shown_url
@@ -95,7 +96,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
-    from arena.keys import Keys
     from arena.ladder.redis_store import RedisStore
     from arena.ladder.store import StoreError
 
@@ -165,7 +165,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
     rebuild.add_argument("--redis-url")
     rebuild.add_argument("--ladder", help="one ladder (default: all)")
-    rebuild.add_argument("--prefix", default="ohell:")
+    rebuild.add_argument(
+        "--prefix",
+        default=Keys.from_env().prefix,
+        help=f"Redis key prefix (default: ${PREFIX_ENV} or {DEFAULT_PREFIX!r})",
+    )
     rebuild.add_argument(
         "--from",
         dest="source",

@@ -124,4 +124,6 @@ async def require_host(context: grpc.aio.ServicerContext, host_token: str | None
 
 
 def auth_metadata(token: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),)
+    """The bearer metadata of ``token``, without surrounding whitespace: a token cut from a CSV line
+    keeps its carriage return, which gRPC refuses to send (no token issued here has whitespace)."""
+    return (("authorization", f"Bearer {token.strip()}"),)

@@ -8,13 +8,14 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 import redis.asyncio
 from sqlalchemy import Engine
 
 from arena.archive import queries
-from arena.cli import main
+from arena.cli import build_parser, main
 from arena.embedded_redis import EmbeddedRedis
-from arena.keys import MATCH_EVENTS_MAXLEN, MATCH_EVENTS_TTL_S, Keys
+from arena.keys import DEFAULT_PREFIX, MATCH_EVENTS_MAXLEN, MATCH_EVENTS_TTL_S, PREFIX_ENV, Keys
 from arena.ladder import archiving
 from arena.ladder.ratings import stored_ratings
 from arena.ladder.redis_store import RedisStore
@@ -64,6 +65,16 @@ def test_rebuild_from_the_archive_after_redis_lost_the_log(
     assert main([*args, "--database-url", url]) == 0
     assert stored_ratings(store.client, store.keys, "r") == before
     assert store.leaderboard("r", 0, 10)[1] == 6
+
+
+def test_rebuild_reads_the_key_prefix_of_the_stack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ohell ladder rebuild --prefix`` defaulted to 'ohell:' whatever $OHELL_REDIS_PREFIX said, while
+    the engine, the matchmaker and the workers take their keys' prefix from it: on a stack with
+    another prefix the rebuild found no ladder."""
+    monkeypatch.setenv(PREFIX_ENV, "lab:")
+    assert build_parser().parse_args(["ladder", "rebuild"]).prefix == "lab:"
+    monkeypatch.delenv(PREFIX_ENV)
+    assert build_parser().parse_args(["ladder", "rebuild"]).prefix == DEFAULT_PREFIX
 
 
 def test_an_archived_match_costs_redis_at_most_one_kilobyte(store: RedisStore, archive: Engine) -> None:

@@ -148,6 +148,26 @@ def test_wrong_token_and_revoked_token_are_one_line() -> None:
     assert "no longer accepts your token (it was revoked?)" in revoked and "\n" not in revoked
 
 
+def test_a_token_copied_with_its_line_end_connects() -> None:
+    """A token cut from a CSV line with CRLF ends (tokens.csv before 1 Dec 2026, or a file edited on
+    Windows) keeps a trailing carriage return, which gRPC refuses to send as metadata (the agent
+    retried for 10 s and ended with 'INTERNAL: Invalid metadata'). The whitespace is dropped instead."""
+
+    async def run() -> None:
+        engine = await start_engine(tokens={"good": "agent-1"})
+        try:
+            ready = asyncio.Event()
+            agent = asyncio.create_task(
+                connect_async(BaseBot(), f"127.0.0.1:{engine.port}", "good\r\n", ready=ready, connect_timeout=5)
+            )
+            await asyncio.wait_for(ready.wait(), 10)
+            agent.cancel()
+        finally:
+            await engine.stop(0)
+
+    asyncio.run(run())
+
+
 def test_connected_agent_changes_its_bid_through_the_gateway() -> None:
     async def run() -> tuple[dict[str, Any], ChangesItsMind]:
         engine = await start_engine(tokens={"t": "changer"})

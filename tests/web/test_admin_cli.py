@@ -94,6 +94,17 @@ def test_tokens_appended_to_a_file_others_may_read_make_it_private(site: Site, t
     assert next(csv.DictReader(tokens.open()))["name"] == "private" and tokens.stat().st_mode & 0o777 == 0o600
 
 
+def test_tokens_file_lines_end_without_a_carriage_return(tmp_path: Path) -> None:
+    """tokens.csv had CSV's CRLF line ends: a token cut from it by a shell (``cut -d, -f3``) kept
+    the carriage return, and the Node example bot (grpc-js) and the Python SDK refused to send it."""
+    from arena.local.admin_commands import _save_tokens
+
+    tokens = tmp_path / "tokens.csv"
+    _save_tokens(str(tokens), [["alice", "a1", "token-1"]], append=False)
+    _save_tokens(str(tokens), [["bob", "a2", "token-2"]], append=True)
+    assert tokens.read_bytes() == b"name,agent_id,token\nalice,a1,token-1\nbob,a2,token-2\n"
+
+
 def test_token_rotation_revocation_listing_and_deletion(site: Site, tmp_path: Path) -> None:
     one = ohell(site, "agent", "register", "rota")
     old = one.stdout.split("token ", 1)[1].split()[0]
