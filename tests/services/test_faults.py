@@ -272,7 +272,11 @@ def test_an_endpoints_own_error_text_reaches_the_record_as_printable_text(shared
 
     class Hostile(agent_pb2_grpc.AgentServiceServicer):
         async def Play(self, requests: Any, context: Any) -> Any:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "no\x1b]0;pwned\x07\x1b[2J\u202eway\nout")
+            # ends the call once asked, when the host waits for an answer: an abort racing the host's
+            # write of the match's start made grpc.aio report INTERNAL instead of this status
+            async for request in requests:
+                if request.event.WhichOneof("event") == "decision":
+                    await context.abort(grpc.StatusCode.PERMISSION_DENIED, "no\x1b]0;pwned\x07\x1b[2J\u202eway\nout")
             yield agent_pb2.PlayResponse()  # never reached: makes Play a stream
 
     record = against_endpoint(shared_redis_server.url, Hostile(), "hostile-1", decision_ms=2_000, max_faults=2)
