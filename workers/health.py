@@ -55,6 +55,8 @@ def why_dead(path: Path, max_age: float, now: float | None = None) -> str | None
         touched = path.stat().st_mtime
     except FileNotFoundError:
         return f"no heartbeat at {path}: the worker has not started its event loop"
+    except OSError as error:
+        return f"cannot read the heartbeat at {path}: {error}"
     age = (time.time() if now is None else now) - touched
     if age > max_age:
         return f"heartbeat {age:.0f} s old (over {max_age:g} s) at {path}: the worker's event loop is stuck"
