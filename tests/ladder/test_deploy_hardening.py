@@ -341,3 +341,33 @@ def test_the_workers_consume_every_queue_and_wait_only_for_what_they_use() -> No
     for name, service in our_compose_services().items():
         needs = {store for store, users in zip(STORES, (USES_REDIS, USES_DATABASE), strict=True) if name in users}
         assert set(service["depends_on"]) & set(STORES) == needs, name
+
+
+WORKERS = ("worker-builtin", "worker-remote")
+WORKER_HEALTH = ["python", "-m", "workers.health"]
+
+
+def test_the_workers_liveness_is_their_event_loops_heartbeat_on_a_writable_tmp() -> None:
+    """Their metrics server answered while the worker hung: Kubernetes never restarted a hung worker."""
+    from workers import health
+
+    health.build_parser().parse_args(WORKER_HEALTH[3:])  # what python -m workers.health runs
+    assert not health.DEFAULT_PATH.startswith("/tmp/ohell-metrics") and health.DEFAULT_PATH.startswith("/tmp/")
+    for name in WORKERS:
+        c = container(name)
+        assert c["securityContext"]["readOnlyRootFilesystem"] is True, name
+        assert {"name": "tmp", "mountPath": "/tmp"} in c["volumeMounts"], name
+        assert "OHELL_WORKER_HEARTBEAT" not in env(c), name  # the default, under /tmp
+        for probe in ("startupProbe", "livenessProbe"):
+            assert c[probe]["exec"]["command"] == WORKER_HEALTH, (name, probe)
+        liveness = c["livenessProbe"]
+        assert liveness["timeoutSeconds"] >= 5, name  # a Python start on a busy node
+        assert liveness["periodSeconds"] * liveness["failureThreshold"] >= health.DEFAULT_MAX_AGE_S, name
+        startup = c["startupProbe"]
+        assert startup["periodSeconds"] * startup["failureThreshold"] >= 60, name  # imports, broker connection
+        service = our_compose_services()[name]
+        assert service["read_only"] is True and "/tmp" in service["tmpfs"], name
+        assert "OHELL_WORKER_HEARTBEAT" not in service["environment"], name
+        check = service["healthcheck"]
+        assert check["test"] == ["CMD", *WORKER_HEALTH], name
+        assert check["start_period"] and check["timeout"], name

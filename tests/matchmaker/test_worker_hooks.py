@@ -38,6 +38,7 @@ def test_a_new_pool_child_keeps_the_collector_off_its_start_up_heap() -> None:
         ("OHELL_VISIBILITY_TIMEOUT_S", "1h"),
         ("OHELL_ARCHIVE_BACKLOG_MAX", "2e4"),
         ("OHELL_METRICS_PORT", "70000"),
+        ("OHELL_WORKER_HEARTBEAT_S", "0"),
     ],
 )
 def test_a_malformed_setting_stops_the_worker_at_start_up_in_one_line(
