@@ -43,6 +43,9 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}match:{m}:events        stream the match's public MatchEvents (field ``e``), for spectators
     {p}challenge:{m}           string reserves a challenge's match id (SET NX, TTL MATCH_EVENTS_TTL_S)
     {p}rate:{c}                string a caller's rate limit (GCRA theoretical arrival time, ms)
+    {p}slots:{k}:{c}           zset   a caller's slots of kind k (challenge: in play, spectate: streams
+                                      open) on every engine replica: lease id -> expiry ms; the
+                                      holder renews its lease, an expired one frees its slot
     {p}challengeable:{id}      string the agent accepts challenges from others (TTL PRESENCE_TTL_S)
     {p}tourneys                set    tournament ids
     {p}tourney:{t}             hash   a tournament: spec (JSON), state (running|finished), round,
@@ -115,6 +118,7 @@ TEMPLATES: dict[str, str] = {
     "match_events": "match:{}:events",
     "challenge_id": "challenge:{}",
     "rate_limit": "rate:{}",
+    "slots": "slots:{}:{}",
     "challengeable": "challengeable:{}",
     "tourneys": "tourneys",
     "tourney": "tourney:{}",
@@ -294,6 +298,10 @@ class Keys:
     def rate_limit(self, caller: str) -> str:
         """string: the rate-limit state of one caller (a token's hash, or the peer's address)."""
         return self._key("rate_limit", caller)
+
+    def slots(self, kind: str, caller: str) -> str:
+        """zset: lease id -> expiry ms, one per slot of ``kind`` the caller holds on any engine."""
+        return self._key("slots", kind, caller)
 
     def challengeable(self, agent_id: str) -> str:
         """string: present while the agent's gateway stream says it accepts challenges from others."""

@@ -6,7 +6,8 @@ dial an endpoint address. A caller-chosen seed is allowed only when every remote
 caller's own (or for the host): otherwise the seed is secret until the record is returned.
 Deadlines have a floor (``MIN_DECISION_MS``) and, but for the host's challenges, ceilings
 (``MAX_DECISION_MS``, ``MAX_TIME_BANK_MS``), schedules a ceiling (``MAX_MATCH_HANDS``), and each
-caller plays at most ``MAX_CHALLENGES_PER_CALLER`` challenges at once. Built-in bots decide on a
+caller plays at most ``MAX_CHALLENGES_PER_CALLER`` challenges at once, on all engine replicas
+together (``Slots``). Built-in bots decide on a
 small thread pool, never on the service's event loop.
 
 Caller-chosen match ids are 1-64 of letters, digits, '_', '.', '-' and never have the shape of a
@@ -37,6 +38,7 @@ from arena.rpc.ratelimit import caller_of
 from arena.wire import record_to_proto, rules_for_table
 from ohell.errors import OhHellError
 from ohell.schedule import hand_sizes
+from services.engine.slots import Slots
 
 RECENT_IDS = 10_000  # without Redis: how many recent match ids are refused for reuse
 MIN_DECISION_MS = 100  # a challenge cannot set a deadline an agent cannot meet
@@ -127,7 +129,7 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         self.host_token = host_token
         self.match_ids = RecentIds()
         self.bots = ThreadPoolExecutor(BOT_THREADS, thread_name_prefix="challenge-bots")
-        self.playing: dict[str, int] = {}  # caller -> challenges in play
+        self.playing = Slots("challenge", MAX_CHALLENGES_PER_CALLER, redis_client, self.keys)
 
     async def _connected(self, agent_id: str) -> bool:
         if local_gateway_holding(agent_id) is not None:
@@ -204,18 +206,17 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
                 await context.abort(
                     grpc.StatusCode.FAILED_PRECONDITION, f"seats[{index}].agent_id={seat.agent_id!r} is not connected"
                 )
-        who = caller_of(context)
-        if self.playing.get(who, 0) >= MAX_CHALLENGES_PER_CALLER and not host:
+        lease = None if host else await self.playing.claim(caller_of(context))
+        if lease is None and not host:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{MAX_CHALLENGES_PER_CALLER} of your challenges are in play: wait for one to end",
             )
-        match_id = request.match_id or f"challenge.{uuid.uuid4().hex[:16]}"  # no '-': never a ladder id
-        if not await self._reserve(match_id):
-            await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match_id={match_id!r} is already in use")
-        seed = request.seed or secrets.randbits(63)
-        self.playing[who] = self.playing.get(who, 0) + 1
         try:
+            match_id = request.match_id or f"challenge.{uuid.uuid4().hex[:16]}"  # no '-': never a ladder id
+            if not await self._reserve(match_id):
+                await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match_id={match_id!r} is already in use")
+            seed = request.seed or secrets.randbits(63)
             record = await host_match(
                 match_id,
                 rules,
@@ -229,7 +230,6 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         except OhHellError as error:  # every argument was checked above: this is the platform's fault
             await context.abort(grpc.StatusCode.INTERNAL, f"match {match_id!r} failed: {error}")
         finally:
-            self.playing[who] -= 1
-            if not self.playing[who]:
-                del self.playing[who]
+            if lease is not None:
+                await lease.release()
         return challenge_pb2.ChallengeResponse(match_id=match_id, record=record_to_proto(record, rules))

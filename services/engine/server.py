@@ -83,7 +83,7 @@ async def start_engine(
     await gateway.start()
     rules_api = RulesApi()
     challenge = ChallengeApi(token_store, redis_client, time_control or TimeControl(), keys, host_token)
-    spectate = SpectateApi(log, token_store, host_token, web_token)
+    spectate = SpectateApi(log, token_store, host_token, web_token, redis_client, keys)
     services = [
         Service(
             _name(gateway_pb2, "AgentGatewayService"),

@@ -3,9 +3,9 @@
 Every spectator of one match shares one reader of its event log (``SharedFeeds``): a thousand
 spectators cost one Redis read loop, not a thousand blocked connections. A caller (an agent's
 token; else the peer address, also for a token no agent holds) may follow at most
-``MAX_SPECTATES_PER_CALLER`` matches at once (the host and the web app's token excepted: the web
-app relays its visitors' live views and bounds each visitor itself), and wait at most
-``MAX_WAIT_MS`` for a match to appear.
+``MAX_SPECTATES_PER_CALLER`` matches at once on all engine replicas together (``Slots``; the host
+and the web app's token excepted: the web app relays its visitors' live views and bounds each
+visitor itself), and wait at most ``MAX_WAIT_MS`` for a match to appear.
 """
 
 from __future__ import annotations
@@ -13,13 +13,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 
+from arena.keys import Keys
 from arena.play.events import EventLog, FeedSilent
 from arena.proto.ohell.v1 import spectate_pb2, spectate_pb2_grpc
 from arena.rpc.auth import TokenStore, bearer_token, is_host, same_secret
 from arena.rpc.ratelimit import verified_caller
+from services.engine.slots import Slots
 
 MAX_WAIT_MS = 60_000
 MAX_SPECTATES_PER_CALLER = 8
@@ -94,13 +97,19 @@ class SharedFeeds:
 
 class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
     def __init__(
-        self, log: EventLog, tokens: TokenStore, host_token: str | None = None, web_token: str | None = None
+        self,
+        log: EventLog,
+        tokens: TokenStore,
+        host_token: str | None = None,
+        web_token: str | None = None,
+        redis_client: Any | None = None,
+        keys: Keys | None = None,
     ) -> None:
         self.feeds = SharedFeeds(log)
         self.tokens = tokens
         self.host_token = host_token
         self.web_token = web_token  # the web app's: it holds each of its visitors to 4 streams itself
-        self.watching: dict[str, int] = {}  # caller -> streams open
+        self.watching = Slots("spectate", MAX_SPECTATES_PER_CALLER, redis_client, keys or Keys())
 
     async def Spectate(
         self, request: spectate_pb2.SpectateRequest, context: grpc.aio.ServicerContext
@@ -111,13 +120,12 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"wait_ms={request.wait_ms} is over {MAX_WAIT_MS}")
         token = bearer_token(context.invocation_metadata())
         uncapped = is_host(token, self.host_token) or same_secret(token, self.web_token)
-        caller = "uncapped" if uncapped else await verified_caller(context, self.tokens)
-        if self.watching.get(caller, 0) >= MAX_SPECTATES_PER_CALLER and not uncapped:
+        lease = None if uncapped else await self.watching.claim(await verified_caller(context, self.tokens))
+        if lease is None and not uncapped:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{MAX_SPECTATES_PER_CALLER} spectate streams of yours are open: close one first",
             )
-        self.watching[caller] = self.watching.get(caller, 0) + 1
         try:
             async for event in self.feeds.follow(request.match_id, request.wait_ms / 1000):
                 yield spectate_pb2.SpectateResponse(event=event)
@@ -132,6 +140,5 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
                 grpc.StatusCode.UNAVAILABLE, f"the match's events cannot be read now: {type(error).__name__}"
             )
         finally:
-            self.watching[caller] -= 1
-            if not self.watching[caller]:
-                del self.watching[caller]
+            if lease is not None:
+                await lease.release()
