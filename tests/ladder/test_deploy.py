@@ -101,6 +101,7 @@ def test_every_file_parses() -> None:
     json.loads((DEPLOY / "grafana" / "dashboards" / "ohell-ladder.json").read_text())
 
 
+@pytest.mark.slow  # starts a redis-server for each of the deploy files' Redis commands
 def test_commands_exist_with_their_options() -> None:
     from services.engine.__main__ import build_parser as engine_parser
     from services.matchmaker.server import build_parser as matchmaker_parser

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import redis.asyncio as aioredis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from arena.keys import Keys
 from services.engine.slots import Slots
@@ -27,7 +29,8 @@ def test_slots_without_redis_are_counted_in_process() -> None:
 
 def test_slots_with_redis_away_fall_back_to_the_process_count() -> None:
     async def run() -> None:
-        client = aioredis.Redis(port=1, socket_connect_timeout=1)  # nothing listens there
+        # nothing listens there; no retries, so each call fails at once (the default retries took 20 s)
+        client = aioredis.Redis(port=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
         try:
             await _claim_all(Slots("spectate", 2, client, Keys()))
         finally:
