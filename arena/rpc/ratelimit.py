@@ -17,6 +17,7 @@ the call counts as its peer's.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import math
@@ -37,9 +38,7 @@ log = logging.getLogger(__name__)
 RATE_ENV = "OHELL_RATE_LIMIT"  # "<calls per second>:<burst>", e.g. "50:200"
 WEB_APP_RATE_ENV = "OHELL_WEB_APP_RATE_LIMIT"  # the same, for the web app's token
 GUARDED = "/ohell.v1."  # the platform's own services
-# A handler that loses Redis answers UNAVAILABLE (retry later); unhandled, grpc answered UNKNOWN with
-# the error's text, which names Redis's address.
-REDIS_FAILURES = (redis.ConnectionError, redis.TimeoutError)
+REDIS_FAILURES = (redis.ConnectionError, redis.TimeoutError)  # as arena.redis_client's, which rpc may not import
 
 # ARGV = prefix, caller, ms per call, burst window ms, the caller's token hash ('' without one), the
 # caller's peer. A token that is not registered counts as its peer. Returns 0 (allowed) or ms to wait.
@@ -135,17 +134,18 @@ class Limiter:
                 return float(await self.script(args=args))
             except Exception as error:  # Redis away: limit per process until it is back
                 log.warning("rate limit falls back to this process: %s", error)
-        if token_sha and not await _is_true(known):
+        if token_sha and not (known is not None and await known()):
             caller = peer or caller
         return self.local.wait_ms(caller)
 
 
-async def _is_true(check: Callable[[], Awaitable[bool]] | None) -> bool:
-    if check is None:
+async def token_known(tokens: TokenStore | None, token: str | None) -> bool:
+    """Whether an agent holds ``token``; False when that cannot be told (no store, Redis away)."""
+    if token is None or tokens is None:
         return False
     try:
-        return await check()
-    except Exception:  # the store is unreadable (Redis away): not known
+        return await tokens.agent_for_token(token) is not None
+    except Exception:  # the store is unreadable: not known
         return False
 
 
@@ -183,11 +183,7 @@ def peer_of(context: grpc.aio.ServicerContext) -> str:
 async def verified_caller(context: grpc.aio.ServicerContext, tokens: TokenStore) -> str:
     """``caller_of``, but a token no agent holds counts as its peer (a caller making up a token on
     every call is still one caller). Tokens unreadable (Redis away): the peer too."""
-    token = bearer_token(context.invocation_metadata())
-    try:
-        known = token is not None and await tokens.agent_for_token(token) is not None
-    except Exception:
-        known = False
+    known = await token_known(tokens, bearer_token(context.invocation_metadata()))
     return caller_of(context) if known else peer_of(context)
 
 
@@ -236,20 +232,11 @@ class CallGuard(grpc.aio.ServerInterceptor):
             limiter, wait_ms = self.web_limiter, await self.web_limiter.wait_ms("w:" + caller_of(context)[2:])
         else:
             limiter, token_sha = self.limiter, token_hash(token) if token else ""
-            wait_ms = await limiter.wait_ms(caller_of(context), token_sha, peer_of(context), self._known(token))
+            known = functools.partial(token_known, self.tokens, token)  # asked only when Redis cannot tell
+            wait_ms = await limiter.wait_ms(caller_of(context), token_sha, peer_of(context), known)
         if wait_ms > 0:
             limit = limiter.limit
             await refuse(context, wait_ms, f"rate limit of {limit.rate:g} calls/s (burst {limit.burst}) reached")
-
-    def _known(self, token: str | None) -> Callable[[], Awaitable[bool]] | None:
-        store = self.tokens
-        if token is None or store is None:
-            return None
-
-        async def known() -> bool:
-            return await store.agent_for_token(token) is not None
-
-        return known
 
     async def intercept_service(
         self,
@@ -304,6 +291,7 @@ class CallGuard(grpc.aio.ServerInterceptor):
 
 
 async def _unavailable(context: grpc.aio.ServicerContext, error: Exception) -> None:
+    # unhandled, grpc answered UNKNOWN with the error's text, which names Redis's address
     await context.abort(
         grpc.StatusCode.UNAVAILABLE, f"the service cannot reach its Redis ({type(error).__name__}): retry"
     )
