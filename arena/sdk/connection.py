@@ -27,6 +27,7 @@ log = logging.getLogger("arena.sdk")
 CONNECT_METHOD = f"/{gateway_pb2.DESCRIPTOR.services_by_name['AgentGatewayService'].full_name}/Connect"
 CONNECT_TIMEOUT_S = 10.0
 MAX_BACKOFF_S = 5.0
+MAX_RATE_LIMIT_WAIT_S = 300.0  # a retry-after beyond this (a misconfigured host) is not taken at its word
 T = TypeVar("T")
 
 
@@ -69,8 +70,8 @@ def gave_up(error: grpc.aio.AioRpcError, what: str, address: str, waited: float)
     only a network failure gets the address hint."""
     code, status = error.code(), f"{error.code().name}: {error.details()}"
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-        retry_after = dict(error.trailing_metadata() or ()).get("retry-after")
-        when = f"retry in about {math.ceil(float(retry_after))} s" if retry_after else "retry later"
+        retry_after = retry_after_s(error)
+        when = f"retry in about {math.ceil(retry_after)} s" if retry_after is not None else "retry later"
         return AgentError(f"the {what} at {address} rate limits this agent ({status}): {when}")
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
         return AgentError(
@@ -82,6 +83,18 @@ def gave_up(error: grpc.aio.AioRpcError, what: str, address: str, waited: float)
     return AgentError(f"the {what} at {address} refused the connection for {waited:g} s ({status})")
 
 
+def retry_after_s(error: grpc.aio.AioRpcError) -> float | None:
+    """The seconds a RESOURCE_EXHAUSTED refusal asks the caller to wait (its ``retry-after``
+    trailer), else None."""
+    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    try:
+        seconds = float(dict(error.trailing_metadata() or ()).get("retry-after", ""))
+    except (TypeError, ValueError):
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
 async def retrying(
     attempt: Callable[[], Awaitable[T]],
     what: str,
@@ -90,7 +103,9 @@ async def retrying(
     state: dict[str, bool],
 ) -> T:
     """Run ``attempt`` until it returns, retrying transient failures with back-off. A failure
-    before any success is fatal after ``connect_timeout`` s. ``attempt`` sets ``state["up"]``
+    before any success is fatal after ``connect_timeout`` s, and at once when a rate limit asks
+    for a longer wait than that leaves. A rate limit's ``retry-after`` is waited out before the
+    next try (hammering would only keep the limit spent). ``attempt`` sets ``state["up"]``
     once its call is established and ``state["accepted"]`` once any call was."""
     backoff = Backoff()
     loop = asyncio.get_running_loop()
@@ -103,8 +118,14 @@ async def retrying(
             fatal = explain(error, what, address, state.get("accepted", False))
             if fatal is not None:
                 raise fatal from None
-            if not state.get("accepted", False) and loop.time() - first_try > connect_timeout:
+            pause = retry_after_s(error)
+            waited = loop.time() - first_try
+            if not state.get("accepted", False) and waited + (pause or 0.0) > connect_timeout:
                 raise gave_up(error, what, address, connect_timeout) from None
+            if pause is not None:
+                log.warning("the %s at %s rate limits this agent: retrying in %.1f s", what, address, pause)
+                await asyncio.sleep(min(pause, MAX_RATE_LIMIT_WAIT_S))
+                continue
             if state["up"]:
                 backoff.reset()
                 log.warning(

@@ -20,6 +20,7 @@ from arena.rpc.auth import auth_metadata
 from arena.rpc.ratelimit import RateLimit
 from arena.rpc.server import Served, Service, create_server, stop_server
 from arena.sdk import AgentError, BaseBot, connect_async, serve_async
+from arena.sdk.connection import retry_after_s
 from arena.wire import observation_to_proto, rules_to_proto
 from ohell.bots import make_bot
 from ohell.cards import rank_of
@@ -103,24 +104,34 @@ def test_unreachable_address_is_one_line_after_a_bounded_wait() -> None:
         asyncio.run(connect_async(BaseBot(), address, "t", connect_timeout=0.5))
 
 
-def test_a_rate_limited_first_connect_says_so_and_when_to_retry() -> None:
-    async def run() -> str:
-        engine = await start_engine(tokens={"t": "agent-1"}, rate_limit=RateLimit(rate=0.01, burst=1))
-        address = f"127.0.0.1:{engine.port}"
-        try:
-            async with grpc.aio.insecure_channel(address) as channel:  # spends the burst of one call
-                call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=auth_metadata("t"))
-                await call.initial_metadata()
-                call.cancel()
-            with pytest.raises(AgentError) as limited:
-                await connect_async(BaseBot(), address, "t", connect_timeout=0.5)
-        finally:
-            await engine.stop(0)
-        return str(limited.value)
+async def first_connect_refusal(rate: float, connect_timeout: float) -> str:
+    """The AgentError of an agent's first connect after another call spent the burst of one of a
+    gateway limited to ``rate`` calls a second (within 20 s, whatever ``connect_timeout``)."""
+    engine = await start_engine(tokens={"t": "agent-1"}, rate_limit=RateLimit(rate=rate, burst=1))
+    address = f"127.0.0.1:{engine.port}"
+    try:
+        async with grpc.aio.insecure_channel(address) as channel:  # spends the burst of one call
+            call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=auth_metadata("t"))
+            await call.initial_metadata()
+            call.cancel()
+        with pytest.raises(AgentError) as limited:
+            await asyncio.wait_for(connect_async(BaseBot(), address, "t", connect_timeout=connect_timeout), 20)
+    finally:
+        await engine.stop(0)
+    return str(limited.value)
 
-    limited = asyncio.run(run())
+
+def test_a_rate_limited_first_connect_says_so_and_when_to_retry() -> None:
+    limited = asyncio.run(first_connect_refusal(rate=0.01, connect_timeout=0.5))
     assert "rate limit" in limited and re.search(r"retry in about \d+ s", limited), limited
     assert "address right" not in limited and "cannot reach" not in limited and "\n" not in limited
+
+
+def test_a_rate_limit_longer_than_the_connect_timeout_is_reported_at_once() -> None:
+    """The limit asks for ~100 s, the agent would wait 60 at most: it says so now instead of
+    retrying (and keeping the limit spent) for the whole minute."""
+    limited = asyncio.run(first_connect_refusal(rate=0.01, connect_timeout=60))
+    assert re.search(r"rate limits this agent .*retry in about 100 s", limited), limited
 
 
 def test_wrong_token_and_revoked_token_are_one_line() -> None:
@@ -388,3 +399,14 @@ def test_a_stream_the_gateway_closes_is_reconnected_with_its_reason_in_one_line(
     lost = [r.getMessage() for r in caplog.records if r.getMessage().startswith("lost the gateway")]
     assert lost and "RESOURCE_EXHAUSTED: more than 100 actions that answered no pending decision" in lost[0]
     assert "\n" not in lost[0]
+
+
+def test_retry_after_is_read_only_from_a_rate_limit_and_only_when_it_is_a_number() -> None:
+    def refusal(code: grpc.StatusCode, value: str) -> grpc.aio.AioRpcError:
+        trailers = grpc.aio.Metadata(("retry-after", value))
+        return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailers, "limited")
+
+    assert retry_after_s(refusal(grpc.StatusCode.RESOURCE_EXHAUSTED, "1.250")) == 1.25
+    assert retry_after_s(refusal(grpc.StatusCode.UNAVAILABLE, "1.250")) is None
+    for bad in ("soon", "-3", "nan", "inf", ""):
+        assert retry_after_s(refusal(grpc.StatusCode.RESOURCE_EXHAUSTED, bad)) is None, bad
