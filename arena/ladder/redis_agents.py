@@ -16,6 +16,7 @@ from ohell.bots import BOT_FACTORIES
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ENDPOINT = re.compile(r"^[\w.\-\[\]:]+:[0-9]{1,5}$")
 FORMULA_START = ("=", "+", "-", "@")  # what makes a spreadsheet read a CSV cell as a formula
+HOUSE_PREFIX = "house-"  # the house bots' names: "house-<bot>-<n>" (a ladder finds its house bots by name)
 
 
 def check_version(version: str) -> None:
@@ -41,6 +42,8 @@ class AgentStore(StoreBase):
     ) -> tuple[Agent, str]:
         if not AGENT_NAME.match(name):
             raise StoreError(f"name {name[:80]!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
+        if name.startswith(HOUSE_PREFIX) and not house:
+            raise StoreError(f"name {name!r}: names starting {HOUSE_PREFIX!r} are the house bots'", "name")
         if kind not in AGENT_KINDS:
             raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
         if kind == "builtin" and bot not in BOT_FACTORIES:
