@@ -36,11 +36,11 @@ from arena.tournament.store import Progress, TournamentStore
 from arena.wire import rules_from_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset
+from services.matchmaker.base import page_bounds
 
 T = TypeVar("T")
 DEFAULT_SEATS = 3
 DEFAULT_DEALS = 2
-MAX_PAGE = 500
 EXPORT_CHUNK = 1 << 20
 FORMATS = {tpb.TOURNAMENT_FORMAT_UNSPECIFIED: "round-robin", tpb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round-robin"}
 FORMATS[tpb.TOURNAMENT_FORMAT_SWISS] = "swiss"
@@ -234,14 +234,7 @@ class TournamentRpcs:
         )
 
     async def ListTournaments(self, request: tpb.ListTournamentsRequest, context: Any) -> tpb.ListTournamentsResponse:
-        if request.page_size > MAX_PAGE:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_size={request.page_size} is over {MAX_PAGE}")
-        token = request.page_token
-        if token and not (token.isdigit() and len(token) <= 9):
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"page_token={token[:40]!r} is not one this service gave"
-            )
-        offset, size = int(token or 0), request.page_size or 50
+        offset, size = await page_bounds(context, request.page_token, request.page_size)
         page, more = await self._t(context, operations.page_of_summaries, self.tourneys, offset, size)
         summaries = []
         for tourney, progress in page:
