@@ -147,7 +147,8 @@ async def events(request: Request) -> Response:
                     return
             yield "event: done\ndata: {}\n\n"
         except ApiError as error:
-            yield f"event: failed\ndata: {json.dumps({'error': str(error)})}\n\n"
+            shown = error_page(error)  # the error page's words: the engine's own may name its address
+            yield f"event: failed\ndata: {json.dumps({'error': f'{shown.title}: {shown.message}'})}\n\n"
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-store"})
 
