@@ -83,7 +83,7 @@ async def _form(request: Request) -> Any:
     if csrf is None:
         raise HTTPException(403, "sign in as the host first")
     form = await request.form(max_files=1, max_fields=50)
-    if not hmac.compare_digest(str(form.get("csrf", "")), csrf):
+    if not hmac.compare_digest(str(form.get("csrf", "")).encode(), csrf.encode()):  # bytes: a str not ASCII raises
         raise HTTPException(403, "the form is out of date: reload the page")
     return form
 
