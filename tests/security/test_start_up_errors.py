@@ -67,6 +67,11 @@ def test_a_short_token_or_a_malformed_limit(module: str, env: dict[str, str], wo
     one_line(start(module, *nowhere, **env), word)
 
 
+@pytest.mark.parametrize("port", ["²", "99999"])  # a digit to str.isdigit but not to int(); no port
+def test_the_web_app_at_an_address_it_cannot_listen_on(port: str) -> None:
+    one_line(start("services.web", "--address", f"127.0.0.1:{port}"), "--address", port)
+
+
 def test_a_host_command_with_a_token_file_that_is_not_text(binary: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tournament", "list", "--matchmaker", "127.0.0.1:1", "--host-token-file", str(binary)]) == 2
     out = "".join(capsys.readouterr().out.split("\n"))
