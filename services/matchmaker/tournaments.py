@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
@@ -175,6 +175,18 @@ def table_to_proto(table: operations.TableView) -> tpb.TournamentTable:
     )
 
 
+def _take(pieces: Iterator[str], size: int) -> bytes:
+    """The next pieces of an export, about ``size`` bytes of them (b"" at its end)."""
+    taken: list[bytes] = []
+    length = 0
+    for piece in pieces:
+        taken.append(piece.encode())
+        length += len(taken[-1])
+        if length >= size:
+            break
+    return b"".join(taken)
+
+
 _CODES: dict[type[Exception], grpc.StatusCode] = {
     TournamentNotFound: grpc.StatusCode.NOT_FOUND,
     TournamentExists: grpc.StatusCode.ALREADY_EXISTS,
@@ -267,14 +279,15 @@ class TournamentRpcs:
         if request.format not in EXPORTS:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"format={request.format} is not an ExportFormat")
         fmt = EXPORTS[request.format]
-        text, finished = await self._t(
+        pieces, finished = await self._t(
             context, operations.export, self.tourneys, tourney_id, fmt, replicates, self.standings_cache
         )
-        data = text.encode()
-        for start in range(0, max(len(data), 1), EXPORT_CHUNK):
-            piece = tpb.ExportTournamentResponse(data=data[start : start + EXPORT_CHUNK])
-            if start == 0:
+        first = True
+        while (data := await asyncio.to_thread(_take, pieces, EXPORT_CHUNK)) or first:
+            piece = tpb.ExportTournamentResponse(data=data)
+            if first:
                 piece.content_type, piece.filename, piece.finished = CONTENT_TYPES[fmt], f"{tourney_id}.{fmt}", finished
+                first = False
             yield piece
 
     async def ResumeTournament(
