@@ -81,7 +81,8 @@ class QueueRpcs(ServicerBase):
                     loop.time() - renewed > self.renew_s
                     or not await asyncio.to_thread(self.store.has_ticket, ladder, agent_id)
                 ):
-                    await asyncio.to_thread(self.store.join, ladder, agent_id, lease, False)
+                    # the ladder may be gone (deleted) or closed to the agent since: NOT_FOUND, PERMISSION_DENIED
+                    await self._call(context, self.store.join, ladder, agent_id, lease, False)
                     renewed = loop.time()
                 await asyncio.sleep(self.poll_s)
         finally:  # the stream ended (the caller closed it or its connection died): leave.
