@@ -83,3 +83,26 @@ def test_the_engine_with_no_redis_at_its_url(tmp_path: Path) -> None:
     done = start("services.engine", "--redis-url", "redis://:pw-secret@127.0.0.1:1/0")
     one_line(done, "cannot reach Redis at redis://:***@127.0.0.1:1/0")
     assert "pw-secret" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--redis-url", "nonsense"], ["--redis-url nonsense", "scheme"]),
+        (["--ladder", "x", "--from", "archive", "--database-url", "nonsense://"], ["--database-url nonsense://"]),
+        (["--ladder", "x", "--from", "archive", "--database-url", "sqlite:////no/such/dir/a.db"], ["--database-url"]),
+        pytest.param(  # the Redis client tries again for some 8 s
+            ["--redis-url", "redis://:pw-secret@127.0.0.1:1/0"],
+            ["cannot reach Redis at redis://:***@127.0.0.1:1/0"],
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_a_ratings_rebuild_that_cannot_reach_its_stores_is_one_line(
+    args: list[str], words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ohell ladder rebuild`` ended in a traceback: redis-py's ValueError or ConnectionError, SQLAlchemy's
+    NoSuchModuleError, a FileNotFoundError."""
+    assert main(["ladder", "rebuild", "--redis-url", "redis://127.0.0.1:1/0", *args]) == 2
+    out = "".join(capsys.readouterr().out.split("\n"))
+    assert "error:" in out and all(word in out for word in words) and "pw-secret" not in out, out
