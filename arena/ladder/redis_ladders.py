@@ -31,19 +31,21 @@ class LadderStore(AgentStore):
 
     def _house_agents(self, ladder: Ladder) -> list[str]:
         """The ids of the ladder's house agents, registered when missing: seats - 1 of each house
-        bot, so a lone agent can fill a table with one kind. AlreadyExists when one of their names
-        is another agent's (registered before the names were kept for the house)."""
+        bot ("house-<bot>-<n>", n = 1, 2, ...), so a lone agent can fill a table with one kind. A
+        name another agent holds (registered before the names were kept for the house) is passed over."""
         house_ids = []
         for bot in ladder.house_bots:
-            for copy in range(1, ladder.seats):
+            found, copy = 0, 0
+            while found < ladder.seats - 1:
+                copy += 1
                 name = f"{HOUSE_PREFIX}{bot}-{copy}"
                 try:
                     agent = self.agent_by_name(name)
                 except NotFound:
                     agent = self.register_agent(name, "builtin", bot=bot, house=True)[0]
-                if not (agent.house and agent.bot == bot):
-                    raise AlreadyExists(f"agent {agent.agent_id} is named {name!r} but is no house bot", "house_bots")
-                house_ids.append(agent.agent_id)
+                if agent.house and agent.bot == bot:
+                    house_ids.append(agent.agent_id)
+                    found += 1
         return house_ids
 
     def _set_house(self, ladder: str, house_ids: list[str]) -> None:

@@ -255,14 +255,9 @@ def test_house_bot_names_are_the_house_bots_own(store: RedisStore) -> None:
     assert refused.value.field == "name"
     squatter, _ = store.register_agent("squatter", "connected")
     store.client.hset("ohell:agent-names", "house-heuristic-2", squatter.agent_id)  # one registered before the rule
-    with pytest.raises(AlreadyExists, match="house-heuristic-2"):
-        store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True))
-    with pytest.raises(NotFound):
-        store.get_ladder("h")  # nothing of it was stored
-    store.client.hdel("ohell:agent-names", "house-heuristic-2")
     store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True))
     house = [store.get_agent(bot.agent_id) for bot in store.house_bots("h")]
     assert [(agent.name, agent.house, agent.bot) for agent in house] == [
         ("house-heuristic-1", True, "heuristic"),
-        ("house-heuristic-2", True, "heuristic"),
+        ("house-heuristic-3", True, "heuristic"),  # its name passed over
     ]
