@@ -139,3 +139,22 @@ def test_deleting_a_ladder_ends_its_queue_streams_not_found(stub: Stub, redis_se
     _, _, call = watching(stub, redis_server)
     assert stub.DeleteLadder(pb.DeleteLadderRequest(name="w"), metadata=HOST).deleted
     assert code_of(list, call) == (grpc.StatusCode.NOT_FOUND, "no ladder 'w'")
+
+
+def test_streams_dropped_as_their_tickets_are_queued_leave_the_queue(stub: Stub, redis_server: EmbeddedRedis) -> None:
+    """Agents whose connection dies just as the stream has queued their ticket (its headers came):
+    the stream left the queue only from its main loop on, so some 15 % of such tickets stayed for
+    their whole lease (30 s), and a table could be formed for an agent no longer there."""
+    import redis
+
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    stub.CreateLadder(
+        pb.CreateLadderRequest(ladder=pb.Ladder(name="w", rules=rules_pb2.Rules(preset="classic"))), metadata=HOST
+    )
+    for number in range(40):
+        agent = register(stub, f"dropped{number}")
+        request = pb.WatchQueueRequest(ladder="w", agent_id=agent.agent.agent_id)
+        call = stub.WatchQueue(request, metadata=auth_metadata(agent.token))
+        call.initial_metadata()  # the ticket is queued
+        call.cancel()
+    wait_until(lambda: store.queued("w") == 0, 10, "every dropped stream's ticket to go")
