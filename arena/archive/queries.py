@@ -93,11 +93,17 @@ class BadCursor(ValueError):
     """A ``before`` cursor this module did not give."""
 
 
+def _storable(*values: str) -> bool:
+    """Whether a row can hold these values: no text in the archive has a NUL (PostgreSQL's cannot,
+    and refuses a query with one: a caller's id holding one would read as the archive failing)."""
+    return not any("\x00" in value for value in values)
+
+
 def parse_cursor(cursor: str) -> tuple[int, str]:
     """(finished ms, match id) of a cursor "<ms>:<match id>"; BadCursor for any other text, also for
     digits a BIGINT cannot hold (the database would refuse them) or that are not ASCII ("²")."""
     finished, sep, match_id = cursor.partition(":")
-    if not sep or not CURSOR_MS.match(finished) or not match_id or len(match_id) > 128:
+    if not sep or not CURSOR_MS.match(finished) or not match_id or len(match_id) > 128 or not _storable(match_id):
         raise BadCursor(f"cursor {cursor[:80]!r} is not one the archive gave")
     return int(finished), match_id
 
@@ -128,9 +134,12 @@ def list_matches(
     """Archived matches, newest first: of ``ladder`` and/or ``agent_id`` (empty = any), finished at
     or after ``since_ms`` and before ``until_ms`` (0 = no bound), after the cursor ``before``."""
     limit = max(1, min(limit, MAX_PAGE))
+    cursor = parse_cursor(before) if before else None
+    if not _storable(ladder, agent_id):
+        return []
     query = _filtered(select(matches), ladder, agent_id, since_ms, until_ms)
-    if before:
-        finished, match_id = parse_cursor(before)
+    if cursor is not None:
+        finished, match_id = cursor
         query = query.where(
             or_(
                 matches.c.finished_ms < finished,
@@ -146,6 +155,8 @@ def list_matches(
 
 def get_match(engine: Engine, match_id: str) -> Match | None:
     """One archived match, or None."""
+    if not _storable(match_id):
+        return None
     with engine.connect() as connection:
         row = connection.execute(select(matches).where(matches.c.match_id == match_id)).mappings().first()
         if row is None:
@@ -155,6 +166,8 @@ def get_match(engine: Engine, match_id: str) -> Match | None:
 
 def get_record(engine: Engine, match_id: str) -> dict[str, Any] | None:
     """The match record (docs/record.md) of an archived match, or None."""
+    if not _storable(match_id):
+        return None
     with engine.connect() as connection:
         blob = connection.execute(
             select(match_records.c.record).where(match_records.c.match_id == match_id)
@@ -164,6 +177,7 @@ def get_record(engine: Engine, match_id: str) -> dict[str, Any] | None:
 
 def archived(engine: Engine, match_ids: list[str]) -> set[str]:
     """Which of ``match_ids`` the archive holds."""
+    match_ids = [match_id for match_id in match_ids if _storable(match_id)]
     if not match_ids:
         return set()
     with engine.connect() as connection:
@@ -172,6 +186,8 @@ def archived(engine: Engine, match_ids: list[str]) -> set[str]:
 
 def count_matches(engine: Engine, ladder: str = "", agent_id: str = "", since_ms: int = 0, until_ms: int = 0) -> int:
     """How many archived matches ``list_matches`` pages through with the same filters."""
+    if not _storable(ladder, agent_id):
+        return 0
     query = _filtered(select(func.count()).select_from(matches), ladder, agent_id, since_ms, until_ms)
     with engine.connect() as connection:
         return int(connection.execute(query).scalar_one())
@@ -184,13 +200,16 @@ def rating_history(
     first, from ``since_ms`` on, after the cursor ``after`` (a point's ``cursor``), at most
     ``limit`` (up to 5000) points."""
     limit = max(1, min(limit, 10 * MAX_PAGE))
+    cursor = parse_cursor(after) if after else None
+    if not _storable(ladder, agent_id):
+        return []
     query = select(history).where(
         history.c.ladder == ladder,
         history.c.agent_id == agent_id,
         history.c.finished_ms >= since_ms,
     )
-    if after:
-        finished, match_id = parse_cursor(after)
+    if cursor is not None:
+        finished, match_id = cursor
         query = query.where(
             or_(
                 history.c.finished_ms > finished,

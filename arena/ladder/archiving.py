@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import uuid
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from arena.archive.writer import FinishedMatch, SeatResult, write
 from arena.ladder import metrics
 from arena.ladder.redis_archive import ArchiveItem
 from arena.ladder.redis_store import RedisStore
+from arena.ladder.store import NotFound
 
 BATCH = 200
 LOCK_S = 60.0  # the drain lock lapses this long after its holder's last batch (a dead holder)
@@ -75,6 +77,18 @@ def finished_match(item: ArchiveItem, rules: dict[str, Any]) -> FinishedMatch:
     )
 
 
+def ladder_rules(store: RedisStore, item: ArchiveItem, known: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The rules the match was played by: its ladder's (kept in ``known``), or, for a ladder deleted
+    since the match finished, those in its record (parsed only then: the record is otherwise copied)."""
+    ladder = item.info.ladder
+    if ladder not in known:
+        try:
+            known[ladder] = store.get_ladder(ladder).rules().to_dict()
+        except NotFound:
+            return dict(json.loads(zlib.decompress(item.record))["rules"])
+    return known[ladder]
+
+
 def archive_batch(store: RedisStore, engine: Engine, match_ids: list[str]) -> Drained:
     """Archive the rated ones of ``match_ids``, then forget them in Redis."""
     done = Drained()
@@ -86,10 +100,7 @@ def archive_batch(store: RedisStore, engine: Engine, match_ids: list[str]) -> Dr
         elif not item.rating:
             done.waiting += 1
         else:
-            ladder = item.info.ladder
-            if ladder not in rules:  # a ladder's rules never change once created
-                rules[ladder] = store.get_ladder(ladder).rules().to_dict()
-            batch.append(finished_match(item, rules[ladder]))
+            batch.append(finished_match(item, ladder_rules(store, item, rules)))
     inserted = set(write(engine, batch))
     done.archived, done.already = len(inserted), len(batch) - len(inserted)
     store.forget_archived([match.match_id for match in batch] + gone)

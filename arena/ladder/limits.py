@@ -6,7 +6,7 @@ import math
 import re
 
 from arena.ladder.model import Ladder
-from arena.ladder.store import StoreError
+from arena.ladder.store import StoreError, shown
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.schedule import hand_sizes
@@ -25,7 +25,7 @@ def check_ladder(ladder: Ladder) -> None:
     """Refuse a ladder definition that cannot be played or is out of bounds (StoreError naming
     the field): every number finite and bounded, a schedule of at most MAX_SCHEDULE hands."""
     if not LADDER_NAME.match(ladder.name):
-        raise StoreError(f"ladder name {ladder.name!r} must be 1-64 of a-z 0-9 '_' '.'", "name")
+        raise StoreError(f"ladder name {shown(ladder.name)} must be 1-64 of a-z 0-9 '_' '.'", "name")
     if not 3 <= ladder.seats <= 7:
         raise StoreError(f"seats={ladder.seats} must be from 3 to 7", "seats")
     if ladder.entry not in LADDER_ENTRIES:
@@ -53,6 +53,6 @@ def check_ladder(ladder: Ladder) -> None:
         raise StoreError(f"house_bots: at most {MAX_HOUSE_BOTS}", "house_bots")
     unknown = [bot for bot in ladder.house_bots if bot not in BOT_FACTORIES]
     if unknown:
-        raise StoreError(f"house bot {unknown[0]!r} is not a built-in bot", "house_bots")
+        raise StoreError(f"house bot {shown(unknown[0])} is not a built-in bot", "house_bots")
     if ladder.house_fill and not ladder.house_bots:
         raise StoreError("house_fill needs at least one house bot", "house_bots")

@@ -10,12 +10,13 @@ from redis.typing import EncodableT, FieldT
 from arena.keys import new_token, text, token_hash
 from arena.ladder.model import AGENT_KINDS, Agent, now_ms
 from arena.ladder.redis_base import StoreBase, parse_agent
-from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated
+from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated, shown
 from ohell.bots import BOT_FACTORIES
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ENDPOINT = re.compile(r"^[\w.\-\[\]:]+:[0-9]{1,5}$")
 FORMULA_START = ("=", "+", "-", "@")  # what makes a spreadsheet read a CSV cell as a formula
+HOUSE_PREFIX = "house-"  # the house bots' names: "house-<bot>-<n>" (a ladder finds its house bots by name)
 
 
 def check_version(version: str) -> None:
@@ -41,10 +42,12 @@ class AgentStore(StoreBase):
     ) -> tuple[Agent, str]:
         if not AGENT_NAME.match(name):
             raise StoreError(f"name {name[:80]!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
+        if name.startswith(HOUSE_PREFIX) and not house:
+            raise StoreError(f"name {name!r}: names starting {HOUSE_PREFIX!r} are the house bots'", "name")
         if kind not in AGENT_KINDS:
             raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
         if kind == "builtin" and bot not in BOT_FACTORIES:
-            raise StoreError(f"bot {bot!r} is not a built-in bot ({', '.join(sorted(BOT_FACTORIES))})", "bot")
+            raise StoreError(f"bot {shown(bot)} is not a built-in bot ({', '.join(sorted(BOT_FACTORIES))})", "bot")
         if self_registered and kind != "connected":
             raise PermissionDenied(f"kind {kind!r}: a self-registered agent can only be connected", "kind")
         if kind == "endpoint" and (

@@ -14,18 +14,12 @@ from arena.ladder import scripts
 from arena.ladder.limits import LADDER_NAME
 from arena.ladder.model import Agent, Ladder, MatchInfo
 from arena.ladder.routing import Queues
-from arena.ladder.store import NotFound
+from arena.ladder.store import NotFound, shown
 from arena.play.specs import SeatSpec
 
 # The match ids this store issues (``scripts.START``; agent ids: ``arena.keys.AGENT_ID``). An id of
 # another shape is not looked up: "<match>:events" is a match's event stream, of another type.
 MATCH_ID = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}-[0-9]{1,18}$")  # "<ladder>-<n>"
-
-
-def shown(value: str) -> str:
-    """A caller's value as an error quotes it: at most 80 characters (a long one made the error
-    itself too long to send)."""
-    return repr(value[:80]) + ("..." if len(value) > 80 else "")
 
 
 class StoreBase:

@@ -11,7 +11,7 @@ from arena.ladder.forming import HouseBot
 from arena.ladder.limits import MAX_LADDERS, check_ladder
 from arena.ladder.model import Ladder
 from arena.ladder.ratings import MODEL
-from arena.ladder.redis_agents import AgentStore
+from arena.ladder.redis_agents import HOUSE_PREFIX, AgentStore
 from arena.ladder.store import AlreadyExists, InUse, LimitReached, NotFound
 
 
@@ -22,25 +22,37 @@ class LadderStore(AgentStore):
         check_ladder(ladder)
         if self.client.scard(self.keys.ladders) >= MAX_LADDERS:
             raise LimitReached(f"there are {MAX_LADDERS} ladders already (the limit): delete one first", "ladder")
+        house_ids = self._house_agents(ladder)
         if not self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), nx=True):
             raise AlreadyExists(f"ladder {ladder.name!r} exists", "name")
         self.client.sadd(self.keys.ladders, ladder.name)
-        self._house(ladder)
+        self._set_house(ladder.name, house_ids)
         return ladder
 
-    def _house(self, ladder: Ladder) -> None:
+    def _house_agents(self, ladder: Ladder) -> list[str]:
+        """The ids of the ladder's house agents, registered when missing: seats - 1 of each house
+        bot ("house-<bot>-<n>", n = 1, 2, ...), so a lone agent can fill a table with one kind. A
+        name another agent holds (registered before the names were kept for the house) is passed over."""
         house_ids = []
-        for bot in ladder.house_bots:  # seats - 1 of each, so a lone agent can fill a table with one kind
-            for copy in range(1, ladder.seats):
-                name = f"house-{bot}-{copy}"
+        for bot in ladder.house_bots:
+            found, copy = 0, 0
+            while found < ladder.seats - 1:
+                copy += 1
+                name = f"{HOUSE_PREFIX}{bot}-{copy}"
                 try:
-                    house_ids.append(self.agent_by_name(name).agent_id)
+                    agent = self.agent_by_name(name)
                 except NotFound:
-                    house_ids.append(self.register_agent(name, "builtin", bot=bot, house=True)[0].agent_id)
+                    agent = self.register_agent(name, "builtin", bot=bot, house=True)[0]
+                if agent.house and agent.bot == bot:
+                    house_ids.append(agent.agent_id)
+                    found += 1
+        return house_ids
+
+    def _set_house(self, ladder: str, house_ids: list[str]) -> None:
         with self.client.pipeline() as pipe:
-            pipe.delete(self.keys.house(ladder.name))
+            pipe.delete(self.keys.house(ladder))
             if house_ids:
-                pipe.rpush(self.keys.house(ladder.name), *house_ids)
+                pipe.rpush(self.keys.house(ladder), *house_ids)
             pipe.execute()
 
     def update_ladder(self, ladder: Ladder) -> Ladder:
@@ -48,8 +60,9 @@ class LadderStore(AgentStore):
         current = self.get_ladder(ladder.name)
         ladder = replace(ladder, paused=current.paused)
         check_ladder(ladder)
+        house_ids = self._house_agents(ladder)
         self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), xx=True)
-        self._house(ladder)
+        self._set_house(ladder.name, house_ids)
         return ladder
 
     def set_paused(self, name: str, paused: bool) -> Ladder:

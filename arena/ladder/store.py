@@ -17,6 +17,12 @@ Guarantees:
 from __future__ import annotations
 
 
+def shown(value: str) -> str:
+    """A caller's value as an error quotes it: at most 80 characters (a long one made the error
+    itself too long to send)."""
+    return repr(value[:80]) + ("..." if len(value) > 80 else "")
+
+
 class StoreError(Exception):
     """A request the store refuses; ``field`` names the bad input."""
 

@@ -137,7 +137,10 @@ def read_names(path: str) -> list[str]:
         text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise OhHellError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
-    rows = [row for row in csv.reader(io.StringIO(text)) if row and row[0].strip()]
+    try:
+        rows = [row for row in csv.reader(io.StringIO(text)) if row and row[0].strip()]
+    except csv.Error as error:  # a field over the reader's limit of 128 KB
+        raise OhHellError(f"cannot read {path} as a CSV: {error}") from None
     if rows and rows[0][0].strip().lower() == "name":
         rows = rows[1:]
     names = [row[0].strip() for row in rows]

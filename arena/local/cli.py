@@ -96,13 +96,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
-    from arena.ladder.redis_store import RedisStore
-    from arena.ladder.store import StoreError
+    import redis
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from arena.archive.db import DATABASE_URL_ENV
 
     url = args.redis_url or os.environ.get("REDIS_URL")
     if not url:
         raise OhHellError("give --redis-url or set REDIS_URL")
-    store = RedisStore.connect(url, Keys(args.prefix))
+    try:
+        return _rebuild(args, url)
+    except (redis.ConnectionError, redis.TimeoutError) as error:
+        raise OhHellError(f"cannot reach Redis at {shown_url(url)}: {error}") from None
+    except (SQLAlchemyError, OSError) as error:  # an archive URL it cannot use, a database it cannot open
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        database = args.database_url or os.environ.get(DATABASE_URL_ENV, "")
+        raise OhHellError(f"--database-url {shown_url(database)}: {first}") from None
+
+
+def _rebuild(args: argparse.Namespace, url: str) -> int:
+    from arena.ladder.redis_store import RedisStore
+    from arena.ladder.store import StoreError
+
+    try:
+        store = RedisStore.connect(url, Keys(args.prefix))
+    except ValueError as error:  # not a Redis URL
+        raise OhHellError(f"--redis-url {shown_url(url)}: {error}") from None
     ladders = [args.ladder] if args.ladder else [ladder.name for ladder in store.list_ladders()]
     engine = _archive(args) if args.source == "archive" else None
     for name in ladders:

@@ -94,7 +94,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 def check_address(name: str, address: str) -> None:
     host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not host or not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
         raise OhHellError(f"{name} must be HOST:PORT with a port from 0 to 65535, got {address!r}")
 
 

@@ -13,8 +13,8 @@ import json
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from arena.tournament import jobs
 from arena.tournament.model import ID_PATTERN, Tournament, TournamentError
@@ -196,10 +196,11 @@ def export(
     fmt: str,
     replicates: int = DEFAULT_REPLICATES,
     cache: StandingsCache | None = None,
-) -> tuple[str, bool]:
-    """(the CSV or JSON text, whether the tournament had ended). JSON holds the deals and the
-    records only once it has: the store refuses them before. The standings come from ``cache``
-    when given, as the overview's."""
+) -> tuple[Iterator[str], bool]:
+    """(the pieces of the CSV or JSON text, whether the tournament had ended). JSON holds the deals
+    and the records only once it has: the store refuses them before; their stored text goes as it is,
+    a batch at a time (thousands of records are never all held, nor parsed). The standings come
+    from ``cache`` when given, as the overview's."""
     if fmt not in EXPORT_FORMATS:
         raise TournamentError(f"format={fmt!r} must be csv or json")
     progress = store.progress(check_id(tourney_id))
@@ -210,12 +211,33 @@ def export(
         else current_standings(store, tourney_id, replicates)
     )
     if fmt == "csv":
-        return to_csv(rows), finished
-    document: dict[str, Any] = {"tournament": tourney_id, "finished": finished, "standings": json.loads(to_json(rows))}
-    if finished:
-        document["deals"] = store.deals(tourney_id)
-        document["records"] = store.records(tourney_id)
-    return json.dumps(document, indent=2) + "\n", finished
+        return iter([to_csv(rows)]), finished
+    head = f'{{\n"tournament": {json.dumps(tourney_id)},\n"finished": {json.dumps(finished)},\n'
+    head += f'"standings": {to_json(rows)}'
+    if not finished:
+        return iter([head, "\n}\n"]), finished
+    parts = (
+        head,
+        ',\n"deals": ',
+        store.deal_texts(tourney_id),
+        ',\n"records": ',
+        store.record_texts(tourney_id),
+        "\n}\n",
+    )
+    return _json_pieces(parts), finished
+
+
+def _json_pieces(parts: tuple[str | Iterator[tuple[str, str]], ...]) -> Iterator[str]:
+    """The text of ``parts``: each string as it is, each (key, JSON text) iterator as an object."""
+    for part in parts:
+        if isinstance(part, str):
+            yield part
+            continue
+        before = "{"
+        for key, raw in part:
+            yield f"{before}\n{json.dumps(key)}: {raw}"
+            before = ","
+        yield "{}" if before == "{" else "\n}"
 
 
 def resume(store: TournamentStore, tourney_id: str, dispatch: jobs.Dispatch) -> list[str]:

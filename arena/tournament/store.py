@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,8 @@ from arena.tournament.model import Tournament, TournamentError, TournamentExists
 from arena.tournament.schedule import Table
 from arena.tournament.standings import GameResult
 from ohell.state import Game
+
+TEXT_BATCH = 25  # records (some 20 KB each) read at once for an export: thousands are never all held
 
 
 def now_ms() -> int:
@@ -210,14 +213,28 @@ class TournamentStore:
             raise TournamentError(f"tournament {tourney_id!r} is still running: its deals and records are secret")
 
     def records(self, tourney_id: str) -> dict[str, dict[str, Any]]:
-        self._published(tourney_id)
-        raw = self.client.hgetall(self.keys.tourney_records(tourney_id))
-        return {text(key): json.loads(raw[key]) for key in sorted(raw, key=text)}
+        return {game: json.loads(raw) for game, raw in self.record_texts(tourney_id)}
 
     def deals(self, tourney_id: str) -> dict[str, list[dict[str, Any]]]:
+        return {table: json.loads(raw) for table, raw in self.deal_texts(tourney_id)}
+
+    def record_texts(self, tourney_id: str) -> Iterator[tuple[str, str]]:
+        """(game id, its record as stored JSON) in game order, read a batch at a time."""
         self._published(tourney_id)
-        raw = self.client.hgetall(self.keys.tourney_deals(tourney_id))
-        return {text(key): json.loads(raw[key]) for key in sorted(raw, key=text)}
+        return self._texts(self.keys.tourney_records(tourney_id))
+
+    def deal_texts(self, tourney_id: str) -> Iterator[tuple[str, str]]:
+        """(table id, its deal sets as stored JSON) in table order, read a batch at a time."""
+        self._published(tourney_id)
+        return self._texts(self.keys.tourney_deals(tourney_id))
+
+    def _texts(self, key: str) -> Iterator[tuple[str, str]]:
+        fields = sorted(text(field) for field in self.client.hkeys(key))
+        for start in range(0, len(fields), TEXT_BATCH):
+            batch = fields[start : start + TEXT_BATCH]
+            for field, raw in zip(batch, self.client.hmget(key, batch), strict=True):
+                if raw is not None:
+                    yield field, text(raw)
 
     def running_ids(self) -> list[str]:
         return [t for t in self.ids() if self.client.hget(self.keys.tourney(t), "state") == b"running"]

@@ -24,6 +24,7 @@ from arena.ladder.store import (
     PermissionDenied,
     StoreError,
     Unauthenticated,
+    shown,
 )
 from arena.rpc.auth import bearer_token, is_host, same_secret
 from arena.rpc.ratelimit import Limiter
@@ -145,5 +146,5 @@ async def page_bounds(context: Any, token: str, size: int) -> tuple[int, int]:
     if size > MAX_PAGE:
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_size={size} is over {MAX_PAGE}")
     if token and not PAGE_TOKEN.match(token):
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_token={token!r} is not one this service gave")
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_token={shown(token)} is not one this service gave")
     return int(token or 0), size or 50

@@ -65,12 +65,12 @@ class QueueRpcs(ServicerBase):
 
     async def _watch(self, ladder: str, agent_id: str, context: Any) -> AsyncGenerator[pb.WatchQueueResponse, None]:
         lease = max(DEFAULT_LEASE_S, 3 * self.renew_s)
-        await self._call(context, self.store.join, ladder, agent_id, lease, False)
-        await context.send_initial_metadata(())  # tells the caller its ticket is queued
-        loop = asyncio.get_running_loop()
-        renewed = loop.time()
-        after = await asyncio.to_thread(self.store.last_seated_id, agent_id)
-        try:
+        try:  # a stream that ends at any point, even while its ticket is being made, leaves the queue
+            await self._call(context, self.store.join, ladder, agent_id, lease, False)
+            await context.send_initial_metadata(())  # tells the caller its ticket is queued
+            loop = asyncio.get_running_loop()
+            renewed = loop.time()
+            after = await asyncio.to_thread(self.store.last_seated_id, agent_id)
             while True:
                 seatings = await asyncio.to_thread(self.store.seated_since, agent_id, after)
                 for entry_id, match_id, seat in seatings:
@@ -81,7 +81,8 @@ class QueueRpcs(ServicerBase):
                     loop.time() - renewed > self.renew_s
                     or not await asyncio.to_thread(self.store.has_ticket, ladder, agent_id)
                 ):
-                    await asyncio.to_thread(self.store.join, ladder, agent_id, lease, False)
+                    # the ladder may be gone (deleted) or closed to the agent since: NOT_FOUND, PERMISSION_DENIED
+                    await self._call(context, self.store.join, ladder, agent_id, lease, False)
                     renewed = loop.time()
                 await asyncio.sleep(self.poll_s)
         finally:  # the stream ended (the caller closed it or its connection died): leave.

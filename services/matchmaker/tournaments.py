@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
@@ -36,11 +36,11 @@ from arena.tournament.store import Progress, TournamentStore
 from arena.wire import rules_from_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset
+from services.matchmaker.base import page_bounds
 
 T = TypeVar("T")
 DEFAULT_SEATS = 3
 DEFAULT_DEALS = 2
-MAX_PAGE = 500
 EXPORT_CHUNK = 1 << 20
 FORMATS = {tpb.TOURNAMENT_FORMAT_UNSPECIFIED: "round-robin", tpb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round-robin"}
 FORMATS[tpb.TOURNAMENT_FORMAT_SWISS] = "swiss"
@@ -175,6 +175,18 @@ def table_to_proto(table: operations.TableView) -> tpb.TournamentTable:
     )
 
 
+def _take(pieces: Iterator[str], size: int) -> bytes:
+    """The next pieces of an export, about ``size`` bytes of them (b"" at its end)."""
+    taken: list[bytes] = []
+    length = 0
+    for piece in pieces:
+        taken.append(piece.encode())
+        length += len(taken[-1])
+        if length >= size:
+            break
+    return b"".join(taken)
+
+
 _CODES: dict[type[Exception], grpc.StatusCode] = {
     TournamentNotFound: grpc.StatusCode.NOT_FOUND,
     TournamentExists: grpc.StatusCode.ALREADY_EXISTS,
@@ -234,14 +246,7 @@ class TournamentRpcs:
         )
 
     async def ListTournaments(self, request: tpb.ListTournamentsRequest, context: Any) -> tpb.ListTournamentsResponse:
-        if request.page_size > MAX_PAGE:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_size={request.page_size} is over {MAX_PAGE}")
-        token = request.page_token
-        if token and not (token.isdigit() and len(token) <= 9):
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"page_token={token[:40]!r} is not one this service gave"
-            )
-        offset, size = int(token or 0), request.page_size or 50
+        offset, size = await page_bounds(context, request.page_token, request.page_size)
         page, more = await self._t(context, operations.page_of_summaries, self.tourneys, offset, size)
         summaries = []
         for tourney, progress in page:
@@ -274,14 +279,15 @@ class TournamentRpcs:
         if request.format not in EXPORTS:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"format={request.format} is not an ExportFormat")
         fmt = EXPORTS[request.format]
-        text, finished = await self._t(
+        pieces, finished = await self._t(
             context, operations.export, self.tourneys, tourney_id, fmt, replicates, self.standings_cache
         )
-        data = text.encode()
-        for start in range(0, max(len(data), 1), EXPORT_CHUNK):
-            piece = tpb.ExportTournamentResponse(data=data[start : start + EXPORT_CHUNK])
-            if start == 0:
+        first = True
+        while (data := await asyncio.to_thread(_take, pieces, EXPORT_CHUNK)) or first:
+            piece = tpb.ExportTournamentResponse(data=data)
+            if first:
                 piece.content_type, piece.filename, piece.finished = CONTENT_TYPES[fmt], f"{tourney_id}.{fmt}", finished
+                first = False
             yield piece
 
     async def ResumeTournament(

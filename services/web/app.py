@@ -58,9 +58,11 @@ async def agent_page(request: Request) -> Response:
     ladder = request.query_params.get("ladder", "")
     reply = await api.agent(agent_id, ladder)
     recent = (await api.matches(ladder=ladder, agent_id=agent_id, page_size=RECENT)).matches
-    if not ladder and recent:  # the ladder it played last
-        ladder = recent[0].ladder
-        reply = await api.agent(agent_id, ladder)
+    if not ladder and recent:  # the ladder it played last of those not deleted since
+        existing = {known.name for known in await api.ladders()}
+        ladder = next((match.ladder for match in recent if match.ladder in existing), "")
+        if ladder:
+            reply = await api.agent(agent_id, ladder)
     names, history = await asyncio.gather(
         api.names([a for m in recent for a in m.agent_ids]),
         api.rating_history(agent_id, ladder) if ladder else asyncio.sleep(0, []),
@@ -147,7 +149,8 @@ async def events(request: Request) -> Response:
                     return
             yield "event: done\ndata: {}\n\n"
         except ApiError as error:
-            yield f"event: failed\ndata: {json.dumps({'error': str(error)})}\n\n"
+            shown = error_page(error)  # the error page's words: the engine's own may name its address
+            yield f"event: failed\ndata: {json.dumps({'error': f'{shown.title}: {shown.message}'})}\n\n"
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-store"})
 

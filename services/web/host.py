@@ -83,7 +83,7 @@ async def _form(request: Request) -> Any:
     if csrf is None:
         raise HTTPException(403, "sign in as the host first")
     form = await request.form(max_files=1, max_fields=50)
-    if not hmac.compare_digest(str(form.get("csrf", "")), csrf):
+    if not hmac.compare_digest(str(form.get("csrf", "")).encode(), csrf.encode()):  # bytes: a str not ASCII raises
         raise HTTPException(403, "the form is out of date: reload the page")
     return form
 
@@ -188,8 +188,12 @@ async def agent_names(form: Any) -> list[str]:
 
 
 def names_from_csv(text: str) -> list[str]:
-    """The first column of each row; a first row whose first cell is "name" is a header."""
-    rows = [row for row in csv.reader(io.StringIO(text)) if row and row[0].strip()]
+    """The first column of each row; a first row whose first cell is "name" is a header. ValueError
+    for a text the CSV reader refuses (a field over its limit of 128 KB)."""
+    try:
+        rows = [row for row in csv.reader(io.StringIO(text)) if row and row[0].strip()]
+    except csv.Error as error:
+        raise ValueError(f"the CSV cannot be read: {error}") from None
     if rows and rows[0][0].strip().lower() == "name":
         rows = rows[1:]
     return [row[0].strip() for row in rows]

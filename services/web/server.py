@@ -46,8 +46,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 async def serve(args: argparse.Namespace) -> None:
     host, _, port = args.address.rpartition(":")
-    if not host or not port.isdigit():
-        raise SystemExit(f"--address {args.address!r} must be host:port")
+    if not host or not (port.isascii() and port.isdigit()) or int(port) > 65535:  # "²" is a digit to isdigit
+        raise SystemExit(f"--address {args.address!r} must be host:port with a port from 0 to 65535")
     token = host_token(args.host_token_file)
     try:
         # reads for every visitor go as the web app (its own rate limit at the services), else as

@@ -155,3 +155,20 @@ def test_the_migrations_ship_as_package_data() -> None:
     files = [f for f in files if "__pycache__" not in f]
     assert "migrations/versions/0001_initial.py" in files
     assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files), files
+
+
+def test_a_value_with_a_nul_is_in_no_row_on_either_database(archive: Engine) -> None:
+    """A caller's id may hold a NUL (GetMatch's match_id, ListMatches' agent_id): PostgreSQL's text
+    cannot, and refused the query (DataError, which the matchmaker answers UNAVAILABLE: "the archive
+    is unavailable"). No row holds one: the queries find nothing, and a cursor with one is no cursor."""
+    write(archive, [finished(0)])
+    assert queries.get_match(archive, "l-0\x00") is None and queries.get_record(archive, "\x00") is None
+    assert queries.list_matches(archive, ladder="l\x00") == [] == queries.list_matches(archive, agent_id="a1\x00")
+    assert queries.count_matches(archive, ladder="l", agent_id="\x00") == 0
+    assert queries.rating_history(archive, "l", "a1\x00") == [] == queries.rating_history(archive, "l\x00", "a1")
+    assert queries.archived(archive, ["l-0", "l-0\x00"]) == {"l-0"}
+    with pytest.raises(queries.BadCursor):
+        queries.list_matches(archive, ladder="l", before="1:l-0\x00")
+    with pytest.raises(queries.BadCursor):
+        queries.rating_history(archive, "l", "a1", after="1:l-0\x00")
+    assert [m.match_id for m in queries.list_matches(archive, ladder="l")] == ["l-0"]

@@ -3,6 +3,7 @@ exactly once in any crash order, rating history as rated, Redis forgets what the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -112,3 +113,26 @@ def test_forming_pauses_while_the_backlog_is_full(store: RedisStore, monkeypatch
     stop: Callable[[], bool] = lambda: next(rounds, None) is None  # noqa: E731
     loop.run_forever(store, lambda m, q: sent.append(m), lambda _: None, stop, tick_s=0, sweep_every_s=100)
     assert sent == [] and store.archive_backlog() == 2
+
+
+def test_matches_of_a_ladder_deleted_before_they_were_archived_are_archived(store: RedisStore, archive: Engine) -> None:
+    """A ladder may be deleted once no match of it is in play, while its last finished matches still
+    wait for the archive (it was away, or its task had not run yet). They were a poison pill: the
+    drain looked their ladder's rules up, failed (NotFound) and archived nothing, theirs or any
+    other ladder's, ever again; forming stops once the backlog is full. Their rules come from their
+    records instead."""
+    builtin_ladder(store, "gone", bots=("random",) * 6, seats=3)
+    builtin_ladder(store, "kept", bots=("heuristic",) * 3, seats=3)
+    played = play(store, "gone", 3)
+    for match_id in store.active_matches():  # the tables formed beside them finish too
+        jobs.run_match(store, match_id, store.catch_up_ratings, lease_s=5)
+        played.append(match_id)
+    rules = store.get_ladder("gone").rules().to_dict()
+    store.delete_ladder("gone")
+    kept = play(store, "kept", 2)
+    drained = archiving.archive_pending(store, archive)
+    assert drained.archived == len(played) + len(kept) and store.archive_backlog() == 0
+    assert {m.match_id for m in queries.list_matches(archive, ladder="gone")} == set(played)
+    assert {json.dumps(m.rules, sort_keys=True) for m in queries.list_matches(archive, ladder="gone")} == {
+        json.dumps(rules, sort_keys=True)
+    }

@@ -7,6 +7,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -111,7 +112,8 @@ def test_status_codes_name_the_problem(stub: Stub) -> None:
     )
 
 
-def test_closing_the_queue_stream_leaves_the_queue(stub: Stub, redis_server: EmbeddedRedis) -> None:
+def watching(stub: Stub, redis_server: EmbeddedRedis) -> tuple[RedisStore, str, Any]:
+    """(the store, an agent's id, its WatchQueue stream on a new ladder "w" once its ticket is queued)."""
     import redis
 
     store = RedisStore(redis.Redis.from_url(redis_server.url))
@@ -119,11 +121,40 @@ def test_closing_the_queue_stream_leaves_the_queue(stub: Stub, redis_server: Emb
         pb.CreateLadderRequest(ladder=pb.Ladder(name="w", rules=rules_pb2.Rules(preset="classic"))), metadata=HOST
     )
     agent = register(stub, "watcher")
-    call = stub.WatchQueue(
-        pb.WatchQueueRequest(ladder="w", agent_id=agent.agent.agent_id), metadata=auth_metadata(agent.token)
-    )
-    wait_until(lambda: store.has_ticket("w", agent.agent.agent_id), 10, "the stream to queue the agent")
+    agent_id = agent.agent.agent_id
+    call = stub.WatchQueue(pb.WatchQueueRequest(ladder="w", agent_id=agent_id), metadata=auth_metadata(agent.token))
+    wait_until(lambda: store.has_ticket("w", agent_id), 10, "the stream to queue the agent")
+    return store, agent_id, call
+
+
+def test_closing_the_queue_stream_leaves_the_queue(stub: Stub, redis_server: EmbeddedRedis) -> None:
+    store, agent_id, call = watching(stub, redis_server)
     call.cancel()  # as when the agent's connection dies
-    wait_until(
-        lambda: not store.has_ticket("w", agent.agent.agent_id) and store.queued("w") == 0, 10, "the ticket to go"
+    wait_until(lambda: not store.has_ticket("w", agent_id) and store.queued("w") == 0, 10, "the ticket to go")
+
+
+def test_deleting_a_ladder_ends_its_queue_streams_not_found(stub: Stub, redis_server: EmbeddedRedis) -> None:
+    """The stream renews its ticket with the store: the refusal of a deleted ladder ended the stream
+    UNKNOWN, quoting the store's exception class ("Unexpected <class '...NotFound'>")."""
+    _, _, call = watching(stub, redis_server)
+    assert stub.DeleteLadder(pb.DeleteLadderRequest(name="w"), metadata=HOST).deleted
+    assert code_of(list, call) == (grpc.StatusCode.NOT_FOUND, "no ladder 'w'")
+
+
+def test_streams_dropped_as_their_tickets_are_queued_leave_the_queue(stub: Stub, redis_server: EmbeddedRedis) -> None:
+    """Agents whose connection dies just as the stream has queued their ticket (its headers came):
+    the stream left the queue only from its main loop on, so some 15 % of such tickets stayed for
+    their whole lease (30 s), and a table could be formed for an agent no longer there."""
+    import redis
+
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    stub.CreateLadder(
+        pb.CreateLadderRequest(ladder=pb.Ladder(name="w", rules=rules_pb2.Rules(preset="classic"))), metadata=HOST
     )
+    for number in range(40):
+        agent = register(stub, f"dropped{number}")
+        request = pb.WatchQueueRequest(ladder="w", agent_id=agent.agent.agent_id)
+        call = stub.WatchQueue(request, metadata=auth_metadata(agent.token))
+        call.initial_metadata()  # the ticket is queued
+        call.cancel()
+    wait_until(lambda: store.queued("w") == 0, 10, "every dropped stream's ticket to go")

@@ -243,3 +243,21 @@ def test_running_matches_take_two_round_trips_whatever_their_number(
     assert store.client.info("commandstats")["cmdstat_hgetall"]["calls"] - hashes_read == len(formed["l1"])
     assert [m.match_id for m in store.running_matches("", ids[3])] == [formed["l1"][1]]
     assert {m.state for m in running} == {"queued", "running"}
+
+
+def test_house_bot_names_are_the_house_bots_own(store: RedisStore) -> None:
+    """A ladder's house bots are found by name ("house-<bot>-<n>"): an agent registered under such a
+    name (self-registered by anyone while a ladder is open) became a house bot of every ladder with
+    that bot, and house fill then formed no table at all (it has no ticket to claim). The names are
+    kept for the house, and a ladder never takes an agent that is not a house bot as one."""
+    with pytest.raises(StoreError, match="house") as refused:
+        store.register_agent("house-heuristic-1", "connected", self_registered=True)
+    assert refused.value.field == "name"
+    squatter, _ = store.register_agent("squatter", "connected")
+    store.client.hset("ohell:agent-names", "house-heuristic-2", squatter.agent_id)  # one registered before the rule
+    store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True))
+    house = [store.get_agent(bot.agent_id) for bot in store.house_bots("h")]
+    assert [(agent.name, agent.house, agent.bot) for agent in house] == [
+        ("house-heuristic-1", True, "heuristic"),
+        ("house-heuristic-3", True, "heuristic"),  # its name passed over
+    ]

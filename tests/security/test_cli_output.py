@@ -51,6 +51,16 @@ def test_a_number_no_request_can_hold_is_a_usage_error(argv: list[str], capsys: 
     assert f"argument {flag}" in capsys.readouterr().err
 
 
+def test_a_csv_of_names_the_csv_reader_refuses_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    names = tmp_path / "names.csv"
+    names.write_text("name\n" + "x" * 200_000 + "\n")  # one field over the csv module's limit: a traceback
+    assert (
+        main(["agent", "import", str(names), "--tokens", str(tmp_path / "t.csv"), "--matchmaker", "127.0.0.1:9"]) == 2
+    )
+    out = "".join(capsys.readouterr().out.split("\n"))
+    assert "error:" in out and "field larger" in out and not (tmp_path / "t.csv").exists()
+
+
 def test_an_unknown_bot_to_connect_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     """It was make_bot's ValueError traceback."""
     assert main(["bot", "connect", "--bot", "nope", "--address", "127.0.0.1:1", "--token", "x"]) == 2

@@ -67,6 +67,11 @@ def test_a_short_token_or_a_malformed_limit(module: str, env: dict[str, str], wo
     one_line(start(module, *nowhere, **env), word)
 
 
+@pytest.mark.parametrize("port", ["²", "99999"])  # a digit to str.isdigit but not to int(); no port
+def test_the_web_app_at_an_address_it_cannot_listen_on(port: str) -> None:
+    one_line(start("services.web", "--address", f"127.0.0.1:{port}"), "--address", port)
+
+
 def test_a_host_command_with_a_token_file_that_is_not_text(binary: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tournament", "list", "--matchmaker", "127.0.0.1:1", "--host-token-file", str(binary)]) == 2
     out = "".join(capsys.readouterr().out.split("\n"))
@@ -78,3 +83,26 @@ def test_the_engine_with_no_redis_at_its_url(tmp_path: Path) -> None:
     done = start("services.engine", "--redis-url", "redis://:pw-secret@127.0.0.1:1/0")
     one_line(done, "cannot reach Redis at redis://:***@127.0.0.1:1/0")
     assert "pw-secret" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--redis-url", "nonsense"], ["--redis-url nonsense", "scheme"]),
+        (["--ladder", "x", "--from", "archive", "--database-url", "nonsense://"], ["--database-url nonsense://"]),
+        (["--ladder", "x", "--from", "archive", "--database-url", "sqlite:////no/such/dir/a.db"], ["--database-url"]),
+        pytest.param(  # the Redis client tries again for some 8 s
+            ["--redis-url", "redis://:pw-secret@127.0.0.1:1/0"],
+            ["cannot reach Redis at redis://:***@127.0.0.1:1/0"],
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_a_ratings_rebuild_that_cannot_reach_its_stores_is_one_line(
+    args: list[str], words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ohell ladder rebuild`` ended in a traceback: redis-py's ValueError or ConnectionError, SQLAlchemy's
+    NoSuchModuleError, a FileNotFoundError."""
+    assert main(["ladder", "rebuild", "--redis-url", "redis://127.0.0.1:1/0", *args]) == 2
+    out = "".join(capsys.readouterr().out.split("\n"))
+    assert "error:" in out and all(word in out for word in words) and "pw-secret" not in out, out

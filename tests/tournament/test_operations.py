@@ -3,7 +3,9 @@ naming the field), the host form, and the standings cache and overview on a real
 
 from __future__ import annotations
 
+import json
 import math
+import tracemalloc
 from collections.abc import Iterator
 
 import pytest
@@ -147,11 +149,13 @@ def test_overview_and_the_standings_cache(tstore: TournamentStore, monkeypatch: 
         operations.overview(tstore, "../x")
     with pytest.raises(TournamentError, match="format"):
         operations.export(tstore, "ov", "xml")
-    text, finished = operations.export(tstore, "ov", "csv", 100)
+    pieces, finished = operations.export(tstore, "ov", "csv", 100)
+    text = "".join(pieces)
     assert finished and text.splitlines()[0].startswith("rank,entrant")
     computed: list[object] = []
     monkeypatch.setattr(operations, "current_standings", lambda *args: computed.append(args) or [])
-    assert operations.export(tstore, "ov", "csv", 100, cache) == (text, True)  # an export reads the cache too
+    pieces, finished = operations.export(tstore, "ov", "csv", 100, cache)
+    assert ("".join(pieces), finished) == (text, True)  # an export reads the cache too
     assert computed == []
 
 
@@ -227,3 +231,28 @@ def test_a_page_of_tournaments_is_read_in_two_round_trips(shared_redis_server: E
         False,
     )
     client.close()
+
+
+def test_a_json_export_holds_a_few_records_at_a_time(tstore: TournamentStore) -> None:
+    """The JSON export of a finished tournament (public: ExportTournament, the web page's link) parsed
+    every record and wrote the whole document at once: a peak of 1.7 GB and a minute of CPU for 3,000
+    games of classic rules, per call. Its pieces now carry the stored records' text a batch at a time,
+    and join to the same document."""
+    entrants = builtins("random", "random", "heuristic", "random", "random", "heuristic")
+    queue = Queue()
+    jobs.start(tstore, Tournament("big", entrants, seats=3, deals=2, overrides={"hand_sizes": [5, 4, 3]}), queue)
+    queue.drain(tstore)
+    records = tstore.records("big")
+    stored = sum(len(json.dumps(record)) for record in records.values())
+    tracemalloc.start()
+    try:
+        pieces, finished = operations.export(tstore, "big", "json", 100)
+        sent = sum(len(piece) for piece in pieces)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert finished and len(records) == 120 and sent > stored
+    assert peak < stored, f"the export held {peak} bytes at once for {stored} bytes of records"
+    document = json.loads("".join(operations.export(tstore, "big", "json", 100)[0]))
+    assert document["records"] == records and document["deals"] == tstore.deals("big")
+    assert document["tournament"] == "big" and document["finished"] and len(document["standings"]) == 6

@@ -56,6 +56,8 @@ def test_names_from_csv() -> None:
     assert names_from_csv("name,email\nalice,a@x\n bob ,b@x\n\n,\n") == ["alice", "bob"]
     assert names_from_csv("carol\ndave\n") == ["carol", "dave"]
     assert names_from_csv("") == []
+    with pytest.raises(ValueError, match="field larger"):  # a host's upload of 256 KB at most: a 500 before
+        names_from_csv("name\n" + "x" * 200_000)
 
 
 def test_rules_are_named_the_same_on_every_page() -> None:

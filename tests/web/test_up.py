@@ -105,6 +105,7 @@ def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
         ("workers = [\n", {}, "config file"),
         ("web_address = 8080\n", {}, "web_address must be a string"),
         ("", {"OHELL_ENGINE_ADDRESS": "localhost"}, "engine-address must be HOST:PORT"),
+        ("", {"OHELL_ENGINE_ADDRESS": "localhost:²"}, "engine-address must be HOST:PORT"),  # a digit, not to int()
         ("", {"OHELL_WORKERS": "0"}, "workers must be at least 1"),
         ("", {"OHELL_METRICS": "maybe"}, "metrics must be true or false"),
         ("batch = 33\n", {}, "batch must be from 1 to 32"),

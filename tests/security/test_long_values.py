@@ -1,0 +1,60 @@
+"""Class 6 continued: a caller's value of any length, or of digits that are not ASCII, is refused with
+INVALID_ARGUMENT naming its field in a short message, on a real matchmaker process; before, an error
+quoting a 100 KB value whole was itself too long to send (the caller got RESOURCE_EXHAUSTED "Stream
+removed"), and a page token of "²" (a digit to ``str.isdigit``, not to ``int``) was UNKNOWN."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import grpc
+import pytest
+
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.rpc.auth import auth_metadata
+
+from .conftest import HOST_TOKEN, Service
+
+HOST = auth_metadata(HOST_TOKEN)
+LONG = "x" * 100_000
+
+
+def refusal(call: Callable[..., object], request: object, metadata: object = None) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.RpcError) as error:
+        call(request, metadata=metadata, timeout=10)
+    return error.value.code(), str(error.value.details())
+
+
+def test_long_or_unusual_values_are_refused_naming_the_field(start_service: Callable[..., Service]) -> None:
+    with start_service("services.matchmaker").channel() as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        classic = rules_pb2.Rules(preset="classic")
+        open_ladder = pb.Ladder(name="open", rules=classic, entry=pb.LADDER_ENTRY_OPEN)
+        stub.CreateLadder(pb.CreateLadderRequest(ladder=open_ladder), metadata=HOST)
+        calls = [  # (call, request, metadata, the field its refusal names)
+            (stub.GetLeaderboard, pb.GetLeaderboardRequest(ladder="open", page_token=LONG), None, "page_token"),
+            (stub.ListAgents, pb.ListAgentsRequest(page_token=LONG), HOST, "page_token"),
+            (stub.ListTournaments, tpb.ListTournamentsRequest(page_token="²"), None, "page_token"),
+            (stub.ListTournaments, tpb.ListTournamentsRequest(page_token=LONG), None, "page_token"),
+            (  # an anonymous caller while a ladder is open
+                stub.RegisterAgent,
+                pb.RegisterAgentRequest(name="b", kind=pb.AGENT_KIND_BUILTIN, bot=LONG),
+                None,
+                "bot",
+            ),
+            (stub.CreateLadder, pb.CreateLadderRequest(ladder=pb.Ladder(name=LONG, rules=classic)), HOST, "name"),
+            (
+                stub.CreateLadder,
+                pb.CreateLadderRequest(ladder=pb.Ladder(name="l", rules=classic, house_bots=[LONG])),
+                HOST,
+                "house bot",
+            ),
+        ]
+        wrong = []
+        for call, request, metadata, field in calls:
+            code, details = refusal(call, request, metadata)
+            if code != grpc.StatusCode.INVALID_ARGUMENT or field not in details or len(details) > 300:
+                wrong.append(f"{type(request).__name__}: {code.name} {details[:120]}")
+        assert not wrong, "\n".join(wrong)

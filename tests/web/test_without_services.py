@@ -1,0 +1,55 @@
+"""The web app's own answers, on its own process (port 0) with nothing behind it: what a visitor's
+live view is told when the engine cannot be asked (the error page's plain words, never the gRPC
+library's text naming the engine's address: an anonymous visitor learnt the internal host and port
+from it), and a host form whose CSRF token is not ASCII (403, not a 500 from ``hmac.compare_digest``)."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from services.web.errors import PLAIN
+
+from .conftest import HOST_TOKEN, start_web
+
+ENGINE = "127.0.0.1:9"  # nothing listens there: the call fails at once, UNAVAILABLE
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    nowhere = SimpleNamespace(matchmaker_address="127.0.0.1:9", engine_address=ENGINE)
+    process, address = start_web(nowhere, Path(tmp_path_factory.mktemp("web")) / "web.log")  # type: ignore[arg-type]
+    try:
+        yield address
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_a_live_view_that_cannot_reach_the_engine_names_no_internals(url: str) -> None:
+    with urllib.request.urlopen(f"{url}/live/main-1/events", timeout=30) as reply:
+        body = reply.read().decode()
+    kind, data = [line.split(": ", 1)[1] for line in body.splitlines() if line][:2]
+    error = json.loads(data)["error"]
+    assert kind == "failed" and error == f"UNAVAILABLE: {PLAIN['UNAVAILABLE']}", error
+
+
+def test_a_host_form_with_a_csrf_token_that_is_not_ascii_is_refused(url: str) -> None:
+    jar = http.cookiejar.CookieJar()
+    host = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    signed_in = urllib.request.Request(f"{url}/host/login", urllib.parse.urlencode({"token": HOST_TOKEN}).encode())
+    with pytest.raises(urllib.error.HTTPError):  # signed in; the dashboard it goes to cannot reach the matchmaker
+        host.open(signed_in, timeout=30)
+    assert [cookie.name for cookie in jar] == ["ohell_host"]
+    form = urllib.request.Request(f"{url}/host/ladders", urllib.parse.urlencode({"csrf": "é", "name": "x"}).encode())
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        host.open(form, timeout=30)
+    assert refused.value.code == 403 and b"out of date" in refused.value.read()
