@@ -140,7 +140,9 @@ MAX_HAND_SIZES = 1000  # hands in an explicit schedule sent over the wire
 def rules_from_proto(message: rules_pb2.Rules, field: str = "rules") -> Rules:
     """The preset (or engine defaults) with every set field applied."""
     if message.preset and message.preset not in PRESETS:
-        raise ConversionError(f"{field}.preset={message.preset!r} is not a preset; known: {', '.join(sorted(PRESETS))}")
+        raise ConversionError(
+            f"{field}.preset={message.preset[:80]!r} is not a preset; known: {', '.join(sorted(PRESETS))}"
+        )
     base = PRESETS[message.preset] if message.preset else Rules()
     overrides: dict[str, object] = {}
     for name in _ENUMS:

@@ -20,7 +20,7 @@ from typing import Any
 
 from arena.keys import new_token
 from arena.ladder.routing import BATCH_ENV, DEFAULT_BATCH, MAX_BATCH
-from arena.rpc.settings import ConfigError, read_token_file
+from arena.rpc.settings import ConfigError, is_host_port, read_token_file
 from ohell.errors import OhHellError
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
@@ -93,8 +93,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 
 def check_address(name: str, address: str) -> None:
-    host, sep, port = address.rpartition(":")
-    if not sep or not host or not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
+    if not is_host_port(address):
         raise OhHellError(f"{name} must be HOST:PORT with a port from 0 to 65535, got {address!r}")
 
 

@@ -18,6 +18,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.rpc.settings import ConfigError, is_host_port
+
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 
@@ -49,6 +51,9 @@ def server_options(limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.server.max_pending_requests", limits.max_pending_requests),
         ("grpc.server.max_pending_requests_hard_limit", 2 * limits.max_pending_requests),
+        # gRPC's default SO_REUSEPORT lets a second server bind a port already served (an old engine
+        # left running): the kernel would then split the callers between the two, silently
+        ("grpc.so_reuseport", 0),
     ]
 
 
@@ -93,9 +98,16 @@ async def create_server(
     reflection.enable_server_reflection(
         [*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME], server
     )
-    port = server.add_insecure_port(address)
+    if not is_host_port(address):
+        raise ConfigError(f"address {address!r} must be HOST:PORT with a port from 0 to 65535")
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:  # grpc's "failed to bind", whatever the reason
+        port = 0
     if port == 0:
-        raise OSError(f"cannot bind gRPC server to {address!r}")
+        raise ConfigError(
+            f"cannot listen on {address!r}: another process listens there, or it is not HOST:PORT of this machine"
+        )
     await server.start()
     for name in ["", *names]:  # "" is the whole server
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -23,6 +23,13 @@ def read_token_file(path: str | Path, label: str = "--host-token-file") -> str:
         raise ConfigError(f"{label} {path}: not a text file (it should hold the token as text)") from None
 
 
+def is_host_port(address: str) -> bool:
+    """``address`` is HOST:PORT with a port from 0 to 65535 (ASCII digits: "²" is a digit to
+    ``str.isdigit`` but not to ``int``)."""
+    host, sep, port = address.rpartition(":")
+    return bool(sep and host and port.isascii() and port.isdigit() and int(port) <= 65535)
+
+
 def shown_url(url: str) -> str:
     """``url`` with its password, if it has one, as ``***`` (what is printed may be logged)."""
     parts = urlsplit(url)

@@ -11,7 +11,7 @@ import sys
 import uvicorn
 
 from arena.rpc.auth import WEB_TOKEN_ENV, load_web_token
-from arena.rpc.settings import ConfigError, read_token_file
+from arena.rpc.settings import ConfigError, is_host_port, read_token_file
 from services.web.api import Api
 from services.web.app import create_app
 
@@ -45,9 +45,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    host, _, port = args.address.rpartition(":")
-    if not host or not (port.isascii() and port.isdigit()) or int(port) > 65535:  # "²" is a digit to isdigit
+    if not is_host_port(args.address):
         raise SystemExit(f"--address {args.address!r} must be host:port with a port from 0 to 65535")
+    host, _, port = args.address.rpartition(":")
     token = host_token(args.host_token_file)
     try:
         # reads for every visitor go as the web app (its own rate limit at the services), else as

@@ -4,6 +4,7 @@ with no traceback (they were a UnicodeDecodeError, a FileNotFoundError or a Valu
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
+from arena.rpc.server import create_server
+from arena.rpc.settings import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_TOKEN = "a-host-token-long-enough-0123"
@@ -106,3 +109,24 @@ def test_a_ratings_rebuild_that_cannot_reach_its_stores_is_one_line(
     assert main(["ladder", "rebuild", "--redis-url", "redis://127.0.0.1:1/0", *args]) == 2
     out = "".join(capsys.readouterr().out.split("\n"))
     assert "error:" in out and all(word in out for word in words) and "pw-secret" not in out, out
+
+
+@pytest.mark.parametrize("module", ["services.engine", "services.matchmaker"])
+def test_a_grpc_service_at_an_address_it_cannot_parse(module: str) -> None:
+    nowhere = ("--redis-url", "redis://127.0.0.1:1") if module == "services.matchmaker" else ()  # not reached
+    one_line(start(module, *nowhere, "--address", "127.0.0.1:²"), "address", "²", "HOST:PORT")
+
+
+def test_a_grpc_service_on_a_port_another_process_serves_refuses_to_start() -> None:
+    """gRPC's SO_REUSEPORT let a second engine bind an engine's port without a word; the kernel
+    then shared the agents' connections between the old process and the new one."""
+
+    async def both() -> None:
+        first = await create_server("127.0.0.1:0")
+        try:
+            with pytest.raises(ConfigError, match="another process listens there"):
+                await create_server(f"127.0.0.1:{first.port}")
+        finally:
+            await first.server.stop(0)
+
+    asyncio.run(both())
