@@ -157,7 +157,7 @@ async def connect_async(
     async def hold() -> Session:
         async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
             call = open_connect(channel, token)
-            await established(call)  # the gateway sends its headers once it has registered the stream
+            await established(call, connect_timeout)  # the gateway sends its headers once it has registered the stream
             if not state.get("accepted"):
                 log.info("connected to the gateway at %s", address)
             elif not state["up"]:
@@ -207,10 +207,21 @@ def open_connect(channel: grpc.aio.Channel, token: str) -> Any:
     return connect(metadata=auth_metadata(token))
 
 
-async def established(call: Any) -> None:
-    """Wait for the call's response headers; raise its AioRpcError when it failed instead (grpc.aio
-    returns empty headers then)."""
-    await call.initial_metadata()
+async def established(call: Any, timeout: float) -> None:
+    """Wait at most ``timeout`` s for the call's response headers; raise its AioRpcError when it
+    failed instead (grpc.aio returns empty headers then), DEADLINE_EXCEEDED when none came (a
+    service that takes the call and never answers was waited for without end)."""
+    try:
+        async with asyncio.timeout(timeout):
+            await call.initial_metadata()
+    except TimeoutError:
+        call.cancel()
+        raise grpc.aio.AioRpcError(
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+            grpc.aio.Metadata(),
+            grpc.aio.Metadata(),
+            f"no answer within {timeout:g} s",
+        ) from None
     if call.done():
         code = await call.code()
         if code != grpc.StatusCode.OK:  # the trailers too: a rate limit's retry-after is there
