@@ -28,6 +28,7 @@ CONNECT_METHOD = f"/{gateway_pb2.DESCRIPTOR.services_by_name['AgentGatewayServic
 CONNECT_TIMEOUT_S = 10.0
 MAX_BACKOFF_S = 5.0
 MAX_RATE_LIMIT_WAIT_S = 300.0  # a retry-after beyond this (a misconfigured host) is not taken at its word
+TOO_LARGE = "Received message larger than max"  # gRPC's words for a message over channel_options' limit
 T = TypeVar("T")
 
 
@@ -58,6 +59,9 @@ def explain(error: grpc.aio.AioRpcError, what: str, address: str, accepted_befor
         return AgentError(f"the {what} at {address} refused your token ({details}): use the token the host gave you")
     if code == grpc.StatusCode.PERMISSION_DENIED:
         return AgentError(f"the {what} at {address} refused: {details}")
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and TOO_LARGE in (details or ""):
+        # refused by this side's own limit: the service would send it again on every reconnection
+        return AgentError(f"the {what} at {address} sent a message larger than this SDK takes ({details})")
     if code == grpc.StatusCode.ABORTED and what == "gateway":
         return AgentError(
             f"another process connected to the gateway at {address} with your token and replaced this one"

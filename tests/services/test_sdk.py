@@ -18,7 +18,7 @@ from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, matchmaker_pb2, matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
 from arena.rpc.ratelimit import RateLimit
-from arena.rpc.server import Served, Service, create_server, stop_server
+from arena.rpc.server import Limits, Served, Service, create_server, stop_server
 from arena.sdk import AgentError, BaseBot, connect_async, run_on_ladder_async, serve_async
 from arena.sdk.connection import retry_after_s
 from arena.wire import observation_to_proto, rules_to_proto
@@ -472,6 +472,44 @@ def test_a_matchmaker_that_never_answers_is_one_line_after_the_connect_timeout()
 
     line = asyncio.run(run())
     assert "matchmaker at 127.0.0.1:" in line and "after 0.5 s" in line and "DEADLINE_EXCEEDED" in line, line
+
+
+class OversizedGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
+    """Sends, on every stream, an event over the 4 MiB a message may be (a gateway would re-send a
+    pending decision so on every reconnection)."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+
+    async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        self.streams += 1
+        await context.send_initial_metadata(())
+        yield gateway_pb2.ConnectResponse(event=match_pb2.AgentEvent(notice=match_pb2.Notice(message="x" * (5 << 20))))
+        await asyncio.sleep(3600)
+
+
+def test_an_event_over_the_message_limit_is_one_line_not_a_reconnection_loop(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before, the agent took the refused read for a lost connection and reconnected at once, for
+    ever: 75 streams and 150 log lines in 5 s, and the same event again on each."""
+    gateway = OversizedGateway()
+
+    async def run() -> str:
+        name = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_name
+        register = lambda server: gateway_pb2_grpc.add_AgentGatewayServiceServicer_to_server(gateway, server)  # noqa: E731
+        served = await create_server("127.0.0.1:0", [Service(name, register)], Limits(max_message_bytes=16 << 20))
+        try:
+            with pytest.raises(AgentError) as refused:
+                await asyncio.wait_for(connect_async(BaseBot(), f"127.0.0.1:{served.port}", "t"), 30)
+        finally:
+            await stop_server(served, 0)
+        return str(refused.value)
+
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        line = asyncio.run(run())
+    assert gateway.streams == 1 and "gateway at 127.0.0.1:" in line and "larger than" in line, line
+    assert "\n" not in line and not [r for r in caplog.records if "lost the gateway" in r.getMessage()]
 
 
 def test_retry_after_is_read_only_from_a_rate_limit_and_only_when_it_is_a_number() -> None:
