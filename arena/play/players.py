@@ -66,7 +66,8 @@ class ConnectedPlayer:
 
 class EndpointPlayer:
     """An agent running its own AgentService: one Play stream per match, redialled once per
-    decision after a failure."""
+    decision after a failure. Its faults' details never name its address: the record is public,
+    the address the host's (the record's seat holds it for the host)."""
 
     kind = "endpoint"
 
@@ -104,10 +105,10 @@ class EndpointPlayer:
                 await self.call.write(agent_pb2.PlayRequest(event=event))
             return True
         except TimeoutError:
-            self._fail(f"endpoint {self.address} is not reading its Play stream (a write waited {timeout:.3g} s)")
+            self._fail(f"the endpoint is not reading its Play stream (a write waited {timeout:.3g} s)")
             return False
         except Exception as error:  # AioRpcError, UsageError, InvalidStateError: the stream is gone
-            self._fail(f"endpoint {self.address}: {await self._final_status(error)}")
+            self._fail(await self._final_status(error))
             return False
 
     async def _final_status(self, error: BaseException) -> str:
@@ -127,9 +128,9 @@ class EndpointPlayer:
                 future = self.waiting.pop(response.action.decision_id, None)
                 if future is not None and not future.done():
                     future.set_result(Reply(action=response.action))
-            self._fail(f"endpoint {self.address} ended its Play stream")
+            self._fail("the endpoint ended its Play stream")
         except grpc.aio.AioRpcError as error:
-            self._fail(f"endpoint {self.address}: {_describe(error)}")
+            self._fail(_describe(error))
         except asyncio.CancelledError:
             raise
 
@@ -150,7 +151,7 @@ class EndpointPlayer:
         self.waiting[decision_id] = future
         if not await self._write(event, max(0.0, deadline - loop.time())):
             self.waiting.pop(decision_id, None)
-            return Reply(undeliverable=self.broken or f"endpoint {self.address} is not reachable")
+            return Reply(undeliverable=self.broken or "the endpoint is not reachable")
         reply = await wait_reply(future, max(0.0, deadline - loop.time()))
         if reply is None:
             self.waiting.pop(decision_id, None)

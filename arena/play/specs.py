@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -11,6 +12,7 @@ from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 
 SEAT_KINDS = ("builtin", "connected", "endpoint")
+ENDPOINT_NAME = "endpoint"  # the name of an endpoint seat given by its address alone
 
 
 class SeatSpecError(OhHellError):
@@ -54,7 +56,8 @@ class SeatSpec:
 
     @classmethod
     def endpoint(cls, address: str, name: str | None = None, token: str = "") -> SeatSpec:
-        return cls("endpoint", name or address, address=address, token=token)
+        # not named by its address: the name is public (spectators, records, standings), the address the host's
+        return cls("endpoint", name or ENDPOINT_NAME, address=address, token=token)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object the ladder store keeps with a match (empty fields left out)."""
@@ -78,6 +81,24 @@ class SeatSpec:
 
 
 _SEAT_FIELDS = tuple(f.name for f in fields(SeatSpec))
+ADDRESS_SHOWN = "(the endpoint)"  # what others read where a record named an endpoint's address
+
+
+def without_addresses(record_text: str) -> str:
+    """A match record's JSON as callers other than the host may read it: no endpoint seat's
+    ``address``, nor the address in a seat's name (an unnamed endpoint seat was named by it) or in a
+    fault's detail (as older records have them). A record with no endpoint address is returned as it is."""
+    if '"address"' not in record_text:
+        return record_text
+    record = json.loads(record_text)
+    addresses = [seat.pop("address") for seat in record.get("seats", []) if "address" in seat]
+    for seat in record.get("seats", []):
+        if seat.get("name") in addresses:
+            seat["name"] = ADDRESS_SHOWN
+    for fault in record.get("faults", []):
+        for address in addresses:
+            fault["detail"] = str(fault.get("detail", "")).replace(address, ADDRESS_SHOWN)
+    return json.dumps(record, separators=(",", ":"))
 
 
 def all_builtin(seats: Iterable[SeatSpec]) -> bool:

@@ -26,6 +26,7 @@ import grpc
 from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
 from arena.rpc.auth import bearer_token
 from arena.rpc.server import Served, Service, create_server, serve_until_signal
+from arena.rpc.settings import ConfigError
 from arena.sdk.connection import AgentError, connect_async
 from arena.sdk.ladder import run_on_ladder, run_on_ladder_async
 from arena.sdk.session import BaseBot, Session
@@ -62,9 +63,11 @@ async def serve_async(bot: Any, address: str = "127.0.0.1:0", token: str = "") -
     """Start serving ``bot`` as an endpoint agent; returns the started server and its port."""
     servicer = _AgentServicer(bot, token)
     name = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
-    return await create_server(
-        address, [Service(name, lambda server: agent_pb2_grpc.add_AgentServiceServicer_to_server(servicer, server))]
-    )
+    register = lambda server: agent_pb2_grpc.add_AgentServiceServicer_to_server(servicer, server)  # noqa: E731
+    try:
+        return await create_server(address, [Service(name, register)])
+    except ConfigError as error:  # not HOST:PORT, or a port taken: the author's to fix, in one line
+        raise AgentError(str(error)) from None
 
 
 def serve(bot: Any, address: str = "0.0.0.0:7000", token: str = "") -> None:

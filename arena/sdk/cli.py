@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,10 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2, rules_pb2
     from arena.rpc.auth import auth_metadata
 
+    if args.out:  # checked first: a match played for a record that cannot be written is lost
+        folder = Path(args.out).resolve().parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            raise OhHellError(f"--out {args.out}: {folder} is not a folder this user can write to")
     request = challenge_pb2.ChallengeRequest(
         rules=rules_pb2.Rules(preset=args.rules),
         seats=[_seat(s) for s in args.seat],
@@ -48,7 +53,10 @@ def cmd_challenge(args: argparse.Namespace) -> int:
         f"{len(record.faults)} fault(s)"
     )
     if args.out:
-        Path(args.out).write_text(json.dumps(json.loads(record.json), indent=1))
+        try:
+            Path(args.out).write_text(json.dumps(json.loads(record.json), indent=1))
+        except OSError as error:
+            raise OhHellError(f"cannot write the record to --out {args.out}: {error.strerror or error}") from None
         print(f"record written to {args.out}")
     return 0
 

@@ -28,6 +28,7 @@ CONNECT_METHOD = f"/{gateway_pb2.DESCRIPTOR.services_by_name['AgentGatewayServic
 CONNECT_TIMEOUT_S = 10.0
 MAX_BACKOFF_S = 5.0
 MAX_RATE_LIMIT_WAIT_S = 300.0  # a retry-after beyond this (a misconfigured host) is not taken at its word
+TOO_LARGE = "Received message larger than max"  # gRPC's words for a message over channel_options' limit
 T = TypeVar("T")
 
 
@@ -58,6 +59,9 @@ def explain(error: grpc.aio.AioRpcError, what: str, address: str, accepted_befor
         return AgentError(f"the {what} at {address} refused your token ({details}): use the token the host gave you")
     if code == grpc.StatusCode.PERMISSION_DENIED:
         return AgentError(f"the {what} at {address} refused: {details}")
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and TOO_LARGE in (details or ""):
+        # refused by this side's own limit: the service would send it again on every reconnection
+        return AgentError(f"the {what} at {address} sent a message larger than this SDK takes ({details})")
     if code == grpc.StatusCode.ABORTED and what == "gateway":
         return AgentError(
             f"another process connected to the gateway at {address} with your token and replaced this one"
@@ -157,7 +161,7 @@ async def connect_async(
     async def hold() -> Session:
         async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
             call = open_connect(channel, token)
-            await established(call)  # the gateway sends its headers once it has registered the stream
+            await established(call, connect_timeout)  # the gateway sends its headers once it has registered the stream
             if not state.get("accepted"):
                 log.info("connected to the gateway at %s", address)
             elif not state["up"]:
@@ -207,10 +211,21 @@ def open_connect(channel: grpc.aio.Channel, token: str) -> Any:
     return connect(metadata=auth_metadata(token))
 
 
-async def established(call: Any) -> None:
-    """Wait for the call's response headers; raise its AioRpcError when it failed instead (grpc.aio
-    returns empty headers then)."""
-    await call.initial_metadata()
+async def established(call: Any, timeout: float) -> None:
+    """Wait at most ``timeout`` s for the call's response headers; raise its AioRpcError when it
+    failed instead (grpc.aio returns empty headers then), DEADLINE_EXCEEDED when none came (a
+    service that takes the call and never answers was waited for without end)."""
+    try:
+        async with asyncio.timeout(timeout):
+            await call.initial_metadata()
+    except TimeoutError:
+        call.cancel()
+        raise grpc.aio.AioRpcError(
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+            grpc.aio.Metadata(),
+            grpc.aio.Metadata(),
+            f"no answer within {timeout:g} s",
+        ) from None
     if call.done():
         code = await call.code()
         if code != grpc.StatusCode.OK:  # the trailers too: a rate limit's retry-after is there

@@ -47,7 +47,7 @@ async def hold_ticket(
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
             call = stub.WatchQueue(matchmaker_pb2.WatchQueueRequest(ladder=ladder), metadata=auth_metadata(token))
             try:
-                await established(call)  # the matchmaker has checked the token and queued the ticket
+                await established(call, connect_timeout)  # the matchmaker has checked the token and queued the ticket
             except grpc.aio.AioRpcError as error:
                 if error.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
                     raise AgentError(await _no_ladder(stub, address, ladder, error.details() or "")) from None

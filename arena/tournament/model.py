@@ -7,7 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from arena.play.specs import SeatSpec, SeatSpecError
+from arena.play.specs import ENDPOINT_NAME, SeatSpec, SeatSpecError
 from arena.tournament.schedule import (
     ScheduleError,
     Table,
@@ -24,7 +24,7 @@ from ohell.schedule import hand_sizes
 
 FORMATS = ("round-robin", "swiss")
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # entrant names (an endpoint's default name has a ":")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # entrant names (":": older endpoints were named by address)
 ENDPOINT_PATTERN = re.compile(r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$")  # host:port
 MAX_ENTRANTS = 200
 MAX_DEALS_PER_TABLE = 50
@@ -79,7 +79,11 @@ class Tournament:
         for number, entrant in enumerate(self.entrants):
             check_entrant(entrant, f"entrants[{number}]")
         if len(set(names)) != len(names):
-            raise TournamentError("entrants: every entrant needs its own name")
+            twice = next(name for name in names if names.count(name) > 1)
+            raise TournamentError(
+                f"entrants: every entrant needs its own name; {twice!r} is given twice"
+                + (" (an endpoint given by address alone is named so: add =NAME)" if twice == ENDPOINT_NAME else "")
+            )
         first_entry: dict[str, int] = {}  # one agent in two seats of a table cannot be played
         for number, entrant in enumerate(self.entrants):
             if entrant.kind != "connected":

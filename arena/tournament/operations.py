@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from arena.play.specs import without_addresses
 from arena.tournament import jobs
 from arena.tournament.model import ID_PATTERN, Tournament, TournamentError
 from arena.tournament.standings import (
@@ -196,11 +197,13 @@ def export(
     fmt: str,
     replicates: int = DEFAULT_REPLICATES,
     cache: StandingsCache | None = None,
+    addresses: bool = True,
 ) -> tuple[Iterator[str], bool]:
     """(the pieces of the CSV or JSON text, whether the tournament had ended). JSON holds the deals
     and the records only once it has: the store refuses them before; their stored text goes as it is,
-    a batch at a time (thousands of records are never all held, nor parsed). The standings come
-    from ``cache`` when given, as the overview's."""
+    a batch at a time (thousands of records are never all held, nor parsed), but without
+    ``addresses`` a record with an endpoint seat loses its address (``without_addresses``: for
+    callers other than the host). The standings come from ``cache`` when given, as the overview's."""
     if fmt not in EXPORT_FORMATS:
         raise TournamentError(f"format={fmt!r} must be csv or json")
     progress = store.progress(check_id(tourney_id))
@@ -216,12 +219,13 @@ def export(
     head += f'"standings": {to_json(rows)}'
     if not finished:
         return iter([head, "\n}\n"]), finished
+    records = store.record_texts(tourney_id)
     parts = (
         head,
         ',\n"deals": ',
         store.deal_texts(tourney_id),
         ',\n"records": ',
-        store.record_texts(tourney_id),
+        records if addresses else ((game, without_addresses(raw)) for game, raw in records),
         "\n}\n",
     )
     return _json_pieces(parts), finished

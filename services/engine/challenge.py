@@ -80,6 +80,9 @@ def seat_from_proto(seat: challenge_pb2.ChallengeSeat, index: int) -> SeatSpec:
     for name, text, most in (("name", seat.name, MAX_SEAT_NAME), (player, value, MAX_SEAT_VALUE)):
         if len(text) > most:
             raise SeatSpecError(f"{field}.{name}: {len(text)} characters, at most {most}")
+    # the name reaches every seated agent (the SDK logs it in its author's terminal) and spectator
+    if not seat.name.isprintable():
+        raise SeatSpecError(f"{field}.name must be printable text (no control character, line break or bidi override)")
     try:
         if player == "builtin":
             return SeatSpec.builtin(value, seat.name or None)

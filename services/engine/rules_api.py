@@ -46,6 +46,9 @@ MAX_HAND_NUMBER = 100_000
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 RULES_THREADS = 2
 MAX_RULES_WORK = 32
+# A verdict quotes the value it refuses, as long as the caller made it (and escaped: up to 6
+# characters per character sent): cut, it stays a line, and under the 4 MiB a response may be.
+MAX_SUMMARY = 500
 
 
 class RequestError(Exception):
@@ -208,8 +211,16 @@ class RulesApi(rules_service_pb2_grpc.RulesServiceServicer):
         verdict = await self._run(context, lambda: referee_text(request.record_json))
         return rules_service_pb2.RefereeRecordResponse(
             valid=verdict.valid,
-            summary=verdict.summary(),
+            summary=_cut(verdict.summary(), MAX_SUMMARY),
             totals=verdict.totals,
             winners=verdict.winners,
             actions_checked=verdict.actions_checked,
         )
+
+
+def _cut(text: str, most: int) -> str:
+    """``text``, or its start and its length within ``most`` characters."""
+    if len(text) <= most:
+        return text
+    rest = f" ... ({len(text)} characters)"
+    return text[: most - len(rest)] + rest

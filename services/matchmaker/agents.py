@@ -46,7 +46,7 @@ class AgentRpcs(ServicerBase):
 
     async def GetAgent(self, request: pb.GetAgentRequest, context: Any) -> pb.GetAgentResponse:
         agent = await self._call(context, self.store.get_agent, request.agent_id)
-        response = pb.GetAgentResponse(agent=agent_to_proto(agent))
+        response = pb.GetAgentResponse(agent=agent_to_proto(await self._shown_agent(context, agent)))
         if request.ladder:
             await self._call(context, self.store.get_ladder, request.ladder)
             standing = await self._call(context, self.store.standing, request.ladder, request.agent_id)

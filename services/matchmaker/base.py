@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 import grpc
@@ -125,6 +126,22 @@ class ServicerBase:
         if self_registration and await self._call(context, self.store.open_ladder_exists):
             return False
         await abort(context, grpc.StatusCode.UNAUTHENTICATED, "missing metadata 'authorization: Bearer <host token>'")
+
+    def _is_host(self, context: grpc.aio.ServicerContext) -> bool:
+        """Whether the caller presents the host token (no check beyond that: reads are public)."""
+        return is_host(bearer_token(context.invocation_metadata()), self.host_token)
+
+    async def _shown_agent(self, context: grpc.aio.ServicerContext, agent: Agent) -> Agent:
+        """``agent`` as the caller may see it: an endpoint's address only for the host and the agent
+        itself (its own token); anyone else reads the agent without it."""
+        if not agent.endpoint or self._is_host(context):
+            return agent
+        token = bearer_token(context.invocation_metadata())
+        if token is not None and not same_secret(token, self.web_token):
+            caller = await self._call(context, self.store.agent_for_token, token)
+            if caller is not None and caller.agent_id == agent.agent_id:
+                return agent
+        return replace(agent, endpoint="")
 
     async def _caller(self, context: grpc.aio.ServicerContext, agent_id: str) -> Agent:
         token = bearer_token(context.invocation_metadata())

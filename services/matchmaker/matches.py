@@ -7,6 +7,7 @@ from typing import Any
 
 import grpc
 
+from arena.play.specs import without_addresses
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from services.matchmaker import history
 from services.matchmaker.base import MAX_PAGE, ServicerBase, abort
@@ -55,6 +56,8 @@ class MatchRpcs(ServicerBase):
         if not request.match_id or len(request.match_id) > 128:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "match_id must be 1-128 characters")
         match, record = await self._call(context, history.get_match, self.store, self.archive, request.match_id)
+        if not self._is_host(context):
+            record = without_addresses(record)  # parses only a record with an address
         return pb.GetMatchResponse(match=match_to_proto(match), record_json=record)
 
     async def GetRatingHistory(self, request: pb.GetRatingHistoryRequest, context: Any) -> pb.GetRatingHistoryResponse:

@@ -17,7 +17,6 @@ import grpc
 
 from arena.play.specs import SeatSpec, SeatSpecError
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
-from arena.rpc.auth import bearer_token, is_host
 from arena.tournament import jobs, operations
 from arena.tournament.messages import entrant_to_proto
 from arena.tournament.model import (
@@ -114,12 +113,18 @@ def tournament_from_proto(message: tpb.Tournament) -> Tournament:
         raise Invalid(f"tournament: {error}") from None
 
 
-def tournament_to_proto(tourney: Tournament) -> tpb.Tournament:
+def tournament_to_proto(tourney: Tournament, addresses: bool = True) -> tpb.Tournament:
+    """``addresses``: the endpoint entrants' addresses are shown (to the host only)."""
     rules = rules_to_proto(tourney.rules())
     rules.preset = tourney.preset
+    entrants = [entrant_to_proto(entrant) for entrant in tourney.entrants]
+    if not addresses:
+        for entrant in entrants:
+            if entrant.WhichOneof("player") == "endpoint":
+                entrant.endpoint = ""  # set empty: the oneof still says which kind of player
     return tpb.Tournament(
         tournament_id=tourney.tourney_id,
-        entrants=[entrant_to_proto(entrant) for entrant in tourney.entrants],
+        entrants=entrants,
         rules=rules,
         seats=tourney.seats,
         format=FORMAT_NUMBERS[tourney.format],
@@ -200,8 +205,8 @@ class TournamentRpcs:
     tourneys: TournamentStore | None
     tourney_dispatch: jobs.Dispatch | None
     standings_cache: operations.StandingsCache
-    host_token: str | None
     _host: Callable[..., Any]
+    _is_host: Callable[[grpc.aio.ServicerContext], bool]
 
     async def _t(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
         """``fn`` in a thread: NOT_FOUND, ALREADY_EXISTS, else INVALID_ARGUMENT for the domain's errors."""
@@ -225,9 +230,7 @@ class TournamentRpcs:
         """The bootstrap's resamples: INVALID_ARGUMENT out of range, PERMISSION_DENIED for a number
         other than the default unless the caller is the host."""
         replicates = await self._checked(context, operations.check_replicates, requested)
-        if replicates != DEFAULT_REPLICATES and not is_host(
-            bearer_token(context.invocation_metadata()), self.host_token
-        ):
+        if replicates != DEFAULT_REPLICATES and not self._is_host(context):
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"replicates={requested}: only the host chooses the resamples (0 gives {DEFAULT_REPLICATES}, shared)",
@@ -265,7 +268,7 @@ class TournamentRpcs:
         replicates = await self._replicates(context, request.replicates)
         view = await self._t(context, operations.overview, self.tourneys, tourney_id, replicates, self.standings_cache)
         return tpb.GetTournamentResponse(
-            tournament=tournament_to_proto(view.tourney),
+            tournament=tournament_to_proto(view.tourney, self._is_host(context)),
             progress=progress_to_proto(view.tourney, view.progress),
             tables=[table_to_proto(table) for table in view.tables],
             standings=[standing_to_proto(row) for row in view.standings],
@@ -280,7 +283,14 @@ class TournamentRpcs:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"format={request.format} is not an ExportFormat")
         fmt = EXPORTS[request.format]
         pieces, finished = await self._t(
-            context, operations.export, self.tourneys, tourney_id, fmt, replicates, self.standings_cache
+            context,
+            operations.export,
+            self.tourneys,
+            tourney_id,
+            fmt,
+            replicates,
+            self.standings_cache,
+            self._is_host(context),
         )
         first = True
         while (data := await asyncio.to_thread(_take, pieces, EXPORT_CHUNK)) or first:

@@ -172,3 +172,25 @@ def test_challenge_time_controls_have_ceilings_the_host_is_not_held_to(
         assert await challenge(engine.address, HOST_TOKEN, rules=SHORT, seats=bots, time_control=over)
 
     asyncio.run(run())
+
+
+def test_seat_names_are_plain_text(caller_engine: tuple[Service, redis.Redis]) -> None:
+    """A challenger names its seats; the names go to every seated agent (the SDK logs them in its
+    author's terminal: "match ... started: you sit in seat 1 of <names>") and to every spectator.
+    Escape sequences, line breaks and bidi overrides were taken as they came (only the length was
+    checked); agents' own names are letters, digits and _ . - only."""
+    engine, _ = caller_engine
+
+    async def run() -> None:
+        for bad in ("\x1b]0;pwned\x07", "\x1b[2J", "two\nlines", "v1\u202eevil", "nul\x00"):
+            named = [challenge_pb2.ChallengeSeat(builtin="random", name=bad)] + seats(*(("builtin", "random"),) * 2)
+            code, detail = await refused(engine.address, CALLER, rules=SHORT, seats=named)
+            assert code == grpc.StatusCode.INVALID_ARGUMENT and "seats[0].name" in detail, (bad, code, detail)
+            assert bad not in detail
+        fine = [challenge_pb2.ChallengeSeat(builtin="random", name="Mr. Random (v2)")] + seats(
+            *(("builtin", "random"),) * 2
+        )
+        done = await challenge(engine.address, CALLER, rules=SHORT, seats=fine)
+        assert '"Mr. Random (v2)"' in done.record.json
+
+    asyncio.run(run())

@@ -66,3 +66,23 @@ def test_challenge_command_reports_refusals(engine_process) -> None:
     message = " ".join(bad_seat.stdout.split())  # rich wraps long lines
     assert bad_seat.returncode == 2
     assert "'robot:1' must be builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT" in message
+
+
+def test_an_out_path_that_cannot_be_written_is_one_line_before_the_match(engine_process, make_agent) -> None:
+    """Before, the match was played and its record lost: a FileNotFoundError traceback at the end."""
+    _, token = make_agent("cli-out")
+    seats = ["--seat", "builtin:random"] * 3
+    done = ohell(
+        "challenge", "--address", engine_process.address, "--token", token, *seats, "--out", "/nonexistent/r.json"
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert "--out" in done.stdout and "/nonexistent" in done.stdout and "totals" not in done.stdout
+
+
+def test_serving_on_an_address_it_cannot_listen_on_is_one_line(engine_process) -> None:
+    """``ohell bot connect --serve``: a port taken (here the engine's) or an address that is not
+    HOST:PORT ended in a ConfigError traceback."""
+    for address in (engine_process.address, "nonsense", "127.0.0.1:99999"):
+        done = ohell("bot", "connect", "--serve", "--address", address)
+        assert done.returncode == 2 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+        assert done.stdout.startswith("error:") and address in done.stdout

@@ -218,7 +218,8 @@ def test_unreachable_endpoint_is_disconnected_and_forfeits(shared_redis_server) 
     record = asyncio.run(host(shared_redis_server.url, seats, "nowhere-1", decision_ms=20_000, max_faults=2))
     assert kinds_of(record, 0) == ["DISCONNECTED", "DISCONNECTED"]  # refused at once, not TIMEOUT
     assert time.monotonic() - began < 15  # generous: one 20 s deadline waited out would exceed it
-    assert address in record["faults"][0]["detail"]
+    assert record["faults"][0]["detail"] == "UNAVAILABLE: the endpoint is not reachable"  # the record is public
+    assert record["seats"][0] == {"name": "endpoint", "kind": "endpoint", "address": address}  # for the host
     assert record["forfeited"] == [0] and record["complete"]
 
 

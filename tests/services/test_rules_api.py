@@ -134,6 +134,18 @@ def test_score_hand_and_referee(rules_stub) -> None:
     assert not garbage.valid and "not JSON" in garbage.summary
 
 
+def test_a_verdict_quoting_a_huge_value_is_still_one_line_sent(rules_stub) -> None:
+    """The referee's verdict quotes the value it refuses; a 3.9 MB card of zero-width spaces became
+    a 7.8 MB summary (each one written \\u200b), over the 4 MiB a response may be: the call failed
+    RESOURCE_EXHAUSTED, where RefereeRecord promises a verdict for any record."""
+    record = host_match_sync("ref-2", Rules(hand_sizes=(2,)), [SeatSpec.builtin("random")] * 3, 2, spectate=False)
+    record["hands"][0]["deal"][0][0] = "\u200b" * 1_300_000
+    text = json.dumps(record, ensure_ascii=False)
+    assert len(text.encode()) < 4 * 1024 * 1024
+    verdict = rules_stub.RefereeRecord(rules_service_pb2.RefereeRecordRequest(record_json=text), timeout=30)
+    assert not verdict.valid and "hands[0].deal[0]" in verdict.summary and len(verdict.summary) <= 500
+
+
 @pytest.mark.parametrize(
     ("rules", "field"),
     [

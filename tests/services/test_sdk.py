@@ -15,11 +15,11 @@ import pytest
 from arena.embedded_redis import free_port
 from arena.play.host import host_match
 from arena.play.specs import SeatSpec, TimeControl
-from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2
+from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, matchmaker_pb2, matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
 from arena.rpc.ratelimit import RateLimit
-from arena.rpc.server import Served, Service, create_server, stop_server
-from arena.sdk import AgentError, BaseBot, connect_async, serve_async
+from arena.rpc.server import Limits, Served, Service, create_server, stop_server
+from arena.sdk import AgentError, BaseBot, connect_async, run_on_ladder_async, serve_async
 from arena.sdk.connection import retry_after_s
 from arena.wire import observation_to_proto, rules_to_proto
 from ohell.bots import make_bot
@@ -399,6 +399,117 @@ def test_a_stream_the_gateway_closes_is_reconnected_with_its_reason_in_one_line(
     lost = [r.getMessage() for r in caplog.records if r.getMessage().startswith("lost the gateway")]
     assert lost and "RESOURCE_EXHAUSTED: more than 100 actions that answered no pending decision" in lost[0]
     assert "\n" not in lost[0]
+
+
+class SilentGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
+    """Takes the stream and never answers, not even its headers (a gateway hung on its Redis, or
+    another gRPC service's stand-in)."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+
+    async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        self.streams += 1
+        await asyncio.sleep(3600)
+        yield gateway_pb2.ConnectResponse()
+
+
+def test_a_gateway_that_never_answers_is_one_line_after_the_connect_timeout() -> None:
+    """Before, the agent waited for the stream's headers for ever, saying nothing (`ohell bot
+    connect` against such a server hung until Ctrl-C)."""
+    gateway = SilentGateway()
+
+    async def run() -> str:
+        served = await serve_gateway(gateway)
+        address = f"127.0.0.1:{served.port}"
+        try:
+            with pytest.raises(AgentError) as silent:
+                await asyncio.wait_for(connect_async(BaseBot(), address, "t", connect_timeout=0.5), 30)
+        finally:
+            await stop_server(served, 0)
+        return str(silent.value)
+
+    line = asyncio.run(run())
+    assert gateway.streams >= 1 and "gateway at 127.0.0.1:" in line and "after 0.5 s" in line, line
+    assert "DEADLINE_EXCEEDED" in line and "\n" not in line
+
+
+class SilentMatchmaker(matchmaker_pb2_grpc.MatchmakerServiceServicer):
+    """Takes the WatchQueue stream and never answers, not even its headers."""
+
+    async def WatchQueue(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        await asyncio.sleep(3600)
+        yield matchmaker_pb2.WatchQueueResponse()
+
+
+def test_a_matchmaker_that_never_answers_is_one_line_after_the_connect_timeout() -> None:
+    """Before, ``run_on_ladder`` (``ohell bot run``) waited for the ticket for ever, saying nothing."""
+
+    async def run() -> str:
+        engine = await start_engine(tokens={"t": "agent-1"})
+        name = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
+        register = lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(  # noqa: E731
+            SilentMatchmaker(), server
+        )
+        matchmaker = await create_server("127.0.0.1:0", [Service(name, register)])
+        try:
+            with pytest.raises(AgentError) as silent:
+                await asyncio.wait_for(
+                    run_on_ladder_async(
+                        BaseBot(),
+                        f"127.0.0.1:{engine.port}",
+                        f"127.0.0.1:{matchmaker.port}",
+                        "t",
+                        "main",
+                        connect_timeout=0.5,
+                    ),
+                    30,
+                )
+        finally:
+            await stop_server(matchmaker, 0)
+            await engine.stop(0)
+        return str(silent.value)
+
+    line = asyncio.run(run())
+    assert "matchmaker at 127.0.0.1:" in line and "after 0.5 s" in line and "DEADLINE_EXCEEDED" in line, line
+
+
+class OversizedGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
+    """Sends, on every stream, an event over the 4 MiB a message may be (a gateway would re-send a
+    pending decision so on every reconnection)."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+
+    async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        self.streams += 1
+        await context.send_initial_metadata(())
+        yield gateway_pb2.ConnectResponse(event=match_pb2.AgentEvent(notice=match_pb2.Notice(message="x" * (5 << 20))))
+        await asyncio.sleep(3600)
+
+
+def test_an_event_over_the_message_limit_is_one_line_not_a_reconnection_loop(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before, the agent took the refused read for a lost connection and reconnected at once, for
+    ever: 75 streams and 150 log lines in 5 s, and the same event again on each."""
+    gateway = OversizedGateway()
+
+    async def run() -> str:
+        name = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_name
+        register = lambda server: gateway_pb2_grpc.add_AgentGatewayServiceServicer_to_server(gateway, server)  # noqa: E731
+        served = await create_server("127.0.0.1:0", [Service(name, register)], Limits(max_message_bytes=16 << 20))
+        try:
+            with pytest.raises(AgentError) as refused:
+                await asyncio.wait_for(connect_async(BaseBot(), f"127.0.0.1:{served.port}", "t"), 30)
+        finally:
+            await stop_server(served, 0)
+        return str(refused.value)
+
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        line = asyncio.run(run())
+    assert gateway.streams == 1 and "gateway at 127.0.0.1:" in line and "larger than" in line, line
+    assert "\n" not in line and not [r for r in caplog.records if "lost the gateway" in r.getMessage()]
 
 
 def test_retry_after_is_read_only_from_a_rate_limit_and_only_when_it_is_a_number() -> None:

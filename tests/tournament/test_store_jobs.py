@@ -17,8 +17,8 @@ import redis
 from arena.embedded_redis import EmbeddedRedis
 from arena.keys import Keys
 from arena.play.specs import SeatSpec
-from arena.tournament import jobs
-from arena.tournament.model import Tournament, TournamentError
+from arena.tournament import jobs, operations
+from arena.tournament.model import Tournament, TournamentError, parse_entrant
 from arena.tournament.standings import GameResult, duplicate_observations, standings
 from arena.tournament.store import TournamentStore
 
@@ -269,3 +269,28 @@ def test_a_resumed_table_keeps_its_forfeit_decision_without_waiting_again(
     assert {row.entrant: row.forfeits for row in standings(duplicate_observations(tstore.game_results("keep")), 10)}[
         "late"
     ] == 3
+
+
+def test_an_endpoint_entrants_address_is_the_hosts(
+    tstore: TournamentStore, endpoint_agent: str, shared_redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An endpoint entrant given by its address alone is named "endpoint", not by the address (its
+    name is public: standings, records, spectators); the export of others has no address at all."""
+    monkeypatch.setenv("REDIS_URL", shared_redis_server.url)
+    entrant = parse_entrant(f"endpoint:{endpoint_agent}")
+    assert entrant.name == "endpoint" and entrant.address == endpoint_agent
+    queue = Queue()
+    jobs.start(
+        tstore,
+        Tournament("ea", (*builtins("heuristic", "random"), entrant), seats=3, deals=1, overrides=OPTIONS),
+        queue,
+    )
+    assert queue.drain(tstore) == ["finished"]
+    public = "".join(operations.export(tstore, "ea", "json", 100, addresses=False)[0])
+    hosts = "".join(operations.export(tstore, "ea", "json", 100)[0])
+    assert endpoint_agent not in public and endpoint_agent in hosts
+    records = json.loads(public)["records"]
+    assert len(records) == 3 and all(not record["faults"] for record in records.values())
+    assert all({"name": "endpoint", "kind": "endpoint"} in record["seats"] for record in records.values())
+    with pytest.raises(TournamentError, match="'endpoint' is given twice .*=NAME"):
+        Tournament("ea2", (*builtins("random"), entrant, parse_entrant("endpoint:127.0.0.1:9")), seats=3)

@@ -261,7 +261,9 @@ class MatchmakerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetAgent(self, request, context):
-        """One agent on one ladder: rating, games, exact-bid rate, faults. Status codes: NOT_FOUND.
+        """One agent on one ladder: rating, games, exact-bid rate, faults. An endpoint agent's address
+        (Agent.endpoint) is left empty unless the caller is the host or the agent itself. Status codes:
+        NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -281,7 +283,8 @@ class MatchmakerServiceServicer:
 
     def GetMatch(self, request, context):
         """A match: its state and, once finished, its record (JSON, docs/record.md) for replay; from
-        Redis while it is hot, from the archive after. Status codes: NOT_FOUND, INVALID_ARGUMENT
+        Redis while it is hot, from the archive after. Only the host's copy holds an endpoint seat's
+        `address` (docs/record.md). Status codes: NOT_FOUND, INVALID_ARGUMENT
         (empty match_id or over 128 characters), UNAVAILABLE (the match is not in Redis and the
         archive's database cannot be reached).
         """
