@@ -101,7 +101,9 @@ class Rules:
         if self.hand_sizes is not None:
             sizes = tuple(self.hand_sizes) if isinstance(self.hand_sizes, (list, tuple)) else None
             if not sizes or not all(_is_int(size, 1, 17) for size in sizes):
-                raise RulesError(f"hand_sizes={self.hand_sizes!r} must be a non-empty list of ints from 1 to 17")
+                shown = repr(self.hand_sizes)  # quoted in part: a caller's list may hold thousands
+                shown = shown if len(shown) <= 80 else f"{shown[:80]}... ({len(sizes or ())} hands)"
+                raise RulesError(f"hand_sizes={shown} must be a non-empty list of ints from 1 to 17")
             object.__setattr__(self, "hand_sizes", sizes)
         if not _is_int(self.no_trump_every, 0, 1000):
             raise RulesError(f"no_trump_every={self.no_trump_every!r} must be an int >= 0")

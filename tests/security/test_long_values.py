@@ -51,6 +51,14 @@ def test_long_or_unusual_values_are_refused_naming_the_field(start_service: Call
                 HOST,
                 "rules.preset",
             ),
+            (  # every hand size out of range: the refusal quotes the list in part
+                stub.CreateLadder,
+                pb.CreateLadderRequest(
+                    ladder=pb.Ladder(name="sizes", rules=rules_pb2.Rules(hand_sizes=[2**32 - 1] * 1000))
+                ),
+                HOST,
+                "hand_sizes",
+            ),
             (
                 stub.CreateLadder,
                 pb.CreateLadderRequest(ladder=pb.Ladder(name="l", rules=classic, house_bots=[LONG])),
