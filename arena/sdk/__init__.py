@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 
 from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
-from arena.rpc.auth import bearer_token
+from arena.rpc.auth import bearer_token, same_secret
 from arena.rpc.server import Served, Service, create_server, serve_until_signal
 from arena.rpc.settings import ConfigError
 from arena.sdk.connection import AgentError, connect_async
@@ -47,7 +47,7 @@ class _AgentServicer(agent_pb2_grpc.AgentServiceServicer):
     async def Play(
         self, request_iterator: AsyncIterator[agent_pb2.PlayRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[agent_pb2.PlayResponse]:
-        if self.token and bearer_token(context.invocation_metadata()) != self.token:
+        if self.token and not same_secret(bearer_token(context.invocation_metadata()), self.token):  # constant time
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "wrong or missing 'authorization: Bearer <token>'")
         session = Session(self.bot)
         async for request in request_iterator:
