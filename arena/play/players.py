@@ -17,6 +17,11 @@ from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc, match_pb2
 from arena.rpc.auth import auth_metadata
 from arena.rpc.server import channel_options
 
+# grpc.aio's status for a write that met the call already ended (the endpoint's own status, such as a
+# refused token, is then lost): said in the fault as what it most likely was
+CORE_INTERNAL = "Internal error from Core"
+CLOSED_UNREAD = "the endpoint ended the call before reading from it (a refused token? gRPC kept no reason)"
+
 
 class ConnectedPlayer:
     """An agent holding a stream to a gateway (here or in another process)."""
@@ -118,8 +123,11 @@ class EndpointPlayer:
                 code = await asyncio.wait_for(self.call.code(), 1.0)
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                     return f"{code.name}: the endpoint is not reachable"
+                details = await self.call.details()
+                if code == grpc.StatusCode.INTERNAL and details == CORE_INTERNAL:
+                    return CLOSED_UNREAD
                 if code is not None and code != grpc.StatusCode.OK:
-                    return f"{code.name}: {_their_text(await self.call.details())}"
+                    return f"{code.name}: {_their_text(details)}"
         return _describe(error)
 
     async def _read(self, call: grpc.aio.StreamStreamCall) -> None:

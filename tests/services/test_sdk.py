@@ -14,6 +14,7 @@ import pytest
 
 from arena.embedded_redis import free_port
 from arena.play.host import host_match
+from arena.play.players import CLOSED_UNREAD
 from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, matchmaker_pb2, matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
@@ -521,3 +522,20 @@ def test_retry_after_is_read_only_from_a_rate_limit_and_only_when_it_is_a_number
     assert retry_after_s(refusal(grpc.StatusCode.UNAVAILABLE, "1.250")) is None
     for bad in ("soon", "-3", "nan", "inf", ""):
         assert retry_after_s(refusal(grpc.StatusCode.RESOURCE_EXHAUSTED, bad)) is None, bad
+
+
+def test_an_endpoint_served_with_a_token_plays_only_for_a_caller_with_it() -> None:
+    async def run(token: str) -> dict[str, Any]:
+        served = await serve_async(Recorder(), token="endpoint-secret")
+        try:
+            seats = [SeatSpec.builtin(name) for name in ("heuristic", "random", "heuristic")]
+            seats.insert(1, SeatSpec.endpoint(f"127.0.0.1:{served.port}", token=token))
+            return await host_match("m", preset("classic"), seats, 3, time_control=TimeControl(decision_ms=5000))
+        finally:
+            await served.server.stop(0)
+
+    assert asyncio.run(run("endpoint-secret"))["faults"] == []
+    refused = asyncio.run(run("endpoint-secreT"))["faults"]
+    assert refused and all(f["seat"] == 1 and f["kind"] == "DISCONNECTED" for f in refused), refused
+    # the endpoint's own status, or, when grpc.aio lost it to the host's first write, the likely cause
+    assert all("UNAUTHENTICATED" in f["detail"] or f["detail"] == CLOSED_UNREAD for f in refused), refused
