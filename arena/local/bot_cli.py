@@ -10,6 +10,7 @@ import os
 from rich.table import Table
 
 from arena.local.output import labelled, text_console
+from arena.sdk.arguments import UINT32, whole
 from ohell.errors import OhHellError
 
 console = text_console()
@@ -96,7 +97,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     check = sub.add_parser("check", help="validate a local bot: illegal actions, exceptions, speed, exact bids")
     check.add_argument("bot", help="path/to/mybot.py:MyBot")
-    check.add_argument("--games", type=int, default=8, help="games per preset (seats rotate every game)")
+    check.add_argument(
+        "--games", type=whole(1000, 1), default=8, help="games per preset, 1..1000 (seats rotate every game)"
+    )
     check.add_argument("--presets", help="comma-separated rule presets (default: a sample of each rule document)")
     check.add_argument("--seed", type=int, default=1)
     check.set_defaults(handler=cmd_check)
@@ -107,6 +110,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--matchmaker", default="127.0.0.1:50052", help="the matchmaker address")
     run.add_argument("--token", help="your agent token (default: $OHELL_AGENT_TOKEN)")
     run.add_argument("--ladder", required=True)
-    run.add_argument("--matches", type=int, help="stop after this many matches (default: play for ever)")
+    run.add_argument("--matches", type=whole(UINT32, 1), help="stop after this many matches (default: play for ever)")
     run.add_argument("--seed", type=int, default=0, help="seed of a built-in bot")
     run.set_defaults(handler=cmd_run)

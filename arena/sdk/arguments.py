@@ -11,16 +11,16 @@ UINT32 = 2**32 - 1
 UINT64 = 2**64 - 1
 
 
-def whole(largest: int) -> Callable[[str], int]:
-    """A whole number from 0 to ``largest``."""
+def whole(largest: int, smallest: int = 0) -> Callable[[str], int]:
+    """A whole number from ``smallest`` to ``largest``."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
-        if not 0 <= value <= largest:
-            raise argparse.ArgumentTypeError(f"{value} is not a whole number from 0 to {largest}")
+        if not smallest <= value <= largest:
+            raise argparse.ArgumentTypeError(f"{value} is not a whole number from {smallest} to {largest}")
         return value
 
     return parse
