@@ -89,7 +89,8 @@ def test_serving_on_an_address_it_cannot_listen_on_is_one_line(engine_process) -
 
 
 def test_counts_a_bot_command_cannot_use_are_usage_errors_naming_the_flag() -> None:
-    """``--matches 0`` or below was taken (the agent queued, then left on its first event); ``--games 0`` checked nothing."""
+    """``--matches 0`` or below was taken (the agent queued, then left on its first event); ``--games 0``
+    checked nothing."""
     for args, refusal in (
         (("bot", "run", "random", "--ladder", "main", "--matches", "0"), "--matches: 0 is not a whole number from 1"),
         (("bot", "check", "random", "--games", "-1"), "--games: -1 is not a whole number from 1"),
