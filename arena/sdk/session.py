@@ -23,6 +23,23 @@ from ohell.state import BID_BASE
 log = logging.getLogger("arena.sdk")
 
 
+class PrintableArgs(logging.Filter):
+    """What the SDK logs of a server's text (seat names, match ids, notices, fault details) goes to
+    the bot author's terminal: control characters (escape sequences, line breaks) become "?". The
+    platform refuses such names, but an SDK may be pointed at any server."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                "".join(c if c.isprintable() else "?" for c in arg) if isinstance(arg, str) else arg
+                for arg in record.args
+            )
+        return True
+
+
+log.addFilter(PrintableArgs())
+
+
 class BaseBot:
     """Subclass and override ``bid`` (return tricks) and ``play`` (return a card 0..51)."""
 

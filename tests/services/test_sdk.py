@@ -22,6 +22,7 @@ from arena.rpc.ratelimit import RateLimit
 from arena.rpc.server import Limits, Served, Service, create_server, stop_server
 from arena.sdk import AgentError, BaseBot, connect_async, run_on_ladder_async, serve_async
 from arena.sdk.connection import retry_after_s
+from arena.sdk.session import Session
 from arena.wire import observation_to_proto, rules_to_proto
 from ohell.bots import make_bot
 from ohell.cards import rank_of
@@ -539,3 +540,14 @@ def test_an_endpoint_served_with_a_token_plays_only_for_a_caller_with_it() -> No
     assert refused and all(f["seat"] == 1 and f["kind"] == "DISCONNECTED" for f in refused), refused
     # the endpoint's own status, or, when grpc.aio lost it to the host's first write, the likely cause
     assert all("UNAUTHENTICATED" in f["detail"] or f["detail"] == CLOSED_UNREAD for f in refused), refused
+
+
+def test_a_servers_text_is_logged_without_control_characters(caplog: pytest.LogCaptureFixture) -> None:
+    started = match_pb2.MatchStarted(match_id="m\x1b]0;owned\x07", seat=0)
+    started.seats.add(name="evil\x1b[2J\nname")
+    with caplog.at_level(logging.INFO, logger="arena.sdk"):
+        Session(BaseBot()).handle(match_pb2.AgentEvent(match_started=started))
+        Session(BaseBot()).handle(match_pb2.AgentEvent(notice=match_pb2.Notice(code="X", message="a\rb\x1b[1A")))
+    logged = [record.getMessage() for record in caplog.records]
+    assert len(logged) == 2 and "evil?[2J?name" in logged[0], logged
+    assert not any(ch in line for line in logged for ch in "\x1b\x07\n\r"), logged
