@@ -124,3 +124,17 @@ def test_a_local_bot_is_offered_bid_changes_under_000_only(bot_file: Path, tmp_p
             for e in h["events"]
             if e[0] == "change"
         )
+
+
+def test_check_prints_its_counts_as_numbers(
+    bot_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console reads no markup: counts of illegal actions and exceptions were printed as
+    ``[red]12[/red]``."""
+    from arena.local import bot_cli
+
+    monkeypatch.setattr(bot_cli.console, "width", 200)  # the whole table, not cut to 80 columns
+    assert main(["bot", "check", f"{bot_file}:Sloppy", "--games", "1", "--presets", "classic"]) == 1
+    row = next(line for line in capsys.readouterr().out.splitlines() if "│ classic" in line)
+    cells = [cell.strip() for cell in row.strip("│ ").split("│")]
+    assert "[" not in row and cells[2].isdigit() and int(cells[2]) > 0 and int(cells[3]) > 0
