@@ -1,0 +1,39 @@
+"""Pages with nothing to list yet say so, instead of showing a table of headers with no rows (a
+fresh ``ohell up``: no ladder, no tournament; a new ladder: no standings)."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+from services.web.pages import templates
+
+
+def render(name: str, **context: object) -> str:
+    return templates.env.get_template(name).render(host_session=False, **context)
+
+
+def bare_tables(html: str) -> list[str]:
+    """Tables whose body holds no row."""
+    return re.findall(r"<table[^>]*>(?:(?!</table>).)*<tbody>\s*</tbody>", html, flags=re.S)
+
+
+def test_no_ladder_and_no_tournament_show_a_sentence_and_no_table() -> None:
+    ladders = render("ladders.html", ladders=[])
+    assert "No ladder yet" in ladders and "<table" not in ladders
+    tournaments = render("tournaments.html", tournaments=[], next_page=None)
+    assert "No tournament yet" in tournaments and "<table" not in tournaments
+
+
+def test_a_ladder_with_no_standings_says_so() -> None:
+    ladder = SimpleNamespace(name="class", preset="classic", seats=4, matches=0)
+    board = render("leaderboard.html", ladder=ladder, rows=[], waiting=0, running=[])
+    assert "No agent has played on this ladder yet" in board and not bare_tables(board)
+    host = render(
+        "host.html",
+        ladders=[SimpleNamespace(name="class", preset="classic", seats=4, matches=0, standings=[])],
+        presets=["classic"],
+        bots=["random"],
+        csrf="x",
+    )
+    assert "No agent has played yet" in host and not bare_tables(host)
