@@ -1,5 +1,6 @@
 """Pages with nothing to list yet say so, instead of showing a table of headers with no rows (a
-fresh ``ohell up``: no ladder, no tournament; a new ladder: no standings)."""
+fresh ``ohell up``: no ladder, no tournament; a new ladder: no standings); no page makes the
+browser ask for an icon the app does not serve."""
 
 from __future__ import annotations
 
@@ -37,3 +38,9 @@ def test_a_ladder_with_no_standings_says_so() -> None:
         csrf="x",
     )
     assert "No agent has played yet" in host and not bare_tables(host)
+
+
+def test_pages_name_their_icon() -> None:
+    """Without one the browser asked for /favicon.ico on the first page: a 404 in the app's log and
+    an error in the browser's console."""
+    assert '<link rel="icon" href="data:,">' in render("ladders.html", ladders=[])
