@@ -74,6 +74,14 @@ def test_ohell_play_and_bot_play_seat_a_bot_file(
         assert {seat["kind"] for record in records for seat in record["seats"]} == {"local", "builtin"}
 
 
+def test_play_names_the_records_folder_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out records/`` (the README's) printed ``records written to records//``."""
+    out = f"{tmp_path}/records/"
+    assert main(["play", "--bots", "random,random,random", "--games", "1", "--out", out]) == 0
+    text = capsys.readouterr().out.replace("\n", "")  # rich wraps a long path
+    assert f"{tmp_path}/records/" in text and "records//" not in text
+
+
 def test_unknown_bots_and_bad_files_are_one_line(bot_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "--bots", "mybot.py,heuristic,random", "--games", "1"]) == 2
     assert "bot file 'mybot.py' does not exist" in capsys.readouterr().out
