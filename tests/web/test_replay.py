@@ -71,8 +71,8 @@ def test_rules_are_named_the_same_on_every_page() -> None:
     """A ladder of classic rules with short hands is "classic, hand_sizes=..." on its leaderboard
     (the API's rules) and in its replays (the record's rules), not "classic" on one and "custom" on
     the other."""
-    from arena.wire import rules_to_proto
-    from services.web.views import proto_rules_label, record_rules_label, rules_label
+    from arena.wire import proto_rules_label, rules_label, rules_to_proto
+    from services.web.views import record_rules_label
 
     short = preset_with_options("classic", ["hand_sizes=[5,4,3,2,1]"])
     message = rules_to_proto(short)
