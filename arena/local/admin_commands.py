@@ -27,10 +27,15 @@ KIND_NAMES = {number: name for name, number in KINDS.items()}
 MAX_IMPORT = 5000
 
 
+TEXT_COLUMNS = {"name", "agent", "ladder", "match", "seats", "rules", "house bots", "kind", "bot / endpoint"}
+TEXT_COLUMNS |= {"version", "state", "finished (UTC)"}
+
+
 def table(title: str, *columns: str) -> Table:
+    """Words to the left, numbers to the right."""
     out = Table(title=title)
     for column in columns:
-        out.add_column(column, justify="left" if column in ("name", "agent", "ladder", "match", "seats") else "right")
+        out.add_column(column, justify="left" if column in TEXT_COLUMNS else "right")
     return out
 
 
