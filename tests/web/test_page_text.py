@@ -1,6 +1,7 @@
-"""Pages with nothing to list yet say so, instead of showing a table of headers with no rows (a
-fresh ``ohell up``: no ladder, no tournament; a new ladder: no standings); no page makes the
-browser ask for an icon the app does not serve."""
+"""What pages say, rendered from their templates: a list with nothing in it yet says so instead of
+showing a table of headers with no rows (a fresh ``ohell up``: no ladder, no tournament; a new
+ladder: no standings); no page makes the browser ask for an icon the app does not serve; the live
+view's state is set apart from the sentence before it."""
 
 from __future__ import annotations
 
@@ -44,3 +45,9 @@ def test_pages_name_their_icon() -> None:
     """Without one the browser asked for /favicon.ico on the first page: a 404 in the app's log and
     an error in the browser's console."""
     assert '<link rel="icon" href="data:,">' in render("ladders.html", ladders=[])
+
+
+def test_the_live_views_state_is_set_apart() -> None:
+    """It read "a card appears when it is played. finished"."""
+    page = render("live.html", match=None, match_id="m-1", seats=[])
+    assert 'played · <span id="status">' in page
