@@ -71,7 +71,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             raise OhHellError(f"cannot write records to --out {args.out}: {error.strerror or error}") from None
     print_tally(tally, f"{args.games} games of {args.rules}, seed {args.seed}")
     if args.out:
-        console.print(f"records written to {args.out}/")
+        console.print(f"records written to {Path(args.out)}/")  # one slash after a folder given as records/
     return 0
 
 

@@ -16,7 +16,7 @@ from arena.local.admin_client import Host
 from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, text_console
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.wire import rules_to_proto
+from arena.wire import proto_rules_label, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 from ohell.referee import referee
@@ -27,10 +27,15 @@ KIND_NAMES = {number: name for name, number in KINDS.items()}
 MAX_IMPORT = 5000
 
 
+TEXT_COLUMNS = {"name", "agent", "ladder", "match", "seats", "rules", "house bots", "kind", "bot / endpoint"}
+TEXT_COLUMNS |= {"version", "state", "finished (UTC)"}
+
+
 def table(title: str, *columns: str) -> Table:
+    """Words to the left, numbers to the right."""
     out = Table(title=title)
     for column in columns:
-        out.add_column(column, justify="left" if column in ("name", "agent", "ladder", "match", "seats") else "right")
+        out.add_column(column, justify="left" if column in TEXT_COLUMNS else "right")
     return out
 
 
@@ -50,14 +55,14 @@ def ladder_create(host: Host, args: argparse.Namespace) -> int:
         house_bots=bots,
     )
     created = host.call("CreateLadder", ladder=ladder).ladder
-    console.print(f"ladder {created.name} created: {created.rules.preset} rules, {created.seats} seats")
+    console.print(f"ladder {created.name} created: {proto_rules_label(created.rules)} rules, {created.seats} seats")
     return 0
 
 
 def ladder_list(host: Host, args: argparse.Namespace) -> int:
     out = table("ladders", "ladder", "rules", "seats", "house bots")
     for ladder in host.call("ListLadders").ladders:
-        out.add_row(ladder.name, ladder.rules.preset or "custom", str(ladder.seats), ",".join(ladder.house_bots))
+        out.add_row(ladder.name, proto_rules_label(ladder.rules), str(ladder.seats), ",".join(ladder.house_bots))
     console.print(out)
     return 0
 
@@ -65,7 +70,7 @@ def ladder_list(host: Host, args: argparse.Namespace) -> int:
 def ladder_show(host: Host, args: argparse.Namespace) -> int:
     reply = host.call("GetLadder", name=args.name)
     ladder = reply.ladder
-    console.print(f"ladder {ladder.name}: {ladder.rules.preset or 'custom'} rules, {ladder.seats} seats")
+    console.print(f"ladder {ladder.name}: {proto_rules_label(ladder.rules)} rules, {ladder.seats} seats")
     console.print(
         f"  house bots: {', '.join(ladder.house_bots) or 'none'} (fill after {ladder.fill_after_seconds:g} s)"
     )

@@ -8,6 +8,7 @@ import logging
 import os
 
 from rich.table import Table
+from rich.text import Text
 
 from arena.local.output import labelled, text_console
 from arena.sdk.arguments import UINT32, whole
@@ -63,8 +64,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         table.add_row(
             result.preset,
             str(result.decisions),
-            f"[red]{result.illegal}[/red]" if result.illegal else "0",
-            f"[red]{result.exceptions}[/red]" if result.exceptions else "0",
+            Text(str(result.illegal), style="red" if result.illegal else ""),
+            Text(str(result.exceptions), style="red" if result.exceptions else ""),
             f"{result.percentile_ms(0.50):.3f}",
             f"{result.percentile_ms(0.95):.3f}",
             f"{100 * result.exact_rate:.1f}%",

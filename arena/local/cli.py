@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.local import admin
-from arena.local.config import CONFIG_ENV, HOST_TOKEN_ENV, SETTINGS, host_token, resolve
+from arena.local.config import CONFIG_ENV, HOST_TOKEN_ENV, SETTINGS, default_data_dir, host_token, resolve
 from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
@@ -154,8 +154,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     up.add_argument("--config", help=f"a TOML file of these settings (default: ${CONFIG_ENV}, else ./ohell.toml)")
     for name, setting in SETTINGS.items():
         flag = "--" + name.replace("_", "-")
+        default = default_data_dir() if name == "data_dir" else setting.default
+        # an empty default means "not set": the help's text says what happens then
         text = (
-            f"{setting.help} (${setting.env}; default {setting.default if setting.default is not None else 'per user'})"
+            f"{setting.help} (${setting.env}; default {default})"
+            if default != ""
+            else f"{setting.help} (${setting.env})"
         )
         if setting.kind is bool:
             up.add_argument(flag, dest=name, action="store_true", default=None, help=text)

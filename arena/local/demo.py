@@ -76,12 +76,13 @@ def run_demo(args: argparse.Namespace) -> int:
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
             play_ladder(stub, stack, rules, args)
+        if not args.serve:  # the address printed above dies with the stack, in a moment
+            console.print("the web app stops with the demo: add --serve to keep it up and browse the ladder")
+            return 0
         console.print(f"leaderboard, agents and replays: {board_url}")
-        if args.serve:
-            console.print("serving the web app until Ctrl-C")
-            while True:
-                time.sleep(3600)
-        return 0
+        console.print("serving the web app until Ctrl-C")
+        while True:
+            time.sleep(3600)
     except KeyboardInterrupt:
         if args.serve:
             return 0

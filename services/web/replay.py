@@ -10,6 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 Frame = dict[str, Any]
+SUITS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+
+
+def card_face(card: str) -> str:
+    """A record's card ("TH") as the page draws it ("10♥"; static/cards.js: cardFace): captions
+    read "p1 plays 10♥" next to the card on the table, not "p1 plays TH"."""
+    return card[:-1].replace("T", "10") + SUITS[card[-1]]
 
 
 def _caption_bid(kind: str, name: str, value: int) -> str:
@@ -88,7 +95,7 @@ def _walk(record: dict[str, Any]) -> _Table:
     names = table.names
     for hand in record["hands"]:
         table.start_hand(hand)
-        trump = hand.get("trump") or "none"
+        trump = card_face(hand["trump"]) if hand.get("trump") else "none"
         kind = "sudden-death hand" if hand.get("sudden_death") else "hand"
         table.snap(f"{kind} {hand['number']}: {hand['size']} cards each, {names[hand['dealer']]} deals, trump {trump}")
         tricks = iter(hand.get("tricks", []))
@@ -102,7 +109,7 @@ def _walk(record: dict[str, Any]) -> _Table:
                 table.trick, table.trick_winner = [], None
             table.played += 1
             table.trick.append((seat, value))
-            table.snap(f"{names[seat]} plays {value}", seat)
+            table.snap(f"{names[seat]} plays {card_face(value)}", seat)
             if current is not None and len(table.trick) == len(current["cards"]):
                 winner = current["winner"]
                 table.won[winner] += 1

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
-from services.web.views import Row, proto_rules_label, when
+from arena.wire import proto_rules_label
+from services.web.views import Row, when
 
 STATE_NAMES = {tpb.TOURNAMENT_STATE_RUNNING: "running", tpb.TOURNAMENT_STATE_FINISHED: "finished"}
 FORMAT_NAMES = {tpb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round robin", tpb.TOURNAMENT_FORMAT_SWISS: "Swiss"}

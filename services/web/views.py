@@ -8,8 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from arena.wire import ConversionError, rules_from_proto
-from ohell.presets import PRESETS, preset_name
+from arena.wire import proto_rules_label, rules_label
 from ohell.rules import Rules, RulesError
 
 Row = dict[str, Any]
@@ -17,35 +16,6 @@ Row = dict[str, Any]
 
 def when(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) if ms else ""
-
-
-def rules_label(rules: Rules, chosen: str = "") -> str:
-    """A preset's name, or the preset the rules were made from (``chosen``, else the nearest) and the
-    options that differ from it: "classic, hand_sizes=5,4,3,2,1"."""
-    exact = preset_name(rules)
-    if exact and (not chosen or chosen == exact):
-        return exact
-    mine = rules.to_dict()
-
-    def changed(name: str) -> list[str]:
-        base = PRESETS[name].to_dict()
-        return [key for key, value in mine.items() if base[key] != value]
-
-    base = chosen if chosen in PRESETS else min(sorted(PRESETS), key=lambda name: len(changed(name)))
-    return ", ".join([base, *(f"{key}={_option_text(mine[key])}" for key in changed(base))])
-
-
-def _option_text(value: Any) -> str:
-    if isinstance(value, list):
-        return ",".join(map(str, value))
-    return str(value).lower() if isinstance(value, bool) or value is None else str(value)
-
-
-def proto_rules_label(message: Any) -> str:
-    try:
-        return rules_label(rules_from_proto(message), message.preset)
-    except ConversionError:
-        return message.preset or "custom"
 
 
 def record_rules_label(record: dict[str, Any]) -> str:

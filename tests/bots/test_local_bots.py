@@ -74,6 +74,14 @@ def test_ohell_play_and_bot_play_seat_a_bot_file(
         assert {seat["kind"] for record in records for seat in record["seats"]} == {"local", "builtin"}
 
 
+def test_play_names_the_records_folder_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out records/`` (the README's) printed ``records written to records//``."""
+    out = f"{tmp_path}/records/"
+    assert main(["play", "--bots", "random,random,random", "--games", "1", "--out", out]) == 0
+    text = capsys.readouterr().out.replace("\n", "")  # rich wraps a long path
+    assert f"{tmp_path}/records/" in text and "records//" not in text
+
+
 def test_unknown_bots_and_bad_files_are_one_line(bot_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "--bots", "mybot.py,heuristic,random", "--games", "1"]) == 2
     assert "bot file 'mybot.py' does not exist" in capsys.readouterr().out
@@ -124,3 +132,17 @@ def test_a_local_bot_is_offered_bid_changes_under_000_only(bot_file: Path, tmp_p
             for e in h["events"]
             if e[0] == "change"
         )
+
+
+def test_check_prints_its_counts_as_numbers(
+    bot_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console reads no markup: counts of illegal actions and exceptions were printed as
+    ``[red]12[/red]``."""
+    from arena.local import bot_cli
+
+    monkeypatch.setattr(bot_cli.console, "width", 200)  # the whole table, not cut to 80 columns
+    assert main(["bot", "check", f"{bot_file}:Sloppy", "--games", "1", "--presets", "classic"]) == 1
+    row = next(line for line in capsys.readouterr().out.splitlines() if "│ classic" in line)
+    cells = [cell.strip() for cell in row.strip("│ ").split("│")]
+    assert "[" not in row and cells[2].isdigit() and int(cells[2]) > 0 and int(cells[3]) > 0

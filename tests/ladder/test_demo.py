@@ -57,6 +57,11 @@ def test_demo_plays_a_ladder_and_prints_the_leaderboard() -> None:
     for name in ("random-1", "heuristic-1"):
         assert name in result.stdout
     assert "leaderboard in the browser: http://127.0.0.1:" in result.stdout
+    # the web app stops with the demo: its last line gives no address that is about to go away
+    assert (
+        result.stdout.splitlines()[-1]
+        == "the web app stops with the demo: add --serve to keep it up and browse the ladder"
+    )
 
 
 def test_the_default_demo_ranks_strong_above_heuristic_above_random() -> None:

@@ -34,10 +34,12 @@ def test_ladders(site: Site) -> None:
     made = ohell(
         site, "ladder", "create", "class", "--seats", "3", "--house-bots", "random", "--option", "hand_sizes=[3]"
     )
-    assert made.returncode == 0 and "ladder class created: classic rules, 3 seats" in made.stdout, made.stdout
+    # the rules named as on the web app: a classic ladder of short hands is not "classic"
+    assert made.returncode == 0 and "ladder class created: classic, hand_sizes=3 rules, 3 seats" in made.stdout
     listed = ohell(site, "ladder", "list")
-    assert "class" in listed.stdout and LADDER in listed.stdout
+    assert "classic, hand_sizes=3" in listed.stdout and LADDER in listed.stdout, listed.stdout
     shown = ohell(site, "ladder", "show", "class")
+    assert "ladder class: classic, hand_sizes=3 rules, 3 seats" in shown.stdout
     assert "house bots: random" in shown.stdout and "'hand_sizes': [3]" in shown.stdout
     bad = ohell(site, "ladder", "create", "class2", "--seats", "9")
     assert bad.returncode == 2 and "INVALID_ARGUMENT" in bad.stdout and "seats" in bad.stdout

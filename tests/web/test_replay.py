@@ -10,7 +10,7 @@ from ohell.presets import preset, preset_with_options
 from ohell.record import build_record
 from ohell.state import Game
 from services.web.host import names_from_csv
-from services.web.replay import frames, held_at, replay
+from services.web.replay import card_face, frames, held_at, replay
 
 
 def record_of(rules_name: str, seats: int, seed: int, options: list[str] | None = None) -> dict:
@@ -39,10 +39,17 @@ def test_frames_walk_the_record(rules: str, seats: int, seed: int) -> None:
     assert all(not any(f["held"]) for f in ends)  # every dealt card was played
     for before, after in zip(steps, steps[1:], strict=False):  # a card leaves a hand only when played
         if after["caption"].startswith(tuple(f"p{i} plays" for i in range(seats))):
-            card = after["caption"].rsplit(" ", 1)[1]
-            seat = after["acting"]
+            seat, card = after["acting"], after["trick"][-1][1]
+            assert after["caption"] == f"{record['seats'][seat]['name']} plays {card_face(card)}"  # as on the table
             assert card in before["held"][seat] and card not in after["held"][seat]
-            assert after["trick"][-1] == [seat, card]
+
+
+def test_captions_show_cards_as_the_table_does() -> None:
+    """Captions read "plays TH" and "trump 6S" beside cards drawn as 10♥ and 6♠."""
+    assert [card_face(card) for card in ("TH", "6S", "AD", "2C")] == ["10♥", "6♠", "A♦", "2♣"]
+    record = record_of("classic", 4, 1)
+    deal = frames(record)[0]["caption"]
+    assert deal.endswith(f"trump {card_face(record['hands'][0]['trump'])}")
 
 
 def test_bid_frames_carry_the_bids_so_far() -> None:
@@ -64,8 +71,8 @@ def test_rules_are_named_the_same_on_every_page() -> None:
     """A ladder of classic rules with short hands is "classic, hand_sizes=..." on its leaderboard
     (the API's rules) and in its replays (the record's rules), not "classic" on one and "custom" on
     the other."""
-    from arena.wire import rules_to_proto
-    from services.web.views import proto_rules_label, record_rules_label, rules_label
+    from arena.wire import proto_rules_label, rules_label, rules_to_proto
+    from services.web.views import record_rules_label
 
     short = preset_with_options("classic", ["hand_sizes=[5,4,3,2,1]"])
     message = rules_to_proto(short)

@@ -17,6 +17,7 @@ import grpc
 import pytest
 import redis
 
+from arena.cli import main
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.local.config import resolve
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
@@ -95,6 +96,17 @@ def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
     assert resolve({}, {"OHELL_DATA_DIR": str(tmp_path)}, None)["matchmaker_address"] == "127.0.0.1:50052"
     assert resolve({}, {"OHELL_DATA_DIR": str(tmp_path)}, None)["batch"] == 6
     assert resolve({}, {"OHELL_MATCH_BATCH": "2"}, str(config))["batch"] == 2
+
+
+def test_up_help_names_each_default(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings with no default printed "default )"; the data folder's said "per user"."""
+    monkeypatch.setenv("XDG_DATA_HOME", "/srv/data")
+    monkeypatch.setenv("COLUMNS", "200")  # one line per option
+    with pytest.raises(SystemExit):
+        main(["up", "--help"])
+    text = capsys.readouterr().out
+    assert "default )" not in text and "($REDIS_URL)" in text and "($OHELL_HOST_TOKEN_FILE)" in text
+    assert "($OHELL_DATA_DIR; default /srv/data/ohell-arena)" in text
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,16 @@
 // Shared by the replay and the live view: drawing cards and the score table.
 "use strict";
 const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
+// A record's card ("TH") as the pages show it ("10♥"): on the table and in captions alike
+// (services/web/replay.py: card_face).
+function cardFace(text) {
+  return text.slice(0, -1).replace("T", "10") + SUITS[text.slice(-1)];
+}
 function cardEl(text) {
   const span = document.createElement("span");
-  const suit = text.slice(-1), rank = text.slice(0, -1).replace("T", "10");
+  const suit = text.slice(-1);
   span.className = "c" + (suit === "H" || suit === "D" ? " red" : "");
-  span.textContent = rank + SUITS[suit];
+  span.textContent = cardFace(text);
   span.dataset.card = text;
   return span;
 }

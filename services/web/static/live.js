@@ -45,7 +45,7 @@
     match_started(e) { names = e.seats.map((s) => s.name); build(e.seats.length); return "the match starts"; },
     hand_started(e) {
       bids = bids.map(() => null); won = won.map(() => 0); trick = [];
-      const trump = e.trump_card && e.trump_card !== "" ? e.trump_card : "none";
+      const trump = e.trump_card && e.trump_card !== "" ? cardFace(e.trump_card) : "none";
       document.getElementById("hand-info").textContent = `hand ${e.hand_number} · ${e.hand_size} cards · trump ${trump}`;
       return `hand ${e.hand_number}: ${name(e.dealer)} deals`;
     },
@@ -53,7 +53,7 @@
     card_played(e) {
       if (trick.length && trick.done) trick = [];
       trick.push({ seat: e.seat, card: e.card });
-      return `${name(e.seat)} plays ${e.card}`;
+      return `${name(e.seat)} plays ${cardFace(e.card)}`;
     },
     trick_won(e) { const w = e.trick.winner; won[w] += 1; trick.done = true; return `${name(w)} wins the trick`; },
     hand_ended(e) {

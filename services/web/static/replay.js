@@ -36,7 +36,7 @@
     const h = f.hand_index >= 0 ? data.hands[f.hand_index] : null;
     const winner = f.trick_winner ?? null;
     document.getElementById("hand-info").textContent =
-      h ? `hand ${h.number}${h.sudden_death ? " (sudden death)" : ""} · ${h.size} cards · trump ${h.trump || "none"}` : "";
+      h ? `hand ${h.number}${h.sudden_death ? " (sudden death)" : ""} · ${h.size} cards · trump ${h.trump ? cardFace(h.trump) : "none"}` : "";
     scrub.value = index;
     const held = heldAt(f);
     seats.forEach((el, s) => {

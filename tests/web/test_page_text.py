@@ -1,0 +1,53 @@
+"""What pages say, rendered from their templates: a list with nothing in it yet says so instead of
+showing a table of headers with no rows (a fresh ``ohell up``: no ladder, no tournament; a new
+ladder: no standings); no page makes the browser ask for an icon the app does not serve; the live
+view's state is set apart from the sentence before it."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+from services.web.pages import templates
+
+
+def render(name: str, **context: object) -> str:
+    return templates.env.get_template(name).render(host_session=False, **context)
+
+
+def bare_tables(html: str) -> list[str]:
+    """Tables whose body holds no row."""
+    return re.findall(r"<table[^>]*>(?:(?!</table>).)*<tbody>\s*</tbody>", html, flags=re.S)
+
+
+def test_no_ladder_and_no_tournament_show_a_sentence_and_no_table() -> None:
+    ladders = render("ladders.html", ladders=[])
+    assert "No ladder yet" in ladders and "<table" not in ladders
+    tournaments = render("tournaments.html", tournaments=[], next_page=None)
+    assert "No tournament yet" in tournaments and "<table" not in tournaments
+
+
+def test_a_ladder_with_no_standings_says_so() -> None:
+    ladder = SimpleNamespace(name="class", preset="classic", seats=4, matches=0)
+    board = render("leaderboard.html", ladder=ladder, rows=[], waiting=0, running=[])
+    assert "No agent has played on this ladder yet" in board and not bare_tables(board)
+    host = render(
+        "host.html",
+        ladders=[SimpleNamespace(name="class", preset="classic", seats=4, matches=0, standings=[])],
+        presets=["classic"],
+        bots=["random"],
+        csrf="x",
+    )
+    assert "No agent has played yet" in host and not bare_tables(host)
+
+
+def test_pages_name_their_icon() -> None:
+    """Without one the browser asked for /favicon.ico on the first page: a 404 in the app's log and
+    an error in the browser's console."""
+    assert '<link rel="icon" href="data:,">' in render("ladders.html", ladders=[])
+
+
+def test_the_live_views_state_is_set_apart() -> None:
+    """It read "a card appears when it is played. finished"."""
+    page = render("live.html", match=None, match_id="m-1", seats=[])
+    assert 'played · <span id="status">' in page
