@@ -10,6 +10,7 @@ layout."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 
@@ -29,8 +30,14 @@ class SafeConsole(Console):
                 yield segment
 
 
+PIPED_WIDTH = 200  # a table written to a file or a pipe is not cut to rich's 80 columns there
+
+
 def text_console() -> Console:
-    return SafeConsole(markup=False, emoji=False)
+    console = SafeConsole(markup=False, emoji=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = PIPED_WIDTH
+    return console
 
 
 def labelled(label: str, style: str, rest: str) -> Text:
