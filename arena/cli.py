@@ -20,6 +20,7 @@ from ohell.referee import referee_text
 from ohell.tally import SeriesTally
 
 console = text_console()
+errors = text_console(stderr=True)  # "error: ..." lines: not mixed into output a script reads
 
 
 def progress_bar() -> Progress:
@@ -80,8 +81,7 @@ def cmd_referee(args: argparse.Namespace) -> int:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        console.print(f"cannot read {path}: {error}", style="red")
-        return 2
+        raise OhHellError(f"cannot read {path}: {error}") from None
     verdict = referee_text(text)
     print(verdict.summary())
     if verdict.valid:
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except OhHellError as error:
-        console.print(labelled("error:", "red", f" {error}"))
+        errors.print(labelled("error:", "red", f" {error}"))
         return 2
     except KeyboardInterrupt:
         return 130

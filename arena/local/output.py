@@ -33,8 +33,8 @@ class SafeConsole(Console):
 PIPED_WIDTH = 200  # a table written to a file or a pipe is not cut to rich's 80 columns there
 
 
-def text_console() -> Console:
-    console = SafeConsole(markup=False, emoji=False)
+def text_console(stderr: bool = False) -> Console:
+    console = SafeConsole(markup=False, emoji=False, stderr=stderr)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPED_WIDTH
     return console

@@ -45,8 +45,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
                 request, metadata=auth_metadata(args.token), timeout=args.timeout
             )
         except grpc.RpcError as error:
-            print(f"challenge refused: {error.code().name}: {error.details()}")
-            return 2
+            raise OhHellError(f"challenge refused: {error.code().name}: {error.details()}") from None
     record = response.record
     print(
         f"match {response.match_id}: totals {list(record.totals)}, winners {list(record.winners)}, "

@@ -84,9 +84,9 @@ def test_play_names_the_records_folder_once(tmp_path: Path, capsys: pytest.Captu
 
 def test_unknown_bots_and_bad_files_are_one_line(bot_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "--bots", "mybot.py,heuristic,random", "--games", "1"]) == 2
-    assert "bot file 'mybot.py' does not exist" in capsys.readouterr().out
+    assert "bot file 'mybot.py' does not exist" in capsys.readouterr().err
     assert main(["play", "--bots", "nobot,heuristic,random", "--games", "1"]) == 2
-    assert "path/to/mybot.py:MyBot" in capsys.readouterr().out
+    assert "path/to/mybot.py:MyBot" in capsys.readouterr().err
     with pytest.raises(OhHellError, match="name the bot class: .*Careful, Sloppy, Changer"):
         load_bot(str(bot_file))
     with pytest.raises(OhHellError, match="has no bot class 'Nope'"):

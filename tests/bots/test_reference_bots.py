@@ -65,11 +65,11 @@ def test_ohell_play_refuses_bad_arguments(tmp_path: Path, capsys: pytest.Capture
     occupied = tmp_path / "a-file"
     occupied.write_text("not a folder")
     assert main(["play", "--games", "1", "--out", str(occupied)]) == 2
-    assert "cannot write records to --out" in capsys.readouterr().out
+    assert "cannot write records to --out" in capsys.readouterr().err
     assert main(["play", "--bots", "heuristic,nobody,random"]) == 2
-    assert "unknown bot 'nobody'" in capsys.readouterr().out
+    assert "unknown bot 'nobody'" in capsys.readouterr().err
     assert main(["play", "--rules", "nope"]) == 2
-    assert "unknown preset 'nope'" in capsys.readouterr().out
+    assert "unknown preset 'nope'" in capsys.readouterr().err
     assert main(["play", "--option", "scoring=golf"]) == 2
     assert main(["play", "--bots", "random,random"]) == 2
-    assert "num_players=2" in capsys.readouterr().out
+    assert "num_players=2" in capsys.readouterr().err

@@ -15,19 +15,19 @@ from arena.local.output import CONTROL, SafeConsole, labelled
 
 def test_an_error_naming_a_bracketed_preset_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "--rules", "[/x]", "--games", "1"]) == 2
-    out = capsys.readouterr().out
-    assert "error:" in out and "[/x]" in out
+    err = capsys.readouterr().err
+    assert "error:" in err and "[/x]" in err
 
 
 def test_an_error_naming_a_bracketed_bot_keeps_its_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "--bots", "[bold]mine,random,random", "--games", "1"]) == 2
-    assert "[bold]mine" in capsys.readouterr().out
+    assert "[bold]mine" in capsys.readouterr().err
 
 
 def test_referee_of_an_unreadable_bracketed_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "[/red]record.json"
     assert main(["referee", str(missing)]) == 2  # the console wraps long lines
-    assert f"cannot read {missing}" in "".join(capsys.readouterr().out.split("\n"))
+    assert f"cannot read {missing}" in "".join(capsys.readouterr().err.split("\n"))
 
 
 @pytest.mark.parametrize(
@@ -57,14 +57,14 @@ def test_a_csv_of_names_the_csv_reader_refuses_is_one_line(tmp_path: Path, capsy
     assert (
         main(["agent", "import", str(names), "--tokens", str(tmp_path / "t.csv"), "--matchmaker", "127.0.0.1:9"]) == 2
     )
-    out = "".join(capsys.readouterr().out.split("\n"))
+    out = "".join(capsys.readouterr().err.split("\n"))
     assert "error:" in out and "field larger" in out and not (tmp_path / "t.csv").exists()
 
 
 def test_an_unknown_bot_to_connect_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     """It was make_bot's ValueError traceback."""
     assert main(["bot", "connect", "--bot", "nope", "--address", "127.0.0.1:1", "--token", "x"]) == 2
-    assert "--bot: unknown bot 'nope'" in capsys.readouterr().out
+    assert "--bot: unknown bot 'nope'" in capsys.readouterr().err
 
 
 def test_control_characters_in_values_do_not_reach_the_terminal(
@@ -74,7 +74,7 @@ def test_control_characters_in_values_do_not_reach_the_terminal(
     a file name echoed in an error) could retitle, recolour or rewrite the host's terminal."""
     missing = tmp_path / "\x1b]0;pwned\x07r\x1b[2Kec\x9bord.json"
     assert main(["referee", str(missing)]) == 2
-    out = "".join(capsys.readouterr().out.split("\n"))
+    out = "".join(capsys.readouterr().err.split("\n"))
     assert "]0;pwnedr[2Kecord.json" in out and not CONTROL.search(out)
 
 

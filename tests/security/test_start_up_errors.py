@@ -77,7 +77,7 @@ def test_the_web_app_at_an_address_it_cannot_listen_on(port: str) -> None:
 
 def test_a_host_command_with_a_token_file_that_is_not_text(binary: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tournament", "list", "--matchmaker", "127.0.0.1:1", "--host-token-file", str(binary)]) == 2
-    out = "".join(capsys.readouterr().out.split("\n"))
+    out = "".join(capsys.readouterr().err.split("\n"))
     assert "not a text file" in out and str(binary) in out
 
 
@@ -107,7 +107,7 @@ def test_a_ratings_rebuild_that_cannot_reach_its_stores_is_one_line(
     """``ohell ladder rebuild`` ended in a traceback: redis-py's ValueError or ConnectionError, SQLAlchemy's
     NoSuchModuleError, a FileNotFoundError."""
     assert main(["ladder", "rebuild", "--redis-url", "redis://127.0.0.1:1/0", *args]) == 2
-    out = "".join(capsys.readouterr().out.split("\n"))
+    out = "".join(capsys.readouterr().err.split("\n"))
     assert "error:" in out and all(word in out for word in words) and "pw-secret" not in out, out
 
 

@@ -260,7 +260,7 @@ def test_host_commands_go_through_the_rpcs(
     create = ["tournament", "create", "cli", "--entrant=builtin:random", "--entrant=builtin:heuristic=h"]
     create += ["--entrant=builtin:strong", "--deals", "1", "--option", "hand_sizes=[2,1]", *where]
     assert main(create) == 2
-    assert "UNAUTHENTICATED" in capsys.readouterr().out
+    assert "UNAUTHENTICATED" in capsys.readouterr().err
     assert main([*create, "--host-token-file", str(rpc.stack.host_token_path)]) == 0
     assert "3 games in all" in capsys.readouterr().out
     wait_until(lambda: rpc.get("cli").progress.state == tpb.TOURNAMENT_STATE_FINISHED, 30, "the tournament to end")
@@ -269,7 +269,7 @@ def test_host_commands_go_through_the_rpcs(
     assert main(["tournament", "standings", "cli", *where]) == 0  # the shared standings: anyone
     assert "final standings" in capsys.readouterr().out
     assert main(["tournament", "standings", "cli", "--replicates", "100", *where]) == 2
-    assert "PERMISSION_DENIED" in capsys.readouterr().out
+    assert "PERMISSION_DENIED" in capsys.readouterr().err
     token = ["--host-token-file", str(rpc.stack.host_token_path)]
     assert main(["tournament", "standings", "cli", "--replicates", "100", *token, *where]) == 0
     assert "final standings" in capsys.readouterr().out
@@ -277,4 +277,4 @@ def test_host_commands_go_through_the_rpcs(
     assert main(["tournament", "export", "cli", "--format", "json", "--out", str(out), *where]) == 0
     assert len(json.loads(out.read_text())["records"]) == 3
     assert main(["tournament", "status", "nope", *where]) == 2
-    assert "NOT_FOUND" in capsys.readouterr().out
+    assert "NOT_FOUND" in capsys.readouterr().err

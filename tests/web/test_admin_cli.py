@@ -42,18 +42,18 @@ def test_ladders(site: Site) -> None:
     assert "ladder class: classic, hand_sizes=3 rules, 3 seats" in shown.stdout
     assert "house bots: random" in shown.stdout and "'hand_sizes': [3]" in shown.stdout
     bad = ohell(site, "ladder", "create", "class2", "--seats", "9")
-    assert bad.returncode == 2 and "INVALID_ARGUMENT" in bad.stdout and "seats" in bad.stdout
+    assert bad.returncode == 2 and "INVALID_ARGUMENT" in bad.stderr and "seats" in bad.stderr
     taken = ohell(site, "ladder", "create", "class")
-    assert taken.returncode == 2 and "ALREADY_EXISTS" in taken.stdout
+    assert taken.returncode == 2 and "ALREADY_EXISTS" in taken.stderr
     missing = ohell(site, "ladder", "show", "nope")
-    assert missing.returncode == 2 and "NOT_FOUND" in missing.stdout and "nope" in missing.stdout
+    assert missing.returncode == 2 and "NOT_FOUND" in missing.stderr and "nope" in missing.stderr
     paused = ohell(site, "ladder", "pause", "class")
     assert paused.returncode == 0, paused.stdout + paused.stderr
     assert site.stub.ListLadders(pb.ListLaddersRequest()).ladders  # still listed while paused
     resumed = ohell(site, "ladder", "resume", "class")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     gone = ohell(site, "ladder", "pause", "nope")
-    assert gone.returncode == 2 and "NOT_FOUND" in gone.stdout
+    assert gone.returncode == 2 and "NOT_FOUND" in gone.stderr
 
 
 def test_agents_and_tokens(site: Site, tmp_path: Path) -> None:
@@ -74,15 +74,15 @@ def test_agents_and_tokens(site: Site, tmp_path: Path) -> None:
     rows = list(csv.DictReader(tokens.open()))
     assert [r["name"] for r in rows] == ["ann", "ben", "cy"] and tokens.stat().st_mode & 0o777 == 0o600
     again = ohell(site, "agent", "import", str(names), "--tokens", str(tokens))
-    assert again.returncode == 2 and "exists" in again.stdout  # never overwrites tokens
+    assert again.returncode == 2 and "exists" in again.stderr  # never overwrites tokens
     names.write_text("dee\nben\n")
     partly = ohell(site, "agent", "import", str(names), "--tokens", str(tmp_path / "t2.csv"))
     assert partly.returncode == 1 and "1 of 2 agents registered" in partly.stdout and "ben" in partly.stdout
     names.write_text("eve\neve\n")
     twice = ohell(site, "agent", "import", str(names), "--tokens", str(tmp_path / "t3.csv"))
-    assert twice.returncode == 2 and "'eve' appears more than once" in twice.stdout
+    assert twice.returncode == 2 and "'eve' appears more than once" in twice.stderr
     bad_name = ohell(site, "agent", "register", "no spaces")
-    assert bad_name.returncode == 2 and "INVALID_ARGUMENT" in bad_name.stdout
+    assert bad_name.returncode == 2 and "INVALID_ARGUMENT" in bad_name.stderr
 
 
 def test_tokens_appended_to_a_file_others_may_read_make_it_private(site: Site, tmp_path: Path) -> None:
@@ -135,7 +135,7 @@ def test_token_rotation_revocation_listing_and_deletion(site: Site, tmp_path: Pa
     assert ohell(site, "agent", "rotate", "a-none").returncode == 2
     assert ohell(site, "ladder", "create", "short_lived").returncode == 0
     unasked = ohell(site, "ladder", "delete", "short_lived")  # no terminal to ask: refused
-    assert unasked.returncode == 2 and "--yes" in unasked.stdout
+    assert unasked.returncode == 2 and "--yes" in unasked.stderr
     assert ohell(site, "ladder", "delete", "short_lived", "--yes").returncode == 0
     assert "short_lived" not in {ladder.name for ladder in site.stub.ListLadders(pb.ListLaddersRequest()).ladders}
 
@@ -171,7 +171,7 @@ def test_results(site: Site, tmp_path: Path) -> None:
 
 def test_unreachable_matchmaker_is_named() -> None:
     result = ohell(None, "ladder", "list", address="127.0.0.1:1")
-    assert result.returncode == 2 and "cannot reach the matchmaker at 127.0.0.1:1" in result.stdout
+    assert result.returncode == 2 and "cannot reach the matchmaker at 127.0.0.1:1" in result.stderr
 
 
 def test_list_matches_state_is_checked(site: Site) -> None:
@@ -200,5 +200,5 @@ def test_a_matchmaker_without_its_redis_is_told_from_an_unreachable_one(
         stack.cleanup()
     assert result.returncode == 2, result.stdout + result.stderr
     line = f"ListLadders: UNAVAILABLE: the matchmaker at {stack.matchmaker_address} is up but says: "
-    assert line in result.stdout and "Redis" in result.stdout and "cannot reach the matchmaker" not in result.stdout
+    assert line in result.stderr and "Redis" in result.stderr and "cannot reach the matchmaker" not in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
