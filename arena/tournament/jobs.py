@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from arena.play.relay import PLATFORM_FAULT
 from arena.play.specs import SeatSpec
-from arena.tournament.model import Tournament
+from arena.tournament.model import Tournament, TournamentError
 from arena.tournament.play import play_table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
@@ -38,6 +39,12 @@ STAND_IN = "random"
 PRESENCE_POLL_S = 0.5
 
 Dispatch = Callable[[str, str, Sequence[SeatSpec]], None]  # (tournament, table, its seats): send the task
+
+
+class PlatformFailed(TournamentError):
+    """A game the platform spoiled (its match host could not reach a connected agent: Redis failed).
+    It is not recorded, so that the table's next attempt plays it again with the same cards and
+    seeds, rather than charging the agent the faults and forfeit (the ladder voids such a match)."""
 
 
 def lease_seconds() -> float:
@@ -110,6 +117,8 @@ def run_table(
         finished = store.finished_games(tourney_id)
 
         def record(game: str, rec: dict[str, Any]) -> None:
+            if any(str(fault.get("detail", "")).startswith(PLATFORM_FAULT) for fault in rec.get("faults", ())):
+                raise PlatformFailed(f"game {game!r} of {tourney_id!r}: the platform lost Redis; it is played again")
             names = [seat["name"] for seat in rec["seats"]]
             lost = sorted({*forfeits, *(names[seat] for seat in rec.get("forfeited", ()))} & set(names))
             unit = game.rpartition("/")[0]  # "<table>/d<k>": one deal set of the table

@@ -6,6 +6,7 @@ pending one at the gateway: the agent's answer went to the wrong table and the o
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 
@@ -18,6 +19,7 @@ from arena.play.specs import SeatSpec
 from arena.proto.ohell.v1 import match_pb2
 from arena.tournament import jobs
 from arena.tournament.model import Tournament
+from arena.tournament.standings import duplicate_observations, standings
 from arena.tournament.store import TournamentStore
 
 from .agents import Agent, first_legal
@@ -73,3 +75,64 @@ def test_one_agent_in_two_running_tournaments_gets_each_game_apart(
         records = store.records(name)
         assert len(records) == 6 and not [f for record in records.values() for f in record["faults"]], name
         assert {record["match_id"] for record in records.values()} == {f"{name}/{game}" for game in records}
+
+
+def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis fails the match host's relay mid-game (here: its PUBLISH is refused for a moment; a
+    Redis restart does the same, but whether a decision is in flight then is down to timing): the
+    host cannot reach the connected entrant ('platform: ...' faults, default actions, a forfeit
+    after max_faults). The ladder voids such a match; a tournament recorded it once and for all,
+    charging the agent the platform's failure. The game is played again instead (same cards)."""
+    client = redis.Redis.from_url(redis_server.url)
+    client.acl_setuser("relay", enabled=True, passwords=["+relay-pw"], keys=["*"], channels=["*"], commands=["+@all"])
+    host_url = redis_server.url.replace("redis://", "redis://relay:relay-pw@")
+    monkeypatch.setenv("REDIS_URL", host_url)  # the match host (this process) relays as user 'relay'
+    engine = start_service("services.engine")
+    register_agent_token(client, "a2", TOKEN)
+    client.hset(Keys().agent("a2"), mapping={"name": "cut", "kind": "connected"})
+    store = TournamentStore(client, Keys())
+    entrants = (SeatSpec.builtin("heuristic", "h"), SeatSpec.builtin("random", "r"), SeatSpec.connected("a2", "cut"))
+    queue = Queue(store)
+    jobs.start(store, Tournament("cut", entrants, seats=3, deals=1, overrides={"hand_sizes": [4] * 4}), queue)
+    decisions = 0
+
+    async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
+        nonlocal decisions
+        decisions += 1
+        if decisions == 3:  # mid-game: the host's next PUBLISH to the agent's gateway fails
+            client.acl_setuser("relay", enabled=True, commands=["-publish"])
+            threading.Timer(0.5, lambda: client.acl_setuser("relay", enabled=True, commands=["+publish"])).start()
+        return first_legal(request)
+
+    def run_until_finished() -> list[str]:
+        outcomes: list[str] = []
+        while store.progress("cut").state != "finished" and len(outcomes) < 10:
+            try:
+                outcomes.append(jobs.run_table(store, "cut", "r1t0", queue, lease_s=1.0))
+            except Exception as error:  # the task is retried
+                outcomes.append(type(error).__name__)
+            if outcomes[-1] != "finished":
+                time.sleep(1.0)  # the lease of the attempt that raised lapses
+        return outcomes
+
+    async def run() -> list[str]:
+        agent = await Agent(engine.address, TOKEN, thinking).start()
+        deadline = time.monotonic() + 10
+        while not client.exists(Keys().agent_presence("a2")) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        outcomes = await asyncio.to_thread(run_until_finished)
+        await agent.stop()
+        return outcomes
+
+    outcomes = asyncio.run(run())
+    records = store.records("cut")
+    faults = {game: [f["detail"] for f in record["faults"]] for game, record in records.items()}
+    assert len(records) == 3 and not any(faults.values()), faults
+    assert outcomes[0] == "PlatformFailed" and outcomes[-1] == "finished", outcomes
+    assert {row.entrant: row.forfeits for row in standings(duplicate_observations(store.game_results("cut")), 10)} == {
+        "h": 0,
+        "r": 0,
+        "cut": 0,
+    }
