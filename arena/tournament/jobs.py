@@ -47,6 +47,10 @@ class PlatformFailed(TournamentError):
     seeds, rather than charging the agent the faults and forfeit (the ladder voids such a match)."""
 
 
+class LeaseLost(TournamentError):
+    """The runner no longer holds its table's lease (another runner took the table over)."""
+
+
 def lease_seconds() -> float:
     return float(os.environ.get("OHELL_MATCH_LEASE_S", DEFAULT_LEASE_S))
 
@@ -107,6 +111,25 @@ def run_table(
         return status
     tourney = store.get(tourney_id)
     entrants = [store.registered_seat(e) for e in table_seats(tourney, store.tables(tourney_id)[table])]
+    try:
+        _play_table(store, tourney, tourney_id, table, entrants, runner, lease)
+    except LeaseLost:  # stalled past its lease: the table is another runner's now
+        return "busy"
+    first = store.finish_table(tourney_id, table)[0] == "first"
+    advance(store, tourney_id, dispatch)
+    return "finished" if first else "duplicate"
+
+
+def _play_table(
+    store: TournamentStore,
+    tourney: Tournament,
+    tourney_id: str,
+    table: str,
+    entrants: list[SeatSpec],
+    runner: str,
+    lease: float,
+) -> None:
+    """Play the table's games not recorded yet, holding its lease (``run_table``)."""
     with renewing(store, tourney_id, table, runner, lease):
         decided = store.table_state(tourney_id, table).get("forfeits")  # a resumed table keeps its decision
         absent = absent_entrants(store, entrants, tourney.grace_s) if decided is None else []
@@ -115,6 +138,16 @@ def run_table(
             SeatSpec.builtin(STAND_IN, entrant.name) if entrant.name in forfeits else entrant for entrant in entrants
         ]
         finished = store.finished_games(tourney_id)
+
+        def done(game: str) -> bool:
+            """Whether ``game`` is recorded; before one is played, that this runner still holds the
+            lease (one stalled past it, whose table was sent again, would host the same games as the
+            new runner, with the same match ids, for the same agents)."""
+            if game in finished:
+                return True
+            if not store.renew_table(tourney_id, table, runner, lease):
+                raise LeaseLost(f"table {table!r} of {tourney_id!r}: runner {runner} lost its lease")
+            return False
 
         def record(game: str, rec: dict[str, Any]) -> None:
             if any(str(fault.get("detail", "")).startswith(PLATFORM_FAULT) for fault in rec.get("faults", ())):
@@ -130,13 +163,10 @@ def run_table(
             tourney.rules(),
             seats,
             store.table_deals(tourney_id, table),
-            finished.__contains__,
+            done,
             record,
             tourney_id,
         )
-    first = store.finish_table(tourney_id, table)[0] == "first"
-    advance(store, tourney_id, dispatch)
-    return "finished" if first else "duplicate"
 
 
 def advance(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> None:

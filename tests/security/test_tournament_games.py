@@ -1,4 +1,6 @@
-"""A connected agent entered in two tournaments that run at once: both tournaments' first table is
+"""Tournament tables with a connected agent, on a real engine (its gateway) and redis-server.
+
+A connected agent entered in two tournaments that run at once: both tournaments' first table is
 r1t0, and a gateway (and an SDK) tells an agent's games apart by match id, so the games must not
 share one. With the game ids alone as match ids, one tournament's decision replaced the other's
 pending one at the gateway: the agent's answer went to the wrong table and the other timed out."""
@@ -6,6 +8,9 @@ pending one at the gateway: the agent's answer went to the wrong table and the o
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +27,7 @@ from arena.tournament.model import Tournament
 from arena.tournament.standings import duplicate_observations, standings
 from arena.tournament.store import TournamentStore
 
-from .agents import Agent, first_legal
+from .agents import Agent, Policy, first_legal
 from .conftest import Service
 
 pytestmark = pytest.mark.slow  # an engine process and twelve games
@@ -43,29 +48,53 @@ class Queue:
             jobs.run_table(self.store, *self.sent.pop(0), self, lease_s=5.0)
 
 
+def entered(client: redis.Redis, agent_id: str, name: str) -> tuple[SeatSpec, ...]:
+    """Register the connected agent ``agent_id`` (token TOKEN); a table of it and two built-in bots."""
+    register_agent_token(client, agent_id, TOKEN)
+    client.hset(Keys().agent(agent_id), mapping={"name": name, "kind": "connected"})
+    return SeatSpec.builtin("heuristic", "h"), SeatSpec.builtin("random", "r"), SeatSpec.connected(agent_id, name)
+
+
+async def online(engine: Service, client: redis.Redis, agent_id: str, policy: Policy) -> Agent:
+    """The agent connected to the engine's gateway, once its presence is in Redis."""
+    agent = await Agent(engine.address, TOKEN, policy).start()
+    deadline = time.monotonic() + 10
+    while not client.exists(Keys().agent_presence(agent_id)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return agent
+
+
+class Counting:
+    """A policy that answers the first legal action after ``think_s``, counting the decisions."""
+
+    def __init__(self, think_s: float = 0.02) -> None:
+        self.think_s, self.decisions = think_s, 0
+
+    async def __call__(self, agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
+        self.decisions += 1
+        await asyncio.sleep(self.think_s)
+        return first_legal(request)
+
+    async def reach(self, count: int, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.decisions < count and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+
+
 def test_one_agent_in_two_running_tournaments_gets_each_game_apart(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REDIS_URL", redis_server.url)  # the match host finds the agent's gateway there
     engine = start_service("services.engine")
     client = redis.Redis.from_url(redis_server.url)
-    register_agent_token(client, "a1", TOKEN)
-    client.hset(Keys().agent("a1"), mapping={"name": "twin", "kind": "connected"})
+    entrants = entered(client, "a1", "twin")
     store = TournamentStore(client, Keys())
-    entrants = (SeatSpec.builtin("heuristic", "h"), SeatSpec.builtin("random", "r"), SeatSpec.connected("a1", "twin"))
     queues = [Queue(store), Queue(store)]
     for name, queue in zip(("twin-a", "twin-b"), queues, strict=True):
         jobs.start(store, Tournament(name, entrants, seats=3, deals=2, overrides={"hand_sizes": [3, 2, 1]}), queue)
 
-    async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
-        await asyncio.sleep(0.03)  # an agent that thinks a little: both tables wait on it at once
-        return first_legal(request)
-
     async def run() -> None:
-        agent = await Agent(engine.address, TOKEN, thinking).start()
-        deadline = time.monotonic() + 10
-        while not client.exists(Keys().agent_presence("a1")) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        agent = await online(engine, client, "a1", Counting(0.03))  # thinks a little: both tables wait on it at once
         await asyncio.gather(*(asyncio.to_thread(queue.drain) for queue in queues))
         await agent.stop()
         assert not agent.notices, agent.notices
@@ -90,10 +119,8 @@ def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
     host_url = redis_server.url.replace("redis://", "redis://relay:relay-pw@")
     monkeypatch.setenv("REDIS_URL", host_url)  # the match host (this process) relays as user 'relay'
     engine = start_service("services.engine")
-    register_agent_token(client, "a2", TOKEN)
-    client.hset(Keys().agent("a2"), mapping={"name": "cut", "kind": "connected"})
+    entrants = entered(client, "a2", "cut")
     store = TournamentStore(client, Keys())
-    entrants = (SeatSpec.builtin("heuristic", "h"), SeatSpec.builtin("random", "r"), SeatSpec.connected("a2", "cut"))
     queue = Queue(store)
     jobs.start(store, Tournament("cut", entrants, seats=3, deals=1, overrides={"hand_sizes": [4] * 4}), queue)
     decisions = 0
@@ -118,10 +145,7 @@ def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
         return outcomes
 
     async def run() -> list[str]:
-        agent = await Agent(engine.address, TOKEN, thinking).start()
-        deadline = time.monotonic() + 10
-        while not client.exists(Keys().agent_presence("a2")) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        agent = await online(engine, client, "a2", thinking)
         outcomes = await asyncio.to_thread(run_until_finished)
         await agent.stop()
         return outcomes
@@ -136,3 +160,56 @@ def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
         "r": 0,
         "cut": 0,
     }
+
+
+RUN_TABLE = """
+import sys
+from arena.keys import Keys
+from arena.tournament import jobs
+from arena.tournament.store import TournamentStore
+store = TournamentStore.connect(sys.argv[1], Keys())
+print(jobs.run_table(store, sys.argv[2], sys.argv[3], lambda *args: None, lease_s=1.0), flush=True)
+"""
+
+
+def test_a_runner_that_lost_its_lease_stops_playing_the_table(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runner stalled past its lease (SIGSTOP) while a table with a connected entrant is in play;
+    the table is run again meanwhile and the new runner gets into the second game. The stalled
+    runner, let go, ends the game it was in (recorded already: its record changes nothing) and then
+    stops ('busy'): it went on with every remaining game, hosting each one a second time, with the
+    same match ids, for the same agent (which was then told FAILED_PRECONDITION for answers that
+    reached the other host: one run in two)."""
+    monkeypatch.setenv("REDIS_URL", redis_server.url)
+    engine = start_service("services.engine")
+    client = redis.Redis.from_url(redis_server.url)
+    entrants = entered(client, "a4", "steady")
+    store = TournamentStore(client, Keys())
+    jobs.start(store, Tournament("st", entrants, seats=3, deals=1, overrides={"hand_sizes": [4] * 4}), Queue(store))
+    policy = Counting()
+
+    async def run() -> Agent:
+        agent = await online(engine, client, "a4", policy)
+        stalled = subprocess.Popen(
+            [sys.executable, "-c", RUN_TABLE, redis_server.url, "st", "r1t0"], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            await policy.reach(5)
+            stalled.send_signal(signal.SIGSTOP)  # a worker stalled past its lease
+            await asyncio.sleep(1.5)
+            second = asyncio.create_task(asyncio.to_thread(jobs.run_table, store, "st", "r1t0", Queue(store), 1.0))
+            await policy.reach(policy.decisions + 25)
+            stalled.send_signal(signal.SIGCONT)
+            outcomes = [await second, (await asyncio.to_thread(stalled.communicate, None, 60))[0].strip()]
+            assert outcomes == ["finished", "busy"], outcomes
+        finally:
+            stalled.kill()
+        await agent.stop()
+        return agent
+
+    agent = asyncio.run(run())
+    records = store.records("st")
+    faults = {game: record["faults"] for game, record in records.items()}
+    assert len(records) == 3 and not any(faults.values()), faults
+    assert not agent.notices, agent.notices
