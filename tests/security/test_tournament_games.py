@@ -81,6 +81,33 @@ class Counting:
             await asyncio.sleep(0.01)
 
 
+def one_table(
+    start_service: Callable[..., Service],
+    redis_server: EmbeddedRedis,
+    monkeypatch: pytest.MonkeyPatch,
+    tourney_id: str,
+    agent_id: str,
+) -> tuple[Service, redis.Redis, TournamentStore]:
+    """An engine, and tournament ``tourney_id`` of one table: the connected agent ``agent_id`` and two
+    bots, one deal set of four hands of four cards (20 decisions of the agent per game)."""
+    monkeypatch.setenv("REDIS_URL", redis_server.url)
+    engine = start_service("services.engine")
+    client = redis.Redis.from_url(redis_server.url)
+    store = TournamentStore(client, Keys())
+    entrants = entered(client, agent_id, "steady")
+    jobs.start(
+        store, Tournament(tourney_id, entrants, seats=3, deals=1, overrides={"hand_sizes": [4] * 4}), Queue(store)
+    )
+    return engine, client, store
+
+
+def assert_played_cleanly(store: TournamentStore, tourney_id: str, agent: Agent) -> None:
+    records = store.records(tourney_id)
+    faults = {game: record["faults"] for game, record in records.items()}
+    assert len(records) == 3 and not any(faults.values()), faults
+    assert not agent.notices, agent.notices
+
+
 def test_one_agent_in_two_running_tournaments_gets_each_game_apart(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -114,15 +141,11 @@ def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
     host cannot reach the connected entrant ('platform: ...' faults, default actions, a forfeit
     after max_faults). The ladder voids such a match; a tournament recorded it once and for all,
     charging the agent the platform's failure. The game is played again instead (same cards)."""
-    client = redis.Redis.from_url(redis_server.url)
+    engine, client, store = one_table(start_service, redis_server, monkeypatch, "cut", "a2")
     client.acl_setuser("relay", enabled=True, passwords=["+relay-pw"], keys=["*"], channels=["*"], commands=["+@all"])
     host_url = redis_server.url.replace("redis://", "redis://relay:relay-pw@")
     monkeypatch.setenv("REDIS_URL", host_url)  # the match host (this process) relays as user 'relay'
-    engine = start_service("services.engine")
-    entrants = entered(client, "a2", "cut")
-    store = TournamentStore(client, Keys())
     queue = Queue(store)
-    jobs.start(store, Tournament("cut", entrants, seats=3, deals=1, overrides={"hand_sizes": [4] * 4}), queue)
     decisions = 0
 
     async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
@@ -158,7 +181,7 @@ def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
     assert {row.entrant: row.forfeits for row in standings(duplicate_observations(store.game_results("cut")), 10)} == {
         "h": 0,
         "r": 0,
-        "cut": 0,
+        "steady": 0,
     }
 
 
@@ -172,6 +195,34 @@ print(jobs.run_table(store, sys.argv[2], sys.argv[3], lambda *args: None, lease_
 """
 
 
+def test_a_remote_table_whose_runner_is_killed_mid_game_is_resumed_cleanly(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process hosting a table with a connected entrant is SIGKILLed while the agent is in a
+    game: the next attempt plays the games not recorded (the interrupted one again, same match id),
+    and the agent answers them as it does any other: no fault, no forfeit, no notice."""
+    engine, client, store = one_table(start_service, redis_server, monkeypatch, "kt", "a3")
+    policy = Counting()
+
+    async def run() -> Agent:
+        agent = await online(engine, client, "a3", policy)
+        runner = subprocess.Popen([sys.executable, "-c", RUN_TABLE, redis_server.url, "kt", "r1t0"])
+        try:
+            await policy.reach(25)  # 20 decisions a game: in the second one
+            runner.send_signal(signal.SIGKILL)
+        finally:
+            runner.wait(10)
+        assert 1 <= len(store.finished_games("kt")) < 3
+        await asyncio.sleep(1.2)  # the dead runner's lease lapses
+        assert await asyncio.to_thread(jobs.run_table, store, "kt", "r1t0", Queue(store), 1.0) == "finished"
+        await agent.stop()
+        return agent
+
+    agent = asyncio.run(run())
+    assert_played_cleanly(store, "kt", agent)
+    assert int(store.table_state("kt", "r1t0")["attempts"]) == 2
+
+
 def test_a_runner_that_lost_its_lease_stops_playing_the_table(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,12 +232,7 @@ def test_a_runner_that_lost_its_lease_stops_playing_the_table(
     stops ('busy'): it went on with every remaining game, hosting each one a second time, with the
     same match ids, for the same agent (which was then told FAILED_PRECONDITION for answers that
     reached the other host: one run in two)."""
-    monkeypatch.setenv("REDIS_URL", redis_server.url)
-    engine = start_service("services.engine")
-    client = redis.Redis.from_url(redis_server.url)
-    entrants = entered(client, "a4", "steady")
-    store = TournamentStore(client, Keys())
-    jobs.start(store, Tournament("st", entrants, seats=3, deals=1, overrides={"hand_sizes": [4] * 4}), Queue(store))
+    engine, client, store = one_table(start_service, redis_server, monkeypatch, "st", "a4")
     policy = Counting()
 
     async def run() -> Agent:
@@ -208,8 +254,4 @@ def test_a_runner_that_lost_its_lease_stops_playing_the_table(
         await agent.stop()
         return agent
 
-    agent = asyncio.run(run())
-    records = store.records("st")
-    faults = {game: record["faults"] for game, record in records.items()}
-    assert len(records) == 3 and not any(faults.values()), faults
-    assert not agent.notices, agent.notices
+    assert_played_cleanly(store, "st", asyncio.run(run()))
