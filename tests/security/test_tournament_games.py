@@ -147,13 +147,14 @@ def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
     monkeypatch.setenv("REDIS_URL", host_url)  # the match host (this process) relays as user 'relay'
     queue = Queue(store)
     decisions = 0
+    restore = threading.Timer(0.5, lambda: client.acl_setuser("relay", enabled=True, commands=["+publish"]))
 
     async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
         nonlocal decisions
         decisions += 1
         if decisions == 3:  # mid-game: the host's next PUBLISH to the agent's gateway fails
             client.acl_setuser("relay", enabled=True, commands=["-publish"])
-            threading.Timer(0.5, lambda: client.acl_setuser("relay", enabled=True, commands=["+publish"])).start()
+            restore.start()
         return first_legal(request)
 
     def run_until_finished() -> list[str]:
@@ -174,6 +175,7 @@ def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
         return outcomes
 
     outcomes = asyncio.run(run())
+    restore.join()
     records = store.records("cut")
     faults = {game: [f["detail"] for f in record["faults"]] for game, record in records.items()}
     assert len(records) == 3 and not any(faults.values()), faults
