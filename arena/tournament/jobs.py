@@ -223,10 +223,9 @@ def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float 
     for tourney_id in store.running_ids():
         tourney = store.get(tourney_id)
         plans = store.tables(tourney_id)
-        unfinished = store.unfinished_tables(tourney_id)
-        alive = {table for table in unfinished if store.lease_alive(tourney_id, table)}
-        for table in unfinished:
-            state = store.table_state(tourney_id, table)
+        unfinished = store.unfinished_states(tourney_id, list(plans))
+        alive = store.leases_alive(tourney_id, list(unfinished))
+        for table, state in unfinished.items():
             waited = now - int(state.get("dispatched_ms", 0)) >= redispatch_after_s * 1000
             if table not in alive and (state.get("state") == "running" or (waited and not alive)):
                 send(store, tourney, plans[table], dispatch)
