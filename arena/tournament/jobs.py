@@ -186,8 +186,8 @@ def advance(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> None
         send(store, tourney, plan, dispatch)
 
 
-def send(store: TournamentStore, tourney: Tournament, plan: TablePlan, dispatch: Dispatch) -> None:
-    store.mark_dispatched(tourney.tourney_id, plan.table_id)
+def send(store: TournamentStore, tourney: Tournament, plan: TablePlan, dispatch: Dispatch, attempts: int = 0) -> None:
+    store.mark_dispatched(tourney.tourney_id, plan.table_id, attempts)
     dispatch(tourney.tourney_id, plan.table_id, table_seats(tourney, plan))
 
 
@@ -214,9 +214,11 @@ def resume(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> list[
 
 def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float = 30.0) -> int:
     """The matchmaker's recovery sweep for tournaments: send again every running table whose
-    runner is gone (its lease lapsed) and, when no table of the tournament is being played, every
-    queued table that waited ``redispatch_after_s`` (its task was lost with a worker; while tables
-    are being played, queued ones are just waiting their turn). Open the next round or end a
+    runner is gone (its lease lapsed), once per runner that started it (again only after
+    ``redispatch_after_s``: the copy sent may wait behind other tasks, and every copy of a table
+    retries while the table is played), and, when no table of the tournament is being played,
+    every queued table that waited ``redispatch_after_s`` (its task was lost with a worker; while
+    tables are being played, queued ones are just waiting their turn). Open the next round or end a
     tournament whose finisher died before doing it. Returns the tables sent again."""
     sent = 0
     now = int(time.time() * 1000)
@@ -227,8 +229,10 @@ def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float 
         alive = store.leases_alive(tourney_id, list(unfinished))
         for table, state in unfinished.items():
             waited = now - int(state.get("dispatched_ms", 0)) >= redispatch_after_s * 1000
-            if table not in alive and (state.get("state") == "running" or (waited and not alive)):
-                send(store, tourney, plans[table], dispatch)
+            attempts = int(state.get("attempts", 0))
+            died = state.get("state") == "running" and int(state.get("dispatched_after", 0)) < attempts
+            if table not in alive and (died or (waited and (state.get("state") == "running" or not alive))):
+                send(store, tourney, plans[table], dispatch, attempts)
                 sent += 1
         if not unfinished:
             advance(store, tourney_id, dispatch)
