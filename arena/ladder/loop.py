@@ -79,8 +79,9 @@ def sweep(
     policy: SweepPolicy,
     archive: Callable[[], None] | None = None,
 ) -> int:
-    """Send again every unfinished match whose runner is gone (its lease lapsed) or that no
-    worker picked up in time; ask for a rating catch-up where the log is ahead of the ratings,
+    """Send again every unfinished match whose runner is gone (its lease lapsed; once per runner
+    that started it, then again only after ``redispatch_after_s``: the copy may wait behind other
+    tasks) or that no worker picked up in time; ask for a rating catch-up where the log is ahead of the ratings,
     and for an archive run when a finished match waits too long (unless an archive task already
     waits for the database). Duplicate sends are harmless: every task is idempotent. Returns
     matches sent again."""
@@ -93,9 +94,11 @@ def sweep(
             continue
         if info.state not in ("queued", "running") or store.lease_alive(match_id):
             continue
-        stale = now - store.dispatched_ms(match_id) >= policy.redispatch_after_s * 1000
-        if info.state == "running" or stale:
-            store.mark_dispatched(match_id)
+        sent_ms, sent_after = store.dispatched(match_id)
+        stale = now - sent_ms >= policy.redispatch_after_s * 1000
+        died = info.state == "running" and sent_after < info.attempts  # not sent since its runner started
+        if died or stale:
+            store.mark_dispatched(match_id, info.attempts)
             dispatch([match_id], info.queue)  # alone: it may be one of a batch whose runner died
             metrics.MATCHES_REDISPATCHED.labels(info.ladder).inc()
             sent += 1

@@ -99,11 +99,16 @@ class MatchStore(StoreBase):
         self.client.hsetnx(self.keys.match(match_id), "seed", secrets.randbits(63))
         return int(self.client.hget(self.keys.match(match_id), "seed") or 0)
 
-    def mark_dispatched(self, match_id: str) -> None:
-        self.client.hset(self.keys.match(match_id), "dispatched_ms", now_ms())
+    def mark_dispatched(self, match_id: str, attempts: int = 0) -> None:
+        """The match's task was sent now, after ``attempts`` runs of it had started."""
+        self.client.hset(
+            self.keys.match(match_id), mapping={"dispatched_ms": str(now_ms()), "dispatched_after": str(attempts)}
+        )
 
-    def dispatched_ms(self, match_id: str) -> int:
-        return int(self.client.hget(self.keys.match(match_id), "dispatched_ms") or 0)
+    def dispatched(self, match_id: str) -> tuple[int, int]:
+        """When the match's task was last sent (ms), and after how many started runs of it."""
+        sent_ms, after = self.client.hmget(self.keys.match(match_id), ["dispatched_ms", "dispatched_after"])
+        return int(sent_ms or 0), int(after or 0)
 
     def lease_alive(self, match_id: str) -> bool:
         return bool(self.client.exists(self.keys.match_lease(match_id)))

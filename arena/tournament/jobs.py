@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from arena.play.relay import PLATFORM_FAULT
 from arena.play.specs import SeatSpec
-from arena.tournament.model import Tournament
+from arena.tournament.model import Tournament, TournamentError
 from arena.tournament.play import play_table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
@@ -38,6 +39,16 @@ STAND_IN = "random"
 PRESENCE_POLL_S = 0.5
 
 Dispatch = Callable[[str, str, Sequence[SeatSpec]], None]  # (tournament, table, its seats): send the task
+
+
+class PlatformFailed(TournamentError):
+    """A game the platform spoiled (its match host could not reach a connected agent: Redis failed).
+    It is not recorded, so that the table's next attempt plays it again with the same cards and
+    seeds, rather than charging the agent the faults and forfeit (the ladder voids such a match)."""
+
+
+class LeaseLost(TournamentError):
+    """The runner no longer holds its table's lease (another runner took the table over)."""
 
 
 def lease_seconds() -> float:
@@ -100,6 +111,25 @@ def run_table(
         return status
     tourney = store.get(tourney_id)
     entrants = [store.registered_seat(e) for e in table_seats(tourney, store.tables(tourney_id)[table])]
+    try:
+        _play_table(store, tourney, tourney_id, table, entrants, runner, lease)
+    except LeaseLost:  # stalled past its lease: the table is another runner's now
+        return "busy"
+    first = store.finish_table(tourney_id, table)[0] == "first"
+    advance(store, tourney_id, dispatch)
+    return "finished" if first else "duplicate"
+
+
+def _play_table(
+    store: TournamentStore,
+    tourney: Tournament,
+    tourney_id: str,
+    table: str,
+    entrants: list[SeatSpec],
+    runner: str,
+    lease: float,
+) -> None:
+    """Play the table's games not recorded yet, holding its lease (``run_table``)."""
     with renewing(store, tourney_id, table, runner, lease):
         decided = store.table_state(tourney_id, table).get("forfeits")  # a resumed table keeps its decision
         absent = absent_entrants(store, entrants, tourney.grace_s) if decided is None else []
@@ -109,7 +139,19 @@ def run_table(
         ]
         finished = store.finished_games(tourney_id)
 
+        def done(game: str) -> bool:
+            """Whether ``game`` is recorded; before one is played, that this runner still holds the
+            lease (one stalled past it, whose table was sent again, would host the same games as the
+            new runner, with the same match ids, for the same agents)."""
+            if game in finished:
+                return True
+            if not store.renew_table(tourney_id, table, runner, lease):
+                raise LeaseLost(f"table {table!r} of {tourney_id!r}: runner {runner} lost its lease")
+            return False
+
         def record(game: str, rec: dict[str, Any]) -> None:
+            if any(str(fault.get("detail", "")).startswith(PLATFORM_FAULT) for fault in rec.get("faults", ())):
+                raise PlatformFailed(f"game {game!r} of {tourney_id!r}: the platform lost Redis; it is played again")
             names = [seat["name"] for seat in rec["seats"]]
             lost = sorted({*forfeits, *(names[seat] for seat in rec.get("forfeited", ()))} & set(names))
             unit = game.rpartition("/")[0]  # "<table>/d<k>": one deal set of the table
@@ -121,13 +163,10 @@ def run_table(
             tourney.rules(),
             seats,
             store.table_deals(tourney_id, table),
-            finished.__contains__,
+            done,
             record,
             tourney_id,
         )
-    first = store.finish_table(tourney_id, table)[0] == "first"
-    advance(store, tourney_id, dispatch)
-    return "finished" if first else "duplicate"
 
 
 def advance(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> None:
@@ -147,8 +186,8 @@ def advance(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> None
         send(store, tourney, plan, dispatch)
 
 
-def send(store: TournamentStore, tourney: Tournament, plan: TablePlan, dispatch: Dispatch) -> None:
-    store.mark_dispatched(tourney.tourney_id, plan.table_id)
+def send(store: TournamentStore, tourney: Tournament, plan: TablePlan, dispatch: Dispatch, attempts: int = 0) -> None:
+    store.mark_dispatched(tourney.tourney_id, plan.table_id, attempts)
     dispatch(tourney.tourney_id, plan.table_id, table_seats(tourney, plan))
 
 
@@ -175,22 +214,25 @@ def resume(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> list[
 
 def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float = 30.0) -> int:
     """The matchmaker's recovery sweep for tournaments: send again every running table whose
-    runner is gone (its lease lapsed) and, when no table of the tournament is being played, every
-    queued table that waited ``redispatch_after_s`` (its task was lost with a worker; while tables
-    are being played, queued ones are just waiting their turn). Open the next round or end a
+    runner is gone (its lease lapsed), once per runner that started it (again only after
+    ``redispatch_after_s``: the copy sent may wait behind other tasks, and every copy of a table
+    retries while the table is played), and, when no table of the tournament is being played,
+    every queued table that waited ``redispatch_after_s`` (its task was lost with a worker; while
+    tables are being played, queued ones are just waiting their turn). Open the next round or end a
     tournament whose finisher died before doing it. Returns the tables sent again."""
     sent = 0
     now = int(time.time() * 1000)
     for tourney_id in store.running_ids():
         tourney = store.get(tourney_id)
         plans = store.tables(tourney_id)
-        unfinished = store.unfinished_tables(tourney_id)
-        alive = {table for table in unfinished if store.lease_alive(tourney_id, table)}
-        for table in unfinished:
-            state = store.table_state(tourney_id, table)
+        unfinished = store.unfinished_states(tourney_id, list(plans))
+        alive = store.leases_alive(tourney_id, list(unfinished))
+        for table, state in unfinished.items():
             waited = now - int(state.get("dispatched_ms", 0)) >= redispatch_after_s * 1000
-            if table not in alive and (state.get("state") == "running" or (waited and not alive)):
-                send(store, tourney, plans[table], dispatch)
+            attempts = int(state.get("attempts", 0))
+            died = state.get("state") == "running" and int(state.get("dispatched_after", 0)) < attempts
+            if table not in alive and (died or (waited and (state.get("state") == "running" or not alive))):
+                send(store, tourney, plans[table], dispatch, attempts)
                 sent += 1
         if not unfinished:
             advance(store, tourney_id, dispatch)

@@ -163,7 +163,19 @@ class TournamentStore:
         }
 
     def unfinished_tables(self, tourney_id: str) -> list[str]:
-        return [t for t in self.tables(tourney_id) if self.table_state(tourney_id, t).get("state") != "finished"]
+        return list(self.unfinished_states(tourney_id, list(self.tables(tourney_id))))
+
+    def unfinished_states(self, tourney_id: str, tables: list[str]) -> dict[str, dict[str, str]]:
+        """``table_state`` of those of ``tables`` not finished, in one round trip."""
+        states = self.table_states(tourney_id, tables)
+        return {table: state for table, state in states.items() if state.get("state") != "finished"}
+
+    def leases_alive(self, tourney_id: str, tables: list[str]) -> set[str]:
+        """Those of ``tables`` whose lease is held (a live runner plays them), in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for table in tables:
+            pipe.exists(self.keys.tourney_lease(tourney_id, table))
+        return {table for table, held in zip(tables, pipe.execute(), strict=True) if held}
 
     def registered_seat(self, entrant: SeatSpec) -> SeatSpec:
         """How an entrant given by agent id plays, as its registration says: an endpoint agent is
@@ -239,11 +251,10 @@ class TournamentStore:
     def running_ids(self) -> list[str]:
         return [t for t in self.ids() if self.client.hget(self.keys.tourney(t), "state") == b"running"]
 
-    def lease_alive(self, tourney_id: str, table: str) -> bool:
-        return bool(self.client.exists(self.keys.tourney_lease(tourney_id, table)))
-
-    def mark_dispatched(self, tourney_id: str, table: str) -> None:
-        self.client.hset(self.keys.tourney_table(tourney_id, table), "dispatched_ms", now_ms())
+    def mark_dispatched(self, tourney_id: str, table: str, attempts: int = 0) -> None:
+        """The table's task was sent now, after ``attempts`` runs of it had started."""
+        key = self.keys.tourney_table(tourney_id, table)
+        self.client.hset(key, mapping={"dispatched_ms": str(now_ms()), "dispatched_after": str(attempts)})
 
     # running ---------------------------------------------------------------------------------
     def start_table(self, tourney_id: str, table: str, runner: str, lease_s: float) -> str:

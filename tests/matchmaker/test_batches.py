@@ -265,3 +265,26 @@ def test_a_match_with_remote_seats_is_voided_not_played_again(
     info = store.get_match(again)
     assert info.state == "failed" and info.error.startswith("voided:") and "seen" in info.error
     assert logged(store, "v") == [first]
+
+
+def test_the_sweep_sends_a_match_whose_runner_died_once_per_runner(store: RedisStore) -> None:
+    """A match whose runner died is sent again at once, but only once until another runner starts it
+    (or it waited ``redispatch_after_s`` since): it was sent again at every sweep (2 s) for as long
+    as its task waited behind others, and each copy then retried every lease period ('busy') while
+    the match was played."""
+    builtin_ladder(store, "o", bots=("random",) * 4)
+    (match_id,) = form(store, "o", 1)
+    sent: list[str] = []
+    policy = loop.SweepPolicy(redispatch_after_s=30)
+
+    def sweep() -> int:
+        return loop.sweep(store, lambda ids, queue: sent.extend(ids), lambda ladder: None, policy)
+
+    assert store.start_match(match_id, "gone:1:x", 30) == "run"
+    store.client.delete(store.keys.match_lease(match_id))  # its runner died: the lease lapsed
+    assert [sweep() for _ in range(3)] == [1, 0, 0]
+    assert store.start_match(match_id, "gone:2:y", 30) == "run"  # the copy started, and died
+    store.client.delete(store.keys.match_lease(match_id))
+    assert [sweep() for _ in range(2)] == [1, 0]
+    policy = loop.SweepPolicy(redispatch_after_s=0)
+    assert sweep() == 1 and sent == [match_id] * 3  # that copy was lost too: sent after the wait

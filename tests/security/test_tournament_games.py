@@ -1,4 +1,6 @@
-"""A connected agent entered in two tournaments that run at once: both tournaments' first table is
+"""Tournament tables with a connected agent, on a real engine (its gateway) and redis-server.
+
+A connected agent entered in two tournaments that run at once: both tournaments' first table is
 r1t0, and a gateway (and an SDK) tells an agent's games apart by match id, so the games must not
 share one. With the game ids alone as match ids, one tournament's decision replaced the other's
 pending one at the gateway: the agent's answer went to the wrong table and the other timed out."""
@@ -6,6 +8,10 @@ pending one at the gateway: the agent's answer went to the wrong table and the o
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -18,9 +24,10 @@ from arena.play.specs import SeatSpec
 from arena.proto.ohell.v1 import match_pb2
 from arena.tournament import jobs
 from arena.tournament.model import Tournament
+from arena.tournament.standings import duplicate_observations, standings
 from arena.tournament.store import TournamentStore
 
-from .agents import Agent, first_legal
+from .agents import Agent, Policy, first_legal
 from .conftest import Service
 
 pytestmark = pytest.mark.slow  # an engine process and twelve games
@@ -41,29 +48,80 @@ class Queue:
             jobs.run_table(self.store, *self.sent.pop(0), self, lease_s=5.0)
 
 
+def entered(client: redis.Redis, agent_id: str, name: str) -> tuple[SeatSpec, ...]:
+    """Register the connected agent ``agent_id`` (token TOKEN); a table of it and two built-in bots."""
+    register_agent_token(client, agent_id, TOKEN)
+    client.hset(Keys().agent(agent_id), mapping={"name": name, "kind": "connected"})
+    return SeatSpec.builtin("heuristic", "h"), SeatSpec.builtin("random", "r"), SeatSpec.connected(agent_id, name)
+
+
+async def online(engine: Service, client: redis.Redis, agent_id: str, policy: Policy) -> Agent:
+    """The agent connected to the engine's gateway, once its presence is in Redis."""
+    agent = await Agent(engine.address, TOKEN, policy).start()
+    deadline = time.monotonic() + 10
+    while not client.exists(Keys().agent_presence(agent_id)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return agent
+
+
+class Counting:
+    """A policy that answers the first legal action after ``think_s``, counting the decisions."""
+
+    def __init__(self, think_s: float = 0.02) -> None:
+        self.think_s, self.decisions = think_s, 0
+
+    async def __call__(self, agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
+        self.decisions += 1
+        await asyncio.sleep(self.think_s)
+        return first_legal(request)
+
+    async def reach(self, count: int, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.decisions < count and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+
+
+def one_table(
+    start_service: Callable[..., Service],
+    redis_server: EmbeddedRedis,
+    monkeypatch: pytest.MonkeyPatch,
+    tourney_id: str,
+    agent_id: str,
+) -> tuple[Service, redis.Redis, TournamentStore]:
+    """An engine, and tournament ``tourney_id`` of one table: the connected agent ``agent_id`` and two
+    bots, one deal set of four hands of four cards (20 decisions of the agent per game)."""
+    monkeypatch.setenv("REDIS_URL", redis_server.url)
+    engine = start_service("services.engine")
+    client = redis.Redis.from_url(redis_server.url)
+    store = TournamentStore(client, Keys())
+    entrants = entered(client, agent_id, "steady")
+    jobs.start(
+        store, Tournament(tourney_id, entrants, seats=3, deals=1, overrides={"hand_sizes": [4] * 4}), Queue(store)
+    )
+    return engine, client, store
+
+
+def assert_played_cleanly(store: TournamentStore, tourney_id: str, agent: Agent) -> None:
+    records = store.records(tourney_id)
+    faults = {game: record["faults"] for game, record in records.items()}
+    assert len(records) == 3 and not any(faults.values()), faults
+    assert not agent.notices, agent.notices
+
+
 def test_one_agent_in_two_running_tournaments_gets_each_game_apart(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REDIS_URL", redis_server.url)  # the match host finds the agent's gateway there
     engine = start_service("services.engine")
     client = redis.Redis.from_url(redis_server.url)
-    register_agent_token(client, "a1", TOKEN)
-    client.hset(Keys().agent("a1"), mapping={"name": "twin", "kind": "connected"})
+    entrants = entered(client, "a1", "twin")
     store = TournamentStore(client, Keys())
-    entrants = (SeatSpec.builtin("heuristic", "h"), SeatSpec.builtin("random", "r"), SeatSpec.connected("a1", "twin"))
     queues = [Queue(store), Queue(store)]
     for name, queue in zip(("twin-a", "twin-b"), queues, strict=True):
         jobs.start(store, Tournament(name, entrants, seats=3, deals=2, overrides={"hand_sizes": [3, 2, 1]}), queue)
 
-    async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
-        await asyncio.sleep(0.03)  # an agent that thinks a little: both tables wait on it at once
-        return first_legal(request)
-
     async def run() -> None:
-        agent = await Agent(engine.address, TOKEN, thinking).start()
-        deadline = time.monotonic() + 10
-        while not client.exists(Keys().agent_presence("a1")) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        agent = await online(engine, client, "a1", Counting(0.03))  # thinks a little: both tables wait on it at once
         await asyncio.gather(*(asyncio.to_thread(queue.drain) for queue in queues))
         await agent.stop()
         assert not agent.notices, agent.notices
@@ -73,3 +131,129 @@ def test_one_agent_in_two_running_tournaments_gets_each_game_apart(
         records = store.records(name)
         assert len(records) == 6 and not [f for record in records.values() for f in record["faults"]], name
         assert {record["match_id"] for record in records.values()} == {f"{name}/{game}" for game in records}
+
+
+def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis fails the match host's relay mid-game (here: its PUBLISH is refused for a moment; a
+    Redis restart does the same, but whether a decision is in flight then is down to timing): the
+    host cannot reach the connected entrant ('platform: ...' faults, default actions, a forfeit
+    after max_faults). The ladder voids such a match; a tournament recorded it once and for all,
+    charging the agent the platform's failure. The game is played again instead (same cards)."""
+    engine, client, store = one_table(start_service, redis_server, monkeypatch, "cut", "a2")
+    client.acl_setuser("relay", enabled=True, passwords=["+relay-pw"], keys=["*"], channels=["*"], commands=["+@all"])
+    host_url = redis_server.url.replace("redis://", "redis://relay:relay-pw@")
+    monkeypatch.setenv("REDIS_URL", host_url)  # the match host (this process) relays as user 'relay'
+    queue = Queue(store)
+    decisions = 0
+    restore = threading.Timer(0.5, lambda: client.acl_setuser("relay", enabled=True, commands=["+publish"]))
+
+    async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
+        nonlocal decisions
+        decisions += 1
+        if decisions == 3:  # mid-game: the host's next PUBLISH to the agent's gateway fails
+            client.acl_setuser("relay", enabled=True, commands=["-publish"])
+            restore.start()
+        return first_legal(request)
+
+    def run_until_finished() -> list[str]:
+        outcomes: list[str] = []
+        while store.progress("cut").state != "finished" and len(outcomes) < 10:
+            try:
+                outcomes.append(jobs.run_table(store, "cut", "r1t0", queue, lease_s=1.0))
+            except Exception as error:  # the task is retried
+                outcomes.append(type(error).__name__)
+            if outcomes[-1] != "finished":
+                time.sleep(1.0)  # the lease of the attempt that raised lapses
+        return outcomes
+
+    async def run() -> list[str]:
+        agent = await online(engine, client, "a2", thinking)
+        outcomes = await asyncio.to_thread(run_until_finished)
+        await agent.stop()
+        return outcomes
+
+    outcomes = asyncio.run(run())
+    restore.join()
+    records = store.records("cut")
+    faults = {game: [f["detail"] for f in record["faults"]] for game, record in records.items()}
+    assert len(records) == 3 and not any(faults.values()), faults
+    assert outcomes[0] == "PlatformFailed" and outcomes[-1] == "finished", outcomes
+    assert {row.entrant: row.forfeits for row in standings(duplicate_observations(store.game_results("cut")), 10)} == {
+        "h": 0,
+        "r": 0,
+        "steady": 0,
+    }
+
+
+RUN_TABLE = """
+import sys
+from arena.keys import Keys
+from arena.tournament import jobs
+from arena.tournament.store import TournamentStore
+store = TournamentStore.connect(sys.argv[1], Keys())
+print(jobs.run_table(store, sys.argv[2], sys.argv[3], lambda *args: None, lease_s=1.0), flush=True)
+"""
+
+
+def test_a_remote_table_whose_runner_is_killed_mid_game_is_resumed_cleanly(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process hosting a table with a connected entrant is SIGKILLed while the agent is in a
+    game: the next attempt plays the games not recorded (the interrupted one again, same match id),
+    and the agent answers them as it does any other: no fault, no forfeit, no notice."""
+    engine, client, store = one_table(start_service, redis_server, monkeypatch, "kt", "a3")
+    policy = Counting()
+
+    async def run() -> Agent:
+        agent = await online(engine, client, "a3", policy)
+        runner = subprocess.Popen([sys.executable, "-c", RUN_TABLE, redis_server.url, "kt", "r1t0"])
+        try:
+            await policy.reach(25)  # 20 decisions a game: in the second one
+            runner.send_signal(signal.SIGKILL)
+        finally:
+            runner.wait(10)
+        assert 1 <= len(store.finished_games("kt")) < 3
+        await asyncio.sleep(1.2)  # the dead runner's lease lapses
+        assert await asyncio.to_thread(jobs.run_table, store, "kt", "r1t0", Queue(store), 1.0) == "finished"
+        await agent.stop()
+        return agent
+
+    agent = asyncio.run(run())
+    assert_played_cleanly(store, "kt", agent)
+    assert int(store.table_state("kt", "r1t0")["attempts"]) == 2
+
+
+def test_a_runner_that_lost_its_lease_stops_playing_the_table(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runner stalled past its lease (SIGSTOP) while a table with a connected entrant is in play;
+    the table is run again meanwhile and the new runner gets into the second game. The stalled
+    runner, let go, ends the game it was in (recorded already: its record changes nothing) and then
+    stops ('busy'): it went on with every remaining game, hosting each one a second time, with the
+    same match ids, for the same agent (which was then told FAILED_PRECONDITION for answers that
+    reached the other host: one run in two)."""
+    engine, client, store = one_table(start_service, redis_server, monkeypatch, "st", "a4")
+    policy = Counting()
+
+    async def run() -> Agent:
+        agent = await online(engine, client, "a4", policy)
+        stalled = subprocess.Popen(
+            [sys.executable, "-c", RUN_TABLE, redis_server.url, "st", "r1t0"], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            await policy.reach(5)
+            stalled.send_signal(signal.SIGSTOP)  # a worker stalled past its lease
+            await asyncio.sleep(1.5)
+            second = asyncio.create_task(asyncio.to_thread(jobs.run_table, store, "st", "r1t0", Queue(store), 1.0))
+            await policy.reach(policy.decisions + 25)
+            stalled.send_signal(signal.SIGCONT)
+            outcomes = [await second, (await asyncio.to_thread(stalled.communicate, None, 60))[0].strip()]
+            assert outcomes == ["finished", "busy"], outcomes
+        finally:
+            stalled.kill()
+        await agent.stop()
+        return agent
+
+    assert_played_cleanly(store, "st", asyncio.run(run()))

@@ -294,3 +294,22 @@ def test_an_endpoint_entrants_address_is_the_hosts(
     assert all({"name": "endpoint", "kind": "endpoint"} in record["seats"] for record in records.values())
     with pytest.raises(TournamentError, match="'endpoint' is given twice .*=NAME"):
         Tournament("ea2", (*builtins("random"), entrant, parse_entrant("endpoint:127.0.0.1:9")), seats=3)
+
+
+def test_the_sweep_sends_a_table_whose_runner_died_once_per_runner(tstore: TournamentStore) -> None:
+    """A table whose runner died is sent again at once, but only once until another runner starts it
+    (or it waited ``redispatch_after_s`` since): it was sent again at every sweep (2 s) for as long
+    as its task waited behind others, and each copy then retried every lease period ('busy') for as
+    long as the table was played."""
+    tourney = Tournament("once", builtins(*["random"] * 3), seats=3, deals=1, overrides=OPTIONS)
+    queue = Queue()
+    jobs.start(tstore, tourney, queue)
+    queue.sent.clear()
+    assert tstore.start_table("once", "r1t0", "gone:1:x", lease_s=30) == "run"
+    tstore.client.delete(tstore.keys.tourney_lease("once", "r1t0"))  # its runner died: the lease lapsed
+    assert [jobs.sweep(tstore, queue, redispatch_after_s=30) for _ in range(3)] == [1, 0, 0]
+    assert tstore.start_table("once", "r1t0", "gone:2:y", lease_s=30) == "run"  # the copy started, and died
+    tstore.client.delete(tstore.keys.tourney_lease("once", "r1t0"))
+    assert [jobs.sweep(tstore, queue, redispatch_after_s=30) for _ in range(2)] == [1, 0]
+    assert jobs.sweep(tstore, queue, redispatch_after_s=0) == 1  # that copy was lost too: sent after the wait
+    assert queue.drain(tstore)[0] == "finished" and tstore.progress("once").state == "finished"
