@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except OhHellError as error:
-        errors.print(labelled("error:", "red", f" {error}"))
+        errors.print(labelled("error:", "red", f" {error}"), soft_wrap=True)  # one line, however long
         return 2
     except KeyboardInterrupt:
         return 130
