@@ -128,7 +128,7 @@ async def retrying(
                 raise gave_up(error, what, address, connect_timeout) from None
             if pause is not None:
                 log.warning("the %s at %s rate limits this agent: retrying in %.1f s", what, address, pause)
-                await asyncio.sleep(min(pause, MAX_RATE_LIMIT_WAIT_S))
+                await asyncio.sleep(min(max(pause, 0.05), MAX_RATE_LIMIT_WAIT_S))  # never a busy loop
                 continue
             if state["up"]:
                 backoff.reset()
