@@ -122,6 +122,8 @@ def test_live_match_changes(site: Site, page: Any) -> None:
         assert page.locator("#seats .cards").count() == 0  # no hand is ever drawn live: only played cards
         screenshot(page, "live")
         page.wait_for_selector("#done:not([hidden])", timeout=60_000)
+        assert page.locator("#done #ladder-link").get_attribute("href") == "/ladders/live"
+        screenshot(page, "live-done")
         totals = [int(t) for t in page.locator("#seats .total").all_inner_texts()]
         record = json.loads(stub.GetMatch(pb.GetMatchRequest(match_id=seated.match_id)).record_json)
         assert totals == record["totals"]

@@ -63,3 +63,10 @@ def test_the_host_page_offers_the_one_ladder_action_that_applies() -> None:
     assert "/host/ladders/running/pause" in host and "/host/ladders/running/resume" not in host
     assert "/host/ladders/stopped/resume" in host and "/host/ladders/stopped/pause" not in host
     assert "Running: tables are formed" in host and "Paused: no new tables are formed" in host
+
+
+def test_a_ladder_matchs_live_view_links_back_to_its_ladder_when_it_ends() -> None:
+    """Once the match was over the live view offered its replay only."""
+    match = SimpleNamespace(match_id="main-7", ladder="main")
+    assert 'id="ladder-link" href="/ladders/main"' in render("live.html", match=match, seats=["a", "b", "c"])
+    assert "ladder-link" not in render("live.html", match=None, match_id="duel-1", seats=[])
