@@ -27,7 +27,7 @@ from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
 from arena.rpc.auth import bearer_token, same_secret
 from arena.rpc.server import Served, Service, create_server, serve_until_signal
 from arena.rpc.settings import ConfigError
-from arena.sdk.connection import AgentError, connect_async
+from arena.sdk.connection import AgentError, connect_async, log_to_stderr_unless_configured
 from arena.sdk.ladder import run_on_ladder, run_on_ladder_async
 from arena.sdk.session import BaseBot, Session
 from arena.wire import ConversionError
@@ -35,7 +35,8 @@ from ohell.state import BID_BASE
 
 
 def connect(bot: Any, address: str, token: str, **options: Any) -> Session:
-    """``connect_async`` in its own event loop (blocks)."""
+    """``connect_async`` in its own event loop (blocks); logs to stderr (INFO) unless logging is configured."""
+    log_to_stderr_unless_configured()
     return asyncio.run(connect_async(bot, address, token, **options))
 
 
@@ -71,7 +72,8 @@ async def serve_async(bot: Any, address: str = "127.0.0.1:0", token: str = "") -
 
 
 def serve(bot: Any, address: str = "0.0.0.0:7000", token: str = "") -> None:
-    """Serve ``bot`` until SIGTERM/SIGINT (blocks)."""
+    """Serve ``bot`` until SIGTERM/SIGINT (blocks); logs to stderr (INFO) unless logging is configured."""
+    log_to_stderr_unless_configured()
 
     async def run() -> None:
         served = await serve_async(bot, address, token)

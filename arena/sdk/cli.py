@@ -77,22 +77,28 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     challenge = sub.add_parser("challenge", help="play an ad-hoc match on an engine service")
-    challenge.add_argument("--address", default="127.0.0.1:50051")
+    challenge.add_argument("--address", default="127.0.0.1:50051", help="the engine service (default %(default)s)")
     challenge.add_argument("--token", required=True, help="your agent token")
     challenge.add_argument(
         "--seat", action="append", required=True, help="builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT; 3-7 of them"
     )
-    challenge.add_argument("--rules", default="classic")
-    challenge.add_argument("--seed", type=whole(UINT64), default=0)
-    challenge.add_argument("--decision-ms", type=whole(UINT32), default=0)
-    challenge.add_argument("--timeout", type=float, default=600.0)
+    challenge.add_argument("--rules", default="classic", help="a rules preset (default %(default)s)")
+    challenge.add_argument("--seed", type=whole(UINT64), default=0, help="the deal's seed (default %(default)s)")
+    challenge.add_argument(
+        "--decision-ms", type=whole(UINT32), default=0, help="ms per decision (default %(default)s: the engine's)"
+    )
+    challenge.add_argument("--timeout", type=float, default=600.0, help="seconds to wait (default %(default)s)")
     challenge.add_argument("--out", help="write the match record here")
     challenge.set_defaults(handler=cmd_challenge)
 
     agent = bot_sub.add_parser("connect", help="play a built-in bot as a remote agent (connected, or --serve)")
-    agent.add_argument("--bot", default="heuristic")
-    agent.add_argument("--seed", type=int, default=0)
-    agent.add_argument("--address", default="127.0.0.1:50051", help="the gateway, or with --serve where to listen")
-    agent.add_argument("--token", default="")
+    agent.add_argument("--bot", default="heuristic", help="a built-in bot (default %(default)s)")
+    agent.add_argument("--seed", type=int, default=0, help="the bot's seed (default %(default)s)")
+    agent.add_argument(
+        "--address",
+        default="127.0.0.1:50051",
+        help="the gateway, or with --serve where to listen (default %(default)s)",
+    )
+    agent.add_argument("--token", default="", help="the agent token (default none)")
     agent.add_argument("--serve", action="store_true", help="serve AgentService instead of dialling the gateway")
     agent.set_defaults(handler=cmd_agent)

@@ -32,6 +32,14 @@ TOO_LARGE = "Received message larger than max"  # gRPC's words for a message ove
 T = TypeVar("T")
 
 
+def log_to_stderr_unless_configured() -> None:
+    """Show the SDK's INFO lines (connected, match started and ended) on stderr when the program has
+    configured no logging, as the blocking calls do for a first script; the async ones leave logging
+    to the program (a library's rule)."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+
+
 class AgentError(OhHellError):
     """Why an agent cannot play, in one line (wrong token, unknown ladder, nothing at the address)."""
 

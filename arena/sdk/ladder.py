@@ -22,7 +22,15 @@ import grpc
 from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
 from arena.rpc.server import channel_options
-from arena.sdk.connection import CONNECT_TIMEOUT_S, AgentError, connect_async, established, retrying, stream_ended
+from arena.sdk.connection import (
+    CONNECT_TIMEOUT_S,
+    AgentError,
+    connect_async,
+    established,
+    log_to_stderr_unless_configured,
+    retrying,
+    stream_ended,
+)
 from arena.sdk.session import Session
 
 log = logging.getLogger("arena.sdk")
@@ -117,8 +125,7 @@ def run_on_ladder(
 ) -> Session:
     """``run_on_ladder_async`` in its own event loop, for scripts: logs to stderr (INFO) unless
     logging is configured, and exits with one line (status 2) on an AgentError, 130 on Ctrl-C."""
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    log_to_stderr_unless_configured()
     try:
         return asyncio.run(run_on_ladder_async(bot, engine_address, matchmaker_address, token, ladder, **options))
     except AgentError as error:

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.ratelimit import RateLimit
 from services.web import host, tournaments, views
 from services.web.api import Api, ApiError
@@ -110,7 +111,7 @@ async def match_page(request: Request) -> Response:
     summary, record = await api.match(match_id)
     names = await api.names(list(summary.agent_ids))
     if record is None:  # not finished: the live view follows it
-        return page(request, "live.html", match=summary, seats=[names[a] for a in summary.agent_ids])
+        return live_view(request, summary, names)
     viewer = replay(record)
     return page(
         request,
@@ -124,9 +125,20 @@ async def match_page(request: Request) -> Response:
     )
 
 
+def live_view(request: Request, summary: pb.MatchSummary, names: dict[str, str]) -> Response:
+    return page(request, "live.html", match=summary, seats=[names[a] for a in summary.agent_ids])
+
+
 async def live_page(request: Request) -> Response:
-    """The live view of any match the engine hosts (ladder or challenge), by id."""
-    return page(request, "live.html", match=None, match_id=request.path_params["match_id"], seats=[])
+    """The live view of any match the engine hosts (ladder or challenge), by id; a ladder's match
+    with its ladder and seats as the matchmaker has them."""
+    api = api_of(request)
+    match_id = request.path_params["match_id"]
+    try:
+        summary, _ = await api.match(match_id)
+    except ApiError:  # not a ladder's match, or no matchmaker: the engine's events are enough
+        return page(request, "live.html", match=None, match_id=match_id, seats=[])
+    return live_view(request, summary, await api.names(list(summary.agent_ids)))
 
 
 async def record_json(request: Request) -> Response:

@@ -124,7 +124,11 @@ async def dashboard(
         status_code=400 if error else 200,
         csrf=host.csrf(request),
         ladders=[
-            {**views.ladder_row(ladder, board), "standings": [views.standing_row(s) for s in board]}
+            {
+                **views.ladder_row(ladder, board),
+                "paused": ladder.paused,
+                "standings": [views.standing_row(s) for s in board],
+            }
             for ladder, board in zip(ladders, boards, strict=True)
         ],
         presets=sorted(PRESETS),

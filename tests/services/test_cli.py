@@ -98,3 +98,14 @@ def test_counts_a_bot_command_cannot_use_are_usage_errors_naming_the_flag() -> N
     ):
         done = ohell(*args)
         assert done.returncode == 2 and refusal in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_challenge_and_bot_connect_help_show_their_defaults() -> None:
+    """``--help`` showed ``--address ADDRESS`` with no word of the address used without it."""
+    for args, shown in (
+        (("challenge", "--help"), ("127.0.0.1:50051", "default classic", "default 600.0")),
+        (("bot", "connect", "--help"), ("127.0.0.1:50051", "default heuristic")),
+    ):
+        done = ohell(*args)
+        text = " ".join(done.stdout.split())  # argparse wraps the help at the terminal's width
+        assert done.returncode == 0 and all(default in text for default in shown), done.stdout

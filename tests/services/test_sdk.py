@@ -7,10 +7,13 @@ import asyncio
 import logging
 import random
 import re
+import subprocess
+import sys
 from typing import Any
 
 import grpc
 import pytest
+from svc_helpers import ROOT
 
 from arena.embedded_redis import free_port
 from arena.play.host import host_match
@@ -104,6 +107,41 @@ def test_unreachable_address_is_one_line_after_a_bounded_wait() -> None:
     address = f"127.0.0.1:{free_port()}"
     with pytest.raises(AgentError, match=rf"cannot reach the gateway at {address} after 0.5 s .*service up\?$"):
         asyncio.run(connect_async(BaseBot(), address, "t", connect_timeout=0.5))
+
+
+SDK_CALL = """
+import asyncio, logging, sys
+from arena.sdk import AgentError, BaseBot, connect, connect_async, run_on_ladder, serve
+call, address = sys.argv[1], sys.argv[2]
+if call == "configured":
+    logging.basicConfig(level=logging.WARNING, stream=sys.stdout)
+try:
+    if call in ("connect", "configured"):
+        connect(BaseBot(), address, "t", connect_timeout=0.1)
+    elif call == "serve":
+        serve(BaseBot(), "not-an-address")
+    elif call == "run_on_ladder":
+        run_on_ladder(BaseBot(), address, address, "t", "main", connect_timeout=0.1)
+    else:
+        asyncio.run(connect_async(BaseBot(), address, "t", connect_timeout=0.1))
+except (AgentError, SystemExit):
+    pass
+logging.getLogger("arena.sdk").info("an INFO line of the SDK")
+"""
+
+
+def test_blocking_calls_show_the_sdks_info_lines_unless_the_program_configured_logging() -> None:
+    """A first script calling ``connect`` saw nothing at all, not even that it had connected."""
+    address = f"127.0.0.1:{free_port()}"
+    calls = ("connect", "serve", "run_on_ladder", "configured", "async")
+    runs = {
+        call: subprocess.Popen(
+            [sys.executable, "-c", SDK_CALL, call, address], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for call in calls
+    }
+    shown = {call: b"INFO line of the SDK" in run.communicate(timeout=60)[1] for call, run in runs.items()}
+    assert shown == {"connect": True, "serve": True, "run_on_ladder": True, "configured": False, "async": False}
 
 
 async def first_connect_refusal(rate: float, connect_timeout: float) -> str:

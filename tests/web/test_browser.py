@@ -122,6 +122,8 @@ def test_live_match_changes(site: Site, page: Any) -> None:
         assert page.locator("#seats .cards").count() == 0  # no hand is ever drawn live: only played cards
         screenshot(page, "live")
         page.wait_for_selector("#done:not([hidden])", timeout=60_000)
+        assert page.locator("#done #ladder-link").get_attribute("href") == "/ladders/live"
+        screenshot(page, "live-done")
         totals = [int(t) for t in page.locator("#seats .total").all_inner_texts()]
         record = json.loads(stub.GetMatch(pb.GetMatchRequest(match_id=seated.match_id)).record_json)
         assert totals == record["totals"]
@@ -169,6 +171,23 @@ def test_host_creates_a_ladder_and_registers_agents(site: Site, page: Any) -> No
     form.locator("textarea[name=names]").fill("alice")  # taken
     form.locator("button").click()
     assert "alice" in page.locator("#error-message").inner_text()
+
+
+def test_the_host_pauses_and_resumes_a_ladder_with_the_one_button_that_applies(site: Site, page: Any) -> None:
+    ladder = pb.Ladder(name="pausable", rules=rules_pb2.Rules(preset="classic"), seats=4)
+    site.stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(HOST_TOKEN))
+    page.goto(site.url + "/host/login")
+    page.fill("input[name=token]", HOST_TOKEN)
+    page.click("button:text('Sign in')")
+    card = page.locator("section[data-ladder=pausable]")
+    for button, state, paused in (("Pause", "Paused", True), ("Resume", "Running", False)):
+        assert card.locator("button").all_inner_texts() == [button]
+        card.locator("button").click()
+        assert page.locator("#message").inner_text() == f"ladder pausable: {button.lower()} done"
+        assert card.locator(".ladder-state").inner_text().startswith(state)
+        assert stub_ladder(site, "pausable").paused is paused
+        if paused:
+            screenshot(page, "host-paused")
 
 
 def test_a_seat_count_no_request_holds_is_the_forms_error(site: Site, page: Any) -> None:

@@ -33,7 +33,7 @@ def test_a_ladder_with_no_standings_says_so() -> None:
     assert "No agent has played on this ladder yet" in board and not bare_tables(board)
     host = render(
         "host.html",
-        ladders=[SimpleNamespace(name="class", preset="classic", seats=4, matches=0, standings=[])],
+        ladders=[SimpleNamespace(name="class", preset="classic", seats=4, matches=0, standings=[], paused=False)],
         presets=["classic"],
         bots=["random"],
         csrf="x",
@@ -51,3 +51,22 @@ def test_the_live_views_state_is_set_apart() -> None:
     """It read "a card appears when it is played. finished"."""
     page = render("live.html", match=None, match_id="m-1", seats=[])
     assert 'played · <span id="status">' in page
+
+
+def test_the_host_page_offers_the_one_ladder_action_that_applies() -> None:
+    """It offered Pause and Resume for every ladder, paused or not, and said neither."""
+    ladders = [
+        SimpleNamespace(name=name, preset="classic", seats=4, matches=0, standings=[], paused=paused)
+        for name, paused in (("running", False), ("stopped", True))
+    ]
+    host = render("host.html", ladders=ladders, presets=["classic"], bots=["random"], csrf="x")
+    assert "/host/ladders/running/pause" in host and "/host/ladders/running/resume" not in host
+    assert "/host/ladders/stopped/resume" in host and "/host/ladders/stopped/pause" not in host
+    assert "Running: tables are formed" in host and "Paused: no new tables are formed" in host
+
+
+def test_a_ladder_matchs_live_view_links_back_to_its_ladder_when_it_ends() -> None:
+    """Once the match was over the live view offered its replay only."""
+    match = SimpleNamespace(match_id="main-7", ladder="main")
+    assert 'id="ladder-link" href="/ladders/main"' in render("live.html", match=match, seats=["a", "b", "c"])
+    assert "ladder-link" not in render("live.html", match=None, match_id="duel-1", seats=[])

@@ -42,6 +42,14 @@ def test_a_live_view_that_cannot_reach_the_engine_names_no_internals(url: str) -
     assert kind == "failed" and error == f"UNAVAILABLE: {PLAIN['UNAVAILABLE']}", error
 
 
+def test_the_live_view_is_served_when_the_matchmaker_cannot_say_whose_match_it_is(url: str) -> None:
+    """The live page asks the matchmaker for the match's ladder and seats; without them it is the
+    engine's events alone, as for a challenge."""
+    with urllib.request.urlopen(f"{url}/live/main-1", timeout=30) as reply:
+        page = reply.read().decode()
+    assert reply.status == 200 and "/live/main-1/events" in page and "ladder-link" not in page
+
+
 def test_a_host_form_with_a_csrf_token_that_is_not_ascii_is_refused(url: str) -> None:
     jar = http.cookiejar.CookieJar()
     host = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
