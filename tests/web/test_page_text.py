@@ -70,3 +70,12 @@ def test_a_ladder_matchs_live_view_links_back_to_its_ladder_when_it_ends() -> No
     match = SimpleNamespace(match_id="main-7", ladder="main")
     assert 'id="ladder-link" href="/ladders/main"' in render("live.html", match=match, seats=["a", "b", "c"])
     assert "ladder-link" not in render("live.html", match=None, match_id="duel-1", seats=[])
+
+
+def test_the_host_page_counts_one_match_in_the_singular() -> None:
+    ladders = [
+        SimpleNamespace(name=name, preset="classic", seats=4, matches=count, standings=[], paused=False)
+        for name, count in (("one", 1), ("two", 2))
+    ]
+    host = render("host.html", ladders=ladders, presets=["classic"], bots=["random"], csrf="x")
+    assert "4 seats, 1 match<" in host and "4 seats, 2 matches<" in host
