@@ -109,11 +109,18 @@ class AgentStore(StoreBase):
 
     def set_token(self, agent_id: str, rotate: bool) -> str | None:
         """Replace (``rotate``) or remove the agent's token; returns the new token, or for a
-        revocation the old hash (None when it had no token). The old token stops working at once."""
+        revocation the old hash (None when it had no token). The old token stops working at once.
+        A revoked agent, of any kind, is seated nowhere: its tickets go (it is enrolled nowhere), the
+        platform no longer holds a token to dial it with, and ``join`` refuses it until a rotation."""
         agent = self.get_agent(agent_id)
         old = self.client.hget(self.keys.agent(agent_id), "token_sha")
         token = new_token() if rotate else None
+        ladders = [] if rotate else [text(name) for name in self.client.smembers(self.keys.ladders)]
         with self.client.pipeline() as pipe:
+            for ladder in ladders:
+                pipe.delete(self.keys.ticket(ladder, agent_id))
+                pipe.zrem(self.keys.queue(ladder), agent_id)
+                pipe.srem(self.keys.enrolled(ladder), agent_id)
             if old:
                 pipe.hdel(self.keys.agent_tokens, text(old))
             if token is not None:
@@ -123,7 +130,7 @@ class AgentStore(StoreBase):
                     fields["dial_token"] = token
                 pipe.hset(self.keys.agent(agent_id), mapping=fields)
             else:
-                pipe.hset(self.keys.agent(agent_id), "token_sha", "")
+                pipe.hset(self.keys.agent(agent_id), mapping={"token_sha": "", "dial_token": ""})
             pipe.execute()
         return token if rotate else (text(old) if old else None)
 

@@ -93,7 +93,14 @@ class LadderStore(AgentStore):
         return int(backlog), [(Ladder.from_json(raw), int(count)) for raw, count in pairs if raw is not None]
 
     def house_bots(self, ladder: str) -> list[HouseBot]:
+        """The ladder's house bots but those whose token was revoked (a revoked agent is seated nowhere)."""
         ids = [text(agent) for agent in self.client.lrange(self.keys.house(ladder), 0, -1)]
-        ratings = self.client.hmget(self.keys.ratings(ladder), ids) if ids else []
-        pairs = zip(ids, ratings, strict=True)
-        return [HouseBot(agent, json.loads(raw)[0] if raw else MODEL.mu) for agent, raw in pairs]
+        if not ids:
+            return []
+        with self.client.pipeline(transaction=False) as pipe:
+            pipe.hmget(self.keys.ratings(ladder), ids)
+            for agent in ids:
+                pipe.hget(self.keys.agent(agent), "token_sha")
+            ratings, *tokens = pipe.execute()
+        found = zip(ids, ratings, tokens, strict=True)
+        return [HouseBot(agent, json.loads(raw)[0] if raw else MODEL.mu) for agent, raw, token in found if token]

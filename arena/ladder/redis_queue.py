@@ -13,7 +13,7 @@ from arena.ladder.forming import Ticket
 from arena.ladder.model import now_ms
 from arena.ladder.ratings import MODEL
 from arena.ladder.redis_base import StoreBase
-from arena.ladder.store import PermissionDenied
+from arena.ladder.store import PermissionDenied, Revoked
 
 PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before its gateway stream is up
 
@@ -34,7 +34,12 @@ class QueueStore(StoreBase):
         now = now_ms()
         value = f"g:{now}" if agent.kind == "connected" else str(now)
         args: list[str | int] = [self.keys.prefix, ladder, agent_id, now, lease_ms, int(enroll), value]
-        return float(self._join(args=args))
+        queued_at = self._join(args=args)
+        if queued_at is None:
+            raise Revoked(
+                f"agent {agent_id!r}: its token was revoked (rotate it to let the agent play again)", "agent_id"
+            )
+        return float(queued_at)
 
     def leave(self, ladder: str, agent_id: str) -> bool:
         with self.client.pipeline() as pipe:

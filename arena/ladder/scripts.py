@@ -82,9 +82,11 @@ return out
 
 # Join: ARGV = prefix, ladder, agent, now_ms, lease_ms (0 = no expiry), enroll (1 = put back
 # in the queue after every match), ticket value ("g:<ms>" ties it to the gateway connection).
-# Joining again renews the lease and keeps the place.
+# Joining again renews the lease and keeps the place. An agent whose token was revoked (token_sha
+# emptied) gets no ticket: returns false.
 JOIN = """
 local p, l, agent = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('HGET', K.agent(p, agent), 'token_sha') == '' then return false end
 local ticket = K.ticket(p, l, agent)
 if tonumber(ARGV[5]) > 0 then
   redis.call('SET', ticket, ARGV[7], 'PX', ARGV[5])

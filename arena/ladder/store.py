@@ -53,3 +53,7 @@ class LimitReached(StoreError):
 
 class InUse(StoreError):
     """The thing is in use (a ladder with matches in play): FAILED_PRECONDITION."""
+
+
+class Revoked(StoreError):
+    """The agent's token was revoked: it is seated nowhere until the host rotates it (FAILED_PRECONDITION)."""

@@ -81,16 +81,20 @@ def renewing(store: TournamentStore, tourney_id: str, table: str, runner: str, l
 
 
 def absent_entrants(store: TournamentStore, entrants: Sequence[SeatSpec], grace_s: float) -> list[str]:
-    """Names of the connected entrants still not online after waiting up to ``grace_s``."""
+    """Names of the entrants whose token was revoked (not waited for) and of the connected entrants
+    still not online after waiting up to ``grace_s``."""
+    revoked = store.revoked_agents([e.agent_id for e in entrants if e.agent_id])
     deadline = time.monotonic() + grace_s
     while True:
         away = [
             e
             for e in entrants
-            if e.kind == "connected" and not store.client.exists(store.keys.agent_presence(e.agent_id))
+            if e.kind == "connected"
+            and e.agent_id not in revoked
+            and not store.client.exists(store.keys.agent_presence(e.agent_id))
         ]
         if not away or time.monotonic() >= deadline:
-            return [e.name for e in away]
+            return [e.name for e in entrants if e.agent_id in revoked or e in away]
         time.sleep(PRESENCE_POLL_S)
 
 

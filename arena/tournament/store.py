@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,6 +176,15 @@ class TournamentStore:
         for table in tables:
             pipe.exists(self.keys.tourney_lease(tourney_id, table))
         return {table for table, held in zip(tables, pipe.execute(), strict=True) if held}
+
+    def revoked_agents(self, agent_ids: Sequence[str]) -> set[str]:
+        """Those of ``agent_ids`` that are registered agents whose token the host revoked."""
+        pipe = self.client.pipeline(transaction=False)
+        for agent_id in agent_ids:
+            pipe.hget(self.keys.agent(agent_id), "token_sha")
+        return {
+            agent_id for agent_id, sha in zip(agent_ids, pipe.execute(), strict=True) if sha is not None and not sha
+        }
 
     def registered_seat(self, entrant: SeatSpec) -> SeatSpec:
         """How an entrant given by agent id plays, as its registration says: an endpoint agent is

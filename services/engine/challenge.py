@@ -139,6 +139,11 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
             return True
         return self.redis is not None and bool(await self.redis.exists(self.keys.agent_presence(agent_id)))
 
+    async def _revoked(self, agent_id: str) -> bool:
+        """Whether the host revoked the agent's token (its gateway stream ends within a few seconds;
+        it is seated nowhere from the revocation on)."""
+        return self.redis is not None and await self.redis.hget(self.keys.agent(agent_id), "token_sha") in (b"", "")
+
     async def _challengeable(self, agent_id: str) -> bool:
         gateway = local_gateway_holding(agent_id)
         if gateway is not None and gateway.accepts_challenges(agent_id):
@@ -208,6 +213,11 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
             if seat.kind == "connected" and not await self._connected(seat.agent_id):
                 await context.abort(
                     grpc.StatusCode.FAILED_PRECONDITION, f"seats[{index}].agent_id={seat.agent_id!r} is not connected"
+                )
+            if seat.kind == "connected" and await self._revoked(seat.agent_id):
+                await context.abort(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    f"seats[{index}].agent_id={seat.agent_id!r}: its token was revoked",
                 )
         lease = None if host else await self.playing.claim(caller_of(context))
         if lease is None and not host:

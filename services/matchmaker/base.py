@@ -23,6 +23,7 @@ from arena.ladder.store import (
     LimitReached,
     NotFound,
     PermissionDenied,
+    Revoked,
     StoreError,
     Unauthenticated,
     shown,
@@ -46,6 +47,7 @@ _CODES = {
     PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
     LimitReached: grpc.StatusCode.RESOURCE_EXHAUSTED,
     InUse: grpc.StatusCode.FAILED_PRECONDITION,
+    Revoked: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 

@@ -194,3 +194,21 @@ def test_seat_names_are_plain_text(caller_engine: tuple[Service, redis.Redis]) -
         assert '"Mr. Random (v2)"' in done.record.json
 
     asyncio.run(run())
+
+
+def test_a_revoked_agent_is_not_seated_while_its_stream_is_not_ended_yet(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis
+) -> None:
+    """The gateway ends a revoked agent's stream within a few seconds; a challenge naming it meanwhile
+    seated it."""
+    from arena.ladder.redis_store import RedisStore
+
+    engine = start_service("services.engine")
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    agent, _ = store.register_agent("revoked", "connected")
+    store.client.set(store.keys.agent_presence(agent.agent_id), "gw-1", ex=60)  # its stream, not ended yet
+    store.set_token(agent.agent_id, rotate=False)
+    table = seats(("agent_id", agent.agent_id), ("builtin", "random"), ("builtin", "random"))
+    code, detail = asyncio.run(refused(engine.address, HOST_TOKEN, rules=SHORT, seats=table))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and "revoked" in detail
+    store.client.close()

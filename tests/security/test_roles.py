@@ -10,11 +10,17 @@ from typing import Any
 
 import grpc
 import pytest
+import redis
 
+from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.model import now_ms
+from arena.ladder.redis_store import RedisStore
+from arena.ladder.store import Revoked
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
 
+from ..matchmaker.test_store import fake_record
 from .conftest import HOST_TOKEN, Service
 
 HOST = auth_metadata(HOST_TOKEN)
@@ -216,3 +222,41 @@ def test_a_revoked_token_ends_the_agents_open_stream(start_service: Callable[...
 
         error = asyncio.run(run())
     assert error is not None and error.code() == grpc.StatusCode.UNAUTHENTICATED and "revoked" in error.details()
+
+
+def test_a_revoked_agent_of_any_kind_is_seated_nowhere(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis
+) -> None:
+    """Revoking an endpoint or built-in agent left its ticket (a built-in's never expires and comes back
+    after each match) and an endpoint's dial token: the platform went on seating and dialling it."""
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    with start_service("services.matchmaker").channel() as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        ladder = pb.Ladder(name="main", rules=CLASSIC, seats=3)
+        stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=HOST)
+        requests = [pb.RegisterAgentRequest(name="ep", kind=pb.AGENT_KIND_ENDPOINT, endpoint="127.0.0.1:9")]
+        requests += [pb.RegisterAgentRequest(name=f"b{n}", kind=pb.AGENT_KIND_BUILTIN, bot="random") for n in (1, 2, 3)]
+        registered = {request.name: stub.RegisterAgent(request, metadata=HOST) for request in requests}
+        ids = {name: reply.agent.agent_id for name, reply in registered.items()}
+        for name in ("b1", "b2", "b3"):
+            join = pb.JoinQueueRequest(ladder="main", agent_id=ids[name])
+            stub.JoinQueue(join, metadata=auth_metadata(registered[name].token))
+        (match_id,) = store.claim("main", [[ids["b1"], ids["b2"], ids["b3"]]], now_ms())
+        ep_join = pb.JoinQueueRequest(ladder="main", agent_id=ids["ep"], lease_seconds=3600)
+        stub.JoinQueue(ep_join, metadata=auth_metadata(registered["ep"].token))
+        for name in ("ep", "b1"):
+            assert stub.RevokeAgentToken(pb.RevokeAgentTokenRequest(agent_id=ids[name]), metadata=HOST).revoked
+        assert stub.GetLadder(pb.GetLadderRequest(name="main")).tickets_waiting == 0  # the endpoint's ticket went
+        assert store.get_agent(ids["ep"]).dial_token == ""  # nothing left to dial it with
+        assert match_id is not None and store.finish_match(match_id, fake_record(match_id, 3))[0]  # it finishes
+        assert [t.agent_id for t in store.snapshot("main", now_ms())] == [ids["b2"], ids["b3"]]  # b1 not back
+        assert (
+            refused(stub.JoinQueue, ep_join, auth_metadata(registered["ep"].token))[0]
+            == grpc.StatusCode.UNAUTHENTICATED
+        )
+        with pytest.raises(Revoked, match="revoked"):  # an agent revoked after it authenticated: no ticket either
+            store.join("main", ids["ep"], 60.0)
+        rotated = stub.RotateAgentToken(pb.RotateAgentTokenRequest(agent_id=ids["ep"]), metadata=HOST)
+        assert store.get_agent(ids["ep"]).dial_token == rotated.token  # rotating gives it back its place
+        assert stub.JoinQueue(ep_join, metadata=auth_metadata(rotated.token)).queued_at_ms > 0
+    store.client.close()

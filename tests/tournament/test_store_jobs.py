@@ -202,21 +202,33 @@ def guarded_endpoint(tstore: TournamentStore) -> Iterator[tuple[str, str]]:
         yield agent.agent_id, address
 
 
-def test_a_registered_endpoint_agent_entered_by_id_is_dialled_with_its_token(
+@pytest.mark.parametrize("revoked", [False, True], ids=["kept", "revoked"])  # tstore's prefix: 40 characters
+def test_endpoint_entered_by_id(
     tstore: TournamentStore,
     guarded_endpoint: tuple[str, str],
     shared_redis_server: EmbeddedRedis,
     monkeypatch: pytest.MonkeyPatch,
+    revoked: bool,
 ) -> None:
+    """A registered endpoint agent entered by id is dialled with its token; revoked before its table
+    starts, it is absent there (revoking it once left its dial token, and its tables went on dialling it)."""
+    from arena.ladder.redis_store import RedisStore
+
     monkeypatch.setenv("REDIS_URL", shared_redis_server.url)
     agent_id, address = guarded_endpoint
     entrants = (*builtins("heuristic", "random"), SeatSpec.connected(agent_id, "guarded"))
     queue = Queue()
     jobs.start(tstore, Tournament("reg", entrants, seats=3, deals=1, overrides=OPTIONS, grace_s=0), queue)
+    if revoked:
+        RedisStore(tstore.client, tstore.keys).set_token(agent_id, rotate=False)
     assert queue.drain(tstore) == ["finished"]
     records = tstore.records("reg")
-    assert len(records) == 3 and all(record["complete"] and not record["faults"] for record in records.values())
     seat = next(s for s in records["r1t0/d0/r0"]["seats"] if s["name"] == "guarded")
+    if revoked:
+        assert tstore.table_state("reg", "r1t0")["forfeits"] == '["guarded"]'
+        assert seat["kind"] == "builtin" and seat["bot"] == jobs.STAND_IN
+        return
+    assert len(records) == 3 and all(record["complete"] and not record["faults"] for record in records.values())
     assert seat == {"name": "guarded", "kind": "endpoint", "agent_id": agent_id, "address": address}  # no token
     assert "token" not in json.dumps(records) and tstore.table_state("reg", "r1t0").get("forfeits") == "[]"
 
