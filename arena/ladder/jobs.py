@@ -54,11 +54,12 @@ _LADDERS: dict[tuple[int, str], tuple[float, Ladder]] = {}
 LADDER_CACHE_S = 5.0  # the host may update a ladder: a definition is read again after this long
 
 
-def _ladder(store: RedisStore, name: str) -> Ladder:
-    """A ladder's definition, read at most once per LADDER_CACHE_S per process."""
+def _ladder(store: RedisStore, name: str, seats: int) -> Ladder:
+    """A ladder's definition, read at most once per LADDER_CACHE_S per process, and again for a match
+    of ``seats`` the cached one has not (its rules were checked for its own seat count only)."""
     key = (id(store), name)
     cached = _LADDERS.get(key)
-    if cached is None or time.monotonic() - cached[0] > LADDER_CACHE_S:
+    if cached is None or time.monotonic() - cached[0] > LADDER_CACHE_S or cached[1].seats != seats:
         cached = _LADDERS[key] = (time.monotonic(), store.get_ladder(name))
     return cached[1]
 
@@ -220,7 +221,7 @@ def _play(store: RedisStore, info: MatchInfo, runner: str, held: Held, run: Batc
     spoiled = deal_seen(info)
     if not spoiled:
         try:
-            ladder = _ladder(store, info.ladder)
+            ladder = _ladder(store, info.ladder, len(info.seats))
             with metrics.MATCHES_RUNNING.labels(info.ladder).track_inprogress():
                 seed = info.seed or store.ensure_seed(info.match_id)
                 record = play_match(info.match_id, ladder.rules(), info.seats, seed, ladder.think_ms)

@@ -56,10 +56,20 @@ class LadderStore(AgentStore):
             pipe.execute()
 
     def update_ladder(self, ladder: Ladder) -> Ladder:
-        """Replace a ladder's definition (its paused flag stays); matches in play are not changed."""
+        """Replace a ladder's definition (its paused flag stays). A match reads its ladder's seats and
+        rules when it is played, so these may change only while none of the ladder's matches is in play."""
         current = self.get_ladder(ladder.name)
         ladder = replace(ladder, paused=current.paused)
         check_ladder(ladder)
+        differences = {"seats": ladder.seats != current.seats, "rules": ladder.rules() != current.rules()}
+        changed = [name for name, differs in differences.items() if differs]
+        playing = self._playing(ladder.name) if changed else []
+        if playing:
+            raise InUse(
+                f"ladder {ladder.name!r} has {len(playing)} match(es) in play, played with its current {changed[0]}:"
+                " pause it, let them finish and retry",
+                changed[0],
+            )
         house_ids = self._house_agents(ladder)
         self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), xx=True)
         self._set_house(ladder.name, house_ids)
@@ -73,7 +83,7 @@ class LadderStore(AgentStore):
     def delete_ladder(self, name: str) -> None:
         """Remove a ladder's definition, queue and tickets; its log, records and ratings stay."""
         self.get_ladder(name)
-        playing = [m for m in self.active_matches() if m.rsplit("-", 1)[0] == name]
+        playing = self._playing(name)
         if playing:
             raise InUse(f"ladder {name!r} has {len(playing)} match(es) in play: pause it and retry", "name")
         members = cast(list[bytes | str], self.client.zrange(self.keys.queue(name), 0, -1))
@@ -84,6 +94,10 @@ class LadderStore(AgentStore):
             for agent_id in queued:
                 pipe.delete(self.keys.ticket(name, agent_id))
             pipe.execute()
+
+    def _playing(self, name: str) -> list[str]:
+        """The ladder's matches claimed or running now."""
+        return [match_id for match_id in self.active_matches() if match_id.rsplit("-", 1)[0] == name]
 
     def forming_state(self) -> tuple[int, list[tuple[Ladder, int]]]:
         """(the archive's backlog, every ladder with its queued tickets), in one round trip: what

@@ -6,9 +6,10 @@ import time
 
 import pytest
 
+from arena.ladder import jobs
 from arena.ladder.model import Ladder, now_ms
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
+from arena.ladder.store import AlreadyExists, InUse, NotFound, StoreError, Unauthenticated
 from ohell.record import RECORD_FORMAT
 
 
@@ -128,6 +129,26 @@ def test_connected_ticket_needs_the_gateway_connection(store: RedisStore) -> Non
     store.client.delete(f"ohell:agent:{a}:gateway")  # the connection died
     assert store.snapshot("l", now_ms() + 11_000) == []
     assert store.queued("l") == 0  # dropped after the grace
+
+
+def test_seats_and_rules_stay_while_a_match_of_the_ladder_is_in_play(store: RedisStore) -> None:
+    """A match reads its ladder's seats and rules when it is played: changing them under a claimed
+    match made it fail (RulesError) after half a minute of retries, its agents busy meanwhile."""
+    store.create_ladder(Ladder("l", seats=3))
+    seated = agents(store, 3)
+    for agent in seated:
+        store.join("l", agent, None)
+    (match_id,) = store.claim("l", [seated], now_ms())
+    assert match_id is not None
+    assert jobs._ladder(store, "l", 3).seats == 3  # a worker keeps the definition for a few seconds
+    for changed, field in ((Ladder("l", seats=4), "seats"), (Ladder("l", seats=3, preset="online"), "rules")):
+        with pytest.raises(InUse, match=f"in play, played with its current {field}: pause it") as refused:
+            store.update_ladder(changed)
+        assert refused.value.field == field
+    assert store.update_ladder(Ladder("l", seats=3, base_window=9.0)).base_window == 9.0  # the rest may change
+    assert store.finish_match(match_id, fake_record(match_id, 3))[0]
+    assert store.update_ladder(Ladder("l", seats=4)).seats == 4
+    assert jobs._ladder(store, "l", 4).seats == 4  # read again for a match of the new seat count
 
 
 def test_leaving_while_the_table_forms_is_safe(store: RedisStore) -> None:

@@ -260,3 +260,21 @@ def test_a_revoked_agent_of_any_kind_is_seated_nowhere(
         assert store.get_agent(ids["ep"]).dial_token == rotated.token  # rotating gives it back its place
         assert stub.JoinQueue(ep_join, metadata=auth_metadata(rotated.token)).queued_at_ms > 0
     store.client.close()
+
+
+def test_seats_or_rules_of_a_ladder_with_matches_in_play_are_refused(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis
+) -> None:
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    with start_service("services.matchmaker").channel() as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        ladder = pb.Ladder(name="main", rules=CLASSIC, seats=3)
+        stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=HOST)
+        seated = [store.register_agent(f"b{n}", "builtin", bot="random")[0].agent_id for n in range(3)]
+        for agent_id in seated:
+            store.join("main", agent_id, None)
+        assert store.claim("main", [seated], now_ms()) != [None]
+        ladder.seats = 4
+        code, detail = refused(stub.UpdateLadder, pb.UpdateLadderRequest(ladder=ladder), HOST)
+        assert code == grpc.StatusCode.FAILED_PRECONDITION and "current seats: pause it" in detail
+    store.client.close()
