@@ -17,6 +17,7 @@ from arena.ladder.redis_base import StoreBase, parse_match
 from arena.ladder.store import NotFound
 
 RECENT_SCAN = 1000  # list_matches looks at this many of the newest unarchived matches at most
+SCAN_BATCH = 100  # ... reading their hashes this many at a time
 # zlib level of records in Redis (and so in the archive). A full classic game's record, 20.8 KB of
 # compact JSON: level 1 0.12 ms -> 5.5 KB, level 2 0.13 ms -> 5.0 KB, level 3 0.17 ms -> 4.7 KB,
 # level 6 0.53 ms -> 4.0 KB. Paid by every light game on the worker (docs/benchmarks.md, Ladder).
@@ -124,19 +125,21 @@ class MatchStore(StoreBase):
         """Finished matches the archive does not hold yet, newest first, among the newest RECENT_SCAN of
         them: of a ladder and/or an agent (the archive answers for the others: ``arena.archive.queries``)."""
         newest = cast(list[bytes], self.client.zrevrange(self.keys.unarchived, 0, RECENT_SCAN - 1))
-        ids = [text(m) for m in newest]
-        found = []
-        for match_id in ids:
-            if ladder and match_id.rpartition("-")[0] != ladder:
-                continue
-            try:
-                info = self.get_match(match_id)
-            except NotFound:  # archived meanwhile
-                continue
-            if not agent_id or any(seat.agent_id == agent_id for seat in info.seats):
-                found.append(info)
-            if len(found) >= offset + limit:
-                break
+        ids = [match_id for match_id in map(text, newest) if not ladder or match_id.rpartition("-")[0] == ladder]
+        found: list[MatchInfo] = []
+        for start in range(0, len(ids), SCAN_BATCH):  # a pipeline per batch: one round trip, not one per match
+            with self.client.pipeline(transaction=False) as pipe:
+                for match_id in ids[start : start + SCAN_BATCH]:
+                    pipe.hgetall(self.keys.match(match_id))
+                hashes = pipe.execute()
+            for raw in hashes:
+                if not raw:  # archived meanwhile
+                    continue
+                info = parse_match(raw)
+                if not agent_id or any(seat.agent_id == agent_id for seat in info.seats):
+                    found.append(info)
+                if len(found) >= offset + limit:
+                    return found[offset:]
         return found[offset:]
 
     def running_matches(self, ladder: str, agent_id: str) -> list[MatchInfo]:

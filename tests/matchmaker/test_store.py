@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+import redis.connection
 
 from arena.ladder import jobs
 from arena.ladder.model import Ladder, now_ms
@@ -31,6 +32,19 @@ def fake_record(match_id: str, seats: int) -> dict[str, object]:
         "faults": [],
         "forfeited": [],
     }
+
+
+def count_round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A counter (its one item) of the commands and pipelines sent to Redis from now on."""
+    sent = [0]
+    original = redis.connection.Connection.send_packed_command
+
+    def counted(self: redis.connection.Connection, *args: object, **kwargs: object) -> None:
+        sent[0] += 1
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counted)
+    return sent
 
 
 @pytest.mark.parametrize(
@@ -232,8 +246,6 @@ def test_running_matches_take_two_round_trips_whatever_their_number(
 ) -> None:
     """ListMatches(state="running") is public: reading each match in play one round trip at a time
     let any caller keep the matchmaker waiting on Redis in proportion to everything in play."""
-    import redis.connection
-
     store.create_ladder(Ladder("l1", seats=3))
     store.create_ladder(Ladder("l2", seats=3))
     ids = agents(store, 30)
@@ -246,17 +258,9 @@ def test_running_matches_take_two_round_trips_whatever_their_number(
     formed = {ladder: store.claim(ladder, tables[ladder], now_ms()) for ladder in tables}
     store.start_match(formed["l1"][0], "r1", 30)
     assert store.finish_match(formed["l2"][0], fake_record(formed["l2"][0], 3))[0]  # no longer in play
-    sent = 0
-    original = redis.connection.Connection.send_packed_command
-
-    def counted(self: redis.connection.Connection, *args: object, **kwargs: object) -> None:
-        nonlocal sent
-        sent += 1
-        original(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counted)
+    sent = count_round_trips(monkeypatch)
     running = store.running_matches("", "")
-    assert sent <= 2
+    assert sent[0] <= 2
     assert [m.match_id for m in running] == sorted(m for m in formed["l1"] + formed["l2"][1:] if m)
     hashes_read = store.client.info("commandstats")["cmdstat_hgetall"]["calls"]
     assert [m.match_id for m in store.running_matches("l1", "")] == sorted(m for m in formed["l1"] if m)
@@ -282,3 +286,31 @@ def test_house_bot_names_are_the_house_bots_own(store: RedisStore) -> None:
         ("house-heuristic-1", True, "heuristic"),
         ("house-heuristic-3", True, "heuristic"),  # its name passed over
     ]
+
+
+def test_unarchived_matches_are_listed_a_batch_per_round_trip(
+    store: RedisStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ListMatches is public and reads the finished matches the archive does not hold yet: one round
+    trip per match (up to 1,000 while the archive fell behind) became one per batch."""
+    from arena.ladder import redis_matches
+
+    store.create_ladder(Ladder("l", seats=3))
+    ids = agents(store, 4)
+    finished = []
+    for number in range(20):  # seats rotate over the four agents
+        table = [ids[(number + k) % 4] for k in range(3)]
+        for agent in table:
+            store.join("l", agent, None)
+        (match_id,) = store.claim("l", [table], now_ms())
+        assert match_id and store.finish_match(match_id, fake_record(match_id, 3))[0]
+        finished.append((match_id, table))
+    newest_first = [match_id for match_id, _ in reversed(finished)]
+    monkeypatch.setattr(redis_matches, "SCAN_BATCH", 7, raising=False)
+    sent = count_round_trips(monkeypatch)
+    assert [m.match_id for m in store.list_matches("", "", 0, 50)] == newest_first
+    assert sent[0] <= 1 + 3  # the ids, then three batches of at most 7
+    assert [m.match_id for m in store.list_matches("l", "", 5, 9)] == newest_first[5:14]  # across batches
+    mine = [match_id for match_id, table in reversed(finished) if ids[0] in table]
+    assert [m.match_id for m in store.list_matches("", ids[0], 2, 100)] == mine[2:]
+    assert store.list_matches("other", "", 0, 10) == []
