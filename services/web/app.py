@@ -8,12 +8,13 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -131,13 +132,16 @@ def live_view(request: Request, summary: pb.MatchSummary, names: dict[str, str])
 
 async def live_page(request: Request) -> Response:
     """The live view of any match the engine hosts (ladder or challenge), by id; a ladder's match
-    with its ladder and seats as the matchmaker has them."""
+    with its ladder and seats as the matchmaker has them. A finished ladder match has its replay,
+    which steps through the whole record: the live view would only show it ending."""
     api = api_of(request)
     match_id = request.path_params["match_id"]
     try:
-        summary, _ = await api.match(match_id)
+        summary, record = await api.match(match_id)
     except ApiError:  # not a ladder's match, or no matchmaker: the engine's events are enough
         return page(request, "live.html", match=None, match_id=match_id, seats=[])
+    if record is not None:
+        return RedirectResponse(f"/matches/{quote(summary.match_id, safe='')}", status_code=303)
     return live_view(request, summary, await api.names(list(summary.agent_ids)))
 
 

@@ -215,3 +215,11 @@ def test_forms_need_a_host_session(site: Site, page: Any) -> None:
     assert response.status == 403
     with pytest.raises(grpc.RpcError):
         site.stub.GetLadder(pb.GetLadderRequest(name="sneaky"))
+
+
+def test_the_live_view_of_a_finished_match_is_its_replay(site: Site, page: Any) -> None:
+    """It showed the live view, which for a finished match only drew the end."""
+    match = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, page_size=1)).matches[0]
+    page.goto(f"{site.url}/live/{match.match_id}")
+    assert page.url == f"{site.url}/matches/{match.match_id}"
+    assert page.locator("#scrub").count() == 1
