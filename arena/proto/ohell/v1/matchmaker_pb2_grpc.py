@@ -306,8 +306,9 @@ class MatchmakerServiceServicer:
         services) as "authorization: Bearer <host token>". An agent token gets PERMISSION_DENIED, a
         missing or unknown token UNAUTHENTICATED; every caller is rate limited (RESOURCE_EXHAUSTED with
         trailing metadata `retry-after` in seconds).
-        Replace a ladder's settings (rules, seats, house bots, windows, entry). Matches in play keep
-        the settings they started with. Status codes: INVALID_ARGUMENT, NOT_FOUND.
+        Replace a ladder's settings (rules, seats, house bots, windows, entry) for the tables formed
+        from now on. A match claimed before keeps the seats and rules it was claimed with. Status
+        codes: INVALID_ARGUMENT, NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
