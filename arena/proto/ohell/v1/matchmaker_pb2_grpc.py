@@ -381,8 +381,9 @@ class MatchmakerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTournament(self, request, context):
-        """One tournament: definition, progress, tables and standings (provisional while it runs).
-        Status codes: NOT_FOUND, INVALID_ARGUMENT (a bad tournament_id, replicates over 10000).
+        """One tournament: definition, progress, standings (provisional while it runs) and a page of its
+        tables. Status codes: NOT_FOUND, INVALID_ARGUMENT (a bad tournament_id, replicates over 10000,
+        table_page_size over 500 or a bad table_page_token).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
