@@ -19,8 +19,9 @@ functions of ``Keys.lua()``, rendered from the same templates.
                                       queue, so the forming loop runs now rather than at its next tick
     {p}seated:{id}             stream tables a connected or endpoint agent was seated at (match, seat)
     {p}match-seq               string last match number
-    {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times; once
-                                      finished its log summary, until archived
+    {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times, and
+                                      the rules and think_ms it was claimed with (UpdateLadder changes
+                                      no claimed match); once finished its log summary, until archived
     {p}match-lease:{m}         string the runner holding the match; expires if it dies
     {p}active                  set    matches not finished yet (the recovery sweep reads it)
     {p}record:{m}              string the JSON match record of a finished match, until the archive has it

@@ -78,8 +78,11 @@ def finished_match(item: ArchiveItem, rules: dict[str, Any]) -> FinishedMatch:
 
 
 def ladder_rules(store: RedisStore, item: ArchiveItem, known: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The rules the match was played by: its ladder's (kept in ``known``), or, for a ladder deleted
-    since the match finished, those in its record (parsed only then: the record is otherwise copied)."""
+    """The rules the match was played by: those stored with its claim; for a match claimed before
+    they were stored there, its ladder's (kept in ``known``), or, for a ladder deleted since the match
+    finished, those in its record (parsed only then: the record is otherwise copied)."""
+    if item.info.rules_json:
+        return dict(json.loads(item.info.rules_json))
     ladder = item.info.ladder
     if ladder not in known:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,9 +17,11 @@ from arena.ladder.model import Ladder, MatchInfo, now_ms
 from arena.ladder.redis_matches import Finished
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.settings import backlog_max, lease_seconds
+from arena.ladder.store import NotFound
 from arena.play.relay import PLATFORM_FAULT
 from arena.play.specs import SeatSpec, all_builtin
 from arena.redis_client import REDIS_ERRORS
+from ohell.rules import Rules
 
 __all__ = [
     "BatchRun",
@@ -54,14 +57,33 @@ _LADDERS: dict[tuple[int, str], tuple[float, Ladder]] = {}
 LADDER_CACHE_S = 5.0  # the host may update a ladder: a definition is read again after this long
 
 
-def _ladder(store: RedisStore, name: str, seats: int) -> Ladder:
-    """A ladder's definition, read at most once per LADDER_CACHE_S per process, and again for a match
-    of ``seats`` the cached one has not (its rules were checked for its own seat count only)."""
+def _ladder(store: RedisStore, name: str) -> Ladder:
+    """A ladder's definition, read at most once per LADDER_CACHE_S per process."""
     key = (id(store), name)
     cached = _LADDERS.get(key)
-    if cached is None or time.monotonic() - cached[0] > LADDER_CACHE_S or cached[1].seats != seats:
+    if cached is None or time.monotonic() - cached[0] > LADDER_CACHE_S:
         cached = _LADDERS[key] = (time.monotonic(), store.get_ladder(name))
     return cached[1]
+
+
+@functools.lru_cache(maxsize=64)
+def _rules(rules_json: str) -> Rules:
+    return Rules.from_dict(json.loads(rules_json))
+
+
+def played_with(store: RedisStore, info: MatchInfo) -> tuple[Rules, int] | str:
+    """The rules and think time ``info`` is played with: those stored with its claim. A match claimed
+    before they were stored there takes its ladder's; if that no longer seats its table, why it
+    cannot be played (a sentence)."""
+    if info.rules_json:
+        return _rules(info.rules_json), info.think_ms
+    try:
+        ladder = _ladder(store, info.ladder)
+    except NotFound:
+        return "its ladder was deleted"
+    if ladder.seats != len(info.seats):
+        return f"its ladder has {ladder.seats} seats now, its table {len(info.seats)}"
+    return ladder.rules(), ladder.think_ms
 
 
 @dataclass
@@ -219,12 +241,15 @@ def _play(store: RedisStore, info: MatchInfo, runner: str, held: Held, run: Batc
     metrics.MATCHES_STARTED.labels(info.ladder).inc()
     started, started_ms = time.perf_counter(), now_ms()
     spoiled = deal_seen(info)
-    if not spoiled:
+    setting = spoiled or played_with(store, info)
+    if isinstance(setting, str):
+        spoiled = setting
+    else:
+        rules, think_ms = setting
         try:
-            ladder = _ladder(store, info.ladder, len(info.seats))
             with metrics.MATCHES_RUNNING.labels(info.ladder).track_inprogress():
                 seed = info.seed or store.ensure_seed(info.match_id)
-                record = play_match(info.match_id, ladder.rules(), info.seats, seed, ladder.think_ms)
+                record = play_match(info.match_id, rules, info.seats, seed, think_ms)
         except REDIS_ERRORS:
             raise  # the task retries the batch; what is not stored yet is played again
         except Exception as error:

@@ -45,7 +45,7 @@ def form_once(store: RedisStore, ladder: Ladder, dispatch: Dispatch | None, batc
         return []
     house = store.house_bots(ladder.name) if ladder.house_fill else []
     tables = form_tables(tickets, policy_for(ladder), house)
-    claims = store.claim_queued(ladder.name, [table.seated for table in tables], now)
+    claims = store.claim_queued(ladder.name, [table.seated for table in tables], now, ladder)
     waited = {ticket.agent_id: ticket.waited_s for ticket in tickets}
     created = []
     for table, claimed in zip(tables, claims, strict=True):

@@ -94,6 +94,10 @@ class MatchInfo:
     totals: tuple[int, ...] = ()  # once finished (from its log summary, while Redis holds the match)
     winners: tuple[int, ...] = ()
     faults: tuple[int, ...] = ()  # by seat, likewise
+    # What the match is played with, stored with its claim ('' / 0: claimed before they were; its
+    # ladder's definition then says): an UpdateLadder after the claim changes neither.
+    rules_json: str = ""
+    think_ms: int = 0
 
 
 @dataclass(frozen=True)

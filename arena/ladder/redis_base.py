@@ -120,6 +120,8 @@ def parse_match(raw: Mapping[bytes | str, bytes | str]) -> MatchInfo:
         data.get("error", ""),
         int(data.get("seed", 0)),
         *_results(data.get("summary", "")),
+        rules_json=data.get("rules", ""),
+        think_ms=int(data.get("think_ms", 0)),
     )
 
 

@@ -56,20 +56,11 @@ class LadderStore(AgentStore):
             pipe.execute()
 
     def update_ladder(self, ladder: Ladder) -> Ladder:
-        """Replace a ladder's definition (its paused flag stays). A match reads its ladder's seats and
-        rules when it is played, so these may change only while none of the ladder's matches is in play."""
+        """Replace a ladder's definition (its paused flag stays): the tables formed from now on follow it.
+        A match claimed before keeps the seats, rules and think time it was claimed with."""
         current = self.get_ladder(ladder.name)
         ladder = replace(ladder, paused=current.paused)
         check_ladder(ladder)
-        differences = {"seats": ladder.seats != current.seats, "rules": ladder.rules() != current.rules()}
-        changed = [name for name, differs in differences.items() if differs]
-        playing = self._playing(ladder.name) if changed else []
-        if playing:
-            raise InUse(
-                f"ladder {ladder.name!r} has {len(playing)} match(es) in play, played with its current {changed[0]}:"
-                " pause it, let them finish and retry",
-                changed[0],
-            )
         house_ids = self._house_agents(ladder)
         self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), xx=True)
         self._set_house(ladder.name, house_ids)

@@ -10,10 +10,13 @@ from typing import Any
 
 from arena.keys import stream_entries, text
 from arena.ladder.forming import Ticket
-from arena.ladder.model import now_ms
+from arena.ladder.model import Ladder, now_ms
 from arena.ladder.ratings import MODEL
 from arena.ladder.redis_base import StoreBase
 from arena.ladder.store import PermissionDenied, Revoked
+from ohell.errors import OhHellError
+from ohell.rules import Rules
+from ohell.schedule import hand_sizes
 
 PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before its gateway stream is up
 
@@ -94,21 +97,34 @@ class QueueStore(StoreBase):
             tickets.append(Ticket(text(flat[i]), float(rating[0]), games, waited))
         return tickets
 
-    def claim(self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int) -> list[str | None]:
+    def claim(
+        self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int, definition: Ladder | None = None
+    ) -> list[str | None]:
         """Form the tables whose agents are all still free; ``tables[i]`` lists agent ids (queued
         agents and house bots). Returns the new match id, or None, per table."""
-        return [claimed[0] if claimed else None for claimed in self.claim_queued(ladder, tables, now_ms)]
+        claimed = self.claim_queued(ladder, tables, now_ms, definition)
+        return [match[0] if match else None for match in claimed]
 
-    def claim_queued(self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int) -> list[tuple[str, str] | None]:
-        """``claim``, giving (match id, Celery queue) for each table formed."""
+    def claim_queued(
+        self, ladder: str, tables: Sequence[Sequence[str]], now_ms: int, definition: Ladder | None = None
+    ) -> list[tuple[str, str] | None]:
+        """``claim``, giving (match id, Celery queue) for each table formed. Each match keeps the rules
+        and think time of ``definition``, the ladder's definition the tables were formed by (default:
+        the stored one, read now); a table of a size those rules cannot deal is not formed."""
         if not tables:
             return []
+        definition = definition or self.get_ladder(ladder)
+        rules = definition.rules()
         agents = self.get_agents(agent for table in tables for agent in table)
         specs = {agent_id: agent.seat_spec() for agent_id, agent in agents.items()}
         payload: list[dict[str, Any]] = []  # one JSON object per table, for the claim script
-        for table in tables:
+        playable: list[int] = []
+        for index, table in enumerate(tables):
+            if not _deals(rules, len(table)):
+                continue
             seats = [specs[agent_id] for agent_id in table]
             queued = [seat.agent_id for seat in seats if not seat.house]
+            playable.append(index)
             payload.append(
                 {
                     "agents": queued,
@@ -120,10 +136,28 @@ class QueueStore(StoreBase):
         by_queue: dict[str, list[int]] = {}
         for index, formed in enumerate(payload):
             by_queue.setdefault(formed["queue"], []).append(index)
-        result: list[tuple[str, str] | None] = [None] * len(payload)
+        rules_json = json.dumps(rules.to_dict(), separators=(",", ":"))
+        result: list[tuple[str, str] | None] = [None] * len(tables)
         for celery_queue, indices in by_queue.items():
             chunk = json.dumps([payload[i] for i in indices])
-            ids = self._claim(args=[self.keys.prefix, ladder, now_ms, celery_queue, chunk])
-            for index, match_id in zip(indices, ids, strict=True):
-                result[index] = (text(match_id), celery_queue) if match_id else None
+            args: list[str | int] = [
+                self.keys.prefix,
+                ladder,
+                now_ms,
+                celery_queue,
+                rules_json,
+                definition.think_ms,
+                chunk,
+            ]
+            for index, match_id in zip(indices, self._claim(args=args), strict=True):
+                result[playable[index]] = (text(match_id), celery_queue) if match_id else None
         return result
+
+
+def _deals(rules: Rules, seats: int) -> bool:
+    """Whether ``rules`` can deal a game of ``seats`` players."""
+    try:
+        hand_sizes(rules, seats)
+    except OhHellError:
+        return False
+    return True

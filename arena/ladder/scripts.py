@@ -36,15 +36,17 @@ end
 return out
 """
 
-# Claim tables: ARGV = prefix, ladder, now_ms, celery queue, JSON [{agents, seats, queue, seed}, ...]
-# (seed: the match's secret deal seed, a decimal string drawn by the caller from a CSPRNG).
+# Claim tables: ARGV = prefix, ladder, now_ms, celery queue, rules JSON, think_ms,
+# JSON [{agents, seats, queue, seed}, ...] (seed: the match's secret deal seed, a decimal string
+# drawn by the caller from a CSPRNG). The rules and think_ms are the ladder's as the tables were
+# formed: each match keeps them, so a later update of the ladder changes no claimed match.
 # A table is formed only if each of its queued agents still holds a ticket and sits nowhere
 # else; then their tickets go, they are marked busy, remote agents are told their seat and the
 # match is created. Returns one match
 # id (or false) per table.
 CLAIM = """
-local p, l, now, celery_queue = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local tables = cjson.decode(ARGV[5])
+local p, l, now, celery_queue, rules, think_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local tables = cjson.decode(ARGV[7])
 local out = {}
 for i, table_ in ipairs(tables) do
   local ok = true
@@ -70,7 +72,7 @@ for i, table_ in ipairs(tables) do
     end
     redis.call('HSET', K.match(p, match_id), 'match_id', match_id, 'ladder', l, 'state', 'queued',
       'seats', cjson.encode(table_.seats), 'queue', celery_queue, 'created_ms', now,
-      'dispatched_ms', now, 'attempts', 0, 'seed', table_.seed)
+      'dispatched_ms', now, 'attempts', 0, 'seed', table_.seed, 'rules', rules, 'think_ms', think_ms)
     redis.call('SADD', K.active(p), match_id)
     out[i] = match_id
   else

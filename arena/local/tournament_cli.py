@@ -27,6 +27,7 @@ from ohell.presets import preset_with_options
 console = text_console()
 FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
 STATE_NAMES = {tpb.TOURNAMENT_STATE_RUNNING: "running", tpb.TOURNAMENT_STATE_FINISHED: "finished"}
+TABLE_PAGE = 500  # tables per GetTournament call: status lists them all
 
 
 def entrant_message(text: str) -> tpb.TournamentEntrant:
@@ -73,16 +74,23 @@ def cmd_list(host: Host, args: argparse.Namespace) -> int:
 
 
 def cmd_status(host: Host, args: argparse.Namespace) -> int:
-    reply = host.call("GetTournament", tournament_id=args.id)  # the shared standings: nothing computed for this
+    def tables(token: str) -> Any:  # a page of them; the shared standings: nothing computed for this
+        return host.call("GetTournament", tournament_id=args.id, table_page_size=TABLE_PAGE, table_page_token=token)
+
+    reply = tables("")
     console.print(progress_line(args.id, reply.progress))
     table = Table()
     for column in ("table", "round", "entrants", "state", "attempts", "games", "forfeits"):
         table.add_column(column)
-    for t in reply.tables:
-        games = f"{t.games_done}/{t.games}"
-        table.add_row(
-            t.table_id, str(t.round), ", ".join(t.entrants), t.state, str(t.attempts), games, ", ".join(t.forfeits)
-        )
+    while True:
+        for t in reply.tables:
+            games = f"{t.games_done}/{t.games}"
+            table.add_row(
+                t.table_id, str(t.round), ", ".join(t.entrants), t.state, str(t.attempts), games, ", ".join(t.forfeits)
+            )
+        if not reply.next_table_page_token:
+            break
+        reply = tables(reply.next_table_page_token)
     console.print(table)
     return 0
 

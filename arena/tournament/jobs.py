@@ -138,9 +138,19 @@ def _play_table(
         decided = store.table_state(tourney_id, table).get("forfeits")  # a resumed table keeps its decision
         absent = absent_entrants(store, entrants, tourney.grace_s) if decided is None else []
         forfeits = json.loads(decided) if decided is not None else store.decide_forfeits(tourney_id, table, absent)
-        seats = [
-            SeatSpec.builtin(STAND_IN, entrant.name) if entrant.name in forfeits else entrant for entrant in entrants
-        ]
+        stood_in = set(forfeits)  # entrants whose seats the stand-in plays, under their names
+        watched = [entrant.agent_id for entrant in entrants if entrant.agent_id and entrant.name not in stood_in]
+
+        def lineup() -> list[SeatSpec]:
+            """Before each game: an entrant whose token was revoked since the table started is seated
+            no further; the stand-in plays its remaining games, which it forfeits."""
+            revoked = store.revoked_agents(watched) if watched else set()
+            stood_in.update(entrant.name for entrant in entrants if entrant.agent_id in revoked)
+            return [
+                SeatSpec.builtin(STAND_IN, entrant.name) if entrant.name in stood_in else entrant
+                for entrant in entrants
+            ]
+
         finished = store.finished_games(tourney_id)
 
         def done(game: str) -> bool:
@@ -157,7 +167,7 @@ def _play_table(
             if any(str(fault.get("detail", "")).startswith(PLATFORM_FAULT) for fault in rec.get("faults", ())):
                 raise PlatformFailed(f"game {game!r} of {tourney_id!r}: the platform lost Redis; it is played again")
             names = [seat["name"] for seat in rec["seats"]]
-            lost = sorted({*forfeits, *(names[seat] for seat in rec.get("forfeited", ()))} & set(names))
+            lost = sorted({*stood_in, *(names[seat] for seat in rec.get("forfeited", ()))} & set(names))
             unit = game.rpartition("/")[0]  # "<table>/d<k>": one deal set of the table
             result = {"table": table, "unit": unit, "seats": names, "scores": rec["totals"], "forfeited": lost}
             store.record_game(tourney_id, game, result, rec)
@@ -165,11 +175,12 @@ def _play_table(
         play_table_games(
             table,
             tourney.rules(),
-            seats,
+            entrants,
             store.table_deals(tourney_id, table),
             done,
             record,
             tourney_id,
+            lineup,
         )
 
 

@@ -74,18 +74,20 @@ def play_table_games(
     done: Callable[[str], bool] = lambda game: False,
     record: Callable[[str, dict[str, Any]], None] = lambda game, rec: None,
     tourney_id: str = "",
+    lineup: Callable[[], Sequence[SeatSpec]] | None = None,
 ) -> None:
     """Play every (deal set, rotation) of a table whose game ``done`` does not report finished,
     handing each record to ``record`` as soon as it is played (a resumed table skips those). A
     game's match id is ``<tourney_id>/<game id>``: agents and gateways tell an agent's games apart
-    by match id, and every tournament has a table r1t0."""
+    by match id, and every tournament has a table r1t0. ``lineup``, asked before each game played,
+    says who plays the entrants' places in it (default: ``entrants``)."""
     for deal, deal_set in enumerate(deal_sets):
         seeds = hand_seeds(f"{table_id}/d{deal}", deal_set, len(entrants))
         for turn in range(len(entrants)):
             game = game_id(table_id, deal, turn)
             if done(game):
                 continue
-            seats = seating(entrants, deal, turn)
+            seats = seating(lineup() if lineup is not None else entrants, deal, turn)
             play = play_builtin_game if all_builtin(seats) else play_remote_game
             match_id = f"{tourney_id}/{game}" if tourney_id else game
             record(game, play(match_id, rules, seats, deal_set, seeds))

@@ -161,9 +161,12 @@ class ServicerBase:
         return agent
 
 
-async def page_bounds(context: Any, token: str, size: int) -> tuple[int, int]:
+async def page_bounds(context: Any, token: str, size: int, field: str = "page", default: int = 50) -> tuple[int, int]:
+    """(offset, size) of the page asked for by ``<field>_token`` and ``<field>_size`` (0: ``default``)."""
     if size > MAX_PAGE:
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_size={size} is over {MAX_PAGE}")
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{field}_size={size} is over {MAX_PAGE}")
     if token and not PAGE_TOKEN.match(token):
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"page_token={shown(token)} is not one this service gave")
-    return int(token or 0), size or 50
+        await context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT, f"{field}_token={shown(token)} is not one this service gave"
+        )
+    return int(token or 0), size or default

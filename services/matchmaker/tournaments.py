@@ -41,6 +41,7 @@ T = TypeVar("T")
 DEFAULT_SEATS = 3
 DEFAULT_DEALS = 2
 EXPORT_CHUNK = 1 << 20
+TABLE_PAGE = 100  # GetTournament's tables when the caller asks no number (a tournament may have 6,800)
 FORMATS = {tpb.TOURNAMENT_FORMAT_UNSPECIFIED: "round-robin", tpb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round-robin"}
 FORMATS[tpb.TOURNAMENT_FORMAT_SWISS] = "swiss"
 FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
@@ -266,12 +267,16 @@ class TournamentRpcs:
     async def GetTournament(self, request: tpb.GetTournamentRequest, context: Any) -> tpb.GetTournamentResponse:
         tourney_id = await self._checked(context, operations.check_id, request.tournament_id)
         replicates = await self._replicates(context, request.replicates)
+        token, size = request.table_page_token, request.table_page_size
+        offset, size = await page_bounds(context, token, size, "table_page", TABLE_PAGE)
         view = await self._t(context, operations.overview, self.tourneys, tourney_id, replicates, self.standings_cache)
+        more = offset + size < len(view.tables)
         return tpb.GetTournamentResponse(
             tournament=tournament_to_proto(view.tourney, self._is_host(context)),
             progress=progress_to_proto(view.tourney, view.progress),
-            tables=[table_to_proto(table) for table in view.tables],
+            tables=[table_to_proto(table) for table in view.tables[offset : offset + size]],
             standings=[standing_to_proto(row) for row in view.standings],
+            next_table_page_token=str(offset + size) if more else "",
         )
 
     async def ExportTournament(

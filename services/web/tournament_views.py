@@ -90,8 +90,9 @@ def table_row(table: Any) -> Row:
     }
 
 
-def detail(reply: Any) -> dict[str, Any]:
-    """What the tournament page (and its live part) shows of a GetTournament answer."""
+def detail(reply: Any, tables_page: str = "") -> dict[str, Any]:
+    """What the tournament page (and its live part) shows of a GetTournament answer; ``tables_page``:
+    the page token of its tables ('' for the first page)."""
     tournament = reply.tournament
     return {
         "t": summary_row(tournament, reply.progress),
@@ -100,4 +101,6 @@ def detail(reply: Any) -> dict[str, Any]:
         "entrants": [entrant_row(e) for e in tournament.entrants],
         "standings": standing_rows(reply.standings),
         "tables": [table_row(t) for t in reply.tables],
+        "tables_page": tables_page,
+        "tables_next": reply.next_table_page_token,
     }

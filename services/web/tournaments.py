@@ -27,14 +27,17 @@ from services.web.host import _form, sessions
 from services.web.pages import api_of, page
 
 LIST_PAGE = 100
+TABLE_PAGE = 100  # tables on a tournament's page (a tournament may have 6,800)
 MAX_OPTIONS = 20
 MAX_FIELD_CHARS = 20_000  # a form field's text (200 entrants of ~100 characters)
 FORMATS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
 EXPORTS = {"csv": tpb.EXPORT_FORMAT_CSV, "json": tpb.EXPORT_FORMAT_JSON}
 
 
-async def _get(api: Api, tourney_id: str) -> Any:
-    return await api.call("GetTournament", tpb.GetTournamentRequest(tournament_id=tourney_id))
+async def _get(api: Api, tourney_id: str, tables: str = "") -> Any:
+    """The tournament with the page of its tables that ``tables`` (a page token; '' for the first) names."""
+    request = tpb.GetTournamentRequest(tournament_id=tourney_id, table_page_size=TABLE_PAGE, table_page_token=tables)
+    return await api.call("GetTournament", request)
 
 
 async def list_page(request: Request) -> Response:
@@ -47,14 +50,17 @@ async def list_page(request: Request) -> Response:
 
 
 async def tournament_page(request: Request) -> Response:
-    reply = await _get(api_of(request), request.path_params["tid"])
-    return page(request, "tournament.html", csrf=sessions(request).csrf(request), **tv.detail(reply))
+    tables = request.query_params.get("tables", "")
+    reply = await _get(api_of(request), request.path_params["tid"], tables)
+    return page(request, "tournament.html", csrf=sessions(request).csrf(request), **tv.detail(reply, tables))
 
 
 async def live_part(request: Request) -> Response:
-    """The part of the tournament page that changes while it runs (fetched again by tournament.js)."""
-    reply = await _get(api_of(request), request.path_params["tid"])
-    response = page(request, "_tournament_live.html", csrf=sessions(request).csrf(request), **tv.detail(reply))
+    """The part of the tournament page that changes while it runs (fetched again by tournament.js),
+    with the page of tables the visitor is on."""
+    tables = request.query_params.get("tables", "")
+    reply = await _get(api_of(request), request.path_params["tid"], tables)
+    response = page(request, "_tournament_live.html", csrf=sessions(request).csrf(request), **tv.detail(reply, tables))
     response.headers["cache-control"] = "no-store"
     return response
 

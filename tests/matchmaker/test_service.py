@@ -17,6 +17,7 @@ from arena.ladder.redis_store import RedisStore
 from arena.local.stack import PORT_LINE, Proc
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
+from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.auth import auth_metadata
 
 from ..ladder.helpers import wait_until
@@ -158,3 +159,40 @@ def test_streams_dropped_as_their_tickets_are_queued_leave_the_queue(stub: Stub,
         call.initial_metadata()  # the ticket is queued
         call.cancel()
     wait_until(lambda: store.queued("w") == 0, 10, "every dropped stream's ticket to go")
+
+
+def test_get_tournament_gives_its_tables_a_page_at_a_time(stub: Stub, redis_server: EmbeddedRedis) -> None:
+    """GetTournament sent every table in one answer: up to 6,800 of them (about 1.5 MB), for every
+    reader of a tournament's page every few seconds. 100 by default now, up to 500."""
+    import redis
+
+    from arena.play.specs import SeatSpec
+    from arena.tournament import jobs
+    from arena.tournament.model import Tournament
+    from arena.tournament.store import TournamentStore
+
+    client = redis.Redis.from_url(redis_server.url)
+    entrants = tuple(SeatSpec.builtin("random", f"r{number}") for number in range(30))
+    plans = jobs.start(TournamentStore(client), Tournament("big", entrants, seats=3, deals=1), lambda *sent: None)
+    client.close()
+    assert len(plans) == 150
+
+    def get(size: int = 0, token: str = "") -> Any:
+        request = tpb.GetTournamentRequest(tournament_id="big", table_page_size=size, table_page_token=token)
+        return stub.GetTournament(request)
+
+    first = get()
+    assert len(first.tables) == 100 and first.next_table_page_token and first.progress.tables == 150
+    assert len(first.standings) == 0 and len(first.tournament.entrants) == 30  # the rest is whole
+    seen, token = [], ""
+    while True:
+        reply = get(64, token)
+        seen += [table.table_id for table in reply.tables]
+        token = reply.next_table_page_token
+        if not token:
+            break
+    assert seen == [plan.table_id for plan in plans]  # round by round, each table once
+    assert len(get(500).tables) == 150 and not get(500).next_table_page_token
+    assert code_of(get, 501) == (grpc.StatusCode.INVALID_ARGUMENT, "table_page_size=501 is over 500")
+    code, detail = code_of(get, 0, "x")
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "table_page_token='x'" in detail

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import redis.connection
 
-from arena.ladder import jobs
+from arena.archive import queries
+from arena.archive.db import connect, sqlite_url
+from arena.ladder import archiving, jobs, loop
 from arena.ladder.model import Ladder, now_ms
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.store import AlreadyExists, InUse, NotFound, StoreError, Unauthenticated
+from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
 from ohell.record import RECORD_FORMAT
+
+from ..ladder.helpers import builtin_ladder
 
 
 def agents(store: RedisStore, count: int, kind: str = "builtin", prefix: str = "a") -> list[str]:
@@ -145,24 +151,48 @@ def test_connected_ticket_needs_the_gateway_connection(store: RedisStore) -> Non
     assert store.queued("l") == 0  # dropped after the grace
 
 
-def test_seats_and_rules_stay_while_a_match_of_the_ladder_is_in_play(store: RedisStore) -> None:
-    """A match reads its ladder's seats and rules when it is played: changing them under a claimed
-    match made it fail (RulesError) after half a minute of retries, its agents busy meanwhile."""
-    store.create_ladder(Ladder("l", seats=3))
-    seated = agents(store, 3)
-    for agent in seated:
-        store.join("l", agent, None)
-    (match_id,) = store.claim("l", [seated], now_ms())
+def test_a_match_plays_with_the_seats_and_rules_it_was_claimed_with(store: RedisStore, tmp_path: Path) -> None:
+    """A match read its ladder's rules when it was played, so an UpdateLadder just after the forming
+    loop read the definition (UpdateLadder's refusal while a match was in play had nothing to see
+    yet) gave a table formed for 3 seats the new rules, or RulesError and half a minute of retries.
+    Each claim keeps its rules now: the update applies to the tables formed after it."""
+    builtin_ladder(store, "l", bots=("random",) * 4, seats=3, overrides={"hand_sizes": [3, 2, 1]})
+    _, [(formed_by, _)] = store.forming_state()  # the forming loop reads the definition ...
+    changed = Ladder("l", seats=4, overrides={"hand_sizes": [2, 1]})
+    assert store.update_ladder(changed).seats == 4  # ... the host updates it (nothing in play) ...
+    (match_id,) = loop.form_once(store, formed_by, None)  # ... and the loop claims a table by what it read
+    assert store.update_ladder(replace(changed, overrides={"hand_sizes": [1]})).seats == 4  # and once it is claimed
+    assert jobs.run_match(store, match_id, store.catch_up_ratings, lease_s=5) == "finished"
+    record = store.get_record(match_id)
+    assert len(record["seats"]) == 3 and record["rules"]["hand_sizes"] == [3, 2, 1]
+    archive = connect(sqlite_url(tmp_path))
+    try:
+        assert archiving.archive_pending(store, archive).archived == 1
+        archived = queries.get_match(archive, match_id)
+        assert archived is not None and archived.rules["hand_sizes"] == [3, 2, 1]  # not the ladder's now
+    finally:
+        archive.dispose()
+    (next_match,) = loop.form_once(store, store.get_ladder("l"), None)  # the agents are back: a table of 4
+    assert len(store.get_match(next_match).seats) == 4
+    assert jobs.run_match(store, next_match, store.catch_up_ratings, lease_s=5) == "finished"
+    assert store.get_record(next_match)["rules"]["hand_sizes"] == [1]
+
+
+def test_a_match_claimed_before_its_rules_were_kept_with_it_is_voided_if_its_ladder_no_longer_seats_it(
+    store: RedisStore,
+) -> None:
+    """Such a match (claimed by an older matchmaker) takes its ladder's rules, as before; when the
+    ladder's seats changed since, it fails at once as the platform's fault (voided: not rated, its
+    agents free), where it raised RulesError at every retry."""
+    ids = builtin_ladder(store, "l", bots=("random",) * 3, seats=3, overrides={"hand_sizes": [2, 1]})
+    (match_id,) = store.claim("l", [ids], now_ms())
     assert match_id is not None
-    assert jobs._ladder(store, "l", 3).seats == 3  # a worker keeps the definition for a few seconds
-    for changed, field in ((Ladder("l", seats=4), "seats"), (Ladder("l", seats=3, preset="online"), "rules")):
-        with pytest.raises(InUse, match=f"in play, played with its current {field}: pause it") as refused:
-            store.update_ladder(changed)
-        assert refused.value.field == field
-    assert store.update_ladder(Ladder("l", seats=3, base_window=9.0)).base_window == 9.0  # the rest may change
-    assert store.finish_match(match_id, fake_record(match_id, 3))[0]
-    assert store.update_ladder(Ladder("l", seats=4)).seats == 4
-    assert jobs._ladder(store, "l", 4).seats == 4  # read again for a match of the new seat count
+    store.client.hdel(store.keys.match(match_id), "rules", "think_ms")  # as an older claim left it
+    store.update_ladder(Ladder("l", seats=4, overrides={"hand_sizes": [2, 1]}))
+    jobs._LADDERS.clear()
+    assert jobs.run_match(store, match_id, store.catch_up_ratings, lease_s=5) == "voided"
+    assert store.get_match(match_id).error == "voided: its ladder has 4 seats now, its table 3"
+    assert not any(store.busy_match(agent) for agent in ids)
 
 
 def test_leaving_while_the_table_forms_is_safe(store: RedisStore) -> None:

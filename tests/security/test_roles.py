@@ -262,9 +262,11 @@ def test_a_revoked_agent_of_any_kind_is_seated_nowhere(
     store.client.close()
 
 
-def test_seats_or_rules_of_a_ladder_with_matches_in_play_are_refused(
+def test_a_ladder_with_matches_in_play_may_change_its_seats(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis
 ) -> None:
+    """UpdateLadder refused this (FAILED_PRECONDITION) while a match was claimed; the claim keeps the
+    match's seats and rules now, so the update applies to the tables formed after it."""
     store = RedisStore(redis.Redis.from_url(redis_server.url))
     with start_service("services.matchmaker").channel() as channel:
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
@@ -273,8 +275,9 @@ def test_seats_or_rules_of_a_ladder_with_matches_in_play_are_refused(
         seated = [store.register_agent(f"b{n}", "builtin", bot="random")[0].agent_id for n in range(3)]
         for agent_id in seated:
             store.join("main", agent_id, None)
-        assert store.claim("main", [seated], now_ms()) != [None]
+        (match_id,) = store.claim("main", [seated], now_ms())
+        assert match_id is not None
         ladder.seats = 4
-        code, detail = refused(stub.UpdateLadder, pb.UpdateLadderRequest(ladder=ladder), HOST)
-        assert code == grpc.StatusCode.FAILED_PRECONDITION and "current seats: pause it" in detail
+        assert stub.UpdateLadder(pb.UpdateLadderRequest(ladder=ladder), metadata=HOST).ladder.seats == 4
+        assert len(store.get_match(match_id).seats) == 3 and store.get_match(match_id).rules_json
     store.client.close()

@@ -233,6 +233,43 @@ def test_endpoint_entered_by_id(
     assert "token" not in json.dumps(records) and tstore.table_state("reg", "r1t0").get("forfeits") == "[]"
 
 
+def test_an_entrant_revoked_while_its_table_plays_is_seated_no_further(
+    tstore: TournamentStore,
+    guarded_endpoint: tuple[str, str],
+    shared_redis_server: EmbeddedRedis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The host revokes a registered endpoint entrant once the first of its table's six games is
+    recorded. The table went on dialling it with the token it started with for every game left;
+    now the stand-in plays its seat in each of them, under its name, and they count as its forfeits."""
+    from arena.ladder.redis_store import RedisStore
+
+    monkeypatch.setenv("REDIS_URL", shared_redis_server.url)
+    agent_id, _ = guarded_endpoint
+    entrants = (*builtins("heuristic", "random"), SeatSpec.connected(agent_id, "guarded"))
+    queue = Queue()
+    jobs.start(tstore, Tournament("rev", entrants, seats=3, deals=2, overrides=OPTIONS), queue)
+    record_game = tstore.record_game
+
+    def revoking_after_the_first(*args: object) -> bool:
+        recorded = record_game(*args)  # type: ignore[arg-type]
+        RedisStore(tstore.client, tstore.keys).set_token(agent_id, rotate=False)
+        return recorded
+
+    monkeypatch.setattr(tstore, "record_game", revoking_after_the_first)
+    assert queue.drain(tstore) == ["finished"]
+    kinds = {
+        game: next(s for s in rec["seats"] if s["name"] == "guarded") for game, rec in tstore.records("rev").items()
+    }
+    assert kinds.pop("r1t0/d0/r0")["kind"] == "endpoint"  # played before the revocation
+    assert len(kinds) == 5 and all(
+        seat == {"name": "guarded", "kind": "builtin", "bot": jobs.STAND_IN} for seat in kinds.values()
+    )
+    rows = {row.entrant: row for row in standings(duplicate_observations(tstore.game_results("rev")), 10)}
+    assert (rows["guarded"].games, rows["guarded"].forfeits) == (6, 5)
+    assert tstore.table_state("rev", "r1t0")["forfeits"] == "[]"  # absent from none at its start
+
+
 def test_a_connected_entrant_coming_online_within_the_grace_plays(tstore: TournamentStore) -> None:
     late, away = SeatSpec.connected("a-late", "late"), SeatSpec.connected("a-away", "away")
     timer = threading.Timer(0.3, lambda: tstore.client.set(tstore.keys.agent_presence("a-late"), "gw-1", ex=10))

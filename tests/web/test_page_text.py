@@ -79,3 +79,28 @@ def test_the_host_page_counts_one_match_in_the_singular() -> None:
     ]
     host = render("host.html", ladders=ladders, presets=["classic"], bots=["random"], csrf="x")
     assert "4 seats, 1 match<" in host and "4 seats, 2 matches<" in host
+
+
+def test_a_tournaments_page_shows_a_page_of_its_tables_with_links_to_the_others() -> None:
+    """GetTournament gives its tables a page at a time (a tournament may have 6,800): the page says
+    how many of them it shows and links to the next ones, and its live part keeps to that page."""
+    from arena.proto.ohell.v1 import tournament_pb2 as tpb
+    from services.web import tournament_views as tv
+
+    progress = tpb.TournamentProgress(state=tpb.TOURNAMENT_STATE_RUNNING, tables=150)
+    tables = [tpb.TournamentTable(table_id=f"r1t{n}", round=1) for n in range(150)]
+    first = tpb.GetTournamentResponse(
+        tournament=tpb.Tournament(tournament_id="big"),
+        progress=progress,
+        tables=tables[:100],
+        next_table_page_token="100",
+    )
+    html = render("_tournament_live.html", **tv.detail(first))
+    assert "100 of the 150 tables here." in html and 'href="/tournaments/big?tables=100">Next tables' in html
+    assert "First tables" not in html and 'data-live="/tournaments/big/live"' in html
+    last = tpb.GetTournamentResponse(tournament=first.tournament, progress=progress, tables=tables[100:])
+    html = render("_tournament_live.html", **tv.detail(last, "100"))
+    assert "50 of the 150 tables here." in html and 'href="/tournaments/big">First tables' in html
+    assert "Next tables" not in html and 'data-live="/tournaments/big/live?tables=100"' in html
+    whole = tpb.GetTournamentResponse(tournament=first.tournament, progress=progress, tables=tables[:3])
+    assert "table-pages" not in render("_tournament_live.html", **tv.detail(whole))

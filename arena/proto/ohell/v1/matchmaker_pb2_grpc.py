@@ -306,8 +306,9 @@ class MatchmakerServiceServicer:
         services) as "authorization: Bearer <host token>". An agent token gets PERMISSION_DENIED, a
         missing or unknown token UNAUTHENTICATED; every caller is rate limited (RESOURCE_EXHAUSTED with
         trailing metadata `retry-after` in seconds).
-        Replace a ladder's settings (rules, seats, house bots, windows, entry). Matches in play keep
-        the settings they started with. Status codes: INVALID_ARGUMENT, NOT_FOUND.
+        Replace a ladder's settings (rules, seats, house bots, windows, entry) for the tables formed
+        from now on. A match claimed before keeps the seats and rules it was claimed with. Status
+        codes: INVALID_ARGUMENT, NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -380,8 +381,9 @@ class MatchmakerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTournament(self, request, context):
-        """One tournament: definition, progress, tables and standings (provisional while it runs).
-        Status codes: NOT_FOUND, INVALID_ARGUMENT (a bad tournament_id, replicates over 10000).
+        """One tournament: definition, progress, standings (provisional while it runs) and a page of its
+        tables. Status codes: NOT_FOUND, INVALID_ARGUMENT (a bad tournament_id, replicates over 10000,
+        table_page_size over 500 or a bad table_page_token).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

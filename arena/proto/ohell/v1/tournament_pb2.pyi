@@ -178,24 +178,30 @@ class ListTournamentsResponse(_message.Message):
     def __init__(self, tournaments: _Optional[_Iterable[_Union[TournamentSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetTournamentRequest(_message.Message):
-    __slots__ = ("tournament_id", "replicates")
+    __slots__ = ("tournament_id", "replicates", "table_page_size", "table_page_token")
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
     REPLICATES_FIELD_NUMBER: _ClassVar[int]
+    TABLE_PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    TABLE_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     tournament_id: str
     replicates: int
-    def __init__(self, tournament_id: _Optional[str] = ..., replicates: _Optional[int] = ...) -> None: ...
+    table_page_size: int
+    table_page_token: str
+    def __init__(self, tournament_id: _Optional[str] = ..., replicates: _Optional[int] = ..., table_page_size: _Optional[int] = ..., table_page_token: _Optional[str] = ...) -> None: ...
 
 class GetTournamentResponse(_message.Message):
-    __slots__ = ("tournament", "progress", "tables", "standings")
+    __slots__ = ("tournament", "progress", "tables", "standings", "next_table_page_token")
     TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     TABLES_FIELD_NUMBER: _ClassVar[int]
     STANDINGS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_TABLE_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     tournament: Tournament
     progress: TournamentProgress
     tables: _containers.RepeatedCompositeFieldContainer[TournamentTable]
     standings: _containers.RepeatedCompositeFieldContainer[TournamentStanding]
-    def __init__(self, tournament: _Optional[_Union[Tournament, _Mapping]] = ..., progress: _Optional[_Union[TournamentProgress, _Mapping]] = ..., tables: _Optional[_Iterable[_Union[TournamentTable, _Mapping]]] = ..., standings: _Optional[_Iterable[_Union[TournamentStanding, _Mapping]]] = ...) -> None: ...
+    next_table_page_token: str
+    def __init__(self, tournament: _Optional[_Union[Tournament, _Mapping]] = ..., progress: _Optional[_Union[TournamentProgress, _Mapping]] = ..., tables: _Optional[_Iterable[_Union[TournamentTable, _Mapping]]] = ..., standings: _Optional[_Iterable[_Union[TournamentStanding, _Mapping]]] = ..., next_table_page_token: _Optional[str] = ...) -> None: ...
 
 class ExportTournamentRequest(_message.Message):
     __slots__ = ("tournament_id", "format", "replicates")
