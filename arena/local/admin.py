@@ -15,6 +15,8 @@ from arena.local import export
 from arena.local.admin_client import add_common, with_host
 from arena.sdk.arguments import UINT32, whole
 
+JOIN_HELP = "queue the new built-in agent on this ladder (repeat for several): it plays there until revoked"
+
 
 def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     def command(parent: argparse._SubParsersAction, name: str, handler: Any, text: str) -> Any:  # type: ignore[type-arg]
@@ -44,11 +46,13 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     reg.add_argument("--bot", default="", help="the built-in bot (kind builtin)")
     reg.add_argument("--endpoint", default="", help="host:port (kind endpoint)")
     reg.add_argument("--tokens", help="append name,agent_id,token to this CSV file instead of printing the token")
+    reg.add_argument("--join", action="append", metavar="LADDER", help=JOIN_HELP)
     imp = command(agent_sub, "import", c.agent_import, "register every name of a CSV; write their tokens to a file")
     imp.add_argument("csv", help="a CSV whose first column is the name (a header row 'name' is skipped)")
     imp.add_argument("--tokens", required=True, help="write name,agent_id,token here (created; mode 600)")
     imp.add_argument("--kind", choices=("connected", "builtin", "endpoint"), default="connected")
     imp.add_argument("--bot", default="")
+    imp.add_argument("--join", action="append", metavar="LADDER", help=JOIN_HELP)
     for name, text in (("rotate", "give an agent a new token (the old one stops working)"), ("revoke", "")):
         parser = command(agent_sub, name, getattr(c, f"agent_{name}"), text or "revoke an agent's token")
         parser.add_argument("agent_id")

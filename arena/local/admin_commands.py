@@ -126,7 +126,28 @@ def _save_tokens(path: str, rows: list[list[str]], append: bool) -> None:
         writer.writerows(rows)
 
 
+def _check_join(host: Host, args: argparse.Namespace) -> None:
+    """Refuse ``--join`` before registering anyone: for an agent that queues itself, or a ladder that
+    does not exist."""
+    if args.join and args.kind != "builtin":
+        raise OhHellError(
+            f"--join is for built-in agents: a {args.kind} agent queues itself (ohell bot run, run_on_ladder)"
+        )
+    for ladder in args.join or []:
+        host.call("GetLadder", name=ladder)
+
+
+def _join(host: Host, agent: Any, token: str, ladders: list[str] | None) -> None:
+    """Queue a new built-in agent on ``ladders`` with its own token (JoinQueue is the agent's call):
+    its ticket has no lease, so it plays there after every match until revoked or LeaveQueue."""
+    as_agent = Host(host.channel, host.address, token)
+    for ladder in ladders or []:
+        as_agent.call("JoinQueue", ladder=ladder, agent_id=agent.agent_id)
+        console.print(f"agent {agent.name} queued on ladder {ladder}")
+
+
 def agent_register(host: Host, args: argparse.Namespace) -> int:
+    _check_join(host, args)
     reply = host.call("RegisterAgent", name=args.name, kind=KINDS[args.kind], bot=args.bot, endpoint=args.endpoint)
     if args.tokens:
         _save_tokens(args.tokens, [[reply.agent.name, reply.agent.agent_id, reply.token]], append=True)
@@ -134,6 +155,7 @@ def agent_register(host: Host, args: argparse.Namespace) -> int:
     else:
         console.print(f"agent {reply.agent.name} registered as {reply.agent.agent_id}")
         print(f"token {reply.token}")
+    _join(host, reply.agent, reply.token, args.join)
     return 0
 
 
@@ -160,6 +182,7 @@ def read_names(path: str) -> list[str]:
 
 
 def agent_import(host: Host, args: argparse.Namespace) -> int:
+    _check_join(host, args)
     names = read_names(args.csv)
     if Path(args.tokens).exists():
         raise OhHellError(f"--tokens {args.tokens} exists: choose a new file (tokens are secrets, never overwritten)")
@@ -174,6 +197,8 @@ def agent_import(host: Host, args: argparse.Namespace) -> int:
             failed.append(f"{name}: {error}")
     if rows:
         _save_tokens(args.tokens, rows, append=False)
+    for name, agent_id, token in rows:
+        _join(host, pb.Agent(name=name, agent_id=agent_id), token, args.join)
     console.print(
         f"{len(rows)} of {len(names)} agents registered; tokens in {args.tokens}" if rows else "none registered"
     )

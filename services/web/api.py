@@ -195,6 +195,10 @@ class Api:
         request = pb.RegisterAgentRequest(name=name, kind=kind, bot=bot, endpoint=endpoint)  # type: ignore[arg-type]
         return await self._call("RegisterAgent", request, token)
 
+    async def join_queue(self, agent_token: str, ladder: str, agent_id: str) -> None:
+        """Queue an agent on ``ladder`` with its own token (JoinQueue is the agent's call)."""
+        await self._call("JoinQueue", pb.JoinQueueRequest(ladder=ladder, agent_id=agent_id), agent_token)
+
     async def admin(self, token: str, method: str, **fields: Any) -> Any:
         """An admin RPC of the integrity issue by name (PauseLadder, ResumeLadder, DeleteLadder,
         RotateAgentToken, RevokeAgentToken, ListAgents); UNIMPLEMENTED until the API has it."""

@@ -216,6 +216,11 @@ async def register_agents(request: Request) -> Response:
         return await dashboard(request, error=f"{len(names)} names: at most {MAX_AGENTS_PER_FORM} at a time")
     if kind not in KINDS:
         return await dashboard(request, error=f"kind {kind!r}: choose connected, builtin or endpoint")
+    join = str(form.get("join", ""))
+    if join and kind != "builtin":
+        return await dashboard(
+            request, error=f"only built-in agents are queued by the host: a {kind} agent queues itself"
+        )
     api, token = api_of(request), sessions(request).host_token
     tokens, failed = [], []
     for name in names:
@@ -224,9 +229,12 @@ async def register_agents(request: Request) -> Response:
                 token, name, KINDS[kind], bot=str(form.get("bot", "")), endpoint=str(form.get("endpoint", ""))
             )
             tokens.append([reply.agent.name, reply.agent.agent_id, reply.token])
+            if join:
+                await api.join_queue(reply.token, join, reply.agent.agent_id)
         except ApiError as error:
             failed.append(f"{name}: {error.message}")
-    message = f"registered {len(tokens)} agent(s); download their tokens now: they are not shown again"
+    queued = f", queued on ladder {join}" if join else ""
+    message = f"registered {len(tokens)} agent(s){queued}; download their tokens now: they are not shown again"
     return await dashboard(request, message=message if tokens else "", error="; ".join(failed), tokens=tokens)
 
 

@@ -18,7 +18,7 @@ from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
 
-from .conftest import HOST_TOKEN, LADDER, Site
+from .conftest import HOST_TOKEN, LADDER, Site, wait_until
 
 pytestmark = pytest.mark.slow  # starts the whole stack
 
@@ -83,6 +83,45 @@ def test_agents_and_tokens(site: Site, tmp_path: Path) -> None:
     assert twice.returncode == 2 and "'eve' appears more than once" in twice.stderr
     bad_name = ohell(site, "agent", "register", "no spaces")
     assert bad_name.returncode == 2 and "INVALID_ARGUMENT" in bad_name.stderr
+
+
+def test_built_in_agents_registered_with_join_play_on_the_ladder(site: Site, tmp_path: Path) -> None:
+    """No host command queued a registered built-in agent: it never played until something called
+    JoinQueue with its token."""
+    made = ohell(site, "ladder", "create", "joined", "--seats", "3", "--option", "hand_sizes=[2]")
+    assert made.returncode == 0, made.stdout + made.stderr
+    one = ohell(site, "agent", "register", "jo-1", "--kind", "builtin", "--bot", "random", "--join", "joined")
+    assert one.returncode == 0 and "agent jo-1 queued on ladder joined" in one.stdout, one.stdout + one.stderr
+    names = tmp_path / "bots.csv"
+    names.write_text("jo-2\njo-3\n")
+    tokens = str(tmp_path / "tokens.csv")
+    two = ohell(
+        site,
+        "agent",
+        "import",
+        str(names),
+        "--tokens",
+        tokens,
+        "--kind",
+        "builtin",
+        "--bot",
+        "heuristic",
+        "--join",
+        "joined",
+    )
+    assert two.returncode == 0 and "agent jo-3 queued on ladder joined" in two.stdout, two.stdout + two.stderr
+
+    def played() -> set[str]:
+        board = site.stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder="joined"))
+        return {standing.name for standing in board.standings if standing.games > 0}
+
+    wait_until(lambda: played() == {"jo-1", "jo-2", "jo-3"}, 60, "the joined agents' first match")
+    connected = ohell(site, "agent", "register", "jo-4", "--join", "joined")
+    assert connected.returncode == 2 and "--join is for built-in agents" in connected.stderr
+    missing = ohell(site, "agent", "register", "jo-5", "--kind", "builtin", "--bot", "random", "--join", "nope")
+    assert missing.returncode == 2 and "NOT_FOUND" in missing.stderr
+    listed = ohell(site, "agent", "list")
+    assert "jo-1" in listed.stdout and "jo-4" not in listed.stdout and "jo-5" not in listed.stdout
 
 
 def test_tokens_appended_to_a_file_others_may_read_make_it_private(site: Site, tmp_path: Path) -> None:

@@ -223,3 +223,33 @@ def test_the_live_view_of_a_finished_match_is_its_replay(site: Site, page: Any) 
     page.goto(f"{site.url}/live/{match.match_id}")
     assert page.url == f"{site.url}/matches/{match.match_id}"
     assert page.locator("#scrub").count() == 1
+
+
+def test_the_host_registers_built_in_agents_straight_onto_a_ladder(site: Site, page: Any) -> None:
+    """Registered built-in agents never played: only a JoinQueue with each one's token queues it,
+    and the host page made none."""
+    rules = rules_pb2.Rules(preset="classic", hand_sizes=[2])
+    ladder = pb.Ladder(name="hosted", rules=rules, seats=3)
+    site.stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(HOST_TOKEN))
+    page.goto(site.url + "/host/login")
+    page.fill("input[name=token]", HOST_TOKEN)
+    page.click("button:text('Sign in')")
+    form = page.locator("#register-agents")
+    form.locator("textarea[name=names]").fill("hb-1\nhb-2\nhb-3")
+    form.locator("select[name=kind]").select_option("builtin")
+    form.locator("select[name=bot]").select_option("random")
+    form.locator("select[name=join]").select_option("hosted")
+    form.locator("button").click()
+    assert page.locator("#message").inner_text().startswith("registered 3 agent(s), queued on ladder hosted")
+
+    def played() -> set[str]:
+        board = site.stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder="hosted"))
+        return {standing.name for standing in board.standings if standing.games > 0}
+
+    wait_until(lambda: played() == {"hb-1", "hb-2", "hb-3"}, 60, "the queued agents' first match")
+    form = page.locator("#register-agents")
+    form.locator("textarea[name=names]").fill("hc-1")
+    form.locator("select[name=kind]").select_option("connected")
+    form.locator("select[name=join]").select_option("hosted")
+    form.locator("button").click()
+    assert "a connected agent queues itself" in page.locator("#error-message").inner_text()
