@@ -28,7 +28,7 @@ from arena.ladder.store import (
     Unauthenticated,
     shown,
 )
-from arena.rpc.auth import bearer_token, is_host, same_secret
+from arena.rpc.auth import bearer_token, is_host, same_secret, wants_public_view
 from arena.rpc.ratelimit import Limiter
 from arena.tournament import jobs as tourney_jobs
 from arena.tournament.operations import StandingsCache
@@ -130,8 +130,10 @@ class ServicerBase:
         await abort(context, grpc.StatusCode.UNAUTHENTICATED, "missing metadata 'authorization: Bearer <host token>'")
 
     def _is_host(self, context: grpc.aio.ServicerContext) -> bool:
-        """Whether the caller presents the host token (no check beyond that: reads are public)."""
-        return is_host(bearer_token(context.invocation_metadata()), self.host_token)
+        """Whether the caller presents the host token (no check beyond that: reads are public) and
+        does not ask to read as anyone does (``PUBLIC_VIEW``: the web app's reads for its visitors)."""
+        metadata = context.invocation_metadata()
+        return is_host(bearer_token(metadata), self.host_token) and not wants_public_view(metadata)
 
     async def _shown_agent(self, context: grpc.aio.ServicerContext, agent: Agent) -> Agent:
         """``agent`` as the caller may see it: an endpoint's address only for the host and the agent
