@@ -167,7 +167,7 @@ async def page_bounds(context: Any, token: str, size: int, field: str = "page", 
     """(offset, size) of the page asked for by ``<field>_token`` and ``<field>_size`` (0: ``default``)."""
     if size > MAX_PAGE:
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{field}_size={size} is over {MAX_PAGE}")
-    if token and not PAGE_TOKEN.match(token):
+    if token and not PAGE_TOKEN.fullmatch(token):
         await context.abort(
             grpc.StatusCode.INVALID_ARGUMENT, f"{field}_token={shown(token)} is not one this service gave"
         )
