@@ -1,4 +1,4 @@
-"""Each visitor's share of the web app: requests per second and live views open at once.
+"""Each visitor's share of the web app: requests per second, and live views and exports open at once.
 
 The app reads the services with its own token (``OHELL_WEB_TOKEN``, limited there by
 ``arena.rpc.ratelimit.DEFAULT_WEB_APP_LIMIT``, sized for many visitors at this limit), else with the
@@ -25,9 +25,18 @@ from arena.rpc.ratelimit import LocalLimiter, RateLimit
 
 WEB_RATE_ENV = "OHELL_WEB_RATE_LIMIT"  # "<requests per second>:<burst>" for each visitor
 DEFAULT_VISITOR_LIMIT = RateLimit(rate=20.0, burst=60)
-MAX_LIVE_PER_VISITOR = 4  # live views (server-sent events) one visitor may hold open
+MAX_LIVE_PER_VISITOR = 4  # live views (server-sent events) and exports one visitor may hold open
 UNCOUNTED = ("/static/", "/healthz")
 MAX_BODY_BYTES = 512 * 1024  # the largest form: a CSV of agent names (services.web.host.MAX_CSV_BYTES) and its fields
+
+
+def held_open(path: str) -> bool:
+    """Whether the request holds a stream from the services while its visitor reads: a live view,
+    or a tournament's export (streamed from the matchmaker, which leaves the web app's token
+    unbounded there)."""
+    if path.startswith("/live/"):
+        return path.endswith("/events")
+    return path.startswith("/tournaments/") and path.rpartition("/")[2].startswith("export.")
 
 
 class VisitorLimit:
@@ -53,11 +62,13 @@ class VisitorLimit:
             )
             await refusal(scope, receive, send)
             return
-        if not (path.startswith("/live/") and path.endswith("/events")):
+        if not held_open(path):
             await self.app(scope, receive, send)
             return
         if self.live.get(visitor, 0) >= self.max_live:
-            refusal = PlainTextResponse(f"{self.max_live} live views of yours are open: close one first", 429)
+            refusal = PlainTextResponse(
+                f"{self.max_live} live views or exports of yours are open: close one first", 429
+            )
             await refusal(scope, receive, send)
             return
         self.live[visitor] = self.live.get(visitor, 0) + 1
