@@ -3,7 +3,7 @@
 The app reads the services with its own token (``OHELL_WEB_TOKEN``, limited there by
 ``arena.rpc.ratelimit.DEFAULT_WEB_APP_LIMIT``, sized for many visitors at this limit), else with the
 host token (not limited), so that its visitors do not share one caller's budget; it limits each
-visitor itself, by client address (behind a reverse proxy
+visitor itself, by client address (an IPv6 address by its /64; behind a reverse proxy
 on this machine, uvicorn takes it from X-Forwarded-For). The limit is GCRA in this process
 (``arena.rpc.ratelimit.LocalLimiter``); a refused request is answered 429 with ``Retry-After``.
 Static files and /healthz are not counted.
@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arena.rpc.ratelimit import LocalLimiter, RateLimit
+from arena.rpc.ratelimit import LocalLimiter, RateLimit, network_of
 
 WEB_RATE_ENV = "OHELL_WEB_RATE_LIMIT"  # "<requests per second>:<burst>" for each visitor
 DEFAULT_VISITOR_LIMIT = RateLimit(rate=20.0, burst=60)
@@ -53,7 +53,8 @@ class VisitorLimit:
         if scope["type"] != "http" or path.startswith(UNCOUNTED):
             await self.app(scope, receive, send)
             return
-        visitor = (scope.get("client") or ("unknown", 0))[0]
+        client = (scope.get("client") or ("unknown", 0))[0]
+        visitor = network_of(client) or client  # an IPv6 address: its /64
         wait_ms = self.limiter.wait_ms(visitor)
         if wait_ms > 0:
             seconds = max(1, math.ceil(wait_ms / 1000))
