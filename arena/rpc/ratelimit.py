@@ -2,18 +2,17 @@
 requests that cannot be decoded or whose handler lost Redis. All are one gRPC server interceptor
 (``CallGuard``).
 
-A caller is its bearer token (by hash) when an agent holds the token, else its peer address (an
-IPv6 one by its /64: ``network_of``): a made-up token is no new caller with a budget of its own.
-The host token is not limited, and the web app's token (``OHELL_WEB_TOKEN``: it reads for every
-visitor of the web app) has its own, larger
-limit (``DEFAULT_WEB_APP_LIMIT``). The limit is GCRA (a token bucket without a refill task): ``rate``
-calls per second with bursts of ``burst``; its state is one Redis string per caller
-(``Keys.rate_limit``), updated by one Lua script on Redis's clock (which also looks the token up), so
-every replica of every service shares it. A refused call ends RESOURCE_EXHAUSTED with trailing
-metadata ``retry-after`` (seconds) and the seconds in the message. Without Redis, or with Redis away,
-the limit falls back to this process's own counters rather than refusing everyone; a token counts
-there only when the service's own token store knows it (tokens given on its command line), else
-the call counts as its peer's.
+A caller is its bearer token (by hash) when an agent holds the token, else its peer address (an IPv6
+one by its /64: ``network_of``): a made-up token is no new caller with a budget of its own. The host
+token is not limited, and the web app's token (``OHELL_WEB_TOKEN``: it reads for every visitor of
+the web app) has its own, larger limit (``DEFAULT_WEB_APP_LIMIT``). The limit is GCRA (a token
+bucket without a refill task): ``rate`` calls per second with bursts of ``burst``; its state is one
+Redis string per caller (``Keys.rate_limit``), updated by one Lua script on Redis's clock (which
+also looks the token up), so every replica of every service shares it. A refused call ends
+RESOURCE_EXHAUSTED with trailing metadata ``retry-after`` (seconds) and the seconds in the message.
+Without Redis, or with Redis away, the limit falls back to this process's own counters rather than
+refusing everyone; a token counts there only when the service's own token store knows it (tokens
+given on its command line), else the call counts as its peer's.
 """
 
 from __future__ import annotations

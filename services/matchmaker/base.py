@@ -77,9 +77,8 @@ class ServicerBase:
         self.tourney_dispatch = tourney_dispatch
         self.standings_cache = StandingsCache()
         self.watches: dict[str, int] = {}  # agent id -> its WatchQueue streams open (services/matchmaker/queueing.py)
-        self.exports: dict[
-            str, int
-        ] = {}  # caller -> its ExportTournament streams open (services/matchmaker/tournaments.py)
+        # caller -> its ExportTournament streams open (services/matchmaker/tournaments.py)
+        self.exports: dict[str, int] = {}
         self.host_token = host_token
         self.web_token = web_token  # the web app's: it reads, as anyone may
         self.registrations = registrations  # the stricter limit of open self-registration
