@@ -103,7 +103,7 @@ def parse_cursor(cursor: str) -> tuple[int, str]:
     """(finished ms, match id) of a cursor "<ms>:<match id>"; BadCursor for any other text, also for
     digits a BIGINT cannot hold (the database would refuse them) or that are not ASCII ("²")."""
     finished, sep, match_id = cursor.partition(":")
-    if not sep or not CURSOR_MS.match(finished) or not match_id or len(match_id) > 128 or not _storable(match_id):
+    if not sep or not CURSOR_MS.fullmatch(finished) or not match_id or len(match_id) > 128 or not _storable(match_id):
         raise BadCursor(f"cursor {cursor[:80]!r} is not one the archive gave")
     return int(finished), match_id
 

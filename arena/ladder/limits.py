@@ -24,7 +24,7 @@ MAX_THINK_MS = 10_000
 def check_ladder(ladder: Ladder) -> None:
     """Refuse a ladder definition that cannot be played or is out of bounds (StoreError naming
     the field): every number finite and bounded, a schedule of at most MAX_SCHEDULE hands."""
-    if not LADDER_NAME.match(ladder.name):
+    if not LADDER_NAME.fullmatch(ladder.name):
         raise StoreError(f"ladder name {shown(ladder.name)} must be 1-64 of a-z 0-9 '_' '.'", "name")
     if not 3 <= ladder.seats <= 7:
         raise StoreError(f"seats={ladder.seats} must be from 3 to 7", "seats")

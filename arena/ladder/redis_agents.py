@@ -40,7 +40,7 @@ class AgentStore(StoreBase):
         house: bool = False,
         self_registered: bool = False,
     ) -> tuple[Agent, str]:
-        if not AGENT_NAME.match(name):
+        if not AGENT_NAME.fullmatch(name):
             raise StoreError(f"name {name[:80]!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
         if name.startswith(HOUSE_PREFIX) and not house:
             raise StoreError(f"name {name!r}: names starting {HOUSE_PREFIX!r} are the house bots'", "name")
@@ -51,7 +51,7 @@ class AgentStore(StoreBase):
         if self_registered and kind != "connected":
             raise PermissionDenied(f"kind {kind!r}: a self-registered agent can only be connected", "kind")
         if kind == "endpoint" and (
-            len(endpoint) > 255 or not ENDPOINT.match(endpoint) or not 0 < int(endpoint.rsplit(":", 1)[1]) < 65536
+            len(endpoint) > 255 or not ENDPOINT.fullmatch(endpoint) or not 0 < int(endpoint.rsplit(":", 1)[1]) < 65536
         ):
             raise StoreError(
                 f"endpoint {endpoint[:80]!r} must look like host:port (a port from 1 to 65535)", "endpoint"

@@ -48,7 +48,7 @@ class StoreBase:
         """Several agents in one round trip."""
         ids = list(dict.fromkeys(agent_ids))
         for agent_id in ids:
-            if not AGENT_ID.match(agent_id):
+            if not AGENT_ID.fullmatch(agent_id):
                 raise NotFound(f"no agent {shown(agent_id)}", "agent_id")
         with self.client.pipeline(transaction=False) as pipe:
             for agent_id in ids:
@@ -68,7 +68,7 @@ class StoreBase:
         return self.get_agent(text(agent_id))
 
     def get_ladder(self, name: str) -> Ladder:
-        raw = self.client.get(self.keys.ladder(name)) if LADDER_NAME.match(name) else None
+        raw = self.client.get(self.keys.ladder(name)) if LADDER_NAME.fullmatch(name) else None
         if raw is None:
             raise NotFound(f"no ladder {shown(name)}", "ladder")
         return Ladder.from_json(raw)
@@ -79,7 +79,7 @@ class StoreBase:
         return [Ladder.from_json(raw) for raw in found if raw is not None]
 
     def get_match(self, match_id: str) -> MatchInfo:
-        raw = self.client.hgetall(self.keys.match(match_id)) if MATCH_ID.match(match_id) else None
+        raw = self.client.hgetall(self.keys.match(match_id)) if MATCH_ID.fullmatch(match_id) else None
         if not raw:
             raise NotFound(f"no match {shown(match_id)}", "match_id")
         return parse_match(raw)

@@ -123,6 +123,15 @@ async def require_host(context: grpc.aio.ServicerContext, host_token: str | None
     await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token in 'authorization'")
 
 
+# Metadata a caller holding the host token sends to be answered as anyone is: the web app's reads with
+# the host token (when it has no web token of its own) serve every visitor.
+PUBLIC_VIEW = ("ohell-view", "public")
+
+
+def wants_public_view(metadata: Sequence[tuple[str, Any]] | None) -> bool:
+    return any(key.lower() == PUBLIC_VIEW[0] and value == PUBLIC_VIEW[1] for key, value in metadata or ())
+
+
 def auth_metadata(token: str) -> tuple[tuple[str, str], ...]:
     """The bearer metadata of ``token``, without surrounding whitespace: a token cut from a CSV line
     keeps its carriage return, which gRPC refuses to send (no token issued here has whitespace)."""

@@ -2,23 +2,24 @@
 requests that cannot be decoded or whose handler lost Redis. All are one gRPC server interceptor
 (``CallGuard``).
 
-A caller is its bearer token (by hash) when an agent holds the token, else its peer address: a
-made-up token is no new caller with a budget of its own. The host token is not limited, and the web
-app's token (``OHELL_WEB_TOKEN``: it reads for every visitor of the web app) has its own, larger
-limit (``DEFAULT_WEB_APP_LIMIT``). The limit is GCRA (a token bucket without a refill task): ``rate``
-calls per second with bursts of ``burst``; its state is one Redis string per caller
-(``Keys.rate_limit``), updated by one Lua script on Redis's clock (which also looks the token up), so
-every replica of every service shares it. A refused call ends RESOURCE_EXHAUSTED with trailing
-metadata ``retry-after`` (seconds) and the seconds in the message. Without Redis, or with Redis away,
-the limit falls back to this process's own counters rather than refusing everyone; a token counts
-there only when the service's own token store knows it (tokens given on its command line), else
-the call counts as its peer's.
+A caller is its bearer token (by hash) when an agent holds the token, else its peer address (an IPv6
+one by its /64: ``network_of``): a made-up token is no new caller with a budget of its own. The host
+token is not limited, and the web app's token (``OHELL_WEB_TOKEN``: it reads for every visitor of
+the web app) has its own, larger limit (``DEFAULT_WEB_APP_LIMIT``). The limit is GCRA (a token
+bucket without a refill task): ``rate`` calls per second with bursts of ``burst``; its state is one
+Redis string per caller (``Keys.rate_limit``), updated by one Lua script on Redis's clock (which
+also looks the token up), so every replica of every service shares it. A refused call ends
+RESOURCE_EXHAUSTED with trailing metadata ``retry-after`` (seconds) and the seconds in the message.
+Without Redis, or with Redis away, the limit falls back to this process's own counters rather than
+refusing everyone; a token counts there only when the service's own token store knows it (tokens
+given on its command line), else the call counts as its peer's.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import ipaddress
 import logging
 import math
 import os
@@ -176,8 +177,30 @@ def caller_of(context: grpc.aio.ServicerContext) -> str:
 
 
 def peer_of(context: grpc.aio.ServicerContext) -> str:
+    """``p:<peer host>``: an IP address as ``network_of`` has it (``ipv4:a.b.c.d``, ``ipv6:<the /64>``)."""
     peer = context.peer() or "unknown"
-    return "p:" + (peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer)[:80]
+    host = peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
+    kind, _, address = host.partition(":")
+    network = network_of(address.removeprefix("[").removesuffix("]")) if kind in ("ipv4", "ipv6") else None
+    if network is not None:
+        host = ("ipv6:" if ":" in network else "ipv4:") + network
+    return "p:" + host[:80]
+
+
+def network_of(address: str) -> str | None:
+    """Whose a client's IP address is, for per-caller limits: an IPv6 address stands for its /64
+    (what one subscriber or machine is given: each of its 2**64 addresses would otherwise be a new
+    caller), an IPv4 address (also one mapped into IPv6 by a dual-stack server) for itself. None for
+    what is not an IP address."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
 
 
 async def verified_caller(context: grpc.aio.ServicerContext, tokens: TokenStore) -> str:

@@ -71,7 +71,7 @@ class Tournament:
     bootstrap_seed: int = 0
 
     def __post_init__(self) -> None:
-        if not ID_PATTERN.match(self.tourney_id):
+        if not ID_PATTERN.fullmatch(self.tourney_id):
             raise TournamentError(f"tourney_id={self.tourney_id!r} must match {ID_PATTERN.pattern}")
         if not 1 <= len(self.entrants) <= MAX_ENTRANTS:
             raise TournamentError(f"entrants: {len(self.entrants)} given, 1 to {MAX_ENTRANTS} allowed")
@@ -147,9 +147,9 @@ class Tournament:
 
 def check_entrant(entrant: SeatSpec, field: str) -> None:
     """Bounds of an entrant beyond ``SeatSpec``'s own: its name, an endpoint's address."""
-    if not NAME_PATTERN.match(entrant.name):
+    if not NAME_PATTERN.fullmatch(entrant.name):
         raise TournamentError(f"{field}.name={entrant.name[:80]!r} must be 1-64 of letters, digits, '_', '.', ':', '-'")
-    if entrant.kind == "endpoint" and not ENDPOINT_PATTERN.match(entrant.address):
+    if entrant.kind == "endpoint" and not ENDPOINT_PATTERN.fullmatch(entrant.address):
         raise TournamentError(f"{field}.endpoint={entrant.address[:80]!r} must be host:port")
     if entrant.kind == "connected" and not 1 <= len(entrant.agent_id) <= 64:
         raise TournamentError(f"{field}.agent_id must be 1-64 characters")

@@ -56,7 +56,7 @@ class Overview:
 
 
 def check_id(tourney_id: str, field: str = "tournament_id") -> str:
-    if not ID_PATTERN.match(tourney_id):
+    if not ID_PATTERN.fullmatch(tourney_id):
         raise TournamentError(f"{field}={tourney_id[:80]!r} must match {ID_PATTERN.pattern}")
     return tourney_id
 

@@ -79,7 +79,7 @@ class TournamentStore:
         """Store the tournament, its first round and all its deal sets (drawn now, secretly)."""
         for entrant in tourney.entrants:
             if entrant.kind == "connected" and not (
-                AGENT_ID.match(entrant.agent_id) and self.client.exists(self.keys.agent(entrant.agent_id))
+                AGENT_ID.fullmatch(entrant.agent_id) and self.client.exists(self.keys.agent(entrant.agent_id))
             ):
                 raise TournamentNotFound(f"entrant {entrant.name!r}: no registered agent {entrant.agent_id!r}")
         rules = tourney.rules()

@@ -55,9 +55,9 @@ MAX_SEAT_VALUE = 253  # a bot's name, an agent id, or host:port
 
 
 def check_match_id(match_id: str) -> None:
-    if not CHALLENGE_ID.match(match_id):
+    if not CHALLENGE_ID.fullmatch(match_id):
         raise SeatSpecError(f"match_id={match_id[:80]!r} must be 1-64 of letters, digits, '_', '.', '-'")
-    if LADDER_MATCH_ID.match(match_id):
+    if LADDER_MATCH_ID.fullmatch(match_id):
         raise SeatSpecError(f"match_id={match_id!r} has the shape of a ladder match id ('<ladder>-<n>'): pick another")
 
 

@@ -336,6 +336,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 ),
             )
             return
+        action.DiscardUnknownFields()  # fields an Action does not have go no further (to Redis, to the host)
         await reply_to(pending[0], connection.agent_id, action.decision_id, action, "", self._publish)
 
     async def _notice(self, connection: Connection, code: str, message: str) -> None:

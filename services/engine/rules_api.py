@@ -5,8 +5,9 @@ Every refusal is INVALID_ARGUMENT or FAILED_PRECONDITION naming the field; an en
 
 The work runs on a small thread pool, never on the service's event loop: one call can replay a
 history or a record of 54,000 actions (~0.3 s), and on the loop a few of them from anyone stalled
-every agent's decisions on the engine. At most ``MAX_RULES_WORK`` calls run or wait for the pool;
-past that a call is RESOURCE_EXHAUSTED (each holds its request, up to 4 MiB).
+every agent's decisions on the engine. At most ``MAX_RULES_WORK`` calls run or wait for the pool,
+and ``MAX_RULES_WORK_PER_CALLER`` of one caller; past that a call is RESOURCE_EXHAUSTED (each holds
+its request, up to 4 MiB).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import TypeVar
 import grpc
 
 from arena.proto.ohell.v1 import rules_service_pb2, rules_service_pb2_grpc
-from arena.rpc.ratelimit import refuse
+from arena.rpc.auth import StaticTokens, TokenStore
+from arena.rpc.ratelimit import refuse, verified_caller
 from arena.wire import (
     action_number,
     card_to_proto,
@@ -46,6 +48,7 @@ MAX_HAND_NUMBER = 100_000
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 RULES_THREADS = 2
 MAX_RULES_WORK = 32
+MAX_RULES_WORK_PER_CALLER = 8  # so that one caller cannot keep every other one out
 # A verdict quotes the value it refuses, as long as the caller made it (and escaped: up to 6
 # characters per character sent): cut, it stays a line, and under the 4 MiB a response may be.
 MAX_SUMMARY = 500
@@ -153,14 +156,20 @@ def apply_action(request: rules_service_pb2.ApplyActionRequest) -> rules_service
 
 
 class RulesApi(rules_service_pb2_grpc.RulesServiceServicer):
-    def __init__(self) -> None:
+    def __init__(self, tokens: TokenStore | None = None) -> None:
         self.pool = ThreadPoolExecutor(RULES_THREADS, thread_name_prefix="rules-api")
+        self.tokens = tokens or StaticTokens({})  # tells an agent's token from a made-up one
         self.working = 0  # calls running or waiting on the pool
+        self.callers: dict[str, int] = {}  # caller -> its calls running or waiting
 
     async def _run(self, context: grpc.aio.ServicerContext, work: Callable[[], Reply]) -> Reply:
         if self.working >= MAX_RULES_WORK:
             await refuse(context, 100, f"{MAX_RULES_WORK} rules calls are in progress on this service")
+        caller = await verified_caller(context, self.tokens)
+        if self.callers.get(caller, 0) >= MAX_RULES_WORK_PER_CALLER:
+            await refuse(context, 100, f"{MAX_RULES_WORK_PER_CALLER} rules calls are in progress for you: wait for one")
         self.working += 1
+        self.callers[caller] = self.callers.get(caller, 0) + 1
         try:
             return await asyncio.get_running_loop().run_in_executor(self.pool, work)
         except RequestError as error:
@@ -169,6 +178,9 @@ class RulesApi(rules_service_pb2_grpc.RulesServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         finally:
             self.working -= 1
+            self.callers[caller] -= 1
+            if not self.callers[caller]:
+                del self.callers[caller]
         raise AssertionError("context.abort returned")  # abort always raises
 
     async def ListPresets(

@@ -81,7 +81,7 @@ async def start_engine(
         log = RedisEventLog(redis_client, keys)
     gateway = Gateway(token_store, redis_client, keys)
     await gateway.start()
-    rules_api = RulesApi()
+    rules_api = RulesApi(token_store)
     challenge = ChallengeApi(token_store, redis_client, time_control or TimeControl(), keys, host_token)
     spectate = SpectateApi(log, token_store, host_token, web_token, redis_client, keys)
     services = [

@@ -28,7 +28,7 @@ from arena.ladder.store import (
     Unauthenticated,
     shown,
 )
-from arena.rpc.auth import bearer_token, is_host, same_secret
+from arena.rpc.auth import bearer_token, is_host, same_secret, wants_public_view
 from arena.rpc.ratelimit import Limiter
 from arena.tournament import jobs as tourney_jobs
 from arena.tournament.operations import StandingsCache
@@ -77,6 +77,8 @@ class ServicerBase:
         self.tourney_dispatch = tourney_dispatch
         self.standings_cache = StandingsCache()
         self.watches: dict[str, int] = {}  # agent id -> its WatchQueue streams open (services/matchmaker/queueing.py)
+        # caller -> its ExportTournament streams open (services/matchmaker/tournaments.py)
+        self.exports: dict[str, int] = {}
         self.host_token = host_token
         self.web_token = web_token  # the web app's: it reads, as anyone may
         self.registrations = registrations  # the stricter limit of open self-registration
@@ -130,8 +132,10 @@ class ServicerBase:
         await abort(context, grpc.StatusCode.UNAUTHENTICATED, "missing metadata 'authorization: Bearer <host token>'")
 
     def _is_host(self, context: grpc.aio.ServicerContext) -> bool:
-        """Whether the caller presents the host token (no check beyond that: reads are public)."""
-        return is_host(bearer_token(context.invocation_metadata()), self.host_token)
+        """Whether the caller presents the host token (no check beyond that: reads are public) and
+        does not ask to read as anyone does (``PUBLIC_VIEW``: the web app's reads for its visitors)."""
+        metadata = context.invocation_metadata()
+        return is_host(bearer_token(metadata), self.host_token) and not wants_public_view(metadata)
 
     async def _shown_agent(self, context: grpc.aio.ServicerContext, agent: Agent) -> Agent:
         """``agent`` as the caller may see it: an endpoint's address only for the host and the agent
@@ -165,7 +169,7 @@ async def page_bounds(context: Any, token: str, size: int, field: str = "page", 
     """(offset, size) of the page asked for by ``<field>_token`` and ``<field>_size`` (0: ``default``)."""
     if size > MAX_PAGE:
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{field}_size={size} is over {MAX_PAGE}")
-    if token and not PAGE_TOKEN.match(token):
+    if token and not PAGE_TOKEN.fullmatch(token):
         await context.abort(
             grpc.StatusCode.INVALID_ARGUMENT, f"{field}_token={shown(token)} is not one this service gave"
         )

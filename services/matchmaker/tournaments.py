@@ -4,7 +4,10 @@ token; the reads are public. Every caller value is bounded here or by the domain
 names the request's field. Standings are a bootstrap of ``DEFAULT_REPLICATES`` resamples, computed
 once per new result and shared by every reader (``StandingsCache``); another number of resamples is
 the host's to ask for: each costs a computation of its own (about a second of CPU for 10 000
-resamples of 400 games), which any caller could otherwise ask for a hundred times a second."""
+resamples of 400 games), which any caller could otherwise ask for a hundred times a second. An
+export holds a piece of up to ``EXPORT_CHUNK`` bytes until its reader takes it, so a caller holds at
+most ``MAX_EXPORTS_PER_CALLER`` open in one matchmaker (the host and the web app excepted: the web
+app bounds each of its visitors)."""
 
 from __future__ import annotations
 
@@ -15,8 +18,11 @@ from typing import Any, TypeVar
 
 import grpc
 
+from arena.ladder.redis_store import RedisStore
 from arena.play.specs import SeatSpec, SeatSpecError
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.rpc.auth import bearer_token, is_host, same_secret
+from arena.rpc.ratelimit import caller_of, peer_of
 from arena.tournament import jobs, operations
 from arena.tournament.messages import entrant_to_proto
 from arena.tournament.model import (
@@ -42,6 +48,7 @@ DEFAULT_SEATS = 3
 DEFAULT_DEALS = 2
 EXPORT_CHUNK = 1 << 20
 TABLE_PAGE = 100  # GetTournament's tables when the caller asks no number (a tournament may have 6,800)
+MAX_EXPORTS_PER_CALLER = 4
 FORMATS = {tpb.TOURNAMENT_FORMAT_UNSPECIFIED: "round-robin", tpb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round-robin"}
 FORMATS[tpb.TOURNAMENT_FORMAT_SWISS] = "swiss"
 FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
@@ -206,7 +213,12 @@ class TournamentRpcs:
     tourneys: TournamentStore | None
     tourney_dispatch: jobs.Dispatch | None
     standings_cache: operations.StandingsCache
+    store: RedisStore
+    host_token: str | None
+    web_token: str | None
+    exports: dict[str, int]
     _host: Callable[..., Any]
+    _call: Callable[..., Any]
     _is_host: Callable[[grpc.aio.ServicerContext], bool]
 
     async def _t(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
@@ -287,6 +299,36 @@ class TournamentRpcs:
         if request.format not in EXPORTS:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"format={request.format} is not an ExportFormat")
         fmt = EXPORTS[request.format]
+        caller = await self._export_caller(context)
+        if caller is not None and self.exports.get(caller, 0) >= MAX_EXPORTS_PER_CALLER:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_EXPORTS_PER_CALLER} exports of yours are open: read or close one first",
+            )
+        if caller is not None:
+            self.exports[caller] = self.exports.get(caller, 0) + 1
+        try:
+            async for piece in self._export(context, tourney_id, fmt, replicates):
+                yield piece
+        finally:
+            if caller is not None:
+                self.exports[caller] -= 1
+                if not self.exports[caller]:
+                    del self.exports[caller]
+
+    async def _export_caller(self, context: grpc.aio.ServicerContext) -> str | None:
+        """Whose share an export counts in: an agent's token, else the peer (a made-up token is no
+        new caller); None for the host and the web app."""
+        token = bearer_token(context.invocation_metadata())
+        if is_host(token, self.host_token) or same_secret(token, self.web_token):
+            return None
+        if token is not None and await self._call(context, self.store.agent_for_token, token) is not None:
+            return caller_of(context)
+        return peer_of(context)
+
+    async def _export(
+        self, context: grpc.aio.ServicerContext, tourney_id: str, fmt: str, replicates: int
+    ) -> AsyncIterator[tpb.ExportTournamentResponse]:
         pieces, finished = await self._t(
             context,
             operations.export,

@@ -21,7 +21,7 @@ from google.protobuf import json_format
 
 from arena.proto.ohell.v1 import cards_pb2, matchmaker_pb2_grpc, spectate_pb2, spectate_pb2_grpc
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.rpc.auth import auth_metadata
+from arena.rpc.auth import PUBLIC_VIEW, auth_metadata
 from arena.tournament.model import CREATE_DEADLINE_S
 from arena.wire import card_from_proto
 from ohell.cards import card_str
@@ -66,7 +66,9 @@ class Api:
     def __init__(self, matchmaker_address: str, engine_address: str = "", read_token: str = "") -> None:
         self.matchmaker_address = matchmaker_address
         self.engine_address = engine_address
-        self.read_metadata = auth_metadata(read_token) if read_token else None
+        # read as anyone does, also with the host token: what the host alone may read (endpoints'
+        # addresses) is never served to a visitor
+        self.read_metadata = (*auth_metadata(read_token), PUBLIC_VIEW) if read_token else None
         self._matchmaker: grpc.aio.Channel | None = None
         self._engine: grpc.aio.Channel | None = None
         self._names: dict[str, str] = {}  # agent id -> name (names never change)

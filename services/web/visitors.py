@@ -1,9 +1,9 @@
-"""Each visitor's share of the web app: requests per second and live views open at once.
+"""Each visitor's share of the web app: requests per second, and live views and exports open at once.
 
 The app reads the services with its own token (``OHELL_WEB_TOKEN``, limited there by
 ``arena.rpc.ratelimit.DEFAULT_WEB_APP_LIMIT``, sized for many visitors at this limit), else with the
 host token (not limited), so that its visitors do not share one caller's budget; it limits each
-visitor itself, by client address (behind a reverse proxy
+visitor itself, by client address (an IPv6 address by its /64; behind a reverse proxy
 on this machine, uvicorn takes it from X-Forwarded-For). The limit is GCRA in this process
 (``arena.rpc.ratelimit.LocalLimiter``); a refused request is answered 429 with ``Retry-After``.
 Static files and /healthz are not counted.
@@ -21,13 +21,22 @@ from starlette.exceptions import HTTPException
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arena.rpc.ratelimit import LocalLimiter, RateLimit
+from arena.rpc.ratelimit import LocalLimiter, RateLimit, network_of
 
 WEB_RATE_ENV = "OHELL_WEB_RATE_LIMIT"  # "<requests per second>:<burst>" for each visitor
 DEFAULT_VISITOR_LIMIT = RateLimit(rate=20.0, burst=60)
-MAX_LIVE_PER_VISITOR = 4  # live views (server-sent events) one visitor may hold open
+MAX_LIVE_PER_VISITOR = 4  # live views (server-sent events) and exports one visitor may hold open
 UNCOUNTED = ("/static/", "/healthz")
 MAX_BODY_BYTES = 512 * 1024  # the largest form: a CSV of agent names (services.web.host.MAX_CSV_BYTES) and its fields
+
+
+def held_open(path: str) -> bool:
+    """Whether the request holds a stream from the services while its visitor reads: a live view,
+    or a tournament's export (streamed from the matchmaker, which leaves the web app's token
+    unbounded there)."""
+    if path.startswith("/live/"):
+        return path.endswith("/events")
+    return path.startswith("/tournaments/") and path.rpartition("/")[2].startswith("export.")
 
 
 class VisitorLimit:
@@ -44,7 +53,8 @@ class VisitorLimit:
         if scope["type"] != "http" or path.startswith(UNCOUNTED):
             await self.app(scope, receive, send)
             return
-        visitor = (scope.get("client") or ("unknown", 0))[0]
+        client = (scope.get("client") or ("unknown", 0))[0]
+        visitor = network_of(client) or client  # an IPv6 address: its /64
         wait_ms = self.limiter.wait_ms(visitor)
         if wait_ms > 0:
             seconds = max(1, math.ceil(wait_ms / 1000))
@@ -53,11 +63,13 @@ class VisitorLimit:
             )
             await refusal(scope, receive, send)
             return
-        if not (path.startswith("/live/") and path.endswith("/events")):
+        if not held_open(path):
             await self.app(scope, receive, send)
             return
         if self.live.get(visitor, 0) >= self.max_live:
-            refusal = PlainTextResponse(f"{self.max_live} live views of yours are open: close one first", 429)
+            refusal = PlainTextResponse(
+                f"{self.max_live} live views or exports of yours are open: close one first", 429
+            )
             await refusal(scope, receive, send)
             return
         self.live[visitor] = self.live.get(visitor, 0) + 1

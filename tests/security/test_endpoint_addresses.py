@@ -6,7 +6,11 @@ details), a tournament's entrants or its export."""
 from __future__ import annotations
 
 import json
+import os
+import urllib.request
 from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
 
 import grpc
 import redis
@@ -17,9 +21,10 @@ from arena.ladder.redis_store import RedisStore
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
-from arena.rpc.auth import auth_metadata
+from arena.rpc.auth import PUBLIC_VIEW, auth_metadata
 from ohell.record import RECORD_FORMAT
 
+from ..web.conftest import start_web
 from .conftest import HOST_TOKEN, Service
 
 WEB_TOKEN = "security-tests-web-token-0123456789"
@@ -86,6 +91,7 @@ def test_only_the_host_and_the_agent_itself_see_an_endpoints_address(
             "anonymous": (),
             "the web app": auth_metadata(WEB_TOKEN),
             "another agent": auth_metadata(other.token),
+            "the host reading as anyone": (*host, PUBLIC_VIEW),  # the web app's reads without a web token
         }
         for caller, metadata in others.items():
             shown = stub.GetAgent(pb.GetAgentRequest(agent_id=agent_id), metadata=metadata).agent
@@ -125,3 +131,33 @@ def test_a_wrong_token_is_no_way_to_the_address(
         except grpc.RpcError as error:
             raise AssertionError(f"{error.code()}: {error.details()}") from None
         assert shown.name == "ep" and shown.endpoint == ""
+
+
+def test_the_web_app_reading_as_the_host_shows_its_visitors_no_address(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, tmp_path: Path
+) -> None:
+    """A web app given the host token and no web token reads with the host token (its visitors are
+    not one anonymous caller at the services); what it serves them is still what anyone may read."""
+    matchmaker = start_service("services.matchmaker")
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    with matchmaker.channel() as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        endpoint = stub.RegisterAgent(
+            pb.RegisterAgentRequest(name="ep", kind=pb.AGENT_KIND_ENDPOINT, endpoint=ADDRESS),
+            metadata=auth_metadata(HOST_TOKEN),
+        )
+        match_id = finished_match_with(store, endpoint.agent.agent_id)
+    env = {key: value for key, value in os.environ.items() if key != "OHELL_WEB_TOKEN"}
+    site = SimpleNamespace(matchmaker_address=matchmaker.address, engine_address="127.0.0.1:9")
+    web, url = start_web(site, tmp_path / "web.log", env | {"OHELL_HOST_TOKEN": HOST_TOKEN})  # type: ignore[arg-type]
+    try:
+        for path in (f"/matches/{match_id}/record.json", f"/matches/{match_id}"):
+            with urllib.request.urlopen(url + path, timeout=30) as reply:
+                body = reply.read().decode()
+            assert reply.status == 200 and "10.9.8.7" not in body, (path, body[:2000])
+        with urllib.request.urlopen(f"{url}/matches/{match_id}/record.json", timeout=30) as reply:
+            assert json.loads(reply.read())["seats"][0]["name"] == "ep"
+    finally:
+        web.terminate()
+        web.wait(10)
+    store.client.close()

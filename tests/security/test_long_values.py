@@ -74,3 +74,62 @@ def test_long_or_unusual_values_are_refused_naming_the_field(start_service: Call
             ):  # bounded (a preset refusal lists the presets)
                 wrong.append(f"{type(request).__name__}: {code.name} {details[:120]}")
         assert not wrong, "\n".join(wrong)
+
+
+def test_a_value_ending_in_a_line_break_is_refused(start_service: Callable[..., Service]) -> None:
+    """Names and ids are checked against patterns ending in '$', which also matches before a final
+    line break: anyone could self-register 'alice\\n', a second 'alice' on every page (HTML shows the
+    break as a space) and an extra line in the host's terminal."""
+    with start_service("services.matchmaker").channel() as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        classic = rules_pb2.Rules(preset="classic", hand_sizes=[1])
+        open_ladder = pb.Ladder(name="open", rules=classic, entry=pb.LADDER_ENTRY_OPEN)
+        stub.CreateLadder(pb.CreateLadderRequest(ladder=open_ladder), metadata=HOST)
+        entrants = [tpb.TournamentEntrant(bot="random", name=f"r{n}") for n in range(3)]
+        calls = [  # (call, request, metadata, the field its refusal names)
+            (stub.RegisterAgent, pb.RegisterAgentRequest(name="alice\n", kind=pb.AGENT_KIND_CONNECTED), None, "name"),
+            (
+                stub.RegisterAgent,
+                pb.RegisterAgentRequest(name="ep", kind=pb.AGENT_KIND_ENDPOINT, endpoint="10.0.0.1:7000\n"),
+                HOST,
+                "endpoint",
+            ),
+            (stub.CreateLadder, pb.CreateLadderRequest(ladder=pb.Ladder(name="l\n", rules=classic)), HOST, "name"),
+            (
+                stub.CreateTournament,
+                tpb.CreateTournamentRequest(tournament=tpb.Tournament(tournament_id="t\n", entrants=entrants)),
+                HOST,
+                "tournament_id",
+            ),
+            (
+                stub.CreateTournament,
+                tpb.CreateTournamentRequest(
+                    tournament=tpb.Tournament(
+                        tournament_id="t", entrants=[*entrants[:2], tpb.TournamentEntrant(bot="random", name="r\n")]
+                    )
+                ),
+                HOST,
+                "name",
+            ),
+            (stub.GetTournament, tpb.GetTournamentRequest(tournament_id="t\n"), None, "tournament_id"),
+        ]
+        wrong = []
+        for call, request, metadata, field in calls:
+            try:
+                call(request, metadata=metadata, timeout=10)
+                wrong.append(f"{type(request).__name__}: accepted")
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.INVALID_ARGUMENT or field not in str(error.details()):
+                    wrong.append(f"{type(request).__name__}: {error.code().name} {str(error.details())[:120]}")
+        assert not wrong, "\n".join(wrong)
+        names = [agent.name for agent in stub.ListAgents(pb.ListAgentsRequest(), metadata=HOST).agents]
+        assert not any("\n" in name for name in names), names
+
+
+def test_a_challenge_id_ending_in_a_line_break_is_refused() -> None:
+    from arena.play.specs import SeatSpecError
+    from services.engine.challenge import check_match_id
+
+    for match_id in ("x\n", "main-1\n"):
+        with pytest.raises(SeatSpecError, match="match_id"):
+            check_match_id(match_id)

@@ -252,3 +252,67 @@ def test_rules_calls_past_the_pool_are_refused_resource_exhausted(engine_process
     assert refused, "every call waited for the rules threads"
     assert all(error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED for error in refused), refused[0]
     assert "rules calls are in progress" in refused[0].details()
+
+
+def test_one_caller_holds_a_share_of_the_rules_work() -> None:
+    """``MAX_RULES_WORK`` calls may run or wait in all; one caller kept them all busy (a few heavy
+    calls a second from an anonymous caller are enough), and every other caller was refused
+    RESOURCE_EXHAUSTED for as long as it liked. A caller now holds at most
+    ``MAX_RULES_WORK_PER_CALLER`` of them."""
+    import asyncio
+    import threading
+
+    from arena.rpc.auth import StaticTokens, auth_metadata
+    from services.engine.rules_api import MAX_RULES_WORK_PER_CALLER, RulesApi
+
+    class Refused(Exception):
+        pass
+
+    class Context:
+        def __init__(self, peer: str, token: str = "") -> None:
+            self._peer, self._metadata = peer, auth_metadata(token) if token else ()
+
+        def peer(self) -> str:
+            return self._peer
+
+        def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+            return self._metadata
+
+        async def abort(self, code: grpc.StatusCode, details: str, trailing_metadata: object = ()) -> None:
+            raise Refused(code, details)
+
+    release = threading.Event()
+
+    async def run() -> None:
+        api = RulesApi(StaticTokens({"agent-token-of-b-0123": "a2"}))
+
+        def blocked() -> str:
+            release.wait(30)
+            return "done"
+
+        async def call(context: Context) -> object:
+            try:
+                return await api._run(context, blocked)  # type: ignore[arg-type]
+            except Refused as refused:
+                return refused.args
+
+        a = Context("ipv4:192.0.2.1:5000")
+        held = [asyncio.create_task(call(a)) for _ in range(MAX_RULES_WORK_PER_CALLER)]
+        await asyncio.sleep(0)
+        code, details = await asyncio.wait_for(call(a), 10)  # type: ignore[misc]  # refused at once, not queued
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "rules calls are in progress" in details
+        made_up = Context("ipv4:192.0.2.1:5001", "made-up-token-0123456789")  # no new caller
+        assert (await asyncio.wait_for(call(made_up), 10))[0] == grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[index]
+        others = [
+            asyncio.create_task(call(Context("ipv4:192.0.2.2:5000"))),
+            asyncio.create_task(call(Context("ipv4:192.0.2.1:5002", "agent-token-of-b-0123"))),
+        ]
+        await asyncio.sleep(0)
+        release.set()
+        assert await asyncio.gather(*held, *others) == ["done"] * (MAX_RULES_WORK_PER_CALLER + 2)
+        assert api.working == 0 and not api.callers
+
+    try:
+        asyncio.run(run())
+    finally:
+        release.set()

@@ -87,6 +87,39 @@ def test_acting_for_another_seat_is_refused(engine_process, make_agent, shared_r
     assert record["forfeited"] == [1] and record["complete"]
 
 
+def test_an_answer_reaches_the_host_without_what_the_agent_added(
+    engine_process, make_agent, shared_redis_server
+) -> None:
+    """An answer is relayed to a host elsewhere through Redis; fields the Action does not have went
+    along (protobuf keeps unknown fields): an agent could put up to 4 MiB through the platform's Redis
+    with every answer, at the rate it answers."""
+    agent_id, token = make_agent("padder")
+    padding = b"\xca\x0c\x80\x89\x7a" + b"x" * 2_000_000  # field 201 (tag, then its length 2,000,000)
+
+    async def padded(agent: ScriptedAgent, request: match_pb2.DecisionRequest) -> Any:
+        action = first_legal(request)
+        action.MergeFromString(padding)
+        assert action.ByteSize() > 2_000_000
+        return action
+
+    client = redis.Redis.from_url(shared_redis_server.url)
+
+    async def run() -> tuple[dict, ScriptedAgent]:
+        agent = await ScriptedAgent(engine_process.address, token, padded).start()
+        seats = [SeatSpec.builtin("random"), SeatSpec.connected(agent_id), SeatSpec.builtin("random")]
+        record = await host_match("padded-1", Rules(hand_sizes=(1,)), seats, 3, redis_url=shared_redis_server.url)
+        await until(lambda: agent.ended.is_set(), 5)
+        await agent.stop()
+        return record, agent
+
+    before = client.info("stats")["total_net_input_bytes"]
+    record, agent = asyncio.run(run())
+    received = client.info("stats")["total_net_input_bytes"] - before
+    client.close()
+    assert record["complete"] and not record["faults"] and len(agent.decisions) == 2
+    assert received < 1_000_000, f"Redis took in {received} bytes for a match of two decisions"
+
+
 def test_acting_in_a_match_without_a_seat_is_refused(engine_process, make_agent) -> None:
     _, token = make_agent("stranger")
 

@@ -13,13 +13,13 @@ from services.web.visitors import DEFAULT_VISITOR_LIMIT, WEB_RATE_ENV, VisitorLi
 
 
 class Inner:
-    """The app behind the limit: answers 200; a live view stays open until ``release`` is set."""
+    """The app behind the limit: answers 200; a live view or an export stays open until ``release`` is set."""
 
     def __init__(self) -> None:
         self.release = asyncio.Event()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["path"].endswith("/events"):
+        if scope["path"].endswith(("/events", "/export.csv", "/export.json")):
             await self.release.wait()
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"ok"})
@@ -86,3 +86,23 @@ def test_the_limit_comes_from_the_environment_and_a_bad_one_is_named(monkeypatch
         monkeypatch.setenv(WEB_RATE_ENV, bad)
         with pytest.raises(ValueError, match=WEB_RATE_ENV):
             RateLimit.from_env(WEB_RATE_ENV, DEFAULT_VISITOR_LIMIT)
+
+
+def test_exports_count_as_live_views() -> None:
+    """A tournament's export is streamed from the matchmaker as its visitor reads it: a visitor that
+    opened exports without reading them held a matchmaker stream each, without bound (the web app's
+    token has no share of its own there: the web app bounds its visitors)."""
+
+    async def run() -> None:
+        inner = Inner()
+        app = VisitorLimit(inner, RateLimit(rate=1000, burst=1000), max_live=2)
+        held = [asyncio.create_task(visit(app, "/tournaments/final/export.json")) for _ in range(2)]
+        await asyncio.sleep(0.05)
+        for path in ("/tournaments/final/export.csv", "/live/m1/events"):  # refused at once, not held
+            assert (await asyncio.wait_for(visit(app, path), 10))[0] == 429
+        assert (await visit(app, "/tournaments/final"))[0] == 200  # its page still loads
+        inner.release.set()
+        assert [(await task)[0] for task in held] == [200, 200]
+        assert not app.live
+
+    asyncio.run(run())

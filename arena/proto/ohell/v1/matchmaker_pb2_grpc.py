@@ -392,7 +392,8 @@ class MatchmakerServiceServicer:
     def ExportTournament(self, request, context):
         """The standings as CSV or JSON (JSON adds every deal set and game record once the tournament
         has ended), streamed in pieces. Status codes: NOT_FOUND, INVALID_ARGUMENT (a bad
-        tournament_id, format or replicates).
+        tournament_id, format or replicates), RESOURCE_EXHAUSTED (4 exports of this caller are open on
+        this matchmaker: each holds a piece until it is read; not for the host or the web app's token).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
