@@ -158,25 +158,29 @@ class HostLink:
             return await gateway.deliver(agent_id, event, self.answer, timeout)
         if self.redis is None:
             return f"agent {agent_id!r} is not connected to this engine service"
-        gateway_id = self._gateway_of.get(agent_id)
         # RelayEnvelope(agent_id, reply_channel, to_agent=event) without copying the event into it
         head = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel).SerializeToString()
         data = head + wrapped(event.SerializeToString(), _TO_AGENT)
         try:
-            if gateway_id is None:
-                found = await self.redis.get(self.keys.agent_presence(agent_id))
-                if found is None:
-                    return f"agent {agent_id!r} is not connected to any gateway"
-                gateway_id = found.decode() if isinstance(found, bytes) else str(found)
-                self._gateway_of[agent_id] = gateway_id
-            receivers = await self.redis.publish(self.keys.gateway_channel(gateway_id), data)
+            for _ in range(2):  # a gateway remembered from an earlier event may be gone: ask the presence once
+                gateway_id = self._gateway_of.get(agent_id)
+                remembered = gateway_id is not None
+                if gateway_id is None:
+                    found = await self.redis.get(self.keys.agent_presence(agent_id))
+                    if found is None:
+                        return f"agent {agent_id!r} is not connected to any gateway"
+                    gateway_id = found.decode() if isinstance(found, bytes) else str(found)
+                    self._gateway_of[agent_id] = gateway_id
+                if await self.redis.publish(self.keys.gateway_channel(gateway_id), data):
+                    return None
+                self._gateway_of.pop(agent_id, None)
+                if not remembered:
+                    break
         except Exception as error:  # Redis away: this event is lost, the match goes on
             self._gateway_of.pop(agent_id, None)
             return f"{PLATFORM_FAULT}cannot relay to agent {agent_id!r}: Redis failed ({type(error).__name__}: {error})"
-        if not receivers:
-            self._gateway_of.pop(agent_id, None)
-            return f"the gateway holding agent {agent_id!r} is gone"
-        return None
+        # the agent's presence names a gateway that no longer listens: that process died, not the agent
+        return f"{PLATFORM_FAULT}the gateway holding agent {agent_id!r} is gone"
 
     def receive(self, envelope: relay_pb2.RelayEnvelope) -> None:
         """A reply relayed by a gateway in another process."""

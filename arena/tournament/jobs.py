@@ -42,7 +42,8 @@ Dispatch = Callable[[str, str, Sequence[SeatSpec]], None]  # (tournament, table,
 
 
 class PlatformFailed(TournamentError):
-    """A game the platform spoiled (its match host could not reach a connected agent: Redis failed).
+    """A game the platform spoiled (its match host could not reach a connected agent: Redis failed, or
+    the gateway holding the agent died or shut down).
     It is not recorded, so that the table's next attempt plays it again with the same cards and
     seeds, rather than charging the agent the faults and forfeit (the ladder voids such a match)."""
 
@@ -165,7 +166,9 @@ def _play_table(
 
         def record(game: str, rec: dict[str, Any]) -> None:
             if any(str(fault.get("detail", "")).startswith(PLATFORM_FAULT) for fault in rec.get("faults", ())):
-                raise PlatformFailed(f"game {game!r} of {tourney_id!r}: the platform lost Redis; it is played again")
+                raise PlatformFailed(
+                    f"game {game!r} of {tourney_id!r}: the platform failed (Redis or a gateway); it is played again"
+                )
             names = [seat["name"] for seat in rec["seats"]]
             lost = sorted({*stood_in, *(names[seat] for seat in rec.get("forfeited", ()))} & set(names))
             unit = game.rpartition("/")[0]  # "<table>/d<k>": one deal set of the table

@@ -18,6 +18,7 @@ import grpc
 from arena.keys import PRESENCE_REFRESH_S, PRESENCE_TTL_S, Keys
 from arena.play import metrics
 from arena.play.relay import (
+    PLATFORM_FAULT,
     WRITE_LIMIT_S,
     ReplyTarget,
     Watchdog,
@@ -140,6 +141,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self.connections: dict[str, Connection] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self.stopping = False  # the streams it ends from now on are the platform's doing, not the agents'
 
     def add_to_server(self, server: grpc.aio.Server) -> None:
         """Register ``Connect`` as the generated code does, but with a response serializer that
@@ -164,6 +166,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             self._tasks.append(asyncio.create_task(self._refresh_presence()))
 
     async def stop(self) -> None:
+        self.stopping = True
         unregister_local_gateway(self)
         for connection in list(self.connections.values()):
             connection.end(grpc.StatusCode.UNAVAILABLE, "the engine service is shutting down")
@@ -183,6 +186,8 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
     async def deliver(
         self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget, timeout: float = WRITE_LIMIT_S
     ) -> str | None:
+        if self.stopping:
+            return f"{PLATFORM_FAULT}the engine service holding agent {agent_id!r} is shutting down"
         connection = self.connections.get(agent_id)
         if connection is None:
             return f"agent {agent_id!r} is not connected"
@@ -356,6 +361,8 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             return  # replaced: the new stream took over what was pending
         del self.connections[agent_id]
         why = f"agent {agent_id!r} disconnected with the decision pending"
+        if self.stopping:
+            why = f"{PLATFORM_FAULT}the engine service holding agent {agent_id!r} shut down with the decision pending"
         for (_, decision_id), (reply, _) in connection.pending.items():
             await reply_to(reply, agent_id, decision_id, None, why, self._publish)
         connection.pending.clear()

@@ -1,6 +1,7 @@
 """Class 7: platform faults are not the agents' faults. The remote-match worker rides out a
-Redis restart with matches in flight; a match spoiled by the platform (every remote seat cut off)
-is voided: failed, not logged, not rated."""
+Redis restart with matches in flight. Seats the platform cannot reach are not voided for that
+alone: two agents of one author that leave a match they are losing would void it at will
+(tests/services/test_gateway_loss.py has the faults the platform owns: a dead gateway)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_remote_worker_survives_a_redis_restart_with_matches_in_flight(redis_ser
         store.client.close()
 
 
-def test_a_match_whose_remote_seats_were_all_cut_off_is_voided(redis_server: EmbeddedRedis) -> None:
+def test_a_match_whose_remote_seats_are_all_unreachable_is_played_and_rated(redis_server: EmbeddedRedis) -> None:
     stack = start_stack(redis_server, engine=False)
     store = RedisStore(redis.Redis.from_url(redis_server.url))
     try:
@@ -83,13 +84,11 @@ def test_a_match_whose_remote_seats_were_all_cut_off_is_voided(redis_server: Emb
                     pb.JoinQueueRequest(ladder="cut", agent_id=agent.agent.agent_id, lease_seconds=60),
                     metadata=auth_metadata(agent.token),
                 )
-            wait_until(
-                lambda: match_state(stack, store, "cut-1")[0] == "failed", 60, "the spoiled match to be voided", stack
-            )
-        info = store.get_match("cut-1")
-        assert info.error.startswith("voided:") and "disconnected" in info.error
-        assert store.client.xlen(store.keys.log("cut")) == 0  # not logged, so never rated
-        assert store.client.hlen(store.keys.ratings("cut")) == 0
+            wait_until(lambda: match_state(stack, store, "cut-1")[0] == "finished", 60, "the match to be played", stack)
+            wait_until(lambda: store.client.hlen(store.keys.ratings("cut")) == 3, 30, "the match to be rated", stack)
+            board = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder="cut"))
+        forfeits = {standing.name: standing.forfeits for standing in board.standings}
+        assert forfeits == {"gone0": 1, "gone1": 1, "bot": 0}  # the seats' own: an endpoint not answering
     finally:
         stack.cleanup()
         store.client.close()
