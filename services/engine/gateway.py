@@ -140,6 +140,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self.connections: dict[str, Connection] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._relaying: set[asyncio.Task[None]] = set()  # relayed events being written
 
     def add_to_server(self, server: grpc.aio.Server) -> None:
         """Register ``Connect`` as the generated code does, but with a response serializer that
@@ -167,7 +168,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         unregister_local_gateway(self)
         for connection in list(self.connections.values()):
             connection.end(grpc.StatusCode.UNAVAILABLE, "the engine service is shutting down")
-        for task in self._tasks:
+        for task in [*self._tasks, *self._relaying]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -206,8 +207,18 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         return problem
 
     async def _relayed(self, data: bytes) -> None:
+        """Write a relayed event in a task of its own: awaited here, one agent that stops reading
+        would hold up the events of every agent of this gateway for its write allowance. Events of
+        one agent keep their order: each task reaches the agent's write lock (FIFO) without
+        awaiting anything first, so in the order the tasks were made."""
         envelope = relay_pb2.RelayEnvelope.FromString(data)
         if envelope.WhichOneof("body") == "to_agent":
+            task = asyncio.create_task(self._deliver_relayed(envelope))
+            self._relaying.add(task)
+            task.add_done_callback(self._relaying.discard)
+
+    async def _deliver_relayed(self, envelope: relay_pb2.RelayEnvelope) -> None:
+        with contextlib.suppress(Exception):  # as listen() did: one failed delivery must not log a traceback
             event = envelope.to_agent
             timeout = WRITE_LIMIT_S
             if event.WhichOneof("event") == "decision":  # the host's allowance: deadline plus bank
