@@ -13,14 +13,16 @@ import contextlib
 import grpc
 
 from arena.play.relay import WRITE_LIMIT_S, HostLink, Reply
-from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc, match_pb2
+from arena.proto.ohell.v1 import agent_pb2, match_pb2
 from arena.rpc.auth import auth_metadata
 from arena.rpc.server import channel_options
+from arena.wire import lenient
 
 # grpc.aio's status for a write that met the call already ended (the endpoint's own status, such as a
 # refused token, is then lost): said in the fault as what it most likely was
 CORE_INTERNAL = "Internal error from Core"
 CLOSED_UNREAD = "the endpoint ended the call before reading from it (a refused token? gRPC kept no reason)"
+PLAY_METHOD = f"/{agent_pb2.DESCRIPTOR.services_by_name['AgentService'].full_name}/Play"
 
 
 class ConnectedPlayer:
@@ -94,7 +96,12 @@ class EndpointPlayer:
         await self._hang_up()
         self.broken = ""
         self.channel = grpc.aio.insecure_channel(self.address, options=channel_options())
-        self.call = agent_pb2_grpc.AgentServiceStub(self.channel).Play(metadata=self.metadata)
+        play = self.channel.stream_stream(
+            PLAY_METHOD,
+            request_serializer=agent_pb2.PlayRequest.SerializeToString,
+            response_deserializer=lenient(agent_pb2.PlayResponse),
+        )
+        self.call = play(metadata=self.metadata)
         if self.started is not None:
             await self._write(match_pb2.AgentEvent(match_started=self.started), timeout)
         # reading starts after the first write: a receive pending while the endpoint refuses the
@@ -133,6 +140,9 @@ class EndpointPlayer:
     async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
         try:
             async for response in call:
+                if response is None:  # bytes that are no PlayResponse (lenient)
+                    self._fail("the endpoint sent a message that is not a PlayResponse")
+                    return
                 future = self.waiting.pop(response.action.decision_id, None)
                 if future is not None and not future.done():
                     future.set_result(Reply(action=response.action))
