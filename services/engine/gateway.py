@@ -75,7 +75,6 @@ class Connection:
         self.fatal: tuple[grpc.StatusCode, str] | None = None
         self._writes = Watchdog(self._expire)  # the tasks of the sends in progress, cancelled past their deadline
         self._expired: set[asyncio.Task[Any]] = set()  # sends the watchdog cancelled
-        self.unusable = LocalLimiter(UNUSABLE_ACTIONS, max_callers=1)  # actions answered with a notice
 
     def learn_seat(self, match_id: str, seat: int) -> None:
         self.seats[match_id] = seat
@@ -141,6 +140,8 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._relaying: set[asyncio.Task[None]] = set()  # relayed events being written
+        # actions answered with a notice, per agent (not per stream: reconnecting gets no fresh allowance)
+        self.unusable = LocalLimiter(UNUSABLE_ACTIONS)
 
     def add_to_server(self, server: grpc.aio.Server) -> None:
         """Register ``Connect`` as the generated code does, but with a response serializer that
@@ -350,7 +351,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         await reply_to(pending[0], connection.agent_id, action.decision_id, action, "", self._publish)
 
     async def _notice(self, connection: Connection, code: str, message: str) -> None:
-        if connection.unusable.wait_ms("") > 0:
+        if self.unusable.wait_ms(connection.agent_id) > 0:
             limit = UNUSABLE_ACTIONS
             why = (
                 f"more than {limit.burst} actions (or {limit.rate:g} a second) that answered no pending decision: "
