@@ -15,6 +15,7 @@ import grpc
 from arena.play.relay import WRITE_LIMIT_S, HostLink, Reply
 from arena.proto.ohell.v1 import agent_pb2, match_pb2
 from arena.rpc.auth import auth_metadata
+from arena.rpc.ratelimit import LocalLimiter, RateLimit
 from arena.rpc.server import channel_options
 from arena.wire import lenient
 
@@ -23,6 +24,9 @@ from arena.wire import lenient
 CORE_INTERNAL = "Internal error from Core"
 CLOSED_UNREAD = "the endpoint ended the call before reading from it (a refused token? gRPC kept no reason)"
 PLAY_METHOD = f"/{agent_pb2.DESCRIPTOR.services_by_name['AgentService'].full_name}/Play"
+# Answers from an endpoint to no decision waiting (late, repeated, made up): past this the endpoint is
+# flooding the host's loop and its stream is failed, as the gateway closes a connected agent's.
+STRAY_ANSWERS = RateLimit(rate=50.0, burst=500)
 
 
 class ConnectedPlayer:
@@ -87,6 +91,7 @@ class EndpointPlayer:
         self.waiting: dict[int, asyncio.Future[Reply | None]] = {}
         self.started: match_pb2.MatchStarted | None = None
         self.broken = ""
+        self.stray = LocalLimiter(STRAY_ANSWERS, max_callers=1)
 
     async def open(self, started: match_pb2.MatchStarted) -> None:
         self.started = started
@@ -146,6 +151,10 @@ class EndpointPlayer:
                 future = self.waiting.pop(response.action.decision_id, None)
                 if future is not None and not future.done():
                     future.set_result(Reply(action=response.action))
+                elif self.stray.wait_ms("") > 0:
+                    limit = STRAY_ANSWERS
+                    self._fail(f"more than {limit.burst} answers (or {limit.rate:g} a second) to no pending decision")
+                    return
             self._fail("the endpoint ended its Play stream")
         except grpc.aio.AioRpcError as error:
             self._fail(_describe(error))

@@ -322,6 +322,22 @@ def test_an_endpoint_answering_bytes_that_are_no_message_is_disconnected_at_once
     assert not [r for r in caplog.records if r.name == "grpc._common"]
 
 
+def test_an_endpoint_flooding_answers_to_nothing_is_disconnected(shared_redis_server) -> None:
+    """Before, an endpoint streaming answers that matched no decision kept the host's loop parsing
+    them for the whole match (only each decision's deadline ended a wait: TIMEOUT faults); the
+    gateway closes a connected agent's stream for the same flood."""
+    from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
+
+    class Flooder(agent_pb2_grpc.AgentServiceServicer):
+        async def Play(self, requests: Any, context: Any) -> Any:
+            while True:
+                yield agent_pb2.PlayResponse(action=match_pb2.Action(decision_id=10**9, bid=0))
+
+    record = against_endpoint(shared_redis_server.url, Flooder(), "flood-1", decision_ms=5_000, max_faults=2)
+    assert kinds_of(record, 0) == ["DISCONNECTED", "DISCONNECTED"] and record["forfeited"] == [0]
+    assert record["faults"][0]["detail"] == "more than 500 answers (or 50 a second) to no pending decision"
+
+
 def test_duplicate_answer_gets_a_notice(engine_process, make_agent, shared_redis_server) -> None:
     agent_id, token = make_agent("twice-answer")
 
