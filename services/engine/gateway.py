@@ -71,7 +71,8 @@ class Connection:
         self.closed = asyncio.Event()
         self.seats: OrderedDict[str, int] = OrderedDict()  # match id -> the agent's seat
         self.started: dict[str, match_pb2.AgentEvent] = {}  # match id -> its MatchStarted
-        self.pending: dict[tuple[str, int], tuple[ReplyTarget, match_pb2.AgentEvent]] = {}
+        # (match id, decision id) -> where the answer goes, the request, and until when (loop time)
+        self.pending: dict[tuple[str, int], tuple[ReplyTarget, match_pb2.AgentEvent, float]] = {}
         self.fatal: tuple[grpc.StatusCode, str] | None = None
         self._writes = Watchdog(self._expire)  # the tasks of the sends in progress, cancelled past their deadline
         self._expired: set[asyncio.Task[Any]] = set()  # sends the watchdog cancelled
@@ -127,7 +128,7 @@ class Connection:
         """A new stream replaces ``old``: keep its matches; returns what to re-send."""
         self.seats, self.started, self.pending = old.seats, old.started, old.pending
         resend = [self.started[m] for m in {match_id for match_id, _ in self.pending} if m in self.started]
-        return resend + [event for _, event in self.pending.values()]
+        return resend + [event for _, event, _ in self.pending.values()]
 
 
 class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
@@ -198,7 +199,8 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             connection.learn_seat(decision.match_id, decision.seat)
             connection.lapse(decision.match_id)  # one decision per match at a time: older ones lapsed
             key = (decision.match_id, decision.decision_id)
-            connection.pending[key] = (reply, event)
+            # the host stops waiting at the end of ``timeout`` (its allowance): an answer after it is late
+            connection.pending[key] = (reply, event, asyncio.get_running_loop().time() + timeout)
         elif kind == "match_ended":  # nothing of it is re-sent on a new stream
             connection.started.pop(event.match_ended.match_id, None)
             connection.lapse(event.match_ended.match_id)
@@ -338,7 +340,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             await self._notice(connection, "PERMISSION_DENIED", f"agent {connection.agent_id!r} {where}")
             return
         pending = connection.pending.pop((action.match_id, action.decision_id), None)
-        if pending is None:
+        if pending is None or pending[2] < asyncio.get_running_loop().time():
             await self._notice(
                 connection,
                 "FAILED_PRECONDITION",
@@ -367,7 +369,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             return  # replaced: the new stream took over what was pending
         del self.connections[agent_id]
         why = f"agent {agent_id!r} disconnected with the decision pending"
-        for (_, decision_id), (reply, _) in connection.pending.items():
+        for (_, decision_id), (reply, _, _) in connection.pending.items():
             await reply_to(reply, agent_id, decision_id, None, why, self._publish)
         connection.pending.clear()
         if self.redis is not None:
