@@ -24,6 +24,8 @@ log = logging.getLogger("arena.sdk")
 # Matches whose rules, seat and decoder a Session keeps (the oldest are forgotten past it): a server
 # that starts matches and never ends them cannot grow an agent's memory without bound.
 MAX_OPEN_MATCHES = 1000
+MAX_MATCH_ID = 1024  # characters: the platform's ids are under 100; longer is a server's garbage
+MAX_LOGGED = 1000  # characters of each server value in a log line (7 seat names of 64 fit)
 
 
 def printable(text: str) -> str:
@@ -38,7 +40,7 @@ class PrintableArgs(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(printable(arg) if isinstance(arg, str) else arg for arg in record.args)
+            record.args = tuple(printable(arg[:MAX_LOGGED]) if isinstance(arg, str) else arg for arg in record.args)
         return True
 
 
@@ -95,6 +97,7 @@ class Session:
             return self.decide(event.decision)
         if kind == "match_started":
             started = event.match_started
+            check_match_id(started.match_id)
             self.rules[started.match_id] = rules_from_proto(started.rules)
             self.seats[started.match_id] = started.seat
             self.readers.pop(started.match_id, None)  # decode with these rules from now on
@@ -143,6 +146,7 @@ class Session:
     def decide(self, request: match_pb2.DecisionRequest) -> match_pb2.Action:
         reader = self.readers.get(request.match_id)
         if reader is None:
+            check_match_id(request.match_id)
             reader = self.readers[request.match_id] = ObservationReader(self.rules.get(request.match_id) or Rules())
             self._forget_oldest()
         rules = reader.rules
@@ -208,6 +212,12 @@ class Session:
         if kind == match_pb2.DECISION_KIND_CHANGE_BID:
             return BID_BASE + observation.bids[observation.seat]
         return min(observation.legal_actions)
+
+
+def check_match_id(match_id: str) -> None:
+    """ConversionError for a match id too long to be the platform's (it would be kept as a key)."""
+    if len(match_id) > MAX_MATCH_ID:
+        raise ConversionError(f"match_id of {len(match_id)} characters, over {MAX_MATCH_ID}")
 
 
 def fault_kind_name(kind: int) -> str:

@@ -245,3 +245,15 @@ def test_a_server_starting_matches_without_end_does_not_grow_the_session_without
     assert len(session.rules) <= MAX_OPEN_MATCHES and len(session.seats) <= MAX_OPEN_MATCHES
     assert len(session.readers) <= MAX_OPEN_MATCHES
     assert f"m{MAX_OPEN_MATCHES + 49}" in session.rules  # the newest are kept
+
+
+def test_a_match_id_no_platform_sends_is_refused_and_never_logged_whole(caplog: pytest.LogCaptureFixture) -> None:
+    """Before, a 100,000-character match id was kept as the key of the match's state (1,000 of them
+    at 4 MiB each: 4 GiB) and logged whole, a 100,000-character line in the author's terminal."""
+    session = Session(make_bot("random", 1))
+    with caplog.at_level(logging.INFO, logger="arena.sdk"):
+        assert handled(session, started("x" * 100_000)) is None
+        assert handled(session, decision("y" * 100_000)) is None
+    assert session.rules == {} and session.readers == {}
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 2 and all("cannot read" in line and len(line) < 1_200 for line in lines), lines
