@@ -154,7 +154,9 @@ class Session:
         if not legal:  # the bot could not answer, nor the SDK default for it
             raise ConversionError(f"decision {request.decision_id} offers no legal_bids or legal_cards")
         observation = reader.read(request.observation, legal)
-        if request.kind == match_pb2.DECISION_KIND_CHANGE_BID and not 0 <= observation.seat < len(observation.bids):
+        if request.kind == match_pb2.DECISION_KIND_CHANGE_BID and not (
+            0 <= observation.seat < len(observation.bids) and observation.bids[observation.seat] >= 0
+        ):
             raise ConversionError(f"observation.bids holds no bid of seat {observation.seat} to change")
         action = match_pb2.Action(match_id=request.match_id, seat=request.seat, decision_id=request.decision_id)
         began = time.perf_counter()

@@ -62,6 +62,10 @@ def _as_change_without_bids(event: match_pb2.AgentEvent) -> None:
     event.decision.observation.ClearField("bids")
 
 
+def _as_change_of_no_bid(event: match_pb2.AgentEvent) -> None:
+    event.decision.kind = match_pb2.DECISION_KIND_CHANGE_BID  # its own bid is still -1 (none yet)
+
+
 def _hostile_decisions() -> dict[str, match_pb2.AgentEvent]:
     cases: dict[str, Callable[[match_pb2.AgentEvent], None]] = {
         "no legal bids": lambda e: e.decision.ClearField("legal_bids"),
@@ -71,6 +75,7 @@ def _hostile_decisions() -> dict[str, match_pb2.AgentEvent]:
         "a legal card of suit 4 rank 15": lambda e: _as_play(e, 4, 15),
         "a hand card of suit 0": lambda e: e.decision.observation.hand.add(suit=0, rank=2),  # type: ignore[arg-type]
         "a bid change without bids": _as_change_without_bids,
+        "a bid change of a seat that has not bid": _as_change_of_no_bid,
     }
     events = {}
     for name, spoil in cases.items():
