@@ -83,6 +83,7 @@ class Connection:
         while len(self.seats) > _MATCHES_REMEMBERED:
             old, _ = self.seats.popitem(last=False)
             self.started.pop(old, None)
+            self.lapse(old)  # its host died mid-decision, or the agent is in too many matches to answer
 
     def lapse(self, match_id: str) -> None:
         """Forget the decisions of ``match_id`` still pending (the host no longer waits for them)."""

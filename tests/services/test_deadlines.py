@@ -108,3 +108,23 @@ def test_an_answer_after_its_deadline_gets_a_notice_and_never_reaches_the_host()
     assert replies == []
     assert [n.notice.code for n in notices] == ["FAILED_PRECONDITION"], notices
     assert "decision_id=7" in notices[0].notice.message and "timed out" in notices[0].notice.message
+
+
+def test_the_decisions_of_matches_the_gateway_forgot_are_forgotten_too() -> None:
+    """Before, the gateway forgot the seats of all but the latest 256 matches of an agent but kept
+    their pending decisions: each match whose host died with a decision pending (no MatchEnded
+    came) left its decision, request and all, for as long as the agent's stream lived."""
+    from services.engine.gateway import _MATCHES_REMEMBERED, Gateway
+
+    async def run() -> Connection:
+        gateway = Gateway(tokens=None)  # type: ignore[arg-type]
+        gateway.loop = asyncio.get_running_loop()
+        connection = gateway.connections["busy"] = Connection("busy", _Written())  # type: ignore[arg-type]
+        for number in range(_MATCHES_REMEMBERED + 50):
+            event = match_pb2.AgentEvent()
+            event.decision.match_id, event.decision.decision_id = f"m{number}", 1
+            await gateway.deliver("busy", event, lambda *reply: None, 60)
+        return connection
+
+    connection = asyncio.run(run())
+    assert len(connection.seats) == _MATCHES_REMEMBERED and len(connection.pending) <= _MATCHES_REMEMBERED
