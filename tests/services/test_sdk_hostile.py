@@ -14,7 +14,7 @@ import pytest
 
 from arena.proto.ohell.v1 import gateway_pb2, match_pb2, matchmaker_pb2
 from arena.rpc.server import Served, Service, create_server, stop_server
-from arena.sdk import AgentError, connect_async
+from arena.sdk import AgentError, connect_async, serve_async
 from arena.sdk.connection import handled
 from arena.sdk.ladder import hold_ticket
 from arena.sdk.session import MAX_OPEN_MATCHES, Session
@@ -262,3 +262,29 @@ def test_a_match_id_no_platform_sends_is_refused_and_never_logged_whole(caplog: 
     assert session.rules == {} and session.readers == {}
     lines = [record.getMessage() for record in caplog.records]
     assert len(lines) == 2 and all("cannot read" in line and len(line) < 1_200 for line in lines), lines
+
+
+def test_an_endpoint_sent_bytes_that_are_no_request_refuses_them_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before, anyone who could reach a ``serve``d agent printed gRPC's DecodeError traceback in the
+    author's terminal with each such call, and was answered UNKNOWN."""
+
+    async def run() -> grpc.aio.AioRpcError:
+        served = await serve_async(make_bot("random", 1))
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{served.port}") as channel:
+                play = channel.stream_stream("/ohell.v1.AgentService/Play", request_serializer=bytes)
+                call = play()
+                await call.write(b"\xff\xff\xff\xff\x0f")
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    async for _ in call:
+                        pass
+                return refused.value
+        finally:
+            await stop_server(served, 0)
+
+    with caplog.at_level(logging.WARNING):
+        refused = asyncio.run(run())
+    assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT and "not a PlayRequest" in (refused.details() or "")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
