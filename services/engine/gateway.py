@@ -30,7 +30,7 @@ from arena.play.relay import (
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay_pb2
 from arena.rpc.auth import TokenStore, authenticate, bearer_token
 from arena.rpc.ratelimit import LocalLimiter, RateLimit
-from arena.wire import message_bytes, wrapped
+from arena.wire import lenient, message_bytes, wrapped
 
 _MATCHES_REMEMBERED = 256
 # Actions for no pending decision (late, repeated, for another seat or match) each cost the gateway a
@@ -151,7 +151,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         handlers = {
             "Connect": grpc.stream_stream_rpc_method_handler(
                 self.Connect,
-                request_deserializer=gateway_pb2.ConnectRequest.FromString,
+                request_deserializer=lenient(gateway_pb2.ConnectRequest),  # None: bytes that are none
                 response_serializer=message_bytes,
             )
         }
@@ -318,6 +318,9 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 request = await connection.context.read()
                 if request is grpc.aio.EOF:
                     break
+                if request is None:
+                    connection.end(grpc.StatusCode.INVALID_ARGUMENT, "a message that is not a ConnectRequest")
+                    return
                 await self._on_action(connection, request)
         except Exception:  # the transport failed under us: the stream is over
             pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -174,6 +175,28 @@ def test_a_flooder_reconnecting_does_not_get_a_fresh_allowance(engine_process, m
     again, flooding_s = asyncio.run(run())
     assert again.error is not None and again.error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert len(again.notices) <= UNUSABLE_ACTIONS.rate * flooding_s + 1  # what refilled meanwhile, no more
+
+
+def test_bytes_that_are_no_request_end_the_stream_saying_so(engine_process, make_agent) -> None:
+    """Before, the stream ended with status OK and no word: the agent could not tell why it was
+    dropped (and its matches' decisions were DISCONNECTED faults)."""
+    from arena.sdk.connection import CONNECT_METHOD
+
+    _, token = make_agent("garbler")
+
+    async def run() -> tuple[grpc.StatusCode, str]:
+        async with grpc.aio.insecure_channel(engine_process.address) as channel:
+            connect = channel.stream_stream(CONNECT_METHOD, request_serializer=bytes, response_deserializer=bytes)
+            call = connect(metadata=auth_metadata(token))
+            await call.initial_metadata()
+            await call.write(b"\xff\xff\xff\xff\x0f")
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                async for _ in call:
+                    pass
+            return await call.code(), await call.details() or ""
+
+    code, details = asyncio.run(run())
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "not a ConnectRequest" in details, (code, details)
 
 
 def _challenge(address: str, request: challenge_pb2.ChallengeRequest, token: str | None) -> Any:
