@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
+
+from google.protobuf.message import DecodeError
 
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
 from ohell.cards import NO_CARD
@@ -93,6 +96,20 @@ def add_legal_cards(request: match_pb2.DecisionRequest, cards: Any) -> None:
 def message_bytes(message: Any) -> bytes:
     """A stream serializer that also takes bytes already encoded (see ``wrapped``)."""
     return message if isinstance(message, bytes) else message.SerializeToString()  # type: ignore[no-any-return]
+
+
+def lenient(message_type: Any) -> Callable[[bytes], Any]:
+    """A stream's response deserializer giving None for bytes that are no ``message_type`` (a peer
+    that is no such service): the caller says so in one line, where gRPC would log a traceback
+    and hand back None anyway."""
+
+    def read(data: bytes) -> Any:
+        try:
+            return message_type.FromString(data)
+        except DecodeError:
+            return None
+
+    return read
 
 
 def card_to_proto(card: int) -> cards_pb2.Card:
@@ -281,9 +298,20 @@ class ObservationWriter:
         _write_changing(obs, time_bank_ms, out)
 
 
-def _indexes(cards: Any) -> tuple[int, ...]:
-    """Card messages from the platform (trusted, so unchecked) as engine indexes."""
-    return tuple([c.suit * 13 + c.rank - 15 for c in cards])  # (suit - 1) * 13 + (rank - 2)
+def _indexes(cards: Any, field: str = "cards") -> tuple[int, ...]:
+    """Card messages from the platform as engine indexes; ConversionError naming ``field`` for an
+    index out of 0..51 (an SDK may be pointed at any server: a bot must never get one). Only the
+    index is checked (a suit or rank that is no card mostly lands outside): checking each field
+    would double the cost of decoding an observation, and any server can send a wrong card anyway."""
+    indexes = tuple([c.suit * 13 + c.rank - 15 for c in cards])  # (suit - 1) * 13 + (rank - 2)
+    if indexes and (min(indexes) < 0 or max(indexes) > 51):
+        bad = next(c for c in cards if not 0 <= c.suit * 13 + c.rank - 15 <= 51)
+        raise ConversionError(f"{field} holds suit={bad.suit} rank={bad.rank}, which is not a card")
+    return indexes
+
+
+def _trump_index(trump: cards_pb2.Card | None, field: str = "observation.trump_card") -> int:
+    return NO_CARD if trump is None else _indexes((trump,), field)[0]
 
 
 def observation_from_proto(
@@ -312,15 +340,20 @@ def observation_from_proto(
         dealer=message.dealer,
         participants=tuple(message.participants),
         to_act=message.to_act if message.HasField("to_act") else -1,
-        hand=_indexes(message.hand),
-        trump_card=trump.suit * 13 + trump.rank - 15 if has_trump else NO_CARD,
+        hand=_indexes(message.hand, "observation.hand"),
+        trump_card=_trump_index(trump if has_trump else None),
         trump_suit=trump.suit - 1 if has_trump else -1,
         bids=tuple(message.bids),
         tricks_won=tuple(message.tricks_won),
         trick_leader=current.leader if current is not None else -1,
-        current_trick=_indexes(current.cards) if current is not None else (),
+        current_trick=_indexes(current.cards, "observation.current_trick") if current is not None else (),
         tricks=known_tricks
-        + tuple([Trick(t.leader, _indexes(t.cards), t.winner) for t in wire_tricks[len(known_tricks) :]]),
+        + tuple(
+            [
+                Trick(t.leader, _indexes(t.cards, "observation.tricks"), t.winner)
+                for t in wire_tricks[len(known_tricks) :]
+            ]
+        ),
         scores=tuple(message.scores),
         legal_actions=legal_actions,
         forbidden_bid=None if message.forbidden_bid < 0 else message.forbidden_bid,
@@ -354,7 +387,7 @@ class ObservationReader:
                 "hand_size": message.hand_size,
                 "dealer": message.dealer,
                 "participants": tuple(message.participants),
-                "trump_card": trump.suit * 13 + trump.rank - 15 if trump is not None else NO_CARD,
+                "trump_card": _trump_index(trump),
                 "trump_suit": trump.suit - 1 if trump is not None else -1,
                 "scores": tuple(message.scores),
                 "sudden_death": message.sudden_death,
@@ -365,17 +398,20 @@ class ObservationReader:
         if len(known) != len(wire_tricks):
             if len(known) > len(wire_tricks):
                 known = ()
-            known += tuple([Trick(t.leader, _indexes(t.cards), t.winner) for t in wire_tricks[len(known) :]])
+            known += tuple(
+                [Trick(t.leader, _indexes(t.cards, "observation.tricks"), t.winner) for t in wire_tricks[len(known) :]]
+            )
             self._tricks = known
         values = self._fixed.copy()
         values["phase"] = phase_from_proto(message.phase, "observation.phase")
         values["to_act"] = message.to_act if message.HasField("to_act") else -1
-        values["hand"] = _indexes(message.hand)
+        values["hand"] = _indexes(message.hand, "observation.hand")
         values["bids"] = tuple(message.bids)
         values["tricks_won"] = tuple(message.tricks_won)
         if message.HasField("current_trick"):
             current = message.current_trick
-            values["trick_leader"], values["current_trick"] = current.leader, _indexes(current.cards)
+            values["trick_leader"] = current.leader
+            values["current_trick"] = _indexes(current.cards, "observation.current_trick")
         else:
             values["trick_leader"], values["current_trick"] = -1, ()
         values["tricks"] = known
@@ -387,7 +423,7 @@ class ObservationReader:
 def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:
     if request.kind != match_pb2.DECISION_KIND_PLAY:  # a bid, or a bid change
         return tuple([BID_BASE + b for b in request.legal_bids])
-    return _indexes(request.legal_cards)
+    return _indexes(request.legal_cards, "legal_cards")
 
 
 _DECISION_KINDS: dict[int, tuple[str, str]] = {

@@ -13,14 +13,20 @@ import contextlib
 import grpc
 
 from arena.play.relay import WRITE_LIMIT_S, HostLink, Reply
-from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc, match_pb2
+from arena.proto.ohell.v1 import agent_pb2, match_pb2
 from arena.rpc.auth import auth_metadata
+from arena.rpc.ratelimit import LocalLimiter, RateLimit
 from arena.rpc.server import channel_options
+from arena.wire import lenient
 
 # grpc.aio's status for a write that met the call already ended (the endpoint's own status, such as a
 # refused token, is then lost): said in the fault as what it most likely was
 CORE_INTERNAL = "Internal error from Core"
 CLOSED_UNREAD = "the endpoint ended the call before reading from it (a refused token? gRPC kept no reason)"
+PLAY_METHOD = f"/{agent_pb2.DESCRIPTOR.services_by_name['AgentService'].full_name}/Play"
+# Answers from an endpoint to no decision waiting (late, repeated, made up): past this the endpoint is
+# flooding the host's loop and its stream is failed, as the gateway closes a connected agent's.
+STRAY_ANSWERS = RateLimit(rate=50.0, burst=500)
 
 
 class ConnectedPlayer:
@@ -85,6 +91,7 @@ class EndpointPlayer:
         self.waiting: dict[int, asyncio.Future[Reply | None]] = {}
         self.started: match_pb2.MatchStarted | None = None
         self.broken = ""
+        self.stray = LocalLimiter(STRAY_ANSWERS, max_callers=1)
 
     async def open(self, started: match_pb2.MatchStarted) -> None:
         self.started = started
@@ -94,7 +101,12 @@ class EndpointPlayer:
         await self._hang_up()
         self.broken = ""
         self.channel = grpc.aio.insecure_channel(self.address, options=channel_options())
-        self.call = agent_pb2_grpc.AgentServiceStub(self.channel).Play(metadata=self.metadata)
+        play = self.channel.stream_stream(
+            PLAY_METHOD,
+            request_serializer=agent_pb2.PlayRequest.SerializeToString,
+            response_deserializer=lenient(agent_pb2.PlayResponse),
+        )
+        self.call = play(metadata=self.metadata)
         if self.started is not None:
             await self._write(match_pb2.AgentEvent(match_started=self.started), timeout)
         # reading starts after the first write: a receive pending while the endpoint refuses the
@@ -133,9 +145,16 @@ class EndpointPlayer:
     async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
         try:
             async for response in call:
+                if response is None:  # bytes that are no PlayResponse (lenient)
+                    self._fail("the endpoint sent a message that is not a PlayResponse")
+                    return
                 future = self.waiting.pop(response.action.decision_id, None)
                 if future is not None and not future.done():
                     future.set_result(Reply(action=response.action))
+                elif self.stray.wait_ms("") > 0:
+                    limit = STRAY_ANSWERS
+                    self._fail(f"more than {limit.burst} answers (or {limit.rate:g} a second) to no pending decision")
+                    return
             self._fail("the endpoint ended its Play stream")
         except grpc.aio.AioRpcError as error:
             self._fail(_describe(error))

@@ -30,7 +30,7 @@ from arena.rpc.settings import ConfigError
 from arena.sdk.connection import AgentError, connect_async, log_to_stderr_unless_configured
 from arena.sdk.ladder import run_on_ladder, run_on_ladder_async
 from arena.sdk.session import BaseBot, Session
-from arena.wire import ConversionError
+from arena.wire import ConversionError, lenient
 from ohell.state import BID_BASE
 
 
@@ -52,6 +52,8 @@ class _AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "wrong or missing 'authorization: Bearer <token>'")
         session = Session(self.bot)
         async for request in request_iterator:
+            if request is None:  # bytes that are no PlayRequest (lenient): anyone may call an endpoint
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a message that is not a PlayRequest")
             try:
                 action = session.handle(request.event)
             except ConversionError as error:  # e.g. an observation with PHASE_UNSPECIFIED
@@ -64,7 +66,20 @@ async def serve_async(bot: Any, address: str = "127.0.0.1:0", token: str = "") -
     """Start serving ``bot`` as an endpoint agent; returns the started server and its port."""
     servicer = _AgentServicer(bot, token)
     name = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
-    register = lambda server: agent_pb2_grpc.add_AgentServiceServicer_to_server(servicer, server)  # noqa: E731
+    # as the generated code registers Play, but refusing bytes that are no PlayRequest in one status
+    # (gRPC would log a traceback in the author's terminal for each such call)
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play,
+            request_deserializer=lenient(agent_pb2.PlayRequest),
+            response_serializer=agent_pb2.PlayResponse.SerializeToString,
+        )
+    }
+
+    def register(server: grpc.aio.Server) -> None:
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+        server.add_registered_method_handlers(name, handlers)
+
     try:
         return await create_server(address, [Service(name, register)])
     except ConfigError as error:  # not HOST:PORT, or a port taken: the author's to fix, in one line

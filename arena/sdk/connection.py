@@ -18,8 +18,8 @@ import grpc
 from arena.proto.ohell.v1 import gateway_pb2
 from arena.rpc.auth import auth_metadata
 from arena.rpc.server import channel_options
-from arena.sdk.session import Session
-from arena.wire import ConversionError, message_bytes, wrapped
+from arena.sdk.session import Session, printable
+from arena.wire import ConversionError, lenient, message_bytes, wrapped
 from ohell.errors import OhHellError
 
 log = logging.getLogger("arena.sdk")
@@ -29,6 +29,7 @@ CONNECT_TIMEOUT_S = 10.0
 MAX_BACKOFF_S = 5.0
 MAX_RATE_LIMIT_WAIT_S = 300.0  # a retry-after beyond this (a misconfigured host) is not taken at its word
 TOO_LARGE = "Received message larger than max"  # gRPC's words for a message over channel_options' limit
+HEADERS_TOO_LARGE = "metadata size exceeds"  # ... and for headers over gRPC's own limit
 T = TypeVar("T")
 
 
@@ -60,7 +61,7 @@ class Backoff:
 
 def explain(error: grpc.aio.AioRpcError, what: str, address: str, accepted_before: bool) -> AgentError | None:
     """The one-line AgentError for a status that retrying cannot fix, else None."""
-    code, details = error.code(), error.details()
+    code, details = error.code(), printable(error.details() or "")  # the server's text, for a terminal
     if code == grpc.StatusCode.UNAUTHENTICATED:
         if accepted_before:
             return AgentError(f"the {what} at {address} no longer accepts your token (it was revoked?): {details}")
@@ -70,6 +71,8 @@ def explain(error: grpc.aio.AioRpcError, what: str, address: str, accepted_befor
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED and TOO_LARGE in (details or ""):
         # refused by this side's own limit: the service would send it again on every reconnection
         return AgentError(f"the {what} at {address} sent a message larger than this SDK takes ({details})")
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and HEADERS_TOO_LARGE in (details or ""):  # no rate limit
+        return AgentError(f"the {what} at {address} sent headers larger than this SDK takes ({details})")
     if code == grpc.StatusCode.ABORTED and what == "gateway":
         return AgentError(
             f"another process connected to the gateway at {address} with your token and replaced this one"
@@ -80,7 +83,7 @@ def explain(error: grpc.aio.AioRpcError, what: str, address: str, accepted_befor
 def gave_up(error: grpc.aio.AioRpcError, what: str, address: str, waited: float) -> AgentError:
     """Why the first connection did not come in ``waited`` s, with the hint that fits the cause:
     only a network failure gets the address hint."""
-    code, status = error.code(), f"{error.code().name}: {error.details()}"
+    code, status = error.code(), f"{error.code().name}: {printable(error.details() or '')}"
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
         retry_after = retry_after_s(error)
         when = f"retry in about {math.ceil(retry_after)} s" if retry_after is not None else "retry later"
@@ -178,6 +181,9 @@ async def connect_async(
             if ready is not None:
                 ready.set()
             while (response := await call.read()) is not grpc.aio.EOF:  # read/write: no async iterator
+                if response is None:  # bytes that are no ConnectResponse (lenient)
+                    log.warning("the gateway at %s sent a message that is not a ConnectResponse: ignored", address)
+                    continue
                 action = handled(session, response.event)
                 if action is not None:  # a ConnectRequest's bytes, without copying the action into one
                     await call.write(wrapped(action.SerializeToString()))
@@ -193,7 +199,7 @@ async def connect_async(
             return await hold()
         except grpc.aio.AioRpcError as error:
             raise explain(error, "gateway", address, False) or AgentError(
-                f"the gateway at {address}: {error.code().name}: {error.details()}"
+                f"the gateway at {address}: {error.code().name}: {printable(error.details() or '')}"
             ) from None
     return await retrying(hold, "gateway", address, connect_timeout, state)
 
@@ -203,18 +209,17 @@ def handled(session: Session, event: Any) -> Any:
     is logged in one line and left unanswered, instead of ending the agent and all its matches."""
     try:
         return session.handle(event)
-    except ConversionError as error:
+    except Exception as error:  # the bot's own exceptions are caught in the session: this is the event's
         kind = event.WhichOneof("event")
-        log.warning(
-            "cannot read a %s event from the gateway (%s): left unanswered; is the SDK up to date?", kind, error
-        )
+        why = str(error) if isinstance(error, ConversionError) else f"{type(error).__name__}: {error}"
+        log.warning("cannot read a %s event from the gateway (%s): left unanswered; is the SDK up to date?", kind, why)
         return None
 
 
 def open_connect(channel: grpc.aio.Channel, token: str) -> Any:
     """The agent's Connect stream; its writes take a ConnectRequest or the bytes of one."""
     connect = channel.stream_stream(
-        CONNECT_METHOD, request_serializer=message_bytes, response_deserializer=gateway_pb2.ConnectResponse.FromString
+        CONNECT_METHOD, request_serializer=message_bytes, response_deserializer=lenient(gateway_pb2.ConnectResponse)
     )
     return connect(metadata=auth_metadata(token))
 

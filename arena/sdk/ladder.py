@@ -27,13 +27,15 @@ from arena.sdk.connection import (
     AgentError,
     connect_async,
     established,
+    lenient,
     log_to_stderr_unless_configured,
     retrying,
     stream_ended,
 )
-from arena.sdk.session import Session
+from arena.sdk.session import Session, printable
 
 log = logging.getLogger("arena.sdk")
+WATCH_QUEUE_METHOD = f"/{matchmaker_pb2.DESCRIPTOR.services_by_name['MatchmakerService'].full_name}/WatchQueue"
 
 
 async def hold_ticket(
@@ -53,7 +55,12 @@ async def hold_ticket(
         await gateway_up.wait()
         async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
-            call = stub.WatchQueue(matchmaker_pb2.WatchQueueRequest(ladder=ladder), metadata=auth_metadata(token))
+            watch_queue = channel.unary_stream(
+                WATCH_QUEUE_METHOD,
+                request_serializer=matchmaker_pb2.WatchQueueRequest.SerializeToString,
+                response_deserializer=lenient(matchmaker_pb2.WatchQueueResponse),
+            )
+            call = watch_queue(matchmaker_pb2.WatchQueueRequest(ladder=ladder), metadata=auth_metadata(token))
             try:
                 await established(call, connect_timeout)  # the matchmaker has checked the token and queued the ticket
             except grpc.aio.AioRpcError as error:
@@ -63,6 +70,11 @@ async def hold_ticket(
             log.info("queued on ladder %r at the matchmaker %s", ladder, address)
             state["accepted"] = state["up"] = True
             async for seating in call:
+                if seating is None:
+                    log.warning(
+                        "the matchmaker at %s sent a message that is not a WatchQueueResponse: ignored", address
+                    )
+                    continue
                 log.info("seated at match %s, seat %d", seating.match_id, seating.seat)
                 if seated is not None:
                     seated.append(seating.match_id)
@@ -78,7 +90,7 @@ async def _no_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, address: s
         listed = await stub.ListLadders(matchmaker_pb2.ListLaddersRequest(), timeout=5)
         names = [entry.name for entry in listed.ladders]
     known = f"; its ladders: {', '.join(names)}" if names else ""
-    return f"the matchmaker at {address} has no ladder {ladder!r}{known} ({details})"
+    return printable(f"the matchmaker at {address} has no ladder {ladder!r}{known} ({details})")  # the server's text
 
 
 async def run_on_ladder_async(

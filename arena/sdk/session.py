@@ -14,13 +14,23 @@ import time
 from typing import Any
 
 from arena.proto.ohell.v1 import match_pb2
-from arena.wire import ObservationReader, card_to_proto, legal_actions_of, rules_from_proto
+from arena.wire import ConversionError, ObservationReader, card_to_proto, legal_actions_of, rules_from_proto
 from ohell.cards import card_str
 from ohell.observation import Observation
 from ohell.rules import Rules
 from ohell.state import BID_BASE
 
 log = logging.getLogger("arena.sdk")
+# Matches whose rules, seat and decoder a Session keeps (the oldest are forgotten past it): a server
+# that starts matches and never ends them cannot grow an agent's memory without bound.
+MAX_OPEN_MATCHES = 1000
+MAX_MATCH_ID = 1024  # characters: the platform's ids are under 100; longer is a server's garbage
+MAX_LOGGED = 1000  # characters of each server value in a log line (7 seat names of 64 fit)
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character (escape sequences, line breaks) as "?"."""
+    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 class PrintableArgs(logging.Filter):
@@ -30,10 +40,7 @@ class PrintableArgs(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(
-                "".join(c if c.isprintable() else "?" for c in arg) if isinstance(arg, str) else arg
-                for arg in record.args
-            )
+            record.args = tuple(printable(arg[:MAX_LOGGED]) if isinstance(arg, str) else arg for arg in record.args)
         return True
 
 
@@ -90,9 +97,11 @@ class Session:
             return self.decide(event.decision)
         if kind == "match_started":
             started = event.match_started
+            check_match_id(started.match_id)
             self.rules[started.match_id] = rules_from_proto(started.rules)
             self.seats[started.match_id] = started.seat
             self.readers.pop(started.match_id, None)  # decode with these rules from now on
+            self._forget_oldest()
             names = ", ".join(seat.name for seat in started.seats)
             log.info("match %s started: you sit in seat %d of %s", started.match_id, started.seat, names)
         elif kind == "match_ended":
@@ -108,6 +117,11 @@ class Session:
             except Exception:
                 log.exception("the bot's on_event raised (ignored)")
         return None
+
+    def _forget_oldest(self) -> None:
+        for table in (self.rules, self.seats, self.readers):
+            while len(table) > MAX_OPEN_MATCHES:
+                del table[next(iter(table))]
 
     def log_result(self, ended: match_pb2.MatchEnded) -> None:
         seat = self.seats.pop(ended.match_id, -1)
@@ -127,15 +141,23 @@ class Session:
             ", FORFEITED" if seat in ended.forfeited else "",
         )
         for fault in mine:
-            log.info("  fault in hand %d: %s %s", fault.hand, match_pb2.FaultKind.Name(fault.kind), fault.detail)
+            log.info("  fault in hand %d: %s %s", fault.hand, fault_kind_name(fault.kind), fault.detail)
 
     def decide(self, request: match_pb2.DecisionRequest) -> match_pb2.Action:
         reader = self.readers.get(request.match_id)
         if reader is None:
+            check_match_id(request.match_id)
             reader = self.readers[request.match_id] = ObservationReader(self.rules.get(request.match_id) or Rules())
+            self._forget_oldest()
         rules = reader.rules
         legal = legal_actions_of(request)
+        if not legal:  # the bot could not answer, nor the SDK default for it
+            raise ConversionError(f"decision {request.decision_id} offers no legal_bids or legal_cards")
         observation = reader.read(request.observation, legal)
+        if request.kind == match_pb2.DECISION_KIND_CHANGE_BID and not (
+            0 <= observation.seat < len(observation.bids) and observation.bids[observation.seat] >= 0
+        ):
+            raise ConversionError(f"observation.bids holds no bid of seat {observation.seat} to change")
         action = match_pb2.Action(match_id=request.match_id, seat=request.seat, decision_id=request.decision_id)
         began = time.perf_counter()
         try:
@@ -192,6 +214,17 @@ class Session:
         if kind == match_pb2.DECISION_KIND_CHANGE_BID:
             return BID_BASE + observation.bids[observation.seat]
         return min(observation.legal_actions)
+
+
+def check_match_id(match_id: str) -> None:
+    """ConversionError for a match id too long to be the platform's (it would be kept as a key)."""
+    if len(match_id) > MAX_MATCH_ID:
+        raise ConversionError(f"match_id of {len(match_id)} characters, over {MAX_MATCH_ID}")
+
+
+def fault_kind_name(kind: int) -> str:
+    """The FaultKind's name; its number when this SDK does not know it (a newer platform)."""
+    return match_pb2.FaultKind.Name(kind) if kind in match_pb2.FaultKind.values() else f"FaultKind {kind}"
 
 
 def describe(action: int) -> str:

@@ -31,7 +31,7 @@ from arena.play.relay import (
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay_pb2
 from arena.rpc.auth import TokenStore, authenticate, bearer_token
 from arena.rpc.ratelimit import LocalLimiter, RateLimit
-from arena.wire import message_bytes, wrapped
+from arena.wire import lenient, message_bytes, wrapped
 
 _MATCHES_REMEMBERED = 256
 # Actions for no pending decision (late, repeated, for another seat or match) each cost the gateway a
@@ -72,11 +72,11 @@ class Connection:
         self.closed = asyncio.Event()
         self.seats: OrderedDict[str, int] = OrderedDict()  # match id -> the agent's seat
         self.started: dict[str, match_pb2.AgentEvent] = {}  # match id -> its MatchStarted
-        self.pending: dict[tuple[str, int], tuple[ReplyTarget, match_pb2.AgentEvent]] = {}
+        # (match id, decision id) -> where the answer goes, the request, and until when (loop time)
+        self.pending: dict[tuple[str, int], tuple[ReplyTarget, match_pb2.AgentEvent, float]] = {}
         self.fatal: tuple[grpc.StatusCode, str] | None = None
         self._writes = Watchdog(self._expire)  # the tasks of the sends in progress, cancelled past their deadline
         self._expired: set[asyncio.Task[Any]] = set()  # sends the watchdog cancelled
-        self.unusable = LocalLimiter(UNUSABLE_ACTIONS, max_callers=1)  # actions answered with a notice
 
     def learn_seat(self, match_id: str, seat: int) -> None:
         self.seats[match_id] = seat
@@ -84,6 +84,7 @@ class Connection:
         while len(self.seats) > _MATCHES_REMEMBERED:
             old, _ = self.seats.popitem(last=False)
             self.started.pop(old, None)
+            self.lapse(old)  # its host died mid-decision, or the agent is in too many matches to answer
 
     def lapse(self, match_id: str) -> None:
         """Forget the decisions of ``match_id`` still pending (the host no longer waits for them)."""
@@ -129,7 +130,7 @@ class Connection:
         """A new stream replaces ``old``: keep its matches; returns what to re-send."""
         self.seats, self.started, self.pending = old.seats, old.started, old.pending
         resend = [self.started[m] for m in {match_id for match_id, _ in self.pending} if m in self.started]
-        return resend + [event for _, event in self.pending.values()]
+        return resend + [event for _, event, _ in self.pending.values()]
 
 
 class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
@@ -142,6 +143,9 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.stopping = False  # the streams it ends from now on are the platform's doing, not the agents'
+        self._relaying: set[asyncio.Task[None]] = set()  # relayed events being written
+        # actions answered with a notice, per agent (not per stream: reconnecting gets no fresh allowance)
+        self.unusable = LocalLimiter(UNUSABLE_ACTIONS)
 
     def add_to_server(self, server: grpc.aio.Server) -> None:
         """Register ``Connect`` as the generated code does, but with a response serializer that
@@ -149,7 +153,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         handlers = {
             "Connect": grpc.stream_stream_rpc_method_handler(
                 self.Connect,
-                request_deserializer=gateway_pb2.ConnectRequest.FromString,
+                request_deserializer=lenient(gateway_pb2.ConnectRequest),  # None: bytes that are none
                 response_serializer=message_bytes,
             )
         }
@@ -170,7 +174,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         unregister_local_gateway(self)
         for connection in list(self.connections.values()):
             connection.end(grpc.StatusCode.UNAVAILABLE, "the engine service is shutting down")
-        for task in self._tasks:
+        for task in [*self._tasks, *self._relaying]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -201,7 +205,8 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             connection.learn_seat(decision.match_id, decision.seat)
             connection.lapse(decision.match_id)  # one decision per match at a time: older ones lapsed
             key = (decision.match_id, decision.decision_id)
-            connection.pending[key] = (reply, event)
+            # the host stops waiting at the end of ``timeout`` (its allowance): an answer after it is late
+            connection.pending[key] = (reply, event, asyncio.get_running_loop().time() + timeout)
         elif kind == "match_ended":  # nothing of it is re-sent on a new stream
             connection.started.pop(event.match_ended.match_id, None)
             connection.lapse(event.match_ended.match_id)
@@ -211,8 +216,18 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         return problem
 
     async def _relayed(self, data: bytes) -> None:
+        """Write a relayed event in a task of its own: awaited here, one agent that stops reading
+        would hold up the events of every agent of this gateway for its write allowance. Events of
+        one agent keep their order: each task reaches the agent's write lock (FIFO) without
+        awaiting anything first, so in the order the tasks were made."""
         envelope = relay_pb2.RelayEnvelope.FromString(data)
         if envelope.WhichOneof("body") == "to_agent":
+            task = asyncio.create_task(self._deliver_relayed(envelope))
+            self._relaying.add(task)
+            task.add_done_callback(self._relaying.discard)
+
+    async def _deliver_relayed(self, envelope: relay_pb2.RelayEnvelope) -> None:
+        with contextlib.suppress(Exception):  # as listen() did: one failed delivery must not log a traceback
             event = envelope.to_agent
             timeout = WRITE_LIMIT_S
             if event.WhichOneof("event") == "decision":  # the host's allowance: deadline plus bank
@@ -308,6 +323,9 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 request = await connection.context.read()
                 if request is grpc.aio.EOF:
                     break
+                if request is None:
+                    connection.end(grpc.StatusCode.INVALID_ARGUMENT, "a message that is not a ConnectRequest")
+                    return
                 await self._on_action(connection, request)
         except Exception:  # the transport failed under us: the stream is over
             pass
@@ -331,7 +349,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             await self._notice(connection, "PERMISSION_DENIED", f"agent {connection.agent_id!r} {where}")
             return
         pending = connection.pending.pop((action.match_id, action.decision_id), None)
-        if pending is None:
+        if pending is None or pending[2] < asyncio.get_running_loop().time():
             await self._notice(
                 connection,
                 "FAILED_PRECONDITION",
@@ -345,7 +363,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         await reply_to(pending[0], connection.agent_id, action.decision_id, action, "", self._publish)
 
     async def _notice(self, connection: Connection, code: str, message: str) -> None:
-        if connection.unusable.wait_ms("") > 0:
+        if self.unusable.wait_ms(connection.agent_id) > 0:
             limit = UNUSABLE_ACTIONS
             why = (
                 f"more than {limit.burst} actions (or {limit.rate:g} a second) that answered no pending decision: "
@@ -363,7 +381,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         why = f"agent {agent_id!r} disconnected with the decision pending"
         if self.stopping:
             why = f"{PLATFORM_FAULT}the engine service holding agent {agent_id!r} shut down with the decision pending"
-        for (_, decision_id), (reply, _) in connection.pending.items():
+        for (_, decision_id), (reply, _, _) in connection.pending.items():
             await reply_to(reply, agent_id, decision_id, None, why, self._publish)
         connection.pending.clear()
         if self.redis is not None:

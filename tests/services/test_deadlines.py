@@ -70,3 +70,61 @@ def test_a_write_cancelled_by_its_caller_is_not_taken_for_a_stalled_agent() -> N
 
     connection = asyncio.run(run())
     assert connection.fatal is not None and "not reading its stream" in connection.fatal[1]
+
+
+class _Written:
+    """A servicer context that keeps what is written."""
+
+    def __init__(self) -> None:
+        self.written: list[Any] = []
+
+    async def write(self, message: Any) -> None:
+        self.written.append(message)
+
+
+def test_an_answer_after_its_deadline_gets_a_notice_and_never_reaches_the_host() -> None:
+    """Before, the decision stayed pending at the gateway until the match's next decision or its end:
+    an answer in between was handed to a host that had already recorded TIMEOUT and played the default,
+    and the agent was told nothing (docs/protocol.md promises FAILED_PRECONDITION for a late answer)."""
+    from arena.proto.ohell.v1 import gateway_pb2
+    from services.engine.gateway import Gateway
+
+    replies: list[Any] = []
+
+    async def run() -> list[match_pb2.AgentEvent]:
+        gateway = Gateway(tokens=None)  # type: ignore[arg-type]
+        gateway.loop = asyncio.get_running_loop()
+        stream = _Written()
+        connection = gateway.connections["late"] = Connection("late", stream)  # type: ignore[arg-type]
+        event = match_pb2.AgentEvent()
+        event.decision.match_id, event.decision.seat, event.decision.decision_id = "m", 1, 7
+        assert await gateway.deliver("late", event, lambda *reply: replies.append(reply), 0.02) is None
+        await asyncio.sleep(0.05)  # past the decision's 20 ms
+        action = match_pb2.Action(match_id="m", seat=1, decision_id=7, bid=0)
+        await gateway._on_action(connection, gateway_pb2.ConnectRequest(action=action))
+        return [match_pb2.AgentEvent.FromString(data[2:]) for data in stream.written[1:]]  # after the decision
+
+    notices = asyncio.run(run())
+    assert replies == []
+    assert [n.notice.code for n in notices] == ["FAILED_PRECONDITION"], notices
+    assert "decision_id=7" in notices[0].notice.message and "timed out" in notices[0].notice.message
+
+
+def test_the_decisions_of_matches_the_gateway_forgot_are_forgotten_too() -> None:
+    """Before, the gateway forgot the seats of all but the latest 256 matches of an agent but kept
+    their pending decisions: each match whose host died with a decision pending (no MatchEnded
+    came) left its decision, request and all, for as long as the agent's stream lived."""
+    from services.engine.gateway import _MATCHES_REMEMBERED, Gateway
+
+    async def run() -> Connection:
+        gateway = Gateway(tokens=None)  # type: ignore[arg-type]
+        gateway.loop = asyncio.get_running_loop()
+        connection = gateway.connections["busy"] = Connection("busy", _Written())  # type: ignore[arg-type]
+        for number in range(_MATCHES_REMEMBERED + 50):
+            event = match_pb2.AgentEvent()
+            event.decision.match_id, event.decision.decision_id = f"m{number}", 1
+            await gateway.deliver("busy", event, lambda *reply: None, 60)
+        return connection
+
+    connection = asyncio.run(run())
+    assert len(connection.seats) == _MATCHES_REMEMBERED and len(connection.pending) <= _MATCHES_REMEMBERED

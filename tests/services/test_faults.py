@@ -5,6 +5,7 @@ The match host runs here; the agents' streams are held by the engine service pro
 from __future__ import annotations
 
 import asyncio
+import logging
 import subprocess
 import sys
 import time
@@ -284,6 +285,57 @@ def test_an_endpoints_own_error_text_reaches_the_record_as_printable_text(shared
     details = [fault["detail"] for fault in record["faults"] if fault["seat"] == 0]
     assert details and all(detail.isprintable() for detail in details), details
     assert any("PERMISSION_DENIED: no" in detail and "way" in detail for detail in details), details
+
+
+def test_an_endpoint_answering_bytes_that_are_no_message_is_disconnected_at_once(
+    shared_redis_server, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, each such answer logged gRPC's traceback in the host's log, the stream's reader died
+    on AttributeError, and every later decision waited out its deadline: TIMEOUT faults, no reason."""
+    from arena.proto.ohell.v1 import agent_pb2
+    from arena.rpc.server import Service, create_server, stop_server
+
+    name = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
+
+    async def play(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        async for request in requests:
+            if agent_pb2.PlayRequest.FromString(request).event.WhichOneof("event") == "decision":
+                yield b"\xff\xff\xff\xff\x0f"  # corrupt wire format
+
+    async def run() -> dict:
+        handlers = {"Play": grpc.stream_stream_rpc_method_handler(play, response_serializer=bytes)}
+        register = lambda server: server.add_generic_rpc_handlers(  # noqa: E731
+            (grpc.method_handlers_generic_handler(name, handlers),)
+        )
+        served = await create_server("127.0.0.1:0", [Service(name, register)])
+        try:
+            seats = [SeatSpec.endpoint(f"127.0.0.1:{served.port}"), SeatSpec.builtin("random")]
+            seats.append(SeatSpec.builtin("random"))
+            return await host(shared_redis_server.url, seats, "corrupt-1", decision_ms=5_000, max_faults=2)
+        finally:
+            await stop_server(served, 0)
+
+    with caplog.at_level(logging.WARNING):
+        record = asyncio.run(run())
+    assert kinds_of(record, 0) == ["DISCONNECTED", "DISCONNECTED"] and record["forfeited"] == [0]
+    assert record["faults"][0]["detail"] == "the endpoint sent a message that is not a PlayResponse"
+    assert not [r for r in caplog.records if r.name == "grpc._common"]
+
+
+def test_an_endpoint_flooding_answers_to_nothing_is_disconnected(shared_redis_server) -> None:
+    """Before, an endpoint streaming answers that matched no decision kept the host's loop parsing
+    them for the whole match (only each decision's deadline ended a wait: TIMEOUT faults); the
+    gateway closes a connected agent's stream for the same flood."""
+    from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
+
+    class Flooder(agent_pb2_grpc.AgentServiceServicer):
+        async def Play(self, requests: Any, context: Any) -> Any:
+            while True:
+                yield agent_pb2.PlayResponse(action=match_pb2.Action(decision_id=10**9, bid=0))
+
+    record = against_endpoint(shared_redis_server.url, Flooder(), "flood-1", decision_ms=5_000, max_faults=2)
+    assert kinds_of(record, 0) == ["DISCONNECTED", "DISCONNECTED"] and record["forfeited"] == [0]
+    assert record["faults"][0]["detail"] == "more than 500 answers (or 50 a second) to no pending decision"
 
 
 def test_duplicate_answer_gets_a_notice(engine_process, make_agent, shared_redis_server) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -156,6 +157,21 @@ def test_a_notice_quotes_at_most_80_characters_of_the_action(engine_process, mak
     assert f"has no seat in match {'m' * 80!r}" in agent.notices[0].message
 
 
+async def _flood(agent: ScriptedAgent, count: int) -> None:
+    """Send ``count`` actions for no pending decision, each once the last was answered (no write
+    races the close), until the gateway ends the stream."""
+    stray = match_pb2.Action(match_id="nobodys", seat=0, decision_id=1, bid=0)
+    assert agent.task is not None
+    for _ in range(count):
+        answered = len(agent.notices)
+        await agent.send(stray)
+        while len(agent.notices) == answered and not agent.task.done():
+            await asyncio.sleep(0.001)
+        if agent.task.done():
+            break
+    await asyncio.wait_for(agent.task, 10)
+
+
 def test_a_flood_of_unusable_actions_closes_the_stream(engine_process, make_agent) -> None:
     # each answered with a notice, they took the gateway's loop from every other agent
     from services.engine.gateway import UNUSABLE_ACTIONS
@@ -164,17 +180,8 @@ def test_a_flood_of_unusable_actions_closes_the_stream(engine_process, make_agen
 
     async def run() -> tuple[ScriptedAgent, float]:
         agent = await ScriptedAgent(engine_process.address, token).start()
-        stray = match_pb2.Action(match_id="nobodys", seat=0, decision_id=1, bid=0)
-        assert agent.task is not None
         began = time.monotonic()
-        for _ in range(UNUSABLE_ACTIONS.burst * 3):  # each once the last was answered: no write races the close
-            answered = len(agent.notices)
-            await agent.send(stray)
-            while len(agent.notices) == answered and not agent.task.done():
-                await asyncio.sleep(0.001)
-            if agent.task.done():
-                break
-        await asyncio.wait_for(agent.task, 10)
+        await _flood(agent, UNUSABLE_ACTIONS.burst * 3)
         return agent, time.monotonic() - began
 
     agent, flooding_s = asyncio.run(run())
@@ -182,6 +189,47 @@ def test_a_flood_of_unusable_actions_closes_the_stream(engine_process, make_agen
     assert "answered no pending decision" in (agent.error.details() or "")
     refilled = UNUSABLE_ACTIONS.rate * flooding_s
     assert UNUSABLE_ACTIONS.burst <= len(agent.notices) <= UNUSABLE_ACTIONS.burst + refilled + 1
+
+
+def test_a_flooder_reconnecting_does_not_get_a_fresh_allowance(engine_process, make_agent) -> None:
+    """Before, the allowance of unusable actions belonged to the stream: an agent closed for
+    flooding connected again (its calls allow 100 a second) and had 500 more at once, each time."""
+    from services.engine.gateway import UNUSABLE_ACTIONS
+
+    _, token = make_agent("reflooder")
+
+    async def run() -> tuple[ScriptedAgent, float]:
+        began = time.monotonic()
+        await _flood(await ScriptedAgent(engine_process.address, token).start(), UNUSABLE_ACTIONS.burst * 3)
+        again = await ScriptedAgent(engine_process.address, token).start()
+        await _flood(again, UNUSABLE_ACTIONS.burst * 3)
+        return again, time.monotonic() - began
+
+    again, flooding_s = asyncio.run(run())
+    assert again.error is not None and again.error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert len(again.notices) <= UNUSABLE_ACTIONS.rate * flooding_s + 1  # what refilled meanwhile, no more
+
+
+def test_bytes_that_are_no_request_end_the_stream_saying_so(engine_process, make_agent) -> None:
+    """Before, the stream ended with status OK and no word: the agent could not tell why it was
+    dropped (and its matches' decisions were DISCONNECTED faults)."""
+    from arena.sdk.connection import CONNECT_METHOD
+
+    _, token = make_agent("garbler")
+
+    async def run() -> tuple[grpc.StatusCode, str]:
+        async with grpc.aio.insecure_channel(engine_process.address) as channel:
+            connect = channel.stream_stream(CONNECT_METHOD, request_serializer=bytes, response_deserializer=bytes)
+            call = connect(metadata=auth_metadata(token))
+            await call.initial_metadata()
+            await call.write(b"\xff\xff\xff\xff\x0f")
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                async for _ in call:
+                    pass
+            return await call.code(), await call.details() or ""
+
+    code, details = asyncio.run(run())
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "not a ConnectRequest" in details, (code, details)
 
 
 def _challenge(address: str, request: challenge_pb2.ChallengeRequest, token: str | None) -> Any:

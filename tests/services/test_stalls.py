@@ -18,7 +18,7 @@ from arena.play.events import FeedSilent, LocalEventLog, RedisEventLog
 from arena.play.host import host_match
 from arena.play.relay import HostLink, register_local_gateway, unregister_local_gateway
 from arena.play.specs import SeatSpec, TimeControl
-from arena.proto.ohell.v1 import match_pb2, spectate_pb2
+from arena.proto.ohell.v1 import match_pb2, relay_pb2, spectate_pb2
 from ohell.rules import Rules
 from services.engine.gateway import Connection, Gateway
 
@@ -204,3 +204,44 @@ def test_redis_follow_ends_when_the_match_falls_silent(redis_server) -> None:
     seen, silent, elapsed = asyncio.run(run())
     assert len(seen) == 1 and "quiet-2" in str(silent) and "no events for 0.4 s" in str(silent)
     assert 0.35 < elapsed < 3
+
+
+class _RecordedStream:
+    """A gRPC servicer context whose writes complete at once; ``written`` is set on the first."""
+
+    def __init__(self) -> None:
+        self.written = asyncio.Event()
+
+    async def write(self, message: Any) -> None:
+        self.written.set()
+
+
+def test_an_agent_not_reading_does_not_stall_relayed_events_of_other_agents(shared_redis_server) -> None:
+    """Before, the gateway wrote relayed events (hosts in other processes: every ladder match) one
+    after another from its Redis channel: an agent that stopped reading held up every other agent
+    of that gateway for its whole write allowance (up to deadline + bank per event), so their
+    decisions timed out and were charged to them."""
+
+    async def run() -> tuple[bool, bool]:
+        client = aioredis.Redis.from_url(shared_redis_server.url)
+        keys = Keys(prefix="stall-relay:")
+        gateway = Gateway(tokens=None, redis_client=client, keys=keys)  # type: ignore[arg-type]
+        await gateway.start()
+        stuck, fine = Connection("stuck", _UnreadStream()), Connection("fine", _RecordedStream())  # type: ignore[arg-type]
+        gateway.connections.update(stuck=stuck, fine=fine)
+        try:
+            channel = keys.gateway_channel(gateway.gateway_id)
+            for agent_id in ("stuck", "fine"):  # a decision allowing an hour to answer (and to write)
+                event = match_pb2.AgentEvent()
+                request = event.decision
+                request.match_id, request.seat, request.decision_id, request.deadline_ms = "m", 0, 1, 3_600_000
+                envelope = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel="host-x", to_agent=event)
+                await client.publish(channel, envelope.SerializeToString())
+            await asyncio.wait_for(fine.context.written.wait(), 20)  # type: ignore[attr-defined]
+            return fine.context.written.is_set(), stuck.closed.is_set()  # type: ignore[attr-defined]
+        finally:
+            await gateway.stop()
+            await client.aclose()
+
+    fine_written, stuck_closed = asyncio.run(run())
+    assert fine_written and not stuck_closed  # the stuck write still waits: it held up nobody
