@@ -146,3 +146,13 @@ def test_check_prints_its_counts_as_numbers(
     row = next(line for line in capsys.readouterr().out.splitlines() if "│ classic" in line)
     cells = [cell.strip() for cell in row.strip("│ ").split("│")]
     assert "[" not in row and cells[2].isdigit() and int(cells[2]) > 0 and int(cells[3]) > 0
+
+
+def test_check_of_a_built_in_bot_counts_its_decisions_apart_from_its_namesakes() -> None:
+    """``ohell bot check random`` reported 0 decisions and 0.000 ms: the built-in was seated
+    directly, not through the wire, and its exact bids were pooled with the random opponent's."""
+    report = check_bot("random", games=2, presets=("classic",))
+    result = report.presets[0]
+    assert report.bot == "random" and report.passed
+    assert result.decisions > 50 and len(result.timings) == result.decisions
+    assert set(result.opponents_exact) == {"heuristic", "random"}
