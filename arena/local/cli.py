@@ -39,6 +39,7 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
         # the match archive lives in the data folder too unless a URL is set
         database_url=settings["database_url"] or f"sqlite:///{Path(data_dir) / 'archive.db'}",
         host_token=token,
+        save_host_token=False,  # host_token() made the data folder's file if it was the token's source
         builtin_workers=settings["workers"],
         concurrency=settings["concurrency"],
         remote_concurrency=settings["remote_concurrency"],

@@ -51,6 +51,9 @@ class StackConfig:
     redis_port: int | None = None  # of the embedded redis-server (None: any free port)
     worker_log_level: str = "WARNING"  # INFO logs two lines per task
     host_token: str = ""  # the administration credential given to the services ("" = a new random one)
+    # write host_token to <log_dir>/host-token (mode 600); ohell up keeps that file itself: made once, never
+    # overwritten by a token given for one run ($OHELL_HOST_TOKEN, --host-token-file)
+    save_host_token: bool = True
 
 
 class Proc:
@@ -130,8 +133,9 @@ class Stack:
         self.log_dir = Path(self.config.log_dir or tempfile.mkdtemp(prefix="ohell-stack-"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.host_token_path = self.log_dir / "host-token"
-        self.host_token_path.touch(mode=0o600)
-        self.host_token_path.write_text(self.host_token + "\n")
+        if self.config.save_host_token:
+            self.host_token_path.touch(mode=0o600)
+            self.host_token_path.write_text(self.host_token + "\n")
         self.database_url = self.config.database_url or os.environ.get(DATABASE_URL_ENV) or sqlite_url(self.log_dir)
 
     @property

@@ -17,9 +17,11 @@ import grpc
 import pytest
 import redis
 
-from arena.cli import main
+from arena.cli import build_parser, main
 from arena.embedded_redis import EmbeddedRedis, free_port
+from arena.local.cli import up_config
 from arena.local.config import resolve
+from arena.local.stack import Stack
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
@@ -96,6 +98,30 @@ def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
     assert resolve({}, {"OHELL_DATA_DIR": str(tmp_path)}, None)["matchmaker_address"] == "127.0.0.1:50052"
     assert resolve({}, {"OHELL_DATA_DIR": str(tmp_path)}, None)["batch"] == 6
     assert resolve({}, {"OHELL_MATCH_BATCH": "2"}, str(config))["batch"] == 2
+
+
+@pytest.mark.parametrize("given", ["env", "file"])
+def test_a_token_given_for_one_run_leaves_the_kept_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """``ohell up`` with $OHELL_HOST_TOKEN (or --host-token-file) set wrote that token over the one
+    it had made on its first start and kept in the data folder: the kept token was lost for good."""
+    for name in [name for name in os.environ if name.startswith("OHELL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # no ./ohell.toml
+    kept = tmp_path / "data" / "host-token"
+    kept.parent.mkdir()
+    kept.write_text("kept-since-the-first-start-0123\n")
+    args = ["up", "--data-dir", str(kept.parent)]
+    if given == "env":
+        monkeypatch.setenv("OHELL_HOST_TOKEN", "given-for-this-run-0123456")
+    else:
+        (tmp_path / "token").write_text("given-for-this-run-0123456\n")
+        args += ["--host-token-file", str(tmp_path / "token")]
+    config, _, source = up_config(build_parser().parse_args(args))
+    stack = Stack(config)
+    assert stack.host_token == "given-for-this-run-0123456" and source != str(kept)
+    assert kept.read_text() == "kept-since-the-first-start-0123\n"
 
 
 def test_up_help_names_each_default(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
