@@ -156,3 +156,11 @@ def test_check_of_a_built_in_bot_counts_its_decisions_apart_from_its_namesakes()
     assert report.bot == "random" and report.passed
     assert result.decisions > 50 and len(result.timings) == result.decisions
     assert set(result.opponents_exact) == {"heuristic", "random"}
+
+
+@pytest.mark.parametrize("bots", ["nobot,random,random", "random,random", "missing.py:Bot,random,random"])
+def test_a_series_that_cannot_start_prints_nothing_on_stdout(bots: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ohell play`` drew its progress bar ("classic: 2 seats 0/1") on stdout before the error."""
+    assert main(["play", "--bots", bots, "--games", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: ")
