@@ -59,6 +59,14 @@ def ladder_create(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+def house_bots_text(ladder: Any) -> str:
+    """Whether the house bots fill tables too: a ladder made over the RPC may have bots and no fill."""
+    if not ladder.house_bots:
+        return "none"
+    when = f"fill after {ladder.fill_after_seconds:g} s" if ladder.house_fill else "not filling tables: house_fill off"
+    return f"{', '.join(ladder.house_bots)} ({when})"
+
+
 def ladder_list(host: Host, args: argparse.Namespace) -> int:
     out = table("ladders", "ladder", "rules", "seats", "house bots")
     for ladder in host.call("ListLadders").ladders:
@@ -71,9 +79,7 @@ def ladder_show(host: Host, args: argparse.Namespace) -> int:
     reply = host.call("GetLadder", name=args.name)
     ladder = reply.ladder
     console.print(f"ladder {ladder.name}: {proto_rules_label(ladder.rules)} rules, {ladder.seats} seats")
-    console.print(
-        f"  house bots: {', '.join(ladder.house_bots) or 'none'} (fill after {ladder.fill_after_seconds:g} s)"
-    )
+    console.print(f"  house bots: {house_bots_text(ladder)}")
     console.print(f"  waiting now: {reply.tickets_waiting}")
     rules = {k: v for k, v in json.loads(_json(ladder.rules)).items() if k != "preset"}
     console.print(f"  rules: {rules}")

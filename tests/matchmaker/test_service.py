@@ -221,3 +221,30 @@ def test_a_refused_host_command_names_the_token_it_sent(
     assert "was sent the host token from $OHELL_HOST_TOKEN; give the running stack's" in capsys.readouterr().err
     (tmp_path / "token").write_text(HOST_TOKEN + "\n")
     assert main([*command, "--host-token-file", str(tmp_path / "token")]) == 0
+
+
+def test_ladder_show_says_when_house_bots_do_not_fill(
+    matchmaker_address: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ladder with house bots and house_fill off (made over the RPC, or on the host page when its
+    box was left unticked) showed "house bots: heuristic (fill after 10 s)"; no table was ever filled."""
+    from arena.cli import main
+
+    monkeypatch.setenv("OHELL_HOST_TOKEN", HOST_TOKEN)
+    with grpc.insecure_channel(matchmaker_address) as channel:
+        for name, fill in (("idle", False), ("filling", True)):
+            ladder = pb.Ladder(
+                name=name,
+                rules=rules_pb2.Rules(preset="classic"),
+                seats=4,
+                house_bots=["heuristic"],
+                house_fill=fill,
+                fill_after_seconds=10,
+            )
+            Stub(channel).CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=HOST)
+    for name, shown in (
+        ("idle", "heuristic (not filling tables: house_fill off)"),
+        ("filling", "heuristic (fill after 10 s)"),
+    ):
+        assert main(["ladder", "show", name, "--matchmaker", matchmaker_address]) == 0
+        assert f"house bots: {shown}" in capsys.readouterr().out
