@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 
 from rich.table import Table
 from rich.text import Text
 
 from arena.local.output import labelled, text_console
-from arena.sdk.arguments import UINT32, whole
+from arena.sdk.arguments import UINT32, agent_token, whole
 from ohell.errors import OhHellError
 
 console = text_console()
@@ -86,9 +85,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from arena.sdk.local import is_local_spec, load_bot
     from ohell.bots import make_bot
 
-    token = args.token or os.environ.get("OHELL_AGENT_TOKEN", "")
-    if not token:
-        raise OhHellError("give --token or set OHELL_AGENT_TOKEN (the token the host gave you)")
+    token = agent_token(args.token)
     seat_maker(args.bot)  # a clear error for an unknown bot or a bad file, before connecting
     bot = load_bot(args.bot)() if is_local_spec(args.bot) else make_bot(args.bot, args.seed)
     run_on_ladder(bot, args.engine, args.matchmaker, token, args.ladder, matches=args.matches)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,20 @@ def test_challenge_command_plays_and_writes_the_record(engine_process, make_agen
     assert "fault(s)" in done.stdout and "winners" in done.stdout
     record = json.loads(out.read_text())
     assert record["preset"] == "online" and record["seed"] == 5 and referee(record).valid
+
+
+def test_challenge_takes_the_agent_token_from_the_environment_as_bot_run_does(engine_process, make_agent) -> None:
+    """``ohell challenge`` required --token (on the command line, where ``ps`` shows it) though
+    ``ohell bot run`` takes $OHELL_AGENT_TOKEN; its --seed help said "default 0", not that 0 draws one."""
+    _, token = make_agent("env")
+    seats = ("--seat", "builtin:random", "--seat", "builtin:random", "--seat", "builtin:random")
+    command = [sys.executable, "-m", "arena.cli", "challenge", "--address", engine_process.address, *seats]
+    env = {k: v for k, v in os.environ.items() if k != "OHELL_AGENT_TOKEN"}
+    played = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env | {"OHELL_AGENT_TOKEN": token})
+    assert played.returncode == 0 and "winners" in played.stdout, played.stderr
+    missing = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+    assert missing.returncode == 2 and "error: give --token or set OHELL_AGENT_TOKEN" in missing.stderr
+    assert "a secret one the engine draws" in " ".join(ohell("challenge", "--help").stdout.split())
 
 
 def test_challenge_command_reports_refusals(engine_process) -> None:
