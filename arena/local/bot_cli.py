@@ -99,15 +99,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--games", type=whole(1000, 1), default=8, help="games per preset, 1..1000 (seats rotate every game)"
     )
     check.add_argument("--presets", help="comma-separated rule presets (default: a sample of each rule document)")
-    check.add_argument("--seed", type=int, default=1)
+    check.add_argument(
+        "--seed", type=int, default=1, help="game n (from 0) of each preset is dealt with SEED + n (default 1)"
+    )
     check.set_defaults(handler=cmd_check)
 
     run = sub.add_parser("run", help="play a bot on a ladder (connect, hold a ticket, play every table)")
     run.add_argument("bot", help="path/to/mybot.py:MyBot, or a built-in bot name")
-    run.add_argument("--engine", default="127.0.0.1:50051", help="the engine service (gateway) address")
-    run.add_argument("--matchmaker", default="127.0.0.1:50052", help="the matchmaker address")
+    run.add_argument(
+        "--engine", default="127.0.0.1:50051", help="the engine service (gateway) address (default %(default)s)"
+    )
+    run.add_argument("--matchmaker", default="127.0.0.1:50052", help="the matchmaker address (default %(default)s)")
     run.add_argument("--token", help="your agent token (default: $OHELL_AGENT_TOKEN)")
-    run.add_argument("--ladder", required=True)
+    run.add_argument("--ladder", required=True, help="the ladder's name (the host gives it)")
     run.add_argument("--matches", type=whole(UINT32, 1), help="stop after this many matches (default: play for ever)")
-    run.add_argument("--seed", type=int, default=0, help="seed of a built-in bot")
+    run.add_argument("--seed", type=int, default=0, help="seed of a built-in bot (default %(default)s)")
     run.set_defaults(handler=cmd_run)
