@@ -123,6 +123,10 @@ def test_challenge_and_bot_connect_help_show_their_defaults() -> None:
         # ohell bot run's addresses, ohell ladder create's rules, seats and wait had none either
         (("bot", "run", "--help"), ("(default 127.0.0.1:50051)", "(default 127.0.0.1:50052)", "(default 0)")),
         (("ladder", "create", "--help"), ("default classic", "(default 4)", "(default 10)")),
+        (
+            ("tournament", "create", "--help"),
+            ("(3-7; default 3)", "default round-robin", "(default 1)", "rotation (default 2)", "(default 30)"),
+        ),
     ):
         done = ohell(*args)
         text = " ".join(done.stdout.split())  # argparse wraps the help at the terminal's width
