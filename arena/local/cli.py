@@ -187,7 +187,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ladder = sub.add_parser("ladder", help="create, list, show, pause, resume, delete, export ladders; rebuild ratings")
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
-    rebuild.add_argument("--redis-url")
+    rebuild.add_argument("--redis-url", help="the stack's Redis (default: $REDIS_URL; ohell up prints its own)")
     rebuild.add_argument("--ladder", help="one ladder (default: all)")
     rebuild.add_argument(
         "--prefix",

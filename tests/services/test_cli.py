@@ -115,7 +115,7 @@ def test_counts_a_bot_command_cannot_use_are_usage_errors_naming_the_flag() -> N
         assert done.returncode == 2 and refusal in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
-def test_challenge_and_bot_connect_help_show_their_defaults() -> None:
+def test_command_help_shows_the_defaults() -> None:
     """``--help`` showed ``--address ADDRESS`` with no word of the address used without it."""
     for args, shown in (
         (("challenge", "--help"), ("127.0.0.1:50051", "default classic", "default 600.0")),
@@ -123,6 +123,8 @@ def test_challenge_and_bot_connect_help_show_their_defaults() -> None:
         # ohell bot run's addresses, ohell ladder create's rules, seats and wait had none either
         (("bot", "run", "--help"), ("(default 127.0.0.1:50051)", "(default 127.0.0.1:50052)", "(default 0)")),
         (("ladder", "create", "--help"), ("default classic", "(default 4)", "(default 10)")),
+        (("engine", "--help"), ("(default 127.0.0.1:50051)", "(default 1000)", "(default 10000)", "(default 10)")),
+        (("matchmaker", "--help"), ("(default 127.0.0.1:50052)", "else redis://127.0.0.1:6379/0")),
         (
             ("tournament", "create", "--help"),
             ("(3-7; default 3)", "default round-robin", "(default 1)", "rotation (default 2)", "(default 30)"),
