@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,20 @@ def test_a_series_that_cannot_start_prints_nothing_on_stdout(bots: str, capsys: 
     assert main(["play", "--bots", bots, "--games", "1"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("error: ")
+
+
+def test_an_answer_that_is_no_number_is_named(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A bot that returned "AS" or None was logged as int()'s "invalid literal for int() with base
+    10: 'AS'", a traceback ending in the SDK's code with neither the method nor what it wanted."""
+    path = tmp_path / "names.py"
+    path.write_text(
+        "from arena.sdk import BaseBot\n\n\nclass Names(BaseBot):\n"
+        "    def bid(self, obs):\n        return None\n\n    def play(self, obs):\n        return 'AS'\n"
+    )
+    with caplog.at_level(logging.ERROR, logger="arena.sdk"):
+        report = check_bot(f"{path}:Names", games=1, presets=("classic",))
+    assert not report.passed and report.presets[0].exceptions == report.presets[0].decisions
+    assert {str(r.exc_info[1]) for r in caplog.records if r.exc_info} == {
+        "bid() returned None: a bid is a number of tricks, 0..17",
+        "play() returned 'AS': a card is a number 0..51",
+    }
