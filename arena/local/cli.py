@@ -170,8 +170,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     up.set_defaults(handler=cmd_up)
 
     demo = sub.add_parser("demo", help="the README's main job: a ladder of built-in bots on the local stack")
-    demo.add_argument("--games", type=int, default=150, help="rated matches to play")
-    demo.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
+    demo.add_argument("--games", type=int, default=150, help="rated matches to play (default %(default)s)")
+    demo.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules'; default %(default)s)")
     demo.add_argument(
         "--option",
         action="append",
@@ -179,7 +179,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="NAME=VALUE",
         help="override a rule (default for the demo: hand_sizes=[5,4,3,2,1])",
     )
-    demo.add_argument("--seats", type=int, default=4)
+    demo.add_argument("--seats", type=int, default=4, help="seats per table, 3..7 (default %(default)s)")
     demo.add_argument("--web-address", default="127.0.0.1:0", help="where the web app listens (port 0: any free)")
     demo.add_argument("--serve", action="store_true", help="keep serving the web app after the run, until Ctrl-C")
     demo.set_defaults(handler=cmd_demo)
