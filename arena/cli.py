@@ -12,7 +12,7 @@ from rich.table import Table
 
 from arena.local import bot_cli, tournament_cli
 from arena.local import cli as ladder_cli
-from arena.local.output import labelled, text_console
+from arena.local.output import labelled, options_text, text_console
 from arena.sdk import cli as engine_cli
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS, preset_with_options
@@ -101,7 +101,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     table.add_column("options")
     for name in sorted(PRESETS):
         options = PRESETS[name].to_dict()
-        table.add_row(name, ", ".join(f"{k}={v}" for k, v in options.items() if v is not None))
+        table.add_row(name, options_text(options))
     console.print(table)
     return 0
 

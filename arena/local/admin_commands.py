@@ -14,9 +14,9 @@ from rich.table import Table
 
 from arena.local.admin_client import Host
 from arena.local.admin_show import print_match, when
-from arena.local.output import labelled, text_console
+from arena.local.output import labelled, options_text, text_console
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.wire import proto_rules_label, rules_to_proto
+from arena.wire import proto_rules_label, rules_from_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 from ohell.referee import referee
@@ -81,7 +81,10 @@ def ladder_show(host: Host, args: argparse.Namespace) -> int:
     console.print(f"ladder {ladder.name}: {proto_rules_label(ladder.rules)} rules, {ladder.seats} seats")
     console.print(f"  house bots: {house_bots_text(ladder)}")
     console.print(f"  waiting now: {reply.tickets_waiting}")
-    rules = {k: v for k, v in json.loads(_json(ladder.rules)).items() if k != "preset"}
+    try:  # as `ohell rules` lists a preset's
+        rules = options_text(rules_from_proto(ladder.rules).to_dict())
+    except OhHellError:  # rules from a newer platform: the message as it came
+        rules = _json(ladder.rules)
     console.print(f"  rules: {rules}")
     return 0
 

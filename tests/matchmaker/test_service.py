@@ -247,4 +247,7 @@ def test_ladder_show_says_when_house_bots_do_not_fill(
         ("filling", "heuristic (fill after 10 s)"),
     ):
         assert main(["ladder", "show", name, "--matchmaker", matchmaker_address]) == 0
-        assert f"house bots: {shown}" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert f"house bots: {shown}" in out
+        # the rules as `ohell rules` lists them, not a dict of the message's enum names ('DIRECTION_DOWN')
+        assert "rules: direction=down, rebound=True, min_cards=1, max_cards_auto=classic" in out, out
