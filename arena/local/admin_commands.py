@@ -79,6 +79,8 @@ def ladder_show(host: Host, args: argparse.Namespace) -> int:
     reply = host.call("GetLadder", name=args.name)
     ladder = reply.ladder
     console.print(f"ladder {ladder.name}: {proto_rules_label(ladder.rules)} rules, {ladder.seats} seats")
+    if ladder.paused:  # its agents still queue, and wait: say why
+        console.print(f"  paused: no tables are formed until `ohell ladder resume {ladder.name}`")
     console.print(f"  house bots: {house_bots_text(ladder)}")
     console.print(f"  waiting now: {reply.tickets_waiting}")
     try:  # as `ohell rules` lists a preset's

@@ -251,3 +251,20 @@ def test_ladder_show_says_when_house_bots_do_not_fill(
         assert f"house bots: {shown}" in out
         # the rules as `ohell rules` lists them, not a dict of the message's enum names ('DIRECTION_DOWN')
         assert "rules: direction=down, rebound=True, min_cards=1, max_cards_auto=classic" in out, out
+
+
+def test_ladder_show_says_a_ladder_is_paused(
+    matchmaker_address: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ohell ladder show`` of a paused ladder read as a running one (its agents queue, and wait)."""
+    from arena.cli import main
+
+    monkeypatch.setenv("OHELL_HOST_TOKEN", HOST_TOKEN)
+    show = ["ladder", "show", "main", "--matchmaker", matchmaker_address]
+    with grpc.insecure_channel(matchmaker_address) as channel:
+        ladder = pb.Ladder(name="main", rules=rules_pb2.Rules(preset="classic"), seats=4)
+        Stub(channel).CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=HOST)
+        assert main(show) == 0 and "paused" not in capsys.readouterr().out
+        Stub(channel).PauseLadder(pb.PauseLadderRequest(name="main"), metadata=HOST)
+    assert main(show) == 0
+    assert "paused: no tables are formed until `ohell ladder resume main`" in capsys.readouterr().out
