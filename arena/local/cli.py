@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,10 +16,6 @@ from ohell.errors import OhHellError
 
 if TYPE_CHECKING:  # the stack (SQLAlchemy, Alembic, ...) is loaded by the commands that run it
     from arena.local.stack import StackConfig
-
-
-def _interrupt(*_: object) -> None:
-    raise KeyboardInterrupt
 
 
 def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], str]:
@@ -55,12 +50,11 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from arena.local.stack import Stack
+    from arena.local.stack import Stack, stop_on_signals
 
     config, settings, token_source = up_config(args)
     stack = Stack(config)
-    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # also when started where SIGINT is ignored (`cmd &`)
-        signal.signal(stop_signal, _interrupt)
+    stop_on_signals()
     try:
         stack.start()
         print(f"web         {stack.web_url}   (leaderboards, replays, live matches; host pages)")
@@ -83,6 +77,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"stopping: {', '.join(dead)} exited (logs in {stack.log_dir})")
         return 1
     except KeyboardInterrupt:
+        print("stopping every process of the stack (a few seconds)", flush=True)
         return 0
     except RuntimeError as error:  # a process did not get ready: its log's tail says why (a port in use, ...)
         raise OhHellError(str(error)) from None

@@ -28,6 +28,22 @@ from arena.rpc.auth import HOST_TOKEN_ENV, WEB_TOKEN_ENV, new_host_token
 
 PORT_LINE = re.compile(r"service on port (\d+)")
 WORKER_READY = re.compile(r"ohell worker ready")
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def stop_on_signals() -> None:
+    """The first SIGINT or SIGTERM raises KeyboardInterrupt (also when started where SIGINT is
+    ignored, ``cmd &``); later ones are ignored, so the stack's cleanup, which takes seconds, runs
+    to its end (a second Ctrl-C ended ``ohell up`` in it and left Redis, the engine and the
+    matchmaker running on their ports)."""
+
+    def interrupt(*_: object) -> None:
+        for stop_signal in STOP_SIGNALS:
+            signal.signal(stop_signal, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    for stop_signal in STOP_SIGNALS:
+        signal.signal(stop_signal, interrupt)
 
 
 @dataclass

@@ -88,6 +88,43 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
     assert (tmp_path / "data" / "engine.log").read_text().count("service on port") == 3  # one log, every run
 
 
+def children_of(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"  # a zombie has exited
+
+
+@pytest.mark.slow
+def test_a_second_ctrl_c_still_stops_every_process(tmp_path: Path) -> None:
+    """A second Ctrl-C while ``ohell up`` stopped its processes (seconds) ended it there and left
+    Redis, the engine and the matchmaker running on their ports: the next ``ohell up`` found them taken."""
+    args = ["--data-dir", str(tmp_path / "data"), "--redis-port", str(free_port()), "--web-address", "127.0.0.1:0"]
+    args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0", "--concurrency", "1"]
+    process, _ = start_up(args, tmp_path / "up.log")
+    children = children_of(process.pid)
+    try:
+        assert len(children) >= 5  # redis-server, engine, matchmaker, two workers, the web app
+        process.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 30
+        while all(alive(pid) for pid in children):  # the stop has begun: the second Ctrl-C comes during it
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        process.wait(60)
+        assert [pid for pid in children if alive(pid)] == []
+        assert "stopping every process of the stack" in (tmp_path / "up.log").read_text()
+    finally:
+        for pid in children:
+            if alive(pid):
+                os.killpg(pid, signal.SIGKILL)  # each child leads its own session
+
+
 def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text('engine_address = "0.0.0.0:1"\nweb_address = "0.0.0.0:2"\nworkers = 3\n')
