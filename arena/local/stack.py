@@ -24,7 +24,8 @@ from arena.archive.db import DATABASE_URL_ENV, sqlite_url
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
 from arena.ladder.routing import Queues
-from arena.rpc.auth import HOST_TOKEN_ENV, WEB_TOKEN_ENV, new_host_token
+from arena.rpc.auth import HOST_TOKEN_ENV, MIN_HOST_TOKEN, WEB_TOKEN_ENV, new_host_token
+from ohell.errors import OhHellError
 
 PORT_LINE = re.compile(r"service on port (\d+)")
 WORKER_READY = re.compile(r"ohell worker ready")
@@ -134,6 +135,11 @@ class Stack:
         self.host_token = self.config.host_token or os.environ.get(HOST_TOKEN_ENV) or new_host_token()
         # the web app's read credential (its own rate limit at the services), given to every process
         self.web_token = os.environ.get(WEB_TOKEN_ENV) or new_host_token()
+        for token, what in ((self.host_token, "the host token"), (self.web_token, f"${WEB_TOKEN_ENV}")):
+            if len(token) < MIN_HOST_TOKEN:  # said here, not by the first process that refuses it and exits
+                raise OhHellError(
+                    f"{what} is {len(token)} characters: the services take one of at least {MIN_HOST_TOKEN}"
+                )
         self.redis: EmbeddedRedis | None = None
         self.redis_url = self.config.redis_url or ""
         self.procs: list[Proc] = []

@@ -21,7 +21,7 @@ from arena.cli import build_parser, main
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.local.cli import up_config
 from arena.local.config import resolve
-from arena.local.stack import Stack
+from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
@@ -159,6 +159,16 @@ def test_a_token_given_for_one_run_leaves_the_kept_one(
     stack = Stack(config)
     assert stack.host_token == "given-for-this-run-0123456" and source != str(kept)
     assert kept.read_text() == "kept-since-the-first-start-0123\n"
+
+
+def test_a_short_token_is_refused_before_any_process_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OHELL_HOST_TOKEN=short ohell up`` started Redis and then said "engine did not get ready
+    (exit 2)" above the engine's own refusal; a short $OHELL_WEB_TOKEN likewise."""
+    with pytest.raises(OhHellError, match="^the host token is 5 characters: the services take one of at least 16$"):
+        Stack(StackConfig(host_token="short", log_dir=str(tmp_path)))
+    monkeypatch.setenv("OHELL_WEB_TOKEN", "short")
+    with pytest.raises(OhHellError, match=r"^\$OHELL_WEB_TOKEN is 5 characters"):
+        Stack(StackConfig(log_dir=str(tmp_path)))
 
 
 def test_up_help_names_each_default(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
