@@ -50,6 +50,7 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from arena.embedded_redis import PortTaken
     from arena.local.stack import Stack, stop_on_signals
 
     config, settings, token_source = up_config(args)
@@ -79,6 +80,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("stopping every process of the stack (a few seconds)", flush=True)
         return 0
+    except PortTaken as error:
+        raise OhHellError(f"the embedded Redis: {error}; is another `ohell up` running? (--redis-port)") from None
     except RuntimeError as error:  # a process did not get ready: its log's tail says why (a port in use, ...)
         raise OhHellError(str(error)) from None
     finally:

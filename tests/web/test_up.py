@@ -171,6 +171,23 @@ def test_a_short_token_is_refused_before_any_process_starts(tmp_path: Path, monk
         Stack(StackConfig(log_dir=str(tmp_path)))
 
 
+def test_a_taken_redis_port_is_one_line(tmp_path: Path) -> None:
+    """A second ``ohell up`` on the default ports ended with redis-server's start-up banner ("O0OoO0Oo
+    Redis is starting ...") and six lines of its log, cut mid-line, to say the port was taken."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        args = ["--data-dir", str(tmp_path), "--redis-port", str(port), "--web-address", "127.0.0.1:0"]
+        args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0"]
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "up", *args], capture_output=True, text=True, timeout=60, env=env
+        )
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: the embedded Redis: port {port} is taken: redis-server cannot listen there (Address already in use);"
+        " is another `ohell up` running? (--redis-port)"
+    ], done.stderr
+
+
 def test_up_help_names_each_default(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Settings with no default printed "default )"; the data folder's said "per user"."""
     monkeypatch.setenv("XDG_DATA_HOME", "/srv/data")
