@@ -111,7 +111,8 @@ class Proc:
             if found:
                 return found
             if self.popen.poll() is not None or time.monotonic() > deadline:
-                tail = self.log_text()[-1500:]
+                text = self.log_text()
+                tail = text[-1500:].partition("\n")[2] if len(text) > 1500 else text  # whole lines
                 raise RuntimeError(f"{self.name} did not get ready (exit {self.popen.poll()}):\n{tail}")
             time.sleep(0.05)
 

@@ -21,7 +21,7 @@ from arena.cli import build_parser, main
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.local.cli import up_config
 from arena.local.config import resolve
-from arena.local.stack import Stack, StackConfig
+from arena.local.stack import Proc, Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
@@ -239,3 +239,16 @@ def test_the_banner_hides_the_passwords_of_redis_and_the_archive(tmp_path: Path)
     assert secret not in banner and re.search(r"^redis\s+redis://:\*\*\*@127\.0\.0\.1:", banner, re.M), banner
     assert shown_url("postgresql://ohell:pw@db:5432/arena") == "postgresql://ohell:***@db:5432/arena"
     assert shown_url("sqlite:////var/ohell/archive.sqlite3") == "sqlite:////var/ohell/archive.sqlite3"
+
+
+def test_a_process_that_does_not_get_ready_is_shown_in_whole_lines(tmp_path: Path) -> None:
+    """The tail of its log began mid-line ("rror while attempting '", from a longer traceback)."""
+    script = "print('x' * 99 + 'y'); [print(f'line {n}') for n in range(300)]"
+    proc = Proc("talker", [sys.executable, "-c", script], dict(os.environ), tmp_path / "talker.log")
+    try:
+        with pytest.raises(RuntimeError) as refused:
+            proc.wait_for("never printed", 30)
+    finally:
+        proc.stop()
+    shown = str(refused.value).split("\n", 1)[1]
+    assert shown.startswith("line ") and shown.rstrip().endswith("line 299") and len(shown) <= 1500
