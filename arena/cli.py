@@ -12,7 +12,7 @@ from rich.table import Table
 
 from arena.local import bot_cli, tournament_cli
 from arena.local import cli as ladder_cli
-from arena.local.output import labelled, text_console
+from arena.local.output import labelled, options_text, text_console
 from arena.sdk import cli as engine_cli
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS, preset_with_options
@@ -51,12 +51,17 @@ def print_tally(tally: SeriesTally, title: str) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from arena.local.play import play_series
+    from arena.local.play import play_series, seat_maker
+    from ohell.state import Game
 
     names = [name.strip() for name in args.bots.split(",") if name.strip()]
     rules = preset_with_options(args.rules, args.option)
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
+    # an unknown bot, a bot file that does not load or a seat count the rules cannot deal: one line
+    # on stderr before the progress bar, which would be left on stdout above it
+    makers = {name: seat_maker(name) for name in names}
+    Game(rules, len(names))
     with progress_bar() as progress:
         task = progress.add_task(f"{args.rules}: {len(names)} seats", total=args.games)
         try:
@@ -67,6 +72,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 args.seed,
                 Path(args.out) if args.out else None,
                 on_game=lambda done: progress.update(task, completed=done),
+                makers=makers,
             )
         except OSError as error:
             raise OhHellError(f"cannot write records to --out {args.out}: {error.strerror or error}") from None
@@ -95,7 +101,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     table.add_column("options")
     for name in sorted(PRESETS):
         options = PRESETS[name].to_dict()
-        table.add_row(name, ", ".join(f"{k}={v}" for k, v in options.items() if v is not None))
+        table.add_row(name, options_text(options))
     console.print(table)
     return 0
 
@@ -109,8 +115,8 @@ def add_play_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default="heuristic,random,random,random",
         help="comma-separated, 3-7: built-in bot names or bot files (path/to/mybot.py:MyBot)",
     )
-    play.add_argument("--games", type=int, default=100)
-    play.add_argument("--seed", type=int, default=1)
+    play.add_argument("--games", type=int, default=100, help="games to play (default: 100; seats rotate every game)")
+    play.add_argument("--seed", type=int, default=1, help="game n (from 0) is dealt with seed SEED + n (default: 1)")
     play.add_argument("--out", help="write one JSON match record per game into this folder")
     play.set_defaults(handler=cmd_play)
 

@@ -94,8 +94,11 @@ class EmbeddedRedis:
                 log = Path(self.data_dir, "redis.log")
                 detail = log.read_text()[-500:] if log.exists() else "no log"
                 self.stop(kill=True)
-                error = PortTaken if "Address already in use" in detail else RuntimeError
-                raise error(f"redis-server did not start on port {self.port}: {detail}")
+                if "Address already in use" in detail:  # the log's last lines were its start-up banner too
+                    raise PortTaken(
+                        f"port {self.port} is taken: redis-server cannot listen there (Address already in use)"
+                    )
+                raise RuntimeError(f"redis-server did not start on port {self.port}: {detail}")
             try:
                 server_pid = client.info("server")["process_id"]
             except redis.RedisError:

@@ -26,11 +26,16 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
 
     create = command(ladder_sub, "create", c.ladder_create, "create a ladder")
     create.add_argument("name")
-    create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
+    create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules'; default %(default)s)")
     create.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
-    create.add_argument("--seats", type=whole(UINT32), default=4, help="seats per table, 3..7")
+    create.add_argument("--seats", type=whole(UINT32), default=4, help="seats per table, 3..7 (default %(default)s)")
     create.add_argument("--house-bots", default="", help="comma-separated built-in bots that fill tables")
-    create.add_argument("--fill-after", type=float, default=10.0, help="seconds an agent waits before house bots fill")
+    create.add_argument(
+        "--fill-after",
+        type=float,
+        default=10.0,
+        help="seconds an agent waits before house bots fill (default %(default)g)",
+    )
     command(ladder_sub, "list", c.ladder_list, "list the ladders")
     for name, text in (("show", "one ladder: rules, seats, queue"), ("pause", "stop forming tables"), ("resume", "")):
         command(ladder_sub, name, getattr(c, f"ladder_{name}"), text or "form tables again").add_argument("name")
@@ -65,7 +70,7 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     matches = command(sub, "matches", c.matches, "matches of a ladder or an agent, newest first")
     matches.add_argument("--ladder", default="")
     matches.add_argument("--agent", default="", help="agent id")
-    matches.add_argument("--limit", type=int, default=20, help="at most this many (1..500)")
+    matches.add_argument("--limit", type=int, default=20, help="at most this many (1..500; default %(default)s)")
     matches.add_argument("--running", action="store_true", help="the matches in play now")
     match = sub.add_parser("match", help="one match")
     match_sub = match.add_subparsers(dest="match_command", required=True)

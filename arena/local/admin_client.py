@@ -25,17 +25,18 @@ TIMEOUT_S = 30.0
 REACH_S = 1.0  # how long to try connecting again, to tell an unreachable matchmaker from one that refused
 
 
-def host_token(args: argparse.Namespace) -> str:
+def host_token(args: argparse.Namespace) -> tuple[str, str]:
+    """(the host token, where it comes from); ("", where it was looked for) when there is none."""
     if args.host_token_file:
         path = Path(args.host_token_file)
     elif os.environ.get(HOST_TOKEN_ENV):
-        return os.environ[HOST_TOKEN_ENV].strip()
+        return os.environ[HOST_TOKEN_ENV].strip(), f"${HOST_TOKEN_ENV}"
     else:
         path = Path(os.environ.get("OHELL_DATA_DIR") or default_data_dir()) / "host-token"
-        if not path.exists():
-            return ""  # calls go without a token; admin RPCs then answer UNAUTHENTICATED
+        if not path.exists():  # calls go without a token; admin RPCs then answer UNAUTHENTICATED
+            return "", f"no --host-token-file, no ${HOST_TOKEN_ENV}, no {path}"
     try:
-        return read_token_file(path)
+        return read_token_file(path), str(path)
     except ConfigError as error:
         raise OhHellError(str(error)) from None
 
@@ -58,7 +59,7 @@ def request_type_of(method: str) -> Any:
 class Host:
     """The matchmaker's stub with the host token on every call, and errors as ``OhHellError``."""
 
-    def __init__(self, channel: grpc.Channel, address: str, token: str) -> None:
+    def __init__(self, channel: grpc.Channel, address: str, token: str, token_source: str = "") -> None:
         from arena.proto.ohell.v1 import matchmaker_pb2_grpc
         from arena.rpc.auth import auth_metadata
 
@@ -66,6 +67,7 @@ class Host:
         self.stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
         self.address = address
         self.metadata = auth_metadata(token) if token else None
+        self.token_source = token_source
 
     def call(self, method: str, **fields: Any) -> Any:
         import grpc
@@ -98,6 +100,15 @@ class Host:
             )
         if code == grpc.StatusCode.UNAVAILABLE:  # it answered: something behind it is away (its Redis, the archive)
             return OhHellError(f"{method}: UNAVAILABLE: the matchmaker at {self.address} is up but says: {details}")
+        if code == grpc.StatusCode.UNAUTHENTICATED:  # which token went, and from where: the host's first question
+            sent = (
+                f"the host token from {self.token_source}" if self.metadata else f"no host token ({self.token_source})"
+            )
+            return OhHellError(
+                f"{method}: UNAUTHENTICATED: {details}: the matchmaker at {self.address} was sent {sent}; "
+                "give the running stack's (`ohell up` prints where it is) with --host-token-file PATH"
+                f" or ${HOST_TOKEN_ENV}"
+            )
         return OhHellError(f"{method}: {code.name}: {details}")
 
     def reachable(self) -> bool:
@@ -130,7 +141,7 @@ def connect(args: argparse.Namespace) -> Iterator[Host]:
 
     address = args.matchmaker or os.environ.get("OHELL_MATCHMAKER_ADDRESS") or SETTINGS["matchmaker_address"].default
     with grpc.insecure_channel(address) as channel:
-        yield Host(channel, address, host_token(args))
+        yield Host(channel, address, *host_token(args))
 
 
 def with_host(command: Callable[[Host, argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

@@ -14,9 +14,9 @@ from rich.table import Table
 
 from arena.local.admin_client import Host
 from arena.local.admin_show import print_match, when
-from arena.local.output import labelled, text_console
+from arena.local.output import labelled, options_text, text_console
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.wire import proto_rules_label, rules_to_proto
+from arena.wire import proto_rules_label, rules_from_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 from ohell.referee import referee
@@ -59,6 +59,14 @@ def ladder_create(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+def house_bots_text(ladder: Any) -> str:
+    """Whether the house bots fill tables too: a ladder made over the RPC may have bots and no fill."""
+    if not ladder.house_bots:
+        return "none"
+    when = f"fill after {ladder.fill_after_seconds:g} s" if ladder.house_fill else "not filling tables: house_fill off"
+    return f"{', '.join(ladder.house_bots)} ({when})"
+
+
 def ladder_list(host: Host, args: argparse.Namespace) -> int:
     out = table("ladders", "ladder", "rules", "seats", "house bots")
     for ladder in host.call("ListLadders").ladders:
@@ -71,11 +79,14 @@ def ladder_show(host: Host, args: argparse.Namespace) -> int:
     reply = host.call("GetLadder", name=args.name)
     ladder = reply.ladder
     console.print(f"ladder {ladder.name}: {proto_rules_label(ladder.rules)} rules, {ladder.seats} seats")
-    console.print(
-        f"  house bots: {', '.join(ladder.house_bots) or 'none'} (fill after {ladder.fill_after_seconds:g} s)"
-    )
+    if ladder.paused:  # its agents still queue, and wait: say why
+        console.print(f"  paused: no tables are formed until `ohell ladder resume {ladder.name}`")
+    console.print(f"  house bots: {house_bots_text(ladder)}")
     console.print(f"  waiting now: {reply.tickets_waiting}")
-    rules = {k: v for k, v in json.loads(_json(ladder.rules)).items() if k != "preset"}
+    try:  # as `ohell rules` lists a preset's
+        rules = options_text(rules_from_proto(ladder.rules).to_dict())
+    except OhHellError:  # rules from a newer platform: the message as it came
+        rules = _json(ladder.rules)
     console.print(f"  rules: {rules}")
     return 0
 

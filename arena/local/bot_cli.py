@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 
 from rich.table import Table
 from rich.text import Text
 
 from arena.local.output import labelled, text_console
-from arena.sdk.arguments import UINT32, whole
+from arena.sdk.arguments import UINT32, agent_token, whole
 from ohell.errors import OhHellError
 
 console = text_console()
@@ -86,9 +85,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from arena.sdk.local import is_local_spec, load_bot
     from ohell.bots import make_bot
 
-    token = args.token or os.environ.get("OHELL_AGENT_TOKEN", "")
-    if not token:
-        raise OhHellError("give --token or set OHELL_AGENT_TOKEN (the token the host gave you)")
+    token = agent_token(args.token)
     seat_maker(args.bot)  # a clear error for an unknown bot or a bad file, before connecting
     bot = load_bot(args.bot)() if is_local_spec(args.bot) else make_bot(args.bot, args.seed)
     run_on_ladder(bot, args.engine, args.matchmaker, token, args.ladder, matches=args.matches)
@@ -97,20 +94,24 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     check = sub.add_parser("check", help="validate a local bot: illegal actions, exceptions, speed, exact bids")
-    check.add_argument("bot", help="path/to/mybot.py:MyBot")
+    check.add_argument("bot", help="path/to/mybot.py:MyBot, or a built-in bot name")
     check.add_argument(
         "--games", type=whole(1000, 1), default=8, help="games per preset, 1..1000 (seats rotate every game)"
     )
     check.add_argument("--presets", help="comma-separated rule presets (default: a sample of each rule document)")
-    check.add_argument("--seed", type=int, default=1)
+    check.add_argument(
+        "--seed", type=int, default=1, help="game n (from 0) of each preset is dealt with SEED + n (default 1)"
+    )
     check.set_defaults(handler=cmd_check)
 
     run = sub.add_parser("run", help="play a bot on a ladder (connect, hold a ticket, play every table)")
     run.add_argument("bot", help="path/to/mybot.py:MyBot, or a built-in bot name")
-    run.add_argument("--engine", default="127.0.0.1:50051", help="the engine service (gateway) address")
-    run.add_argument("--matchmaker", default="127.0.0.1:50052", help="the matchmaker address")
+    run.add_argument(
+        "--engine", default="127.0.0.1:50051", help="the engine service (gateway) address (default %(default)s)"
+    )
+    run.add_argument("--matchmaker", default="127.0.0.1:50052", help="the matchmaker address (default %(default)s)")
     run.add_argument("--token", help="your agent token (default: $OHELL_AGENT_TOKEN)")
-    run.add_argument("--ladder", required=True)
+    run.add_argument("--ladder", required=True, help="the ladder's name (the host gives it)")
     run.add_argument("--matches", type=whole(UINT32, 1), help="stop after this many matches (default: play for ever)")
-    run.add_argument("--seed", type=int, default=0, help="seed of a built-in bot")
+    run.add_argument("--seed", type=int, default=0, help="seed of a built-in bot (default %(default)s)")
     run.set_defaults(handler=cmd_run)

@@ -12,9 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.local.play import display_name, play_series, seat_maker
-from arena.sdk.local import WireSeat
+from arena.local.play import SeatMaker, display_name, play_series, seat_maker
+from arena.sdk.local import WireSeat, is_local_spec
+from arena.sdk.session import Session
+from ohell.bots import make_bot
 from ohell.presets import preset
+from ohell.rules import Rules
 
 CHECK_PRESETS = ("classic", "classic-simultaneous", "river", "online")
 OPPONENTS = ("heuristic", "random", "heuristic")
@@ -59,10 +62,11 @@ def check_bot(
 ) -> CheckReport:
     """Play ``games`` games of each preset with the bot ``spec`` (``path.py:Class``) and ``opponents``."""
     results = []
-    names = [spec, *opponents]
+    checked = spec if is_local_spec(spec) else f"{spec} (checked)"  # apart from opponents of the same bot
+    names = [checked, *opponents]
     for name in presets:
         result = PresetCheck(name, games=games)
-        maker = seat_maker(spec, result.timings)
+        maker = checked_seat(spec, result.timings)
 
         def count(players: list[Any], seated: list[str], result: PresetCheck = result) -> None:
             for player in players:
@@ -78,13 +82,27 @@ def check_bot(
             seed,
             on_game=progress(on_game, name),
             on_seats=count,
-            makers={spec: maker},
+            makers={checked: maker},
         )
-        mine = tally.bots[display_name(spec)]
+        mine = tally.bots[display_name(checked)]
         result.exact_rate, result.mean_score = mine.exact_rate, mine.mean_score
         result.opponents_exact = {bot: tally.bots[bot].exact_rate for bot in dict.fromkeys(opponents)}
         results.append(result)
     return CheckReport(display_name(spec), results)
+
+
+def checked_seat(spec: str, timings: list[float]) -> SeatMaker:
+    """The checked bot's seat: played through the wire, as on the platform, and timed; a built-in
+    bot too (``ohell bot run`` enters it as an agent), not only a bot file."""
+    if is_local_spec(spec):
+        return seat_maker(spec, timings)
+    seat_maker(spec)  # the usual error for an unknown name
+
+    def wired(seed: int, rules: Rules, seat: int) -> WireSeat:
+        bot = make_bot(spec, seed)
+        return WireSeat(bot, rules, seat, Session(bot, timings))
+
+    return wired
 
 
 def progress(on_game: Callable[[str, int], None] | None, name: str) -> Callable[[int], None] | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,10 +16,6 @@ from ohell.errors import OhHellError
 
 if TYPE_CHECKING:  # the stack (SQLAlchemy, Alembic, ...) is loaded by the commands that run it
     from arena.local.stack import StackConfig
-
-
-def _interrupt(*_: object) -> None:
-    raise KeyboardInterrupt
 
 
 def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], str]:
@@ -39,6 +34,7 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
         # the match archive lives in the data folder too unless a URL is set
         database_url=settings["database_url"] or f"sqlite:///{Path(data_dir) / 'archive.db'}",
         host_token=token,
+        save_host_token=False,  # host_token() made the data folder's file if it was the token's source
         builtin_workers=settings["workers"],
         concurrency=settings["concurrency"],
         remote_concurrency=settings["remote_concurrency"],
@@ -54,12 +50,12 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from arena.local.stack import Stack
+    from arena.embedded_redis import PortTaken
+    from arena.local.stack import Stack, stop_on_signals
 
     config, settings, token_source = up_config(args)
     stack = Stack(config)
-    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # also when started where SIGINT is ignored (`cmd &`)
-        signal.signal(stop_signal, _interrupt)
+    stop_on_signals()
     try:
         stack.start()
         print(f"web         {stack.web_url}   (leaderboards, replays, live matches; host pages)")
@@ -82,7 +78,10 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"stopping: {', '.join(dead)} exited (logs in {stack.log_dir})")
         return 1
     except KeyboardInterrupt:
+        print("stopping every process of the stack (a few seconds)", flush=True)
         return 0
+    except PortTaken as error:
+        raise OhHellError(f"the embedded Redis: {error}; is another `ohell up` running? (--redis-port)") from None
     except RuntimeError as error:  # a process did not get ready: its log's tail says why (a port in use, ...)
         raise OhHellError(str(error)) from None
     finally:
@@ -169,8 +168,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     up.set_defaults(handler=cmd_up)
 
     demo = sub.add_parser("demo", help="the README's main job: a ladder of built-in bots on the local stack")
-    demo.add_argument("--games", type=int, default=150, help="rated matches to play")
-    demo.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
+    demo.add_argument("--games", type=int, default=150, help="rated matches to play (default %(default)s)")
+    demo.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules'; default %(default)s)")
     demo.add_argument(
         "--option",
         action="append",
@@ -178,7 +177,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="NAME=VALUE",
         help="override a rule (default for the demo: hand_sizes=[5,4,3,2,1])",
     )
-    demo.add_argument("--seats", type=int, default=4)
+    demo.add_argument("--seats", type=int, default=4, help="seats per table, 3..7 (default %(default)s)")
     demo.add_argument("--web-address", default="127.0.0.1:0", help="where the web app listens (port 0: any free)")
     demo.add_argument("--serve", action="store_true", help="keep serving the web app after the run, until Ctrl-C")
     demo.set_defaults(handler=cmd_demo)
@@ -186,7 +185,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ladder = sub.add_parser("ladder", help="create, list, show, pause, resume, delete, export ladders; rebuild ratings")
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
-    rebuild.add_argument("--redis-url")
+    rebuild.add_argument("--redis-url", help="the stack's Redis (default: $REDIS_URL; ohell up prints its own)")
     rebuild.add_argument("--ladder", help="one ladder (default: all)")
     rebuild.add_argument(
         "--prefix",

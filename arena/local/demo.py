@@ -4,7 +4,6 @@ matchmaker, Celery worker processes), with a progress bar and the leaderboard at
 from __future__ import annotations
 
 import argparse
-import signal
 import time
 
 import grpc
@@ -13,7 +12,7 @@ from rich.table import Table
 
 from arena.local.config import check_address
 from arena.local.output import text_console
-from arena.local.stack import Stack, StackConfig
+from arena.local.stack import Stack, StackConfig, stop_on_signals
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
@@ -54,10 +53,6 @@ def rated_matches(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, seats: int) -
     return sum(s.games for s in board.standings) // seats
 
 
-def _interrupt(*_: object) -> None:
-    raise KeyboardInterrupt
-
-
 def run_demo(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
@@ -65,8 +60,7 @@ def run_demo(args: argparse.Namespace) -> int:
         raise OhHellError(f"--seats must be from 3 to 7, got {args.seats}")
     check_address("--web-address", args.web_address)
     rules = demo_rules(args.rules, args.option)
-    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # also when started where SIGINT is ignored (`cmd &`)
-        signal.signal(stop_signal, _interrupt)
+    stop_on_signals()
     stack = Stack(StackConfig(engine=False, concurrency=1, remote_worker=False, web_address=args.web_address))
     try:
         with console.status("starting the stack: redis, matchmaker, Celery workers, web app"):

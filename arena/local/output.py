@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
@@ -43,3 +44,8 @@ def text_console(stderr: bool = False) -> Console:
 def labelled(label: str, style: str, rest: str) -> Text:
     """``label`` in ``style``, then ``rest`` as plain text."""
     return Text.assemble((label, style), rest)
+
+
+def options_text(options: dict[str, Any]) -> str:
+    """Rule options as ``ohell rules`` lists them: ``direction=down, rebound=True, ...`` (unset left out)."""
+    return ", ".join(f"{name}={value}" for name, value in options.items() if value is not None)

@@ -83,7 +83,8 @@ def play_series(
     game = Game(rules, len(bot_names))
     makers = dict(makers or {})
     for name in bot_names:
-        makers.setdefault(name, seat_maker(name))
+        if name not in makers:
+            makers[name] = seat_maker(name)
     tally = SeriesTally()
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -24,10 +24,27 @@ from arena.archive.db import DATABASE_URL_ENV, sqlite_url
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
 from arena.ladder.routing import Queues
-from arena.rpc.auth import HOST_TOKEN_ENV, WEB_TOKEN_ENV, new_host_token
+from arena.rpc.auth import HOST_TOKEN_ENV, MIN_HOST_TOKEN, WEB_TOKEN_ENV, new_host_token
+from ohell.errors import OhHellError
 
 PORT_LINE = re.compile(r"service on port (\d+)")
 WORKER_READY = re.compile(r"ohell worker ready")
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def stop_on_signals() -> None:
+    """The first SIGINT or SIGTERM raises KeyboardInterrupt (also when started where SIGINT is
+    ignored, ``cmd &``); later ones are ignored, so the stack's cleanup, which takes seconds, runs
+    to its end (a second Ctrl-C ended ``ohell up`` in it and left Redis, the engine and the
+    matchmaker running on their ports)."""
+
+    def interrupt(*_: object) -> None:
+        for stop_signal in STOP_SIGNALS:
+            signal.signal(stop_signal, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    for stop_signal in STOP_SIGNALS:
+        signal.signal(stop_signal, interrupt)
 
 
 @dataclass
@@ -51,6 +68,9 @@ class StackConfig:
     redis_port: int | None = None  # of the embedded redis-server (None: any free port)
     worker_log_level: str = "WARNING"  # INFO logs two lines per task
     host_token: str = ""  # the administration credential given to the services ("" = a new random one)
+    # write host_token to <log_dir>/host-token (mode 600); ohell up keeps that file itself: made once, never
+    # overwritten by a token given for one run ($OHELL_HOST_TOKEN, --host-token-file)
+    save_host_token: bool = True
 
 
 class Proc:
@@ -91,7 +111,8 @@ class Proc:
             if found:
                 return found
             if self.popen.poll() is not None or time.monotonic() > deadline:
-                tail = self.log_text()[-1500:]
+                text = self.log_text()
+                tail = text[-1500:].partition("\n")[2] if len(text) > 1500 else text  # whole lines
                 raise RuntimeError(f"{self.name} did not get ready (exit {self.popen.poll()}):\n{tail}")
             time.sleep(0.05)
 
@@ -115,6 +136,11 @@ class Stack:
         self.host_token = self.config.host_token or os.environ.get(HOST_TOKEN_ENV) or new_host_token()
         # the web app's read credential (its own rate limit at the services), given to every process
         self.web_token = os.environ.get(WEB_TOKEN_ENV) or new_host_token()
+        for token, what in ((self.host_token, "the host token"), (self.web_token, f"${WEB_TOKEN_ENV}")):
+            if len(token) < MIN_HOST_TOKEN:  # said here, not by the first process that refuses it and exits
+                raise OhHellError(
+                    f"{what} is {len(token)} characters: the services take one of at least {MIN_HOST_TOKEN}"
+                )
         self.redis: EmbeddedRedis | None = None
         self.redis_url = self.config.redis_url or ""
         self.procs: list[Proc] = []
@@ -130,8 +156,9 @@ class Stack:
         self.log_dir = Path(self.config.log_dir or tempfile.mkdtemp(prefix="ohell-stack-"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.host_token_path = self.log_dir / "host-token"
-        self.host_token_path.touch(mode=0o600)
-        self.host_token_path.write_text(self.host_token + "\n")
+        if self.config.save_host_token:
+            self.host_token_path.touch(mode=0o600)
+            self.host_token_path.write_text(self.host_token + "\n")
         self.database_url = self.config.database_url or os.environ.get(DATABASE_URL_ENV) or sqlite_url(self.log_dir)
 
     @property

@@ -142,15 +142,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     create = command("create", "create a tournament and send its tables to the workers (host)", cmd_create)
     create.add_argument("--entrant", action="append", required=True, metavar="KIND:WHAT[=NAME]",
                         help="builtin:BOT, connected:AGENT_ID or endpoint:HOST:PORT; repeat per entrant")  # fmt: skip
-    create.add_argument("--seats", type=whole(UINT32), default=3, help="seats per table (3-7)")
-    create.add_argument("--format", choices=FORMATS, default="round-robin")
-    create.add_argument("--rounds", type=whole(UINT32), default=1, help="Swiss rounds")
+    create.add_argument("--seats", type=whole(UINT32), default=3, help="seats per table (3-7; default %(default)s)")
+    create.add_argument("--format", choices=FORMATS, default="round-robin", help="default %(default)s")
+    create.add_argument("--rounds", type=whole(UINT32), default=1, help="Swiss rounds (default %(default)s)")
     create.add_argument(
-        "--deals", type=whole(UINT32), default=2, help="deal sets per table, each played in every rotation"
+        "--deals",
+        type=whole(UINT32),
+        default=2,
+        help="deal sets per table, each played in every rotation (default %(default)s)",
     )
-    create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules')")
+    create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules'; default %(default)s)")
     create.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
-    create.add_argument("--grace-s", type=float, default=DEFAULT_GRACE_S, help="wait for an offline connected entrant")
+    create.add_argument(
+        "--grace-s",
+        type=float,
+        default=DEFAULT_GRACE_S,
+        help="seconds to wait for an offline connected entrant (default %(default)g)",
+    )
     command("list", "list the tournaments", cmd_list, with_id=False)
     command("status", "progress and tables", cmd_status)
     for name, handler, help_text in (
@@ -162,7 +170,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "--replicates",
             type=whole(UINT32),
             default=DEFAULT_REPLICATES,
-            help=f"bootstrap resamples (1-{MAX_REPLICATES}; other than {DEFAULT_REPLICATES}: the host only)",
+            help=f"bootstrap resamples (1-{MAX_REPLICATES}; default {DEFAULT_REPLICATES}, any other: the host only)",
         )
         if name == "export":
             parser.add_argument("--format", choices=("csv", "json"), default="csv")

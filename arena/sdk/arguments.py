@@ -5,10 +5,22 @@ traceback once the request is built. The service still checks its own, narrower 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
+
+from ohell.errors import OhHellError
 
 UINT32 = 2**32 - 1
 UINT64 = 2**64 - 1
+AGENT_TOKEN_ENV = "OHELL_AGENT_TOKEN"
+
+
+def agent_token(given: str | None, required: bool = True) -> str:
+    """``--token``, else $OHELL_AGENT_TOKEN (off the command line, where ``ps`` shows it)."""
+    token = given or os.environ.get(AGENT_TOKEN_ENV, "")
+    if required and not token:
+        raise OhHellError(f"give --token or set {AGENT_TOKEN_ENV} (the token the host gave you)")
+    return token
 
 
 def whole(largest: int, smallest: int = 0) -> Callable[[str], int]:

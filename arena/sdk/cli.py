@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from arena.sdk.arguments import UINT32, UINT64, whole
+from arena.sdk.arguments import UINT32, UINT64, agent_token, whole
 from ohell.errors import OhHellError
 
 
@@ -42,7 +42,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     with grpc.insecure_channel(args.address) as channel:
         try:
             response = challenge_pb2_grpc.ChallengeServiceStub(channel).Challenge(
-                request, metadata=auth_metadata(args.token), timeout=args.timeout
+                request, metadata=auth_metadata(agent_token(args.token)), timeout=args.timeout
             )
         except grpc.RpcError as error:
             raise OhHellError(f"challenge refused: {error.code().name}: {error.details()}") from None
@@ -68,22 +68,29 @@ def cmd_agent(args: argparse.Namespace) -> int:
         bot = make_bot(args.bot, args.seed)
     except ValueError as error:  # an unknown bot
         raise OhHellError(f"--bot: {error}") from None
+    token = agent_token(args.token, required=False)  # an endpoint served without one takes any caller
     if args.serve:
-        serve(bot, args.address, args.token)
+        serve(bot, args.address, token)
     else:
-        connect(bot, args.address, args.token)
+        connect(bot, args.address, token)
     return 0
 
 
 def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     challenge = sub.add_parser("challenge", help="play an ad-hoc match on an engine service")
     challenge.add_argument("--address", default="127.0.0.1:50051", help="the engine service (default %(default)s)")
-    challenge.add_argument("--token", required=True, help="your agent token")
+    challenge.add_argument("--token", help="your agent token (default: $OHELL_AGENT_TOKEN)")
     challenge.add_argument(
         "--seat", action="append", required=True, help="builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT; 3-7 of them"
     )
     challenge.add_argument("--rules", default="classic", help="a rules preset (default %(default)s)")
-    challenge.add_argument("--seed", type=whole(UINT64), default=0, help="the deal's seed (default %(default)s)")
+    challenge.add_argument(
+        "--seed",
+        type=whole(UINT64),
+        default=0,
+        help="the deal's seed (default 0: a secret one the engine draws; only a table of your own agent and"
+        " built-in bots may choose one)",
+    )
     challenge.add_argument(
         "--decision-ms", type=whole(UINT32), default=0, help="ms per decision (default %(default)s: the engine's)"
     )
@@ -99,6 +106,6 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
         default="127.0.0.1:50051",
         help="the gateway, or with --serve where to listen (default %(default)s)",
     )
-    agent.add_argument("--token", default="", help="the agent token (default none)")
+    agent.add_argument("--token", help="the agent token (default: $OHELL_AGENT_TOKEN, else none)")
     agent.add_argument("--serve", action="store_true", help="serve AgentService instead of dialling the gateway")
     agent.set_defaults(handler=cmd_agent)

@@ -10,6 +10,7 @@ are public, and an exception's text may name the bot's cards).
 from __future__ import annotations
 
 import logging
+import reprlib
 import time
 from typing import Any
 
@@ -195,15 +196,16 @@ class Session:
         """The bot's answer as an engine action number; ValueError when it is not even a card
         (0..51) or a number of tricks (0..17)."""
         if kind == match_pb2.DECISION_KIND_PLAY:
-            card = int(self.bot.play(observation))
+            card = whole_number(self.bot.play(observation), "play()", "a card is a number 0..51")
             if not 0 <= card < 52:
                 raise ValueError(f"play() returned {card}: a card is a number 0..51")
             return card
         if kind == match_pb2.DECISION_KIND_CHANGE_BID:
             tricks = self.bot.change_bid(observation)
-            tricks = int(observation.bids[observation.seat] if tricks is None else tricks)
+            tricks = observation.bids[observation.seat] if tricks is None else tricks
+            tricks = whole_number(tricks, "change_bid()", "a bid is a number of tricks, 0..17, or None")
         else:
-            tricks = int(self.bot.bid(observation))
+            tricks = whole_number(self.bot.bid(observation), "bid()", "a bid is a number of tricks, 0..17")
         if not 0 <= tricks <= 17:
             raise ValueError(f"the bot bid {tricks}: a bid is a number of tricks, 0..17")
         return BID_BASE + tricks
@@ -225,6 +227,15 @@ def check_match_id(match_id: str) -> None:
 def fault_kind_name(kind: int) -> str:
     """The FaultKind's name; its number when this SDK does not know it (a newer platform)."""
     return match_pb2.FaultKind.Name(kind) if kind in match_pb2.FaultKind.values() else f"FaultKind {kind}"
+
+
+def whole_number(answer: Any, method: str, expected: str) -> int:
+    """The bot's answer as an int; a ValueError naming what it returned when it is no number (int()'s
+    own "invalid literal for int() with base 10: 'AS'" named neither the method nor what was wanted)."""
+    try:
+        return int(answer)
+    except (TypeError, ValueError):
+        raise ValueError(f"{method} returned {reprlib.repr(answer)}: {expected}") from None
 
 
 def describe(action: int) -> str:

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m services.engine", description=__doc__.splitlines()[0])
-    parser.add_argument("--address", default="127.0.0.1:50051")
+    parser.add_argument("--address", default="127.0.0.1:50051", help="where to listen (default %(default)s)")
     parser.add_argument("--redis-url", help="relay and spectate through Redis (default: $REDIS_URL)")
     parser.add_argument(
         "--agent",
@@ -74,11 +74,17 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"Redis key prefix (default: ${PREFIX_ENV} or {DEFAULT_PREFIX!r})",
     )
     parser.add_argument("--host-token-file", help=f"read the host token from this file (default: ${HOST_TOKEN_ENV})")
-    parser.add_argument("--decision-ms", type=int, default=1000)
-    parser.add_argument("--time-bank-ms", type=int, default=10_000)
-    parser.add_argument("--max-faults", type=int, default=10)
+    parser.add_argument(
+        "--decision-ms", type=int, default=1000, help="ms an agent has per decision (default %(default)s)"
+    )
+    parser.add_argument(
+        "--time-bank-ms", type=int, default=10_000, help="ms an agent may run over, in all (default %(default)s)"
+    )
+    parser.add_argument(
+        "--max-faults", type=int, default=10, help="faults after which an agent forfeits (default %(default)s)"
+    )
     parser.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port")
-    parser.add_argument("--metrics-address", default="127.0.0.1")
+    parser.add_argument("--metrics-address", default="127.0.0.1", help="where /metrics listens (default %(default)s)")
 
     return parser
 

@@ -104,8 +104,12 @@ async def serve(args: argparse.Namespace) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m services.matchmaker", description=__doc__.splitlines()[0])
-    parser.add_argument("--address", default="127.0.0.1:50052")
-    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    parser.add_argument("--address", default="127.0.0.1:50052", help="where to listen (default %(default)s)")
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+        help="default: $REDIS_URL, else redis://127.0.0.1:6379/0",
+    )
     parser.add_argument(
         "--prefix",
         default=Keys.from_env().prefix,
@@ -137,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-forming", action="store_true", help="serve the API only (another replica forms)")
     parser.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port")
-    parser.add_argument("--metrics-address", default="127.0.0.1")
+    parser.add_argument("--metrics-address", default="127.0.0.1", help="where /metrics listens (default %(default)s)")
     return parser
 
 

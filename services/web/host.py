@@ -154,7 +154,7 @@ async def create_ladder(request: Request) -> Response:
         name=str(form.get("name", "")).strip(),
         rules=rules_pb2.Rules(preset=str(form.get("preset", "classic"))),
         seats=seats,
-        house_fill=form.get("house_fill") == "on",
+        house_fill=bool(house_bots),  # as `ohell ladder create --house-bots`: bots that never fill would never play
         fill_after_seconds=fill_after,
         house_bots=house_bots,
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
 import sys
 
 import uvicorn
@@ -44,6 +45,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return build_parser().parse_args(argv)
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here: uvicorn's own bind failure (a port in use) left a task's
+    SystemExit and two tracebacks in the log instead of one line."""
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [::1]
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    try:
+        return socket.create_server((bare, port), family=family)
+    except OSError as error:  # its strerror repeats the address: "... (while attempting to bind on address ...)"
+        reason = os.strerror(error.errno) if error.errno and error.errno > 0 else error.strerror or str(error)
+        raise SystemExit(f"the web app cannot listen on {host}:{port}: {reason}") from None
+
+
 async def serve(args: argparse.Namespace) -> None:
     if not is_host_port(args.address):
         raise SystemExit(f"--address {args.address!r} must be host:port with a port from 0 to 65535")
@@ -63,15 +76,16 @@ async def serve(args: argparse.Namespace) -> None:
             file=sys.stderr,
             flush=True,
         )
+    listening = listen(host, int(port))
     config = uvicorn.Config(app, host=host, port=int(port), log_level="warning", access_log=False)
     server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
+    serving = asyncio.create_task(server.serve(sockets=[listening]))
     while not server.started:
         if serving.done():
             await serving
             raise SystemExit(f"the web app could not listen on {args.address}")
         await asyncio.sleep(0.02)
-    bound = server.servers[0].sockets[0].getsockname()[1]
+    bound = listening.getsockname()[1]
     print(f"web service on port {bound}", flush=True)
     await serving
 

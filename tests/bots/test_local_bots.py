@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,38 @@ def test_check_prints_its_counts_as_numbers(
     row = next(line for line in capsys.readouterr().out.splitlines() if "│ classic" in line)
     cells = [cell.strip() for cell in row.strip("│ ").split("│")]
     assert "[" not in row and cells[2].isdigit() and int(cells[2]) > 0 and int(cells[3]) > 0
+
+
+def test_check_of_a_built_in_bot_counts_its_decisions_apart_from_its_namesakes() -> None:
+    """``ohell bot check random`` reported 0 decisions and 0.000 ms: the built-in was seated
+    directly, not through the wire, and its exact bids were pooled with the random opponent's."""
+    report = check_bot("random", games=2, presets=("classic",))
+    result = report.presets[0]
+    assert report.bot == "random" and report.passed
+    assert result.decisions > 50 and len(result.timings) == result.decisions
+    assert set(result.opponents_exact) == {"heuristic", "random"}
+
+
+@pytest.mark.parametrize("bots", ["nobot,random,random", "random,random", "missing.py:Bot,random,random"])
+def test_a_series_that_cannot_start_prints_nothing_on_stdout(bots: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ohell play`` drew its progress bar ("classic: 2 seats 0/1") on stdout before the error."""
+    assert main(["play", "--bots", bots, "--games", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: ")
+
+
+def test_an_answer_that_is_no_number_is_named(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A bot that returned "AS" or None was logged as int()'s "invalid literal for int() with base
+    10: 'AS'", a traceback ending in the SDK's code with neither the method nor what it wanted."""
+    path = tmp_path / "names.py"
+    path.write_text(
+        "from arena.sdk import BaseBot\n\n\nclass Names(BaseBot):\n"
+        "    def bid(self, obs):\n        return None\n\n    def play(self, obs):\n        return 'AS'\n"
+    )
+    with caplog.at_level(logging.ERROR, logger="arena.sdk"):
+        report = check_bot(f"{path}:Names", games=1, presets=("classic",))
+    assert not report.passed and report.presets[0].exceptions == report.presets[0].decisions
+    assert {str(r.exc_info[1]) for r in caplog.records if r.exc_info} == {
+        "bid() returned None: a bid is a number of tricks, 0..17",
+        "play() returned 'AS': a card is a number 0..51",
+    }

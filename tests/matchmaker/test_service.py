@@ -28,7 +28,7 @@ HOST = auth_metadata(HOST_TOKEN)  # administration (registering agents, creating
 
 
 @pytest.fixture
-def stub(redis_server: EmbeddedRedis) -> Iterator[Stub]:
+def matchmaker_address(redis_server: EmbeddedRedis) -> Iterator[str]:
     """A matchmaker process that serves the API only (no forming loop), on port 0."""
     folder = Path(tempfile.mkdtemp(prefix="ohell-mm-"))
     log = folder / "matchmaker.log"
@@ -50,12 +50,16 @@ def stub(redis_server: EmbeddedRedis) -> Iterator[Stub]:
         log,
     )
     try:
-        port = int(proc.wait_for(PORT_LINE, 30).group(1))
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            yield Stub(channel)
+        yield f"127.0.0.1:{int(proc.wait_for(PORT_LINE, 30).group(1))}"
     finally:
         proc.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def stub(matchmaker_address: str) -> Iterator[Stub]:
+    with grpc.insecure_channel(matchmaker_address) as channel:
+        yield Stub(channel)
 
 
 def code_of(call, *args, **kwargs) -> tuple[grpc.StatusCode, str]:  # type: ignore[no-untyped-def]
@@ -196,3 +200,71 @@ def test_get_tournament_gives_its_tables_a_page_at_a_time(stub: Stub, redis_serv
     assert code_of(get, 501) == (grpc.StatusCode.INVALID_ARGUMENT, "table_page_size=501 is over 500")
     code, detail = code_of(get, 0, "x")
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "table_page_token='x'" in detail
+
+
+def test_a_refused_host_command_names_the_token_it_sent(
+    matchmaker_address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A host command the matchmaker refused said only "UNAUTHENTICATED: unknown token in
+    'authorization'" (or "missing metadata"): not which token went, from where, or what to give."""
+    from arena.cli import main
+
+    monkeypatch.delenv("OHELL_HOST_TOKEN", raising=False)
+    monkeypatch.setenv("OHELL_DATA_DIR", str(tmp_path))  # no host-token file of `ohell up` there
+    command = ["agent", "list", "--matchmaker", matchmaker_address]
+    assert main(command) == 2
+    assert f"was sent no host token (no --host-token-file, no $OHELL_HOST_TOKEN, no {tmp_path}/host-token)" in (
+        capsys.readouterr().err
+    )
+    monkeypatch.setenv("OHELL_HOST_TOKEN", "not-the-host-token-0123")
+    assert main(command) == 2
+    assert "was sent the host token from $OHELL_HOST_TOKEN; give the running stack's" in capsys.readouterr().err
+    (tmp_path / "token").write_text(HOST_TOKEN + "\n")
+    assert main([*command, "--host-token-file", str(tmp_path / "token")]) == 0
+
+
+def test_ladder_show_says_when_house_bots_do_not_fill(
+    matchmaker_address: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ladder with house bots and house_fill off (made over the RPC, or on the host page when its
+    box was left unticked) showed "house bots: heuristic (fill after 10 s)"; no table was ever filled."""
+    from arena.cli import main
+
+    monkeypatch.setenv("OHELL_HOST_TOKEN", HOST_TOKEN)
+    with grpc.insecure_channel(matchmaker_address) as channel:
+        for name, fill in (("idle", False), ("filling", True)):
+            ladder = pb.Ladder(
+                name=name,
+                rules=rules_pb2.Rules(preset="classic"),
+                seats=4,
+                house_bots=["heuristic"],
+                house_fill=fill,
+                fill_after_seconds=10,
+            )
+            Stub(channel).CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=HOST)
+    for name, shown in (
+        ("idle", "heuristic (not filling tables: house_fill off)"),
+        ("filling", "heuristic (fill after 10 s)"),
+    ):
+        assert main(["ladder", "show", name, "--matchmaker", matchmaker_address]) == 0
+        out = capsys.readouterr().out
+        assert f"house bots: {shown}" in out
+        # the rules as `ohell rules` lists them, not a dict of the message's enum names ('DIRECTION_DOWN')
+        assert "rules: direction=down, rebound=True, min_cards=1, max_cards_auto=classic" in out, out
+
+
+def test_ladder_show_says_a_ladder_is_paused(
+    matchmaker_address: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ohell ladder show`` of a paused ladder read as a running one (its agents queue, and wait)."""
+    from arena.cli import main
+
+    monkeypatch.setenv("OHELL_HOST_TOKEN", HOST_TOKEN)
+    show = ["ladder", "show", "main", "--matchmaker", matchmaker_address]
+    with grpc.insecure_channel(matchmaker_address) as channel:
+        ladder = pb.Ladder(name="main", rules=rules_pb2.Rules(preset="classic"), seats=4)
+        Stub(channel).CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=HOST)
+        assert main(show) == 0 and "paused" not in capsys.readouterr().out
+        Stub(channel).PauseLadder(pb.PauseLadderRequest(name="main"), metadata=HOST)
+    assert main(show) == 0
+    assert "paused: no tables are formed until `ohell ladder resume main`" in capsys.readouterr().out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,20 @@ def test_challenge_command_plays_and_writes_the_record(engine_process, make_agen
     assert "fault(s)" in done.stdout and "winners" in done.stdout
     record = json.loads(out.read_text())
     assert record["preset"] == "online" and record["seed"] == 5 and referee(record).valid
+
+
+def test_challenge_takes_the_agent_token_from_the_environment_as_bot_run_does(engine_process, make_agent) -> None:
+    """``ohell challenge`` required --token (on the command line, where ``ps`` shows it) though
+    ``ohell bot run`` takes $OHELL_AGENT_TOKEN; its --seed help said "default 0", not that 0 draws one."""
+    _, token = make_agent("env")
+    seats = ("--seat", "builtin:random", "--seat", "builtin:random", "--seat", "builtin:random")
+    command = [sys.executable, "-m", "arena.cli", "challenge", "--address", engine_process.address, *seats]
+    env = {k: v for k, v in os.environ.items() if k != "OHELL_AGENT_TOKEN"}
+    played = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env | {"OHELL_AGENT_TOKEN": token})
+    assert played.returncode == 0 and "winners" in played.stdout, played.stderr
+    missing = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+    assert missing.returncode == 2 and "error: give --token or set OHELL_AGENT_TOKEN" in missing.stderr
+    assert "a secret one the engine draws" in " ".join(ohell("challenge", "--help").stdout.split())
 
 
 def test_challenge_command_reports_refusals(engine_process) -> None:
@@ -100,11 +115,21 @@ def test_counts_a_bot_command_cannot_use_are_usage_errors_naming_the_flag() -> N
         assert done.returncode == 2 and refusal in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
-def test_challenge_and_bot_connect_help_show_their_defaults() -> None:
+def test_command_help_shows_the_defaults() -> None:
     """``--help`` showed ``--address ADDRESS`` with no word of the address used without it."""
     for args, shown in (
         (("challenge", "--help"), ("127.0.0.1:50051", "default classic", "default 600.0")),
         (("bot", "connect", "--help"), ("127.0.0.1:50051", "default heuristic")),
+        # ohell bot run's addresses, ohell ladder create's rules, seats and wait had none either
+        (("bot", "run", "--help"), ("(default 127.0.0.1:50051)", "(default 127.0.0.1:50052)", "(default 0)")),
+        (("ladder", "create", "--help"), ("default classic", "(default 4)", "(default 10)")),
+        (("demo", "--help"), ("(default 150)", "default classic", "3..7 (default 4)")),
+        (("engine", "--help"), ("(default 127.0.0.1:50051)", "(default 1000)", "(default 10000)", "(default 10)")),
+        (("matchmaker", "--help"), ("(default 127.0.0.1:50052)", "else redis://127.0.0.1:6379/0")),
+        (
+            ("tournament", "create", "--help"),
+            ("(3-7; default 3)", "default round-robin", "(default 1)", "rotation (default 2)", "(default 30)"),
+        ),
     ):
         done = ohell(*args)
         text = " ".join(done.stdout.split())  # argparse wraps the help at the terminal's width

@@ -40,7 +40,7 @@ def test_ladders(site: Site) -> None:
     assert "classic, hand_sizes=3" in listed.stdout and LADDER in listed.stdout, listed.stdout
     shown = ohell(site, "ladder", "show", "class")
     assert "ladder class: classic, hand_sizes=3 rules, 3 seats" in shown.stdout
-    assert "house bots: random" in shown.stdout and "'hand_sizes': [3]" in shown.stdout
+    assert "house bots: random" in shown.stdout and "hand_sizes=[3]" in shown.stdout
     bad = ohell(site, "ladder", "create", "class2", "--seats", "9")
     assert bad.returncode == 2 and "INVALID_ARGUMENT" in bad.stderr and "seats" in bad.stderr
     taken = ohell(site, "ladder", "create", "class")

@@ -148,7 +148,16 @@ def test_host_creates_a_ladder_and_registers_agents(site: Site, page: Any) -> No
     form.locator("button").click()
     assert page.locator("#message").inner_text() == "ladder class1 created"
     ladder = stub_ladder(site, "class1")
-    assert ladder.seats == 5 and ladder.rules.preset == "classic"
+    assert ladder.seats == 5 and ladder.rules.preset == "classic" and not ladder.house_fill
+
+    # house bots given fill tables, as with `ohell ladder create --house-bots`: with the form's
+    # "fill tables" box left unticked they were stored and never played
+    form.locator("input[name=name]").fill("filled")
+    form.locator("input[name=house_bots]").fill("heuristic")
+    form.locator("button").click()
+    assert page.locator("#message").inner_text() == "ladder filled created"
+    ladder = stub_ladder(site, "filled")
+    assert list(ladder.house_bots) == ["heuristic"] and ladder.house_fill
 
     form = page.locator("#register-agents")
     form.locator("textarea[name=names]").fill("alice\nbob")

@@ -3,6 +3,7 @@ they answer, and what the first run stored (a ladder, the host token) is there i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -17,9 +18,11 @@ import grpc
 import pytest
 import redis
 
-from arena.cli import main
+from arena.cli import build_parser, main
 from arena.embedded_redis import EmbeddedRedis, free_port
+from arena.local.cli import up_config
 from arena.local.config import resolve
+from arena.local.stack import Proc, Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
@@ -86,6 +89,43 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
     assert (tmp_path / "data" / "engine.log").read_text().count("service on port") == 3  # one log, every run
 
 
+def children_of(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"  # a zombie has exited
+
+
+@pytest.mark.slow
+def test_a_second_ctrl_c_still_stops_every_process(tmp_path: Path) -> None:
+    """A second Ctrl-C while ``ohell up`` stopped its processes (seconds) ended it there and left
+    Redis, the engine and the matchmaker running on their ports: the next ``ohell up`` found them taken."""
+    args = ["--data-dir", str(tmp_path / "data"), "--redis-port", str(free_port()), "--web-address", "127.0.0.1:0"]
+    args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0", "--concurrency", "1"]
+    process, _ = start_up(args, tmp_path / "up.log")
+    children = children_of(process.pid)
+    try:
+        assert len(children) >= 5  # redis-server, engine, matchmaker, two workers, the web app
+        process.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 30
+        while all(alive(pid) for pid in children):  # the stop has begun: the second Ctrl-C comes during it
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        process.wait(60)
+        assert [pid for pid in children if alive(pid)] == []
+        assert "stopping every process of the stack" in (tmp_path / "up.log").read_text()
+    finally:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):  # a worker leads its pool's group; redis-server leads none
+                os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
+
+
 def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text('engine_address = "0.0.0.0:1"\nweb_address = "0.0.0.0:2"\nworkers = 3\n')
@@ -96,6 +136,57 @@ def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
     assert resolve({}, {"OHELL_DATA_DIR": str(tmp_path)}, None)["matchmaker_address"] == "127.0.0.1:50052"
     assert resolve({}, {"OHELL_DATA_DIR": str(tmp_path)}, None)["batch"] == 6
     assert resolve({}, {"OHELL_MATCH_BATCH": "2"}, str(config))["batch"] == 2
+
+
+@pytest.mark.parametrize("given", ["env", "file"])
+def test_a_token_given_for_one_run_leaves_the_kept_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """``ohell up`` with $OHELL_HOST_TOKEN (or --host-token-file) set wrote that token over the one
+    it had made on its first start and kept in the data folder: the kept token was lost for good."""
+    for name in [name for name in os.environ if name.startswith("OHELL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # no ./ohell.toml
+    kept = tmp_path / "data" / "host-token"
+    kept.parent.mkdir()
+    kept.write_text("kept-since-the-first-start-0123\n")
+    args = ["up", "--data-dir", str(kept.parent)]
+    if given == "env":
+        monkeypatch.setenv("OHELL_HOST_TOKEN", "given-for-this-run-0123456")
+    else:
+        (tmp_path / "token").write_text("given-for-this-run-0123456\n")
+        args += ["--host-token-file", str(tmp_path / "token")]
+    config, _, source = up_config(build_parser().parse_args(args))
+    stack = Stack(config)
+    assert stack.host_token == "given-for-this-run-0123456" and source != str(kept)
+    assert kept.read_text() == "kept-since-the-first-start-0123\n"
+
+
+def test_a_short_token_is_refused_before_any_process_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OHELL_HOST_TOKEN=short ohell up`` started Redis and then said "engine did not get ready
+    (exit 2)" above the engine's own refusal; a short $OHELL_WEB_TOKEN likewise."""
+    with pytest.raises(OhHellError, match="^the host token is 5 characters: the services take one of at least 16$"):
+        Stack(StackConfig(host_token="short", log_dir=str(tmp_path)))
+    monkeypatch.setenv("OHELL_WEB_TOKEN", "short")
+    with pytest.raises(OhHellError, match=r"^\$OHELL_WEB_TOKEN is 5 characters"):
+        Stack(StackConfig(log_dir=str(tmp_path)))
+
+
+def test_a_taken_redis_port_is_one_line(tmp_path: Path) -> None:
+    """A second ``ohell up`` on the default ports ended with redis-server's start-up banner ("O0OoO0Oo
+    Redis is starting ...") and six lines of its log, cut mid-line, to say the port was taken."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        args = ["--data-dir", str(tmp_path), "--redis-port", str(port), "--web-address", "127.0.0.1:0"]
+        args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0"]
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "up", *args], capture_output=True, text=True, timeout=60, env=env
+        )
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: the embedded Redis: port {port} is taken: redis-server cannot listen there (Address already in use);"
+        " is another `ohell up` running? (--redis-port)"
+    ], done.stderr
 
 
 def test_up_help_names_each_default(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,3 +240,16 @@ def test_the_banner_hides_the_passwords_of_redis_and_the_archive(tmp_path: Path)
     assert secret not in banner and re.search(r"^redis\s+redis://:\*\*\*@127\.0\.0\.1:", banner, re.M), banner
     assert shown_url("postgresql://ohell:pw@db:5432/arena") == "postgresql://ohell:***@db:5432/arena"
     assert shown_url("sqlite:////var/ohell/archive.sqlite3") == "sqlite:////var/ohell/archive.sqlite3"
+
+
+def test_a_process_that_does_not_get_ready_is_shown_in_whole_lines(tmp_path: Path) -> None:
+    """The tail of its log began mid-line ("rror while attempting '", from a longer traceback)."""
+    script = "print('x' * 99 + 'y'); [print(f'line {n}') for n in range(300)]"
+    proc = Proc("talker", [sys.executable, "-c", script], dict(os.environ), tmp_path / "talker.log")
+    try:
+        with pytest.raises(RuntimeError) as refused:
+            proc.wait_for("never printed", 30)
+    finally:
+        proc.stop()
+    shown = str(refused.value).split("\n", 1)[1]
+    assert shown.startswith("line ") and shown.rstrip().endswith("line 299") and len(shown) <= 1500

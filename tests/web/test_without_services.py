@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import http.cookiejar
 import json
+import os
+import socket
+import subprocess
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -61,3 +65,22 @@ def test_a_host_form_with_a_csrf_token_that_is_not_ascii_is_refused(url: str) ->
     with pytest.raises(urllib.error.HTTPError) as refused:
         host.open(form, timeout=30)
     assert refused.value.code == 403 and b"out of date" in refused.value.read()
+
+
+def test_a_port_in_use_is_one_line() -> None:
+    """The web app started on a port another process holds logged a task's SystemExit under two
+    tracebacks (uvicorn's bind, then asyncio's "Task exception was never retrieved"): ``ohell up``
+    showed the last 1,500 characters of them."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "services.web", "--address", f"127.0.0.1:{port}", "--matchmaker", "127.0.0.1:9"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=os.environ | {"OHELL_WEB_TOKEN": "w" * 32},
+        )
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"the web app cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
