@@ -68,9 +68,10 @@ def house_bots_text(ladder: Any) -> str:
 
 
 def ladder_list(host: Host, args: argparse.Namespace) -> int:
-    out = table("ladders", "ladder", "rules", "seats", "house bots")
+    out = table("ladders", "ladder", "rules", "seats", "house bots", "state")
     for ladder in host.call("ListLadders").ladders:
-        out.add_row(ladder.name, proto_rules_label(ladder.rules), str(ladder.seats), ",".join(ladder.house_bots))
+        state = "paused" if ladder.paused else "running"
+        out.add_row(ladder.name, proto_rules_label(ladder.rules), str(ladder.seats), ",".join(ladder.house_bots), state)
     console.print(out)
     return 0
 
@@ -254,7 +255,7 @@ def leaderboard(host: Host, args: argparse.Namespace) -> int:
         share = f"{100 * s.wins / s.games:.1f}%" if s.games else ""
         row = [str(s.rank or ""), s.agent_id, s.name, f"{s.ordinal:.2f}", f"{s.mu:.2f}", f"{s.sigma:.2f}", str(s.games)]
         out.add_row(*row, f"{100 * s.exact_bid_rate:.1f}%", share, str(s.faults))
-    console.print(out)
+    console.print(out if out.row_count else f"no agent has played on ladder {args.ladder} yet")
     return 0
 
 
@@ -269,7 +270,8 @@ def matches(host: Host, args: argparse.Namespace) -> int:
     reply = host.call("ListMatches", **fields)
     out = table("matches", "match", "state", "finished (UTC)", "seats", "totals")
     for m in reply.matches:
-        out.add_row(m.match_id, m.state, when(m.finished_ms), " ".join(m.agent_ids), " ".join(map(str, m.totals)))
+        seats = " ".join(m.agent_names) if len(m.agent_names) == len(m.agent_ids) else " ".join(m.agent_ids)
+        out.add_row(m.match_id, m.state, when(m.finished_ms), seats, " ".join(map(str, m.totals)))
     console.print(out)
     console.print(f"{len(reply.matches)} of {reply.total_size} {'running' if args.running else 'finished'} matches")
     return 0

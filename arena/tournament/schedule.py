@@ -145,7 +145,8 @@ def table_sizes(entrants: int, seats: int) -> list[int]:
     count = math.ceil(entrants / seats)
     sizes = [entrants // count + (1 if index < entrants % count else 0) for index in range(count)]
     if min(sizes) < MIN_PLAYERS:
-        raise ScheduleError(f"{entrants} entrants cannot be split into tables of {MIN_PLAYERS} to {seats} seats")
+        sizes_text = f"{seats}" if seats == MIN_PLAYERS else f"{MIN_PLAYERS} to {seats}"
+        raise ScheduleError(f"{entrants} entrants cannot be split into tables of {sizes_text} seats")
     return sizes
 
 

@@ -68,8 +68,8 @@ def test_swiss_round_groups_neighbours_in_standing() -> None:
     standing = [7, 3, 9, 0, 1, 2, 4, 5, 6, 8]
     assert table_sizes(10, 4) == [4, 3, 3]
     assert swiss_round(standing, 4) == [(7, 3, 9, 0), (1, 2, 4), (5, 6, 8)]
-    with pytest.raises(ScheduleError):
-        table_sizes(4, 3)  # 2 tables of 2: below the minimum
+    with pytest.raises(ScheduleError, match="4 entrants cannot be split into tables of 3 seats$"):
+        table_sizes(4, 3)  # 2 tables of 2: below the minimum (it said "tables of 3 to 3 seats")
 
 
 def test_deal_set_fixes_each_seats_cards_whoever_sits_there() -> None:

@@ -50,6 +50,9 @@ def test_ladders(site: Site) -> None:
     paused = ohell(site, "ladder", "pause", "class")
     assert paused.returncode == 0, paused.stdout + paused.stderr
     assert site.stub.ListLadders(pb.ListLaddersRequest()).ladders  # still listed while paused
+    assert re.search(r"class .*paused", ohell(site, "ladder", "list").stdout)  # the list said nothing of it
+    empty = ohell(site, "leaderboard", "class")  # an empty table of headers before
+    assert empty.returncode == 0 and "no agent has played on ladder class yet" in empty.stdout, empty.stdout
     resumed = ohell(site, "ladder", "resume", "class")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     gone = ohell(site, "ladder", "pause", "nope")
@@ -185,6 +188,8 @@ def test_results(site: Site, tmp_path: Path) -> None:
     listed = ohell(site, "matches", "--ladder", LADDER, "--limit", "3")
     newest = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, page_size=3)).matches
     assert all(m.match_id in listed.stdout for m in newest)
+    assert all(name in listed.stdout for name in newest[0].agent_names)  # seats by name, as on the leaderboard
+    assert newest[0].agent_ids[0] not in listed.stdout
     counted = re.search(r"3 of (\d+) finished matches", listed.stdout)
     assert counted and int(counted.group(1)) >= 8, listed.stdout
     assert ohell(site, "matches").returncode == 2
