@@ -86,8 +86,9 @@ async def matches_page(request: Request) -> Response:
     query = request.query_params
     ladder, agent_id = query.get("ladder", ""), query.get("agent", "")
     running = query.get("state") == "running"
-    if not ladder and not agent_id:
-        raise HTTPException(400, "choose a ladder or an agent to list matches of")
+    if not ladder and not agent_id:  # the form's "any" ladder with no agent: the form, and what to give it
+        ladders = [known.name for known in await api.ladders()]
+        return page(request, "matches.html", ladder="", agent_id="", running=running, choose=True, ladders=ladders)
     reply = await api.matches(ladder, agent_id, MATCH_PAGE, query.get("page", ""), running)
     names = await api.names([a for m in reply.matches for a in m.agent_ids])
     shown = len(reply.matches)

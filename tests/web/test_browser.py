@@ -262,3 +262,13 @@ def test_the_host_registers_built_in_agents_straight_onto_a_ladder(site: Site, p
     form.locator("select[name=join]").select_option("hosted")
     form.locator("button").click()
     assert "a connected agent queues itself" in page.locator("#error-message").inner_text()
+
+
+def test_the_match_lists_any_ladder_without_an_agent_asks_for_one(site: Site, page: Any) -> None:
+    """The form offers ladder "any"; chosen with no agent id it gave a 400 error page."""
+    response = page.goto(f"{site.url}/matches?ladder=&agent=&state=")
+    assert response.status == 200
+    assert page.locator("#choose").inner_text().startswith("Choose a ladder")
+    page.locator("select[name=ladder]").select_option(LADDER)
+    page.click("button:text('Show')")
+    assert page.locator("#matches tbody tr").count() > 0
