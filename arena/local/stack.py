@@ -62,6 +62,7 @@ class Proc:
         self.popen = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
+        self._terminated = False  # this run was sent SIGTERM (terminate())
         self._log.flush()
         self._run_starts = self._log.tell()  # the log is appended to: this run's lines start here
         return subprocess.Popen(
@@ -95,16 +96,26 @@ class Proc:
                 raise RuntimeError(f"{self.name} did not get ready (exit {self.popen.poll()}):\n{tail}")
             time.sleep(0.05)
 
-    def stop(self, timeout: float = 10.0) -> None:
-        if self.popen.poll() is None:
+    def terminate(self) -> None:
+        """Send SIGTERM to the process group once; ``stop()`` waits for it."""
+        if self.popen.poll() is None and not self._terminated:
+            self._terminated = True
             try:
                 os.killpg(self.popen.pid, signal.SIGTERM)
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.popen.pid, signal.SIGKILL)
-                self.popen.wait()
             except ProcessLookupError:
                 pass
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.popen.poll() is None:
+            self.terminate()
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(self.popen.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.popen.wait()
         self._log.close()
 
 
@@ -281,6 +292,8 @@ class Stack:
         self._stopping.set()
         if self._supervisor is not None:
             self._supervisor.join()
+        for worker in self.workers:  # a warm shutdown takes a second or two: the workers take theirs together
+            worker.terminate()
         for proc in reversed(self.procs):
             proc.stop()
         self.procs.clear()
