@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 
 def redis_server_binary() -> str:
@@ -87,7 +89,11 @@ class EmbeddedRedis:
             os.path.join(self.data_dir, "redis.log"),
         ]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2, socket_timeout=0.5)
+        # no retries inside the client: this loop retries, and sees a server that exited (its port
+        # taken) at once instead of after the client's own back-off (~9 s on a silent listener)
+        client = redis.Redis(
+            port=self.port, socket_connect_timeout=0.2, socket_timeout=0.5, retry=Retry(NoBackoff(), 0)
+        )
         deadline = time.monotonic() + timeout
         while True:
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -25,6 +25,9 @@ def redis_server() -> Iterator[EmbeddedRedis]:
     try:
         yield server
     finally:
+        # its data goes with it: SIGKILL, not the clean shutdown that waits for Redis's next
+        # timer tick (~0.1 s, on each of some 150 tests)
+        server.stop(kill=True)
         server.cleanup()
 
 

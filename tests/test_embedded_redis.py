@@ -19,7 +19,6 @@ def test_restart_keeps_what_was_written() -> None:
         assert client.get("kept") == b"yes"
 
 
-@pytest.mark.slow  # waits out a port bind retry
 def test_a_port_taken_after_picking_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", 0))

@@ -82,6 +82,7 @@ class Proc:
         self.popen = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
+        self._terminated = False  # this run was sent SIGTERM (terminate())
         self._log.flush()
         self._run_starts = self._log.tell()  # the log is appended to: this run's lines start here
         return subprocess.Popen(
@@ -116,16 +117,34 @@ class Proc:
                 raise RuntimeError(f"{self.name} did not get ready (exit {self.popen.poll()}):\n{tail}")
             time.sleep(0.05)
 
-    def stop(self, timeout: float = 10.0) -> None:
-        if self.popen.poll() is None:
+    def terminate(self) -> None:
+        """Send SIGTERM to the process group once; ``stop()`` waits for it."""
+        if self.popen.poll() is None and not self._terminated:
+            self._terminated = True
             try:
                 os.killpg(self.popen.pid, signal.SIGTERM)
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.popen.pid, signal.SIGKILL)
-                self.popen.wait()
             except ProcessLookupError:
                 pass
+
+    def kill(self) -> None:
+        """SIGKILL to the process group: for a process whose work is thrown away (``stop()`` reaps it)."""
+        if self.popen.poll() is None:
+            try:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.popen.poll() is None:
+            self.terminate()
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(self.popen.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.popen.wait()
         self._log.close()
 
 
@@ -304,19 +323,26 @@ class Stack:
         """The end of each running process's log, for a report when something went wrong."""
         return "\n".join(f"--- {proc.name} ---\n{proc.log_text()[-chars:]}" for proc in self.procs)
 
-    def stop(self) -> None:
+    def stop(self, graceful: bool = True) -> None:
+        """Stop every process: SIGTERM and wait, or with ``graceful=False`` SIGKILL (a stack thrown
+        away with its data, as the tests' are: a clean stop takes a second or two)."""
         self._stopping.set()
         if self._supervisor is not None:
             self._supervisor.join()
+        for proc in self.workers if graceful else self.procs:
+            if graceful:  # a worker's warm shutdown takes a second or two: the workers take theirs together
+                proc.terminate()
+            else:
+                proc.kill()
         for proc in reversed(self.procs):
             proc.stop()
         self.procs.clear()
         self.workers.clear()
         if self.redis is not None:
-            self.redis.stop()
+            self.redis.stop(kill=not graceful)
 
-    def cleanup(self) -> None:
-        self.stop()
+    def cleanup(self, graceful: bool = True) -> None:
+        self.stop(graceful)
         if self.redis is not None:
             self.redis.cleanup()
             self.redis = None

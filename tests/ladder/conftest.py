@@ -26,4 +26,4 @@ def make_stack(redis_server: EmbeddedRedis) -> Iterator[Callable[..., Stack]]:
 
     yield start
     for stack in stacks:
-        stack.cleanup()
+        stack.cleanup(graceful=False)

@@ -110,14 +110,29 @@ def test_a_whole_worker_killed_mid_batch_is_recovered_match_by_match(
     broker would only after its visibility timeout), but every match of the batch was leased when
     the batch started, so the sweep sends each one again, alone, once the leases lapse; even those
     the dead batch never began."""
-    stack = make_stack(engine=False, matchmaker_args=BATCH)
+    # a match the dead worker had taken but not started is sent again only after --redispatch-after:
+    # shorter than its default (30 s), which the test waited out at the end
+    redispatch_after_s = 12
+    stack = make_stack(engine=False, matchmaker_args=(*BATCH, "--redispatch-after", str(redispatch_after_s)))
     agents, batch = start_one_batch(store, "w")
     mid_batch_runner(store, "w", batch)
+    first_sent = {match_id: store.dispatched(match_id)[0] for match_id in batch}
     worker = stack.workers[0].popen
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
-    # well before --redispatch-after (30 s), which would resend a match still queued: they were all leased
-    wait_until(lambda: all(match_state(stack, store, m)[0] == "finished" for m in batch), 20, "the batch's recovery")
+    resent_after_ms: dict[str, int] = {}  # read while polling: the archive deletes a finished match's hash
+
+    def recovered() -> bool:
+        for match_id in batch:
+            sent_ms = store.dispatched(match_id)[0]
+            if sent_ms and sent_ms != first_sent[match_id]:
+                resent_after_ms.setdefault(match_id, sent_ms - first_sent[match_id])
+        return all(match_state(stack, store, m)[0] == "finished" for m in batch)
+
+    wait_until(recovered, 40, "the batch's recovery")
+    # those not stored before the kill were sent again as their leases lapsed, not by
+    # --redispatch-after's resend (they were all leased)
+    assert resent_after_ms and max(resent_after_ms.values()) < redispatch_after_s * 1000, resent_after_ms
     assert stack.worker_restarts >= 1
     leave_all(store, "w", agents)
     settle(store, ["w"], timeout=40)

@@ -23,9 +23,13 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 
 
+# libyaml's safe loader when PyYAML has it: the same documents, several times faster than the pure one
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def yaml_documents() -> dict[str, list[dict]]:
     return {
-        str(path.relative_to(DEPLOY)): [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+        str(path.relative_to(DEPLOY)): [doc for doc in yaml.load_all(path.read_text(), SAFE_LOADER) if doc]
         for path in sorted(DEPLOY.rglob("*.y*ml"))
     }
 
@@ -61,13 +65,13 @@ def interpolate(text: str, env: dict[str, str]) -> str:
 
 def compose(env: dict[str, str] | None = None) -> dict:
     text = (DEPLOY / "docker-compose.yml").read_text()
-    return yaml.safe_load(interpolate(text, COMPOSE_ENV if env is None else env))
+    return yaml.load(interpolate(text, COMPOSE_ENV if env is None else env), SAFE_LOADER)
 
 
 def k8s_containers() -> list[dict]:
     containers = []
     for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
+        for doc in yaml.load_all(path.read_text(), SAFE_LOADER):
             spec = (doc or {}).get("spec", {}).get("template", {}).get("spec", {})
             containers += spec.get("containers", [])
     return containers
@@ -94,7 +98,7 @@ def test_every_file_parses() -> None:
     documents = yaml_documents()
     assert {"docker-compose.yml", "prometheus/prometheus.yml", "k8s/workers.yaml", "k8s/redis.yaml"} <= set(documents)
     assert all(documents.values())
-    kustomization = yaml.safe_load((DEPLOY / "k8s" / "kustomization.yaml").read_text())
+    kustomization = yaml.load((DEPLOY / "k8s" / "kustomization.yaml").read_text(), SAFE_LOADER)
     assert all((DEPLOY / "k8s" / name).exists() for name in kustomization["resources"])
     for doc in (d for path, docs in documents.items() if path.startswith("k8s/") for d in docs):
         assert doc["apiVersion"] and doc["kind"]
@@ -210,12 +214,12 @@ def test_prometheus_and_grafana_find_their_files() -> None:
     mounts = dict(volume.split(":")[1::-1] for volume in services["prometheus"]["volumes"])
     assert (DEPLOY / mounts[config]).exists()
     grafana = {volume.split(":")[1]: volume.split(":")[0] for volume in services["grafana"]["volumes"]}
-    provider = yaml.safe_load((DEPLOY / "grafana/provisioning/dashboards/dashboards.yml").read_text())
+    provider = yaml.load((DEPLOY / "grafana/provisioning/dashboards/dashboards.yml").read_text(), SAFE_LOADER)
     assert (DEPLOY / grafana[provider["providers"][0]["options"]["path"]] / "ohell-ladder.json").exists()
 
 
 def test_prometheus_scrapes_the_ports_the_services_serve() -> None:
-    config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    config = yaml.load((DEPLOY / "prometheus" / "prometheus.yml").read_text(), SAFE_LOADER)
     services = compose()["services"]
     for job in config["scrape_configs"]:
         for target in job["static_configs"][0]["targets"]:

@@ -66,7 +66,7 @@ def test_other_hands_cannot_be_predicted(redis_server: EmbeddedRedis) -> None:
                 )
             records = finished_records(stub)
     finally:
-        stack.cleanup()
+        stack.cleanup(graceful=False)
     rng = random.Random(7)
     correct = total = seed_hits = 0
     seeds = set()

@@ -55,7 +55,7 @@ def test_ladder_dials_endpoints_with_their_token(redis_server: EmbeddedRedis) ->
         assert record["faults"] == []  # the endpoint saw its token on every call
         assert [seat["kind"] for seat in record["seats"]].count("endpoint") == 1
     finally:
-        stack.cleanup()
+        stack.cleanup(graceful=False)
         store.client.close()
 
 

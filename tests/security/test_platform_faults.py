@@ -54,7 +54,7 @@ def test_remote_worker_survives_a_redis_restart_with_matches_in_flight(redis_ser
         assert "Unrecoverable error" not in stack.workers[0].log_text()
     finally:
         app.close()
-        stack.cleanup()
+        stack.cleanup(graceful=False)
         store.client.close()
 
 
@@ -90,7 +90,7 @@ def test_a_match_whose_remote_seats_are_all_unreachable_is_played_and_rated(redi
         forfeits = {standing.name: standing.forfeits for standing in board.standings}
         assert forfeits == {"gone0": 1, "gone1": 1, "bot": 0}  # the seats' own: an endpoint not answering
     finally:
-        stack.cleanup()
+        stack.cleanup(graceful=False)
         store.client.close()
 
 

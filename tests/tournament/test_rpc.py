@@ -74,7 +74,7 @@ def rpc(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFac
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
             yield Rpc(stack, channel)
     finally:
-        stack.cleanup()
+        stack.cleanup(graceful=False)
 
 
 def bots(*names: str) -> list[tpb.TournamentEntrant]:

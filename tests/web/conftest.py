@@ -111,7 +111,7 @@ def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFa
         if web is not None:
             web.terminate()
             web.wait(10)
-        stack.cleanup()
+        stack.cleanup(graceful=False)
 
 
 @pytest.fixture(scope="module")

@@ -241,7 +241,7 @@ def test_a_matchmaker_without_its_redis_is_told_from_an_unreachable_one(
         redis_server.stop(kill=True)
         result = ohell(None, "ladder", "list", address=stack.matchmaker_address)
     finally:
-        stack.cleanup()
+        stack.cleanup(graceful=False)
     assert result.returncode == 2, result.stdout + result.stderr
     line = f"ListLadders: UNAVAILABLE: the matchmaker at {stack.matchmaker_address} is up but says: "
     assert line in result.stderr and "Redis" in result.stderr and "cannot reach the matchmaker" not in result.stderr

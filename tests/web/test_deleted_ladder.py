@@ -60,4 +60,4 @@ def test_an_agents_page_after_the_ladder_it_last_played_on_was_deleted(shared_re
             web.terminate()
             web.wait(10)
         client.close()
-        stack.cleanup()
+        stack.cleanup(graceful=False)

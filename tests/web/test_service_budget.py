@@ -60,7 +60,7 @@ def public_site(
         if web is not None:
             web.terminate()
             web.wait(10)
-        stack.cleanup()
+        stack.cleanup(graceful=False)
 
 
 def create_ladders(stub: Any, host: Any) -> None:

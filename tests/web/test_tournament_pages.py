@@ -54,7 +54,7 @@ def tsite(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathF
         if web is not None:
             web.terminate()
             web.wait(10)
-        stack.cleanup()
+        stack.cleanup(graceful=False)
 
 
 def sign_in(site: TourneySite, page: Any) -> None:
