@@ -19,6 +19,7 @@ from svc_helpers import ScriptedAgent, first_legal, until
 
 from arena.keys import MATCH_EVENTS_TTL_S, Keys
 from arena.play.host import host_match
+from arena.play.players import CLOSED_UNREAD
 from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import (
     agent_pb2,
@@ -268,8 +269,12 @@ def test_challenge_plays_connected_endpoint_and_builtin_seats(engine_process, ma
     # the endpoint wants a token the challenge did not give: its seat is DISCONNECTED, not the match
     assert {f["seat"] for f in record["faults"]} == {1}
     assert {f["kind"] for f in record["faults"]} == {"DISCONNECTED"} and len(record["faults"]) == 6  # 2 bids, 4 cards
-    # each decision redials; grpc.aio reports about 1 refusal in 4 as INTERNAL (a write racing the abort)
-    assert any("UNAUTHENTICATED" in f["detail"] for f in record["faults"])
+    # each decision redials; grpc.aio reports some refusals as INTERNAL with no reason (a write racing the
+    # abort: about 1 in 4, and all six at once now and then under load), which the host words as such
+    refused = [
+        f["detail"] for f in record["faults"] if "UNAUTHENTICATED" in f["detail"] or f["detail"] == CLOSED_UNREAD
+    ]
+    assert len(refused) == 6, record["faults"]
     assert list(response.record.totals) == record["totals"] and len(response.record.faults) == len(record["faults"])
     assert response.record.faults[0].kind == match_pb2.FAULT_KIND_DISCONNECTED
 
