@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -23,19 +24,32 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 
 
+def has_pip() -> bool:
+    """A venv whose ensurepip failed has its interpreter but no pip: installing into it fails every time."""
+    return PYTHON.exists() and subprocess.run([str(PYTHON), "-c", "import pip"], capture_output=True).returncode == 0
+
+
+def create_env() -> None:
+    print(f"creating {VENV}", flush=True)
+    try:
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+    except subprocess.CalledProcessError:
+        shutil.rmtree(VENV, ignore_errors=True)
+        sys.exit(f"cannot create {VENV}: this Python's ensurepip failed (Debian, Ubuntu: apt-get install python3-venv)")
+
+
 def ensure_env(extras: str) -> None:
     """Create the virtual environment and (re)install the project when pyproject.toml, setup.py or
     the engine's sources changed (the install compiles those, so an edit needs a new install)."""
     if sys.version_info < (3, 11):  # noqa: UP036 - dev.py runs on whatever python3 the machine has
         sys.exit(f"ohell-arena needs Python 3.11 or newer, this is {sys.version.split()[0]}")
-    if not PYTHON.exists():
-        print(f"creating {VENV}", flush=True)
-        venv.EnvBuilder(with_pip=True).create(VENV)
     inputs = [ROOT / "pyproject.toml", ROOT / "setup.py", *sorted((ROOT / "ohell").glob("*.py"))]
     digest = hashlib.sha256(b"".join(path.read_bytes() for path in inputs) + extras.encode()).hexdigest()
     stamp = VENV / ".ohell-installed"
     if stamp.exists() and stamp.read_text() == digest:
         return
+    if not has_pip():
+        create_env()
     target = f".[{extras}]" if extras else "."
     print(f"installing {target} into {VENV}", flush=True)
     subprocess.run(
