@@ -94,3 +94,15 @@ def test_signing_in_gives_a_new_session_whatever_cookie_the_browser_brought(app:
         signed_in(client)
         keep_only(client, "planted-by-someone")
         assert not host_page_opens(client)
+
+
+def test_a_page_the_signed_in_host_gets_is_not_stored_by_the_browser(app: object) -> None:
+    """The host's pages hold the session's CSRF token and, right after agents are registered, their
+    tokens (shown once): on a shared computer, Back after signing out must not show them again
+    from the browser's cache. A visitor's pages may be cached as before."""
+    with TestClient(app) as client:  # type: ignore[arg-type]
+        assert "no-store" not in client.get("/host/login").headers.get("cache-control", "")
+        signed_in(client)
+        assert client.get("/host/login").headers["cache-control"] == "no-store"
+        failed = client.get("/tournaments/t1")  # an error page (no matchmaker here) is a page too
+        assert failed.status_code >= 500 and failed.headers["cache-control"] == "no-store"
