@@ -4,15 +4,20 @@ signed-out session gone at the server."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
 from starlette.requests import Request
-from starlette.testclient import TestClient
 
 from services.web.api import Api
 from services.web.app import create_app
 from services.web.host import COOKIE
+
+with warnings.catch_warnings():  # Starlette would have httpx2 for its test client; httpx is what tests install
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from starlette.testclient import TestClient
 
 TOKEN = "host-secret"
 
