@@ -108,17 +108,29 @@ def parse_cursor(cursor: str) -> tuple[int, str]:
     return int(finished), match_id
 
 
+def _keys(agent_id: str) -> Any:
+    """The table whose columns the filters and the order use: an agent's seat rows when an agent is
+    given (they copy the match's ladder and finished time, and their index on (agent_id, finished_ms)
+    gives a page in order; ordering by the match's own column sorted every match the agent ever
+    played, on each page, and counting them read every one of those matches), else the matches."""
+    return match_seats.c if agent_id else matches.c
+
+
 def _filtered(query: Select[Any], ladder: str, agent_id: str, since_ms: int, until_ms: int) -> Select[Any]:
     if agent_id:
         query = query.join(match_seats, match_seats.c.match_id == matches.c.match_id).where(
             match_seats.c.agent_id == agent_id
         )
+    return _bounded(query, _keys(agent_id), ladder, since_ms, until_ms)
+
+
+def _bounded(query: Select[Any], keys: Any, ladder: str, since_ms: int, until_ms: int) -> Select[Any]:
     if ladder:
-        query = query.where(matches.c.ladder == ladder)
+        query = query.where(keys.ladder == ladder)
     if since_ms:
-        query = query.where(matches.c.finished_ms >= since_ms)
+        query = query.where(keys.finished_ms >= since_ms)
     if until_ms:
-        query = query.where(matches.c.finished_ms < until_ms)
+        query = query.where(keys.finished_ms < until_ms)
     return query
 
 
@@ -138,15 +150,13 @@ def list_matches(
     if not _storable(ladder, agent_id):
         return []
     query = _filtered(select(matches), ladder, agent_id, since_ms, until_ms)
+    keys = _keys(agent_id)
     if cursor is not None:
         finished, match_id = cursor
         query = query.where(
-            or_(
-                matches.c.finished_ms < finished,
-                and_(matches.c.finished_ms == finished, matches.c.match_id < match_id),
-            )
+            or_(keys.finished_ms < finished, and_(keys.finished_ms == finished, keys.match_id < match_id))
         )
-    query = query.order_by(matches.c.finished_ms.desc(), matches.c.match_id.desc()).limit(limit)
+    query = query.order_by(keys.finished_ms.desc(), keys.match_id.desc()).limit(limit)
     with engine.connect() as connection:
         found = connection.execute(query).mappings().all()
         seats = _seats(connection, [row["match_id"] for row in found])
@@ -188,7 +198,11 @@ def count_matches(engine: Engine, ladder: str = "", agent_id: str = "", since_ms
     """How many archived matches ``list_matches`` pages through with the same filters."""
     if not _storable(ladder, agent_id):
         return 0
-    query = _filtered(select(func.count()).select_from(matches), ladder, agent_id, since_ms, until_ms)
+    if agent_id:  # its seat rows alone: one per match, and the index holds what they are filtered by
+        query = _bounded(select(func.count()).select_from(match_seats), match_seats.c, ladder, since_ms, until_ms)
+        query = query.where(match_seats.c.agent_id == agent_id)
+    else:
+        query = _filtered(select(func.count()).select_from(matches), ladder, agent_id, since_ms, until_ms)
     with engine.connect() as connection:
         return int(connection.execute(query).scalar_one())
 

@@ -60,11 +60,17 @@ def draw_deal_set(game: Game, rng: random.Random | None = None) -> DealSet:
         cut = tuple(chance.sample(range(52), len(state.cutters)))
         state.cut(cut)
         cuts.append(cut)
-    extra = game.rules.sudden_death_limit if game.rules.tie_break is TieBreak.SUDDEN_DEATH else 0
-    hands = len(hand_sizes(game.rules, game.num_players)) + extra + SPARE_DECKS
+    hands = decks_per_set(game)
     if rng is None:
         return DealSet(tuple(cuts), secure_decks(hands))
     return DealSet(tuple(cuts), tuple(tuple(rng.sample(range(52), 52)) for _ in range(hands)))
+
+
+def decks_per_set(game: Game) -> int:
+    """The decks of one deal set of ``game``: one per scheduled hand and per sudden-death hand the
+    rules allow, and the spares (about 200 bytes each as stored)."""
+    extra = game.rules.sudden_death_limit if game.rules.tie_break is TieBreak.SUDDEN_DEATH else 0
+    return len(hand_sizes(game.rules, game.num_players)) + extra + SPARE_DECKS
 
 
 def secure_decks(count: int) -> tuple[tuple[int, ...], ...]:

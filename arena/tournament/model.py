@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from arena.play.specs import ENDPOINT_NAME, SeatSpec, SeatSpecError
+from arena.tournament.deals import decks_per_set
 from arena.tournament.schedule import (
     ScheduleError,
     Table,
@@ -21,6 +23,7 @@ from ohell.errors import OhHellError
 from ohell.presets import preset
 from ohell.rules import Rules
 from ohell.schedule import hand_sizes
+from ohell.state import Game
 
 FORMATS = ("round-robin", "swiss")
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
@@ -33,6 +36,10 @@ MAX_GRACE_S = 600.0
 # All of a tournament's deal sets are drawn (a millisecond each) and stored (about 3 KB each) in one
 # Redis call when it is created: this many at most (some 30 MB, seconds of drawing)
 MAX_DEAL_SETS = 10_000
+# ... and this many decks in them (about 70 MB): a deal set holds a deck per hand and per sudden-death
+# hand the rules allow (up to 10,000 of these), so deal sets alone do not bound the bytes. Every
+# preset without sudden death fits its 10,000 deal sets (35 decks each at most).
+MAX_DECKS = 350_000
 # How long a caller of CreateTournament should wait: the largest tournament (200 entrants at 3 seats,
 # 6,800 tables, deals and schedule drawn, every table sent) takes about 6 s on 2 cores (bench/
 # tournament_create.py); many times that covers a busy machine. A shorter deadline reports a failure
@@ -113,12 +120,28 @@ class Tournament:
                 f"deals: {tables} tables x {self.deals} = {tables * self.deals} deal sets to draw now, "
                 f"at most {MAX_DEAL_SETS} deal sets (fewer deals or entrants, or more seats)"
             )
+        tables_of_size = Counter(self.all_table_sizes())
+        decks = self.deals * sum(
+            count * decks_per_set(Game(self.rules(), size)) for size, count in tables_of_size.items()
+        )
+        if decks > MAX_DECKS:
+            raise TournamentError(
+                f"deals: {tables * self.deals} deal sets of {decks // (tables * self.deals)} decks on average = "
+                f"{decks} decks to draw now, at most {MAX_DECKS} decks (fewer deals, entrants, hands or "
+                "sudden-death hands)"
+            )
 
     def tables(self) -> int:
         """The tables of every round."""
         if self.format == "round-robin":
             return round_robin_size(len(self.entrants), self.seats)
         return len(self.round_sizes()) * self.rounds
+
+    def all_table_sizes(self) -> list[int]:
+        """The size of every table of every round."""
+        if self.format == "round-robin":
+            return [self.seats] * self.tables()
+        return table_sizes(len(self.entrants), self.seats) * self.rounds
 
     def rules(self) -> Rules:
         base = preset(self.preset)

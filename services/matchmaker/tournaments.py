@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import grpc
 
+from arena.ladder.redis_agents import FORMULA_START
 from arena.ladder.redis_store import RedisStore
 from arena.play.specs import SeatSpec, SeatSpecError
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
@@ -68,6 +69,8 @@ def entrant_from_proto(message: tpb.TournamentEntrant, field: str) -> SeatSpec:
     value = getattr(message, which)
     if len(value) > 253 or len(message.name) > 64:
         raise Invalid(f"{field}: name over 64 or {which} over 253 characters")
+    if message.name.startswith(FORMULA_START):  # a new one: a stored tournament's names stay readable
+        raise Invalid(f"{field}.name={message.name!r} must not start with {' '.join(FORMULA_START)} (CSV formulas)")
     try:
         if which == "bot":
             return SeatSpec.builtin(value, message.name or None)

@@ -1,8 +1,8 @@
 """The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause and
 resume ladders, register agents (one, many, or from a CSV) and download their tokens, faults per agent.
 
-A session is a random id in an HttpOnly, SameSite=Strict cookie, kept in this process; every form
-carries the session's CSRF token. The host token itself goes with each admin RPC as bearer metadata.
+A session is a random id in an HttpOnly, SameSite=Strict cookie (Secure over https), kept in this
+process; every form carries the session's CSRF token. The host token itself goes with each admin RPC as bearer metadata.
 """
 
 from __future__ import annotations
@@ -97,7 +97,10 @@ async def login(request: Request) -> Response:
         message = "wrong host token" if host.host_token else "host pages are off: start the web app with a host token"
         return page(request, "login.html", 403, enabled=bool(host.host_token), error=message)
     response = RedirectResponse("/host", status_code=303)
-    response.set_cookie(COOKIE, host.open(), httponly=True, samesite="strict", path="/")
+    # Secure when reached over https (behind TLS, uvicorn takes the scheme from the trusted proxy's
+    # X-Forwarded-Proto): the session then never goes over plain http; over http it must not be set
+    secure = request.url.scheme == "https"
+    response.set_cookie(COOKIE, host.open(), httponly=True, samesite="strict", path="/", secure=secure)
     return response
 
 
@@ -105,7 +108,7 @@ async def logout(request: Request) -> Response:
     await _form(request)
     sessions(request).close(request.cookies.get(COOKIE, ""))
     response = RedirectResponse("/", status_code=303)
-    response.delete_cookie(COOKIE, path="/")
+    response.delete_cookie(COOKIE, path="/", secure=request.url.scheme == "https", httponly=True, samesite="strict")
     return response
 
 

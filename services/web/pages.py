@@ -21,4 +21,7 @@ def api_of(request: Request) -> Api:
 
 def page(request: Request, name: str, status_code: int = 200, **context: Any) -> Response:
     context.setdefault("host_session", request.app.state.host.signed_in(request))
-    return templates.TemplateResponse(request, name, context, status_code=status_code)
+    response = templates.TemplateResponse(request, name, context, status_code=status_code)
+    if context["host_session"]:  # the session's CSRF token, and the tokens of agents just registered
+        response.headers["cache-control"] = "no-store"
+    return response

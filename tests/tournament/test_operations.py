@@ -90,6 +90,17 @@ def test_bad_requests_name_the_field(change: dict[str, object], field: str) -> N
         tournament_from_proto(message)
 
 
+def test_an_entrant_name_a_spreadsheet_would_read_as_a_formula_is_refused() -> None:
+    """Names go into the standings CSV the host opens in a spreadsheet, which reads a cell starting
+    with '-' as a formula ("-A1" shows another cell's value); agent versions were refused so already."""
+    message = good()
+    message.entrants[1].name = "-A1"
+    with pytest.raises(TournamentError, match=r"tournament\.entrants\[1\]\.name"):
+        tournament_from_proto(message)
+    message.entrants[1].name = "A1-"
+    assert tournament_from_proto(message).entrants[1].name == "A1-"
+
+
 def test_host_form_to_request() -> None:
     form = {
         "tournament_id": "cup",

@@ -12,8 +12,16 @@ from typing import Any
 import pytest
 
 from arena.play.specs import SeatSpec
-from arena.tournament.deals import DealSet, ScriptedChance, draw_deal_set, rotation, seating, secure_decks
-from arena.tournament.model import MAX_DEAL_SETS, MAX_DEALS_PER_TABLE, Tournament, TournamentError
+from arena.tournament.deals import (
+    DealSet,
+    ScriptedChance,
+    decks_per_set,
+    draw_deal_set,
+    rotation,
+    seating,
+    secure_decks,
+)
+from arena.tournament.model import MAX_DEAL_SETS, MAX_DEALS_PER_TABLE, MAX_DECKS, Tournament, TournamentError
 from arena.tournament.play import hand_seeds, play_builtin_game, play_table_games
 from arena.tournament.schedule import (
     ScheduleError,
@@ -33,7 +41,8 @@ from arena.tournament.standings import (
 )
 from ohell.cards import cards_of
 from ohell.errors import ChanceError
-from ohell.presets import preset_with_options
+from ohell.presets import PRESETS, preset_with_options
+from ohell.rules import TieBreak
 from ohell.state import Game
 
 RULES = preset_with_options("classic", ["hand_sizes=[3,2,1]"])
@@ -257,6 +266,29 @@ def test_a_tournament_draws_a_bounded_number_of_deal_sets(
         Tournament("big", field, seats=seats, format=fmt, rounds=rounds, deals=deals)
     most = MAX_DEAL_SETS // Tournament("big", field, seats=seats, format=fmt, rounds=rounds).tables()
     Tournament("big", field, seats=seats, format=fmt, rounds=rounds, deals=min(most, MAX_DEALS_PER_TABLE))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "entrants"),
+    [
+        ({"tie_break": "sudden_death", "sudden_death_limit": 10_000}, 3),  # 10,000 sudden-death decks
+        ({"hand_sizes": [1] * 1000}, 9),  # a schedule of 1,000 hands
+    ],
+)
+def test_a_tournament_draws_a_bounded_number_of_decks(overrides: dict[str, Any], entrants: int) -> None:
+    """A deal set holds a deck per hand and per sudden-death hand the rules allow: 50 deal sets of one
+    table with sudden_death_limit=10000 were 110 MB in one Redis call and 7 s of drawing (at the
+    10,000 deal sets allowed, 22 GB). The bound counts decks, not deal sets."""
+    field = tuple(SeatSpec.builtin("random", f"r{n}") for n in range(entrants))
+    one = Tournament("t", field, preset="river", overrides=overrides)
+    tables, decks = one.tables(), decks_per_set(Game(one.rules(), 3))
+    assert decks * tables * MAX_DEALS_PER_TABLE > MAX_DECKS
+    with pytest.raises(TournamentError, match=f"{decks * tables * MAX_DEALS_PER_TABLE} decks .* at most {MAX_DECKS}"):
+        Tournament("big", field, deals=MAX_DEALS_PER_TABLE, preset="river", overrides=overrides)
+    Tournament("fits", field, deals=MAX_DECKS // (decks * tables), preset="river", overrides=overrides)
+    ordinary = [rules for rules in PRESETS.values() if rules.tie_break is not TieBreak.SUDDEN_DEATH]
+    most = max(decks_per_set(Game(rules, seats)) for rules in ordinary for seats in range(3, 8))
+    assert most * MAX_DEAL_SETS <= MAX_DECKS  # every preset without sudden death still has all its deal sets
 
 
 @pytest.mark.parametrize(
