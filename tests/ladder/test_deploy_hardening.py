@@ -270,6 +270,7 @@ def run_check(script: str, address: str) -> int:
     return subprocess.run([sys.executable, "-c", script, address], capture_output=True, timeout=60).returncode
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_compose_health_checks_ask_what_the_services_serve() -> None:
     """Each check run against what the service's code serves: the gRPC harness's health service,
     the web app's /healthz; and against nothing there."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import grpc
+import pytest
 import redis
 
 from arena.embedded_redis import EmbeddedRedis
@@ -133,6 +134,7 @@ def test_a_wrong_token_is_no_way_to_the_address(
         assert shown.name == "ep" and shown.endpoint == ""
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_the_web_app_reading_as_the_host_shows_its_visitors_no_address(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis, tmp_path: Path
 ) -> None:

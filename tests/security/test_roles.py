@@ -180,6 +180,7 @@ def test_ladder_count_is_bounded(start_service: Callable[..., Service]) -> None:
         assert len(stub.ListLadders(pb.ListLaddersRequest(), timeout=10).ladders) == MAX_LADDERS
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_rate_limits_are_per_caller_and_shared_across_processes(start_service: Callable[..., Service]) -> None:
     first = start_service("services.matchmaker", OHELL_RATE_LIMIT="0.5:6")
     second = start_service("services.matchmaker", OHELL_RATE_LIMIT="0.5:6")
@@ -201,6 +202,7 @@ def test_rate_limits_are_per_caller_and_shared_across_processes(start_service: C
             stubs[0].ListLadders(pb.ListLaddersRequest(), metadata=HOST, timeout=10)
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_a_revoked_token_ends_the_agents_open_stream(start_service: Callable[..., Service]) -> None:
     import asyncio
 

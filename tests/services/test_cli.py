@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from svc_helpers import ROOT
 
 from ohell.referee import referee
@@ -47,6 +48,7 @@ def test_challenge_command_plays_and_writes_the_record(engine_process, make_agen
     assert record["preset"] == "online" and record["seed"] == 5 and referee(record).valid
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_challenge_takes_the_agent_token_from_the_environment_as_bot_run_does(engine_process, make_agent) -> None:
     """``ohell challenge`` required --token (on the command line, where ``ps`` shows it) though
     ``ohell bot run`` takes $OHELL_AGENT_TOKEN; its --seed help said "default 0", not that 0 draws one."""
@@ -115,6 +117,7 @@ def test_counts_a_bot_command_cannot_use_are_usage_errors_naming_the_flag() -> N
         assert done.returncode == 2 and refusal in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_command_help_shows_the_defaults() -> None:
     """``--help`` showed ``--address ADDRESS`` with no word of the address used without it."""
     for args, shown in (

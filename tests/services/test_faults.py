@@ -37,6 +37,7 @@ def kinds_of(record: dict, seat: int) -> list[str]:
     return [fault["kind"] for fault in record["faults"] if fault["seat"] == seat]
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_agent_sleeping_past_its_deadline_times_out(engine_process, make_agent, shared_redis_server) -> None:
     agent_id, token = make_agent("sleeper")
 
@@ -146,6 +147,7 @@ def test_agent_disconnecting_mid_hand_is_disconnected_then_forfeits(
     assert record["forfeited"] == [2] and 2 not in record["winners"]
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_agent_reconnecting_plays_on(engine_process, make_agent, shared_redis_server) -> None:
     agent_id, token = make_agent("flaky")
     slow_id, slow_token = make_agent("slow")

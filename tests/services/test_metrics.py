@@ -6,6 +6,7 @@ import asyncio
 import urllib.request
 from typing import Any
 
+import pytest
 from prometheus_client import REGISTRY
 from svc_helpers import ScriptedAgent, card, first_legal
 
@@ -20,6 +21,7 @@ def value(name: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_decisions_timeouts_and_illegal_actions_are_counted(engine_process, make_agent, shared_redis_server) -> None:
     agent_id, token = make_agent("metered")
 

@@ -6,11 +6,13 @@ import asyncio
 import collections
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.rpc.server import create_server, stop_server
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_a_burst_of_calls_on_one_connection_is_served_not_cancelled() -> None:
     # gRPC cancels calls past its default of 1,000 arrived but not yet taken up: a host's agents
     # reconnecting at once, or one caller's burst before the rate limit could answer it

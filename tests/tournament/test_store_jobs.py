@@ -270,6 +270,7 @@ def test_an_entrant_revoked_while_its_table_plays_is_seated_no_further(
     assert tstore.table_state("rev", "r1t0")["forfeits"] == "[]"  # absent from none at its start
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_a_connected_entrant_coming_online_within_the_grace_plays(tstore: TournamentStore) -> None:
     late, away = SeatSpec.connected("a-late", "late"), SeatSpec.connected("a-away", "away")
     timer = threading.Timer(0.3, lambda: tstore.client.set(tstore.keys.agent_presence("a-late"), "gw-1", ex=10))

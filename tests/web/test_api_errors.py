@@ -72,6 +72,7 @@ def agent_ids(stack: Stack) -> dict[str, str]:
     return asyncio.run(read())
 
 
+@pytest.mark.slow  # over a second: the quick subset stays quick
 def test_a_name_refused_once_is_asked_again(slow_site: tuple[str, Stack]) -> None:
     """The matchmaker refuses the second lookup (RESOURCE_EXHAUSTED, retry after 2 s): that agent shows
     as its id on that page, and by its name once the matchmaker answers again (not for ever)."""
