@@ -69,6 +69,7 @@ async def hold_ticket(
                 raise
             log.info("queued on ladder %r at the matchmaker %s", ladder, address)
             state["accepted"] = state["up"] = True
+            await _warn_if_paused(stub, ladder)
             async for seating in call:
                 if seating is None:
                     log.warning(
@@ -81,6 +82,14 @@ async def hold_ticket(
         raise stream_ended("matchmaker")
 
     await retrying(watch, "matchmaker", address, connect_timeout, state)
+
+
+async def _warn_if_paused(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, ladder: str) -> None:
+    """A paused ladder queues the ticket but forms no table: without a word the bot seemed to hang."""
+    with contextlib.suppress(grpc.aio.AioRpcError):
+        reply = await stub.GetLadder(matchmaker_pb2.GetLadderRequest(name=ladder), timeout=5)
+        if reply.ladder.paused:
+            log.warning("ladder %r is paused: no table is formed until the host resumes it", ladder)
 
 
 async def _no_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, address: str, ladder: str, details: str) -> str:

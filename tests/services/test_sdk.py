@@ -331,6 +331,39 @@ def test_the_ladder_ticket_is_queued_again_after_the_matchmaker_restarts(store: 
     asyncio.run(run())
 
 
+def test_a_ticket_on_a_paused_ladder_says_the_ladder_is_paused(store: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """``ohell bot run`` on a paused ladder logged "queued" and then nothing, as if it hung."""
+    from arena.ladder.model import Ladder
+    from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+    from arena.sdk.ladder import hold_ticket
+    from services.matchmaker.servicer import MatchmakerServicer
+
+    store.create_ladder(Ladder("resting"))
+    store.set_paused("resting", True)
+    agent, token = store.register_agent("patient", "connected")
+    name = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
+
+    async def run() -> None:
+        servicer = MatchmakerServicer(store, poll_s=0.05)
+        register = lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)  # noqa: E731
+        served = await create_server("127.0.0.1:0", [Service(name, register)])
+        gateway_up = asyncio.Event()
+        gateway_up.set()
+        holder = asyncio.create_task(hold_ticket(f"127.0.0.1:{served.port}", token, "resting", gateway_up, 5))
+        try:
+            async with asyncio.timeout(20):
+                while "is paused" not in caplog.text:
+                    await asyncio.sleep(0.05)
+            assert await asyncio.to_thread(store.has_ticket, "resting", agent.agent_id)  # queued all the same
+        finally:
+            holder.cancel()
+            await stop_server(served, 0)
+
+    with caplog.at_level(logging.INFO, logger="arena.sdk"):
+        asyncio.run(run())
+    assert "ladder 'resting' is paused: no table is formed until the host resumes it" in caplog.text
+
+
 async def serve_gateway(gateway: gateway_pb2_grpc.AgentGatewayServiceServicer) -> Served:
     """A stand-in for the engine's gateway, on a free port."""
     name = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_name
