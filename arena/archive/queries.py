@@ -208,11 +208,17 @@ def count_matches(engine: Engine, ladder: str = "", agent_id: str = "", since_ms
 
 
 def rating_history(
-    engine: Engine, ladder: str, agent_id: str, since_ms: int = 0, limit: int = MAX_PAGE, after: str = ""
+    engine: Engine,
+    ladder: str,
+    agent_id: str,
+    since_ms: int = 0,
+    limit: int = MAX_PAGE,
+    after: str = "",
+    newest_first: bool = False,
 ) -> list[RatingPoint]:
     """The agent's rating before and after each of its archived matches on ``ladder``, oldest
-    first, from ``since_ms`` on, after the cursor ``after`` (a point's ``cursor``), at most
-    ``limit`` (up to 5000) points."""
+    first (newest first with ``newest_first``), from ``since_ms`` on, after the cursor ``after`` (a
+    point's ``cursor``) in that order, at most ``limit`` (up to 5000) points."""
     limit = max(1, min(limit, 10 * MAX_PAGE))
     cursor = parse_cursor(after) if after else None
     if not _storable(ladder, agent_id):
@@ -224,13 +230,23 @@ def rating_history(
     )
     if cursor is not None:
         finished, match_id = cursor
-        query = query.where(
-            or_(
+        if newest_first:
+            later = or_(
+                history.c.finished_ms < finished,
+                and_(history.c.finished_ms == finished, history.c.match_id < match_id),
+            )
+        else:
+            later = or_(
                 history.c.finished_ms > finished,
                 and_(history.c.finished_ms == finished, history.c.match_id > match_id),
             )
-        )
-    query = query.order_by(history.c.finished_ms, history.c.match_id).limit(limit)
+        query = query.where(later)
+    order = (
+        (history.c.finished_ms.desc(), history.c.match_id.desc())
+        if newest_first
+        else (history.c.finished_ms, history.c.match_id)
+    )
+    query = query.order_by(*order).limit(limit)
     with engine.connect() as connection:
         return [
             RatingPoint(

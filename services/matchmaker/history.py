@@ -132,9 +132,9 @@ def list_matches(
 
 
 def rating_history(
-    archive: ArchiveEngine, ladder: str, agent_id: str, since_ms: int, size: int, after: str
+    archive: ArchiveEngine, ladder: str, agent_id: str, since_ms: int, size: int, after: str, newest_first: bool = False
 ) -> tuple[list[queries.RatingPoint], str]:
-    points = queries.rating_history(archive(), ladder, agent_id, since_ms, size + 1, after)
+    points = queries.rating_history(archive(), ladder, agent_id, since_ms, size + 1, after, newest_first)
     more = len(points) > size
     points = points[:size]
     return points, points[-1].cursor if more and points else ""

@@ -75,6 +75,7 @@ class MatchRpcs(ServicerBase):
             request.since_ms,
             size,
             request.page_token,
+            request.newest_first,
         )
         return pb.GetRatingHistoryResponse(points=[point_to_proto(p) for p in points], next_page_token=token)
 

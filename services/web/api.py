@@ -27,7 +27,7 @@ from arena.wire import card_from_proto
 from ohell.cards import card_str
 
 TIMEOUT_S = 10.0
-MAX_HISTORY = 50_000  # rating points the agent page reads at most
+CHART_POINTS = 5000  # the latest rating points the agent page charts (one page of GetRatingHistory)
 NAME_RETRY_S = 5.0  # an agent whose name could not be read is asked again after this long
 
 
@@ -158,17 +158,13 @@ class Api:
         return reply.match, (json.loads(reply.record_json) if reply.record_json else None)
 
     async def rating_history(self, agent_id: str, ladder: str) -> list[pb.RatingPoint]:
-        """The agent's rating before and after each of its archived matches on ``ladder``, oldest
-        first, every page of ``GetRatingHistory``."""
-        points: list[pb.RatingPoint] = []
-        token = ""
-        while True:
-            request = pb.GetRatingHistoryRequest(agent_id=agent_id, ladder=ladder, page_size=5000, page_token=token)
-            reply = await self._call("GetRatingHistory", request)
-            points += reply.points
-            token = reply.next_page_token
-            if not token or len(points) >= MAX_HISTORY:
-                return points
+        """The agent's rating before and after each of its latest archived matches on ``ladder`` (at
+        most ``CHART_POINTS``), oldest first: one newest-first page of ``GetRatingHistory``."""
+        request = pb.GetRatingHistoryRequest(
+            agent_id=agent_id, ladder=ladder, page_size=CHART_POINTS, newest_first=True
+        )
+        reply = await self._call("GetRatingHistory", request)
+        return list(reversed(reply.points))
 
     async def spectate(self, match_id: str, wait_ms: int = 0) -> AsyncIterator[dict[str, Any]]:
         """The public events of a match as plain dicts (cards as "QS"); none is ever a hidden card."""

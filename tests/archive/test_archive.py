@@ -142,6 +142,16 @@ def test_rating_history_is_oldest_first_and_paged(archive: Engine) -> None:
     assert queries.rating_history(archive, "l", "nobody") == []
 
 
+def test_rating_history_newest_first_gives_the_latest_page(archive: Engine) -> None:
+    """The agent page read the history oldest first, up to 50,000 points in pages of 5,000: a long
+    history cost ten calls per view, and past the cap the newest points were the ones left out."""
+    write(archive, [finished(n) for n in (3, 0, 2, 1)])
+    latest = queries.rating_history(archive, "l", "a2", limit=2, newest_first=True)
+    assert [p.match_id for p in latest] == ["l-3", "l-2"]
+    older = queries.rating_history(archive, "l", "a2", limit=5, after=latest[-1].cursor, newest_first=True)
+    assert [p.match_id for p in older] == ["l-1", "l-0"]
+
+
 def test_export_in_log_order(archive: Engine) -> None:
     write(archive, [finished(n) for n in (4, 1, 3)])
     lines = io.StringIO()

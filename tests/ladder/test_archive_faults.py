@@ -101,6 +101,11 @@ def test_history_rpcs_read_the_archive(make_stack: Callable[..., Stack], store: 
             len(points) == len(mine)
             and points[-1].mu_after == stored_ratings(store.client, store.keys, "h")[agents[0]][0]
         )
+        request = pb.GetRatingHistoryRequest(ladder="h", agent_id=agents[0], page_size=2, newest_first=True)
+        latest = stub.GetRatingHistory(request)
+        assert [p.match_id for p in latest.points] == [p.match_id for p in points[::-1][:2]]
+        request.page_token = latest.next_page_token
+        assert stub.GetRatingHistory(request).points[0].match_id == points[-3].match_id
         for bad in (
             pb.ListMatchesRequest(ladder="h", page_token="garbage"),
             pb.ListMatchesRequest(ladder="h", since_ms=-1),

@@ -418,18 +418,20 @@ class ListAgentsResponse(_message.Message):
     def __init__(self, agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetRatingHistoryRequest(_message.Message):
-    __slots__ = ("ladder", "agent_id", "since_ms", "page_size", "page_token")
+    __slots__ = ("ladder", "agent_id", "since_ms", "page_size", "page_token", "newest_first")
     LADDER_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SINCE_MS_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    NEWEST_FIRST_FIELD_NUMBER: _ClassVar[int]
     ladder: str
     agent_id: str
     since_ms: int
     page_size: int
     page_token: str
-    def __init__(self, ladder: _Optional[str] = ..., agent_id: _Optional[str] = ..., since_ms: _Optional[int] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    newest_first: bool
+    def __init__(self, ladder: _Optional[str] = ..., agent_id: _Optional[str] = ..., since_ms: _Optional[int] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., newest_first: _Optional[bool] = ...) -> None: ...
 
 class RatingPoint(_message.Message):
     __slots__ = ("match_id", "finished_ms", "mu_before", "sigma_before", "mu_after", "sigma_after")

@@ -293,8 +293,8 @@ class MatchmakerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetRatingHistory(self, request, context):
-        """Public, like the reads above. An agent's rating on a ladder before and after each of its archived matches, oldest first,
-        paged (for charts). Status codes: NOT_FOUND (ladder or agent), INVALID_ARGUMENT (page_size
+        """Public, like the reads above. An agent's rating on a ladder before and after each of its archived matches, oldest first
+        (or newest first), paged (for charts). Status codes: NOT_FOUND (ladder or agent), INVALID_ARGUMENT (page_size
         over 5000, a bad page_token, a negative since_ms), UNAVAILABLE (the archive's database cannot be reached).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
