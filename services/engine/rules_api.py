@@ -163,9 +163,11 @@ class RulesApi(rules_service_pb2_grpc.RulesServiceServicer):
         self.callers: dict[str, int] = {}  # caller -> its calls running or waiting
 
     async def _run(self, context: grpc.aio.ServicerContext, work: Callable[[], Reply]) -> Reply:
+        # the caller first: its token's lookup awaits Redis, and the counts must be checked and taken
+        # with no await between (calls checked before one of them counted would all pass)
+        caller = await verified_caller(context, self.tokens)
         if self.working >= MAX_RULES_WORK:
             await refuse(context, 100, f"{MAX_RULES_WORK} rules calls are in progress on this service")
-        caller = await verified_caller(context, self.tokens)
         if self.callers.get(caller, 0) >= MAX_RULES_WORK_PER_CALLER:
             await refuse(context, 100, f"{MAX_RULES_WORK_PER_CALLER} rules calls are in progress for you: wait for one")
         self.working += 1

@@ -225,18 +225,31 @@ async def register_agents(request: Request) -> Response:
             request, error=f"only built-in agents are queued by the host: a {kind} agent queues itself"
         )
     api, token = api_of(request), sessions(request).host_token
-    tokens, failed = [], []
+    if join:  # as `ohell agent register --join`: refused before anyone is registered
+        try:
+            await api.ladder(join)
+        except ApiError as error:
+            return await dashboard(request, error=f"queue on ladder {join}: {error.message}; nobody registered")
+    tokens, failed, queued_count = [], [], 0
     for name in names:
         try:
             reply = await api.register_agent(
                 token, name, KINDS[kind], bot=str(form.get("bot", "")), endpoint=str(form.get("endpoint", ""))
             )
-            tokens.append([reply.agent.name, reply.agent.agent_id, reply.token])
-            if join:
-                await api.join_queue(reply.token, join, reply.agent.agent_id)
         except ApiError as error:
             failed.append(f"{name}: {error.message}")
-    queued = f", queued on ladder {join}" if join else ""
+            continue
+        tokens.append([reply.agent.name, reply.agent.agent_id, reply.token])
+        if join:
+            try:
+                await api.join_queue(reply.token, join, reply.agent.agent_id)
+                queued_count += 1
+            except ApiError as error:  # registered (its token is below) but not queued
+                failed.append(f"{name}: registered, not queued on ladder {join}: {error.message}")
+    queued = ""
+    if join and tokens:
+        some = "" if queued_count == len(tokens) else f"{queued_count} of them "
+        queued = f", {some}queued on ladder {join}"
     message = f"registered {len(tokens)} agent(s){queued}; download their tokens now: they are not shown again"
     return await dashboard(request, message=message if tokens else "", error="; ".join(failed), tokens=tokens)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import time
+from typing import Any
 
 import grpc
 import pytest
@@ -254,47 +256,58 @@ def test_rules_calls_past_the_pool_are_refused_resource_exhausted(engine_process
     assert "rules calls are in progress" in refused[0].details()
 
 
+class Refused(Exception):
+    """What ``Context.abort`` raises."""
+
+
+class Context:
+    """The parts of a gRPC servicer context ``RulesApi._run`` reads: a caller at ``peer`` with ``token``."""
+
+    def __init__(self, peer: str, token: str = "") -> None:
+        from arena.rpc.auth import auth_metadata
+
+        self._peer, self._metadata = peer, auth_metadata(token) if token else ()
+
+    def peer(self) -> str:
+        return self._peer
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self._metadata
+
+    async def abort(self, code: grpc.StatusCode, details: str, trailing_metadata: object = ()) -> None:
+        raise Refused(code, details)
+
+
+async def held_call(api: Any, context: Context, release: threading.Event) -> object:
+    """``api._run`` of work that waits for ``release``: "done", or the refusal's (code, details)."""
+
+    def blocked() -> str:
+        release.wait(30)
+        return "done"
+
+    try:
+        return await api._run(context, blocked)  # type: ignore[no-any-return]
+    except Refused as refused:
+        return refused.args
+
+
 def test_one_caller_holds_a_share_of_the_rules_work() -> None:
     """``MAX_RULES_WORK`` calls may run or wait in all; one caller kept them all busy (a few heavy
     calls a second from an anonymous caller are enough), and every other caller was refused
     RESOURCE_EXHAUSTED for as long as it liked. A caller now holds at most
     ``MAX_RULES_WORK_PER_CALLER`` of them."""
     import asyncio
-    import threading
 
-    from arena.rpc.auth import StaticTokens, auth_metadata
+    from arena.rpc.auth import StaticTokens
     from services.engine.rules_api import MAX_RULES_WORK_PER_CALLER, RulesApi
-
-    class Refused(Exception):
-        pass
-
-    class Context:
-        def __init__(self, peer: str, token: str = "") -> None:
-            self._peer, self._metadata = peer, auth_metadata(token) if token else ()
-
-        def peer(self) -> str:
-            return self._peer
-
-        def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
-            return self._metadata
-
-        async def abort(self, code: grpc.StatusCode, details: str, trailing_metadata: object = ()) -> None:
-            raise Refused(code, details)
 
     release = threading.Event()
 
     async def run() -> None:
         api = RulesApi(StaticTokens({"agent-token-of-b-0123": "a2"}))
 
-        def blocked() -> str:
-            release.wait(30)
-            return "done"
-
         async def call(context: Context) -> object:
-            try:
-                return await api._run(context, blocked)  # type: ignore[arg-type]
-            except Refused as refused:
-                return refused.args
+            return await held_call(api, context, release)
 
         a = Context("ipv4:192.0.2.1:5000")
         held = [asyncio.create_task(call(a)) for _ in range(MAX_RULES_WORK_PER_CALLER)]
@@ -311,6 +324,43 @@ def test_one_caller_holds_a_share_of_the_rules_work() -> None:
         release.set()
         assert await asyncio.gather(*held, *others) == ["done"] * (MAX_RULES_WORK_PER_CALLER + 2)
         assert api.working == 0 and not api.callers
+
+    try:
+        asyncio.run(run())
+    finally:
+        release.set()
+
+
+def test_calls_arriving_together_cannot_pass_the_bound_on_all_rules_work() -> None:
+    """``MAX_RULES_WORK`` was checked before the caller's token was looked up (an await on Redis)
+    and counted after it: calls sent together from a few callers all passed the check before any
+    counted, so more than ``MAX_RULES_WORK`` requests (of up to 4 MiB each) ran or waited."""
+    import asyncio
+
+    from services.engine.rules_api import MAX_RULES_WORK, MAX_RULES_WORK_PER_CALLER, RulesApi
+
+    class RedisLikeTokens:  # a lookup that awaits, as the Redis token store's does
+        async def agent_for_token(self, token: str) -> str | None:
+            await asyncio.sleep(0)
+            return None
+
+    release = threading.Event()
+    callers = MAX_RULES_WORK // MAX_RULES_WORK_PER_CALLER + 2
+
+    async def run() -> None:
+        api = RulesApi(RedisLikeTokens())
+
+        async def call(context: Context) -> object:
+            return await held_call(api, context, release)
+
+        contexts = [Context(f"ipv4:192.0.2.{n}:5000", "made-up-token-0123456789") for n in range(1, callers + 1)]
+        calls = [asyncio.create_task(call(c)) for c in contexts for _ in range(MAX_RULES_WORK_PER_CALLER)]
+        for _ in range(5):  # every call through its token lookup
+            await asyncio.sleep(0)
+        assert api.working == MAX_RULES_WORK
+        release.set()
+        answers = await asyncio.gather(*calls)
+        assert answers.count("done") == MAX_RULES_WORK, answers
 
     try:
         asyncio.run(run())

@@ -9,14 +9,20 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+from starlette.requests import Request
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
+from services.web.api import Api
+from services.web.app import create_app
+from services.web.host import COOKIE
 
 from .conftest import HOST_TOKEN, LADDER, Site, wait_until
 
@@ -246,3 +252,24 @@ def test_a_matchmaker_without_its_redis_is_told_from_an_unreachable_one(
     line = f"ListLadders: UNAVAILABLE: the matchmaker at {stack.matchmaker_address} is up but says: "
     assert line in result.stderr and "Redis" in result.stderr and "cannot reach the matchmaker" not in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_host_page_refuses_to_queue_on_a_missing_ladder_before_registering_anyone(site: Site) -> None:
+    """The host page's 'queue on ladder' with a ladder deleted since the page was drawn registered
+    every agent, said 'registered 2 agent(s), queued on ladder gone' and listed each agent as failed."""
+    with warnings.catch_warnings():  # Starlette would have httpx2 for its test client
+        warnings.simplefilter("ignore", StarletteDeprecationWarning)
+        from starlette.testclient import TestClient
+
+    app = create_app(Api(site.stack.matchmaker_address, read_token=HOST_TOKEN), host_token=HOST_TOKEN)
+    with TestClient(app) as client:
+        client.post("/host/login", data={"token": HOST_TOKEN}, follow_redirects=False)
+        session = next(cookie.value for cookie in client.cookies.jar if cookie.name == COOKIE)
+        request = Request({"type": "http", "headers": [(b"cookie", f"{COOKIE}={session}".encode())]})
+        csrf = str(app.state.host.csrf(request))
+        names = "gone-1\ngone-2"
+        form = {"csrf": csrf, "names": names, "kind": "builtin", "bot": "random", "join": "gone"}
+        answer = client.post("/host/agents", data=form)
+    assert "nobody registered" in answer.text and "queued on ladder gone" not in answer.text, answer.text[-3000:]
+    listed = site.stub.ListAgents(pb.ListAgentsRequest(), metadata=auth_metadata(HOST_TOKEN))
+    assert not {"gone-1", "gone-2"} & {agent.name for agent in listed.agents}
