@@ -68,8 +68,9 @@ async def hold_ticket(
                     raise AgentError(await _no_ladder(stub, address, ladder, error.details() or "")) from None
                 raise
             log.info("queued on ladder %r at the matchmaker %s", ladder, address)
+            if not state.get("accepted"):  # the first time only
+                await _warn_if_paused(stub, ladder)
             state["accepted"] = state["up"] = True
-            await _warn_if_paused(stub, ladder)
             async for seating in call:
                 if seating is None:
                     log.warning(
@@ -85,9 +86,10 @@ async def hold_ticket(
 
 
 async def _warn_if_paused(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, ladder: str) -> None:
-    """A paused ladder queues the ticket but forms no table: without a word the bot seemed to hang."""
+    """A paused ladder queues the ticket but forms no table: without a word the bot seemed to hang.
+    Asked once, when the ticket is first queued (not again after each reconnection)."""
     with contextlib.suppress(grpc.aio.AioRpcError):
-        reply = await stub.GetLadder(matchmaker_pb2.GetLadderRequest(name=ladder), timeout=5)
+        reply = await stub.GetLadder(matchmaker_pb2.GetLadderRequest(name=ladder), timeout=2)
         if reply.ladder.paused:
             log.warning("ladder %r is paused: no table is formed until the host resumes it", ladder)
 
