@@ -298,16 +298,22 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self.connections[agent_id] = connection
         reader: asyncio.Task[None] | None = None
         try:
-            if self.redis is not None:
-                with contextlib.suppress(Exception):  # Redis away: local hosts still reach the agent
-                    await self.redis.set(self.keys.agent_presence(agent_id), self.gateway_id, ex=PRESENCE_TTL_S)
-                    if connection.challengeable:
-                        await self.redis.set(self.keys.challengeable(agent_id), b"1", ex=PRESENCE_TTL_S)
-                    else:
-                        await self.redis.delete(self.keys.challengeable(agent_id))
-            await context.send_initial_metadata((("ohell-agent-id", agent_id),))  # the agent knows it is live
-            for event in resend:
-                await connection.send(event)
+            # Hosts may send to the new stream from now on: their events wait on its write lock until
+            # the headers and what is re-sent (each match's MatchStarted first) are out, in order.
+            async with connection.write_lock:
+                if self.redis is not None:
+                    with contextlib.suppress(Exception):  # Redis away: local hosts still reach the agent
+                        await self.redis.set(self.keys.agent_presence(agent_id), self.gateway_id, ex=PRESENCE_TTL_S)
+                        if connection.challengeable:
+                            await self.redis.set(self.keys.challengeable(agent_id), b"1", ex=PRESENCE_TTL_S)
+                        else:
+                            await self.redis.delete(self.keys.challengeable(agent_id))
+                await context.send_initial_metadata((("ohell-agent-id", agent_id),))  # the agent knows it is live
+                try:
+                    for event in resend:
+                        await asyncio.wait_for(context.write(wrapped(event.SerializeToString())), WRITE_LIMIT_S)
+                except Exception:  # the new stream failed under us, or its agent does not read it: it is over
+                    connection.end()
             reader = asyncio.create_task(self._read(connection))
             await connection.closed.wait()
             if connection.fatal is not None:
