@@ -99,6 +99,7 @@ class EmbeddedRedis:
             if self.process.poll() is not None or time.monotonic() > deadline:
                 log = Path(self.data_dir, "redis.log")
                 detail = log.read_text()[-500:] if log.exists() else "no log"
+                client.close()
                 self.stop(kill=True)
                 if "Address already in use" in detail:  # the log's last lines were its start-up banner too
                     raise PortTaken(
@@ -111,6 +112,7 @@ class EmbeddedRedis:
                 time.sleep(0.02)
                 continue
             if server_pid != self.process.pid:  # someone else's server answers on this port
+                client.close()
                 self.stop(kill=True)
                 raise PortTaken(f"port {self.port} is served by another redis-server (pid {server_pid})")
             break

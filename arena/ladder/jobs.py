@@ -18,7 +18,7 @@ from arena.ladder.redis_matches import Finished
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.settings import backlog_max, lease_seconds
 from arena.ladder.store import NotFound
-from arena.play.relay import PLATFORM_FAULT
+from arena.play.relay import platform_faults
 from arena.play.specs import all_builtin
 from arena.redis_client import REDIS_ERRORS
 from ohell.rules import Rules
@@ -313,8 +313,7 @@ def spoiled_by_platform(record: dict[str, Any]) -> str:
     (its Redis failed, or the gateway holding an agent died or shut down) reached the match host.
     An agent that went away is the agent's fault, however many of the seats did: two agents of one
     author leaving a match they were losing must not void it."""
-    details = [str(fault.get("detail", "")) for fault in record.get("faults", [])]
-    ours = [detail for detail in details if detail.startswith(PLATFORM_FAULT)]
+    ours = platform_faults(record)
     if not ours:
         return ""
     # fixed words: a Redis error's own text may name its address, and the match's error is public

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import math
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Protocol
 
 from arena.keys import Keys
@@ -29,6 +29,14 @@ WRITE_LIMIT_S = 5.0
 # Starts the reason of an undeliverable event when the platform (Redis), not the agent, failed: the
 # ladder voids a match spoiled this way instead of rating it (arena.ladder.jobs).
 PLATFORM_FAULT = "platform: "
+
+
+def platform_faults(record: Mapping[str, Any]) -> list[str]:
+    """The details of a match record's faults that were the platform's, not the agents'."""
+    details = (str(fault.get("detail", "")) for fault in record.get("faults", ()))
+    return [detail for detail in details if detail.startswith(PLATFORM_FAULT)]
+
+
 _TO_AGENT = relay_pb2.RelayEnvelope.DESCRIPTOR.fields_by_name["to_agent"].number
 
 # A host in this process: called with (agent id, decision id, the Action or None, why none comes).

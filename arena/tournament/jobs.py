@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from arena.play.relay import PLATFORM_FAULT
+from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
 from arena.tournament.model import Tournament, TournamentError
 from arena.tournament.play import play_table_games
@@ -165,7 +165,7 @@ def _play_table(
             return False
 
         def record(game: str, rec: dict[str, Any]) -> None:
-            if any(str(fault.get("detail", "")).startswith(PLATFORM_FAULT) for fault in rec.get("faults", ())):
+            if platform_faults(rec):
                 raise PlatformFailed(
                     f"game {game!r} of {tourney_id!r}: the platform failed (Redis or a gateway); it is played again"
                 )
