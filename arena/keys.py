@@ -49,7 +49,8 @@ functions of ``Keys.lua()``, rendered from the same templates.
                                       holder renews its lease, an expired one frees its slot
     {p}challengeable:{id}      string the agent accepts challenges from others (TTL PRESENCE_TTL_S)
     {p}tourneys                set    tournament ids
-    {p}tourney:{t}             hash   a tournament: spec (JSON), state (running|finished), round,
+    {p}tourney:{t}             hash   a tournament: spec (JSON), summary (JSON: the spec without its
+                                      entrants, for lists), state (running|finished), round,
                                       tables, tables_done, created_ms, finished_ms
     {p}tourney-deals:{t}       hash   table id -> its deal sets (JSON); secret until the tournament ends
     {p}tourney-tables:{t}      hash   table id -> JSON {round, entrants (indices), queue}

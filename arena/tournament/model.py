@@ -144,8 +144,7 @@ class Tournament:
         return table_sizes(len(self.entrants), self.seats) * self.rounds
 
     def rules(self) -> Rules:
-        base = preset(self.preset)
-        return Rules.from_dict(self.overrides, base=base) if self.overrides else base
+        return rules_of(self.preset, self.overrides)
 
     def first_round(self) -> list[Table]:
         if self.format == "round-robin":
@@ -155,6 +154,23 @@ class Tournament:
     def round_sizes(self) -> list[int]:
         """The table sizes of every round after the first (Swiss: the field splits the same way)."""
         return table_sizes(len(self.entrants), self.seats) if self.format == "swiss" else []
+
+    @property
+    def entrant_count(self) -> int:
+        return len(self.entrants)
+
+    def summary(self) -> TournamentSummary:
+        return TournamentSummary(
+            tourney_id=self.tourney_id,
+            entrant_count=len(self.entrants),
+            seats=self.seats,
+            format=self.format,
+            rounds=self.rounds,
+            deals=self.deals,
+            preset=self.preset,
+            overrides=self.overrides,
+            grace_s=self.grace_s,
+        )
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -166,6 +182,38 @@ class Tournament:
         data = json.loads(text)
         data["entrants"] = tuple(SeatSpec.from_dict(entrant) for entrant in data["entrants"])
         return cls(**data)
+
+
+@dataclass(frozen=True)
+class TournamentSummary:
+    """A tournament's definition without its entrants, as a list of tournaments shows it. Stored
+    beside the full definition when the tournament is created (that one was checked then), so a
+    page of the list reads a few hundred bytes per tournament and checks nothing again."""
+
+    tourney_id: str
+    entrant_count: int
+    seats: int
+    format: str
+    rounds: int
+    deals: int
+    preset: str
+    overrides: dict[str, Any]
+    grace_s: float
+
+    def rules(self) -> Rules:
+        return rules_of(self.preset, self.overrides)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> TournamentSummary:
+        return cls(**json.loads(text))
+
+
+def rules_of(preset_name: str, overrides: dict[str, Any]) -> Rules:
+    base = preset(preset_name)
+    return Rules.from_dict(overrides, base=base) if overrides else base
 
 
 def check_entrant(entrant: SeatSpec, field: str) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from arena.play.specs import without_addresses
 from arena.tournament import jobs
-from arena.tournament.model import ID_PATTERN, Tournament, TournamentError
+from arena.tournament.model import ID_PATTERN, Tournament, TournamentError, TournamentSummary
 from arena.tournament.standings import (
     DEFAULT_REPLICATES,
     MAX_REPLICATES,
@@ -68,11 +68,11 @@ def check_replicates(replicates: int, field: str = "replicates") -> int:
     return replicates or DEFAULT_REPLICATES
 
 
-def games_total(tourney: Tournament, progress: Progress) -> int:
+def games_total(tourney: Tournament | TournamentSummary, progress: Progress) -> int:
     """Games of the whole tournament: a round robin's tables all exist from the start; every Swiss
     round seats each entrant once, so it plays ``deals`` games per entrant per round."""
     if tourney.format == "swiss":
-        return tourney.rounds * tourney.deals * len(tourney.entrants)
+        return tourney.rounds * tourney.deals * tourney.entrant_count
     return progress.tables * tourney.seats * tourney.deals
 
 
@@ -145,7 +145,9 @@ def create(store: TournamentStore, tourney: Tournament, dispatch: jobs.Dispatch)
     return jobs.start(store, tourney, dispatch)
 
 
-def page_of_summaries(store: TournamentStore, offset: int, size: int) -> tuple[list[tuple[Tournament, Progress]], bool]:
+def page_of_summaries(
+    store: TournamentStore, offset: int, size: int
+) -> tuple[list[tuple[TournamentSummary, Progress]], bool]:
     """Tournaments in the order of their ids, ``size`` from ``offset``, each with its progress (two
     round trips in all), and whether more follow."""
     ids = store.ids()

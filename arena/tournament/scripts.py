@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-# Create: ARGV = prefix, id, spec JSON, now_ms, tables JSON {id: plan JSON}, deals JSON {id: deal sets JSON}.
+# Create: ARGV = prefix, id, spec JSON, now_ms, tables JSON {id: plan JSON}, deals JSON {id: deal sets JSON},
+# summary JSON (the spec without its entrants, for lists).
 # Refused (0) when the id exists; else the tournament, its first round's tables and every deal set.
 CREATE = """
 local p, t = ARGV[1], ARGV[2]
@@ -16,8 +17,8 @@ for id, plan in pairs(tables) do
   count = count + 1
 end
 for id, deals in pairs(cjson.decode(ARGV[6])) do redis.call('HSET', K.tourney_deals(p, t), id, deals) end
-redis.call('HSET', K.tourney(p, t), 'spec', ARGV[3], 'state', 'running', 'round', 1, 'tables', count,
-  'tables_done', 0, 'created_ms', ARGV[4])
+redis.call('HSET', K.tourney(p, t), 'spec', ARGV[3], 'summary', ARGV[7], 'state', 'running', 'round', 1,
+  'tables', count, 'tables_done', 0, 'created_ms', ARGV[4])
 return 1
 """
 

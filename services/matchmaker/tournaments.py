@@ -36,6 +36,7 @@ from arena.tournament.model import (
     TournamentError,
     TournamentExists,
     TournamentNotFound,
+    TournamentSummary,
 )
 from arena.tournament.standings import DEFAULT_REPLICATES, Standing
 from arena.tournament.store import Progress, TournamentStore
@@ -126,26 +127,32 @@ def tournament_from_proto(message: tpb.Tournament) -> Tournament:
 
 def tournament_to_proto(tourney: Tournament, addresses: bool = True) -> tpb.Tournament:
     """``addresses``: the endpoint entrants' addresses are shown (to the host only)."""
-    rules = rules_to_proto(tourney.rules())
-    rules.preset = tourney.preset
     entrants = [entrant_to_proto(entrant) for entrant in tourney.entrants]
     if not addresses:
         for entrant in entrants:
             if entrant.WhichOneof("player") == "endpoint":
                 entrant.endpoint = ""  # set empty: the oneof still says which kind of player
+    definition = summary_to_proto(tourney.summary())
+    definition.entrants.extend(entrants)
+    return definition
+
+
+def summary_to_proto(summary: TournamentSummary) -> tpb.Tournament:
+    """The definition without its entrants (a list of tournaments shows their number apart)."""
+    rules = rules_to_proto(summary.rules())
+    rules.preset = summary.preset
     return tpb.Tournament(
-        tournament_id=tourney.tourney_id,
-        entrants=entrants,
+        tournament_id=summary.tourney_id,
         rules=rules,
-        seats=tourney.seats,
-        format=FORMAT_NUMBERS[tourney.format],
-        rounds=tourney.rounds,
-        deals=tourney.deals,
-        grace_seconds=tourney.grace_s,
+        seats=summary.seats,
+        format=FORMAT_NUMBERS[summary.format],
+        rounds=summary.rounds,
+        deals=summary.deals,
+        grace_seconds=summary.grace_s,
     )
 
 
-def progress_to_proto(tourney: Tournament, progress: Progress) -> tpb.TournamentProgress:
+def progress_to_proto(tourney: Tournament | TournamentSummary, progress: Progress) -> tpb.TournamentProgress:
     return tpb.TournamentProgress(
         state=STATES.get(progress.state, tpb.TOURNAMENT_STATE_UNSPECIFIED),
         round=progress.round,
@@ -269,12 +276,10 @@ class TournamentRpcs:
         page, more = await self._t(context, operations.page_of_summaries, self.tourneys, offset, size)
         summaries = []
         for tourney, progress in page:
-            definition = tournament_to_proto(tourney)
-            definition.ClearField("entrants")
             summary = tpb.TournamentSummary(
-                tournament=definition,
+                tournament=summary_to_proto(tourney),
                 progress=progress_to_proto(tourney, progress),
-                entrant_count=len(tourney.entrants),
+                entrant_count=tourney.entrant_count,
             )
             summaries.append(summary)
         return tpb.ListTournamentsResponse(tournaments=summaries, next_page_token=str(offset + size) if more else "")

@@ -236,12 +236,38 @@ def test_a_page_of_tournaments_is_read_in_two_round_trips(shared_redis_server: E
     CountingConnection.sent = 0
     page, more = operations.page_of_summaries(store, 2, 8)
     assert CountingConnection.sent == 2 and more
-    assert page == [(store.get(name), store.progress(name)) for name in sorted(names)[2:10]]
+    assert page == [(store.get(name).summary(), store.progress(name)) for name in sorted(names)[2:10]]
     assert operations.page_of_summaries(store, 10, 8) == (
-        [(store.get(n), store.progress(n)) for n in sorted(names)[10:]],
+        [(store.get(n).summary(), store.progress(n)) for n in sorted(names)[10:]],
         False,
     )
     client.close()
+
+
+def test_a_page_of_tournaments_parses_no_definition(tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ListTournaments (public) parsed and checked again every listed tournament's full definition:
+    some 0.9 ms for one of 200 entrants, 0.46 s of the matchmaker's CPU for a page of 500, per
+    anonymous call. A page now reads the summary stored when each tournament was created; one
+    created before summaries were stored is still listed, from its definition."""
+    names = ["q0", "q1", "q2"]
+    for name in names:
+        jobs.start(
+            tstore, Tournament(name, builtins("heuristic", "random", "random"), deals=1, overrides=SHORT), Queue()
+        )
+    tstore.client.hdel(tstore.keys.tourney("q1"), "summary")  # as stored before summaries were
+    parsed: list[str] = []
+    real_from_json = Tournament.from_json.__func__  # type: ignore[attr-defined]
+
+    def counting_from_json(cls: type[Tournament], text: str | bytes) -> Tournament:
+        tourney = real_from_json(cls, text)
+        parsed.append(tourney.tourney_id)
+        return tourney
+
+    monkeypatch.setattr(Tournament, "from_json", classmethod(counting_from_json))
+    page, more = operations.page_of_summaries(tstore, 0, 10)
+    assert parsed == ["q1"]
+    monkeypatch.undo()
+    assert page == [(tstore.get(name).summary(), tstore.progress(name)) for name in names] and not more
 
 
 def test_a_json_export_holds_a_few_records_at_a_time(tstore: TournamentStore) -> None:
