@@ -515,3 +515,12 @@ def proto_rules_label(message: rules_pb2.Rules) -> str:
         return rules_label(rules_from_proto(message), message.preset)
     except ConversionError:
         return message.preset or "custom"
+
+
+# ListMatchesResponse.total_size counts archived matches up to one past this (arena.archive.queries.COUNT_CAP)
+MATCHES_COUNTED_UP_TO = 10_000
+
+
+def match_total_text(total_size: int) -> str:
+    """A match list's ``total_size`` as said to a reader: "more than 10,000" past what is counted."""
+    return f"more than {MATCHES_COUNTED_UP_TO:,}" if total_size > MATCHES_COUNTED_UP_TO else str(total_size)

@@ -16,7 +16,7 @@ from arena.local.admin_client import Host
 from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, options_text, text_console
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.wire import proto_rules_label, rules_from_proto, rules_to_proto
+from arena.wire import match_total_text, proto_rules_label, rules_from_proto, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 from ohell.referee import referee
@@ -273,7 +273,8 @@ def matches(host: Host, args: argparse.Namespace) -> int:
         seats = " ".join(m.agent_names) if len(m.agent_names) == len(m.agent_ids) else " ".join(m.agent_ids)
         out.add_row(m.match_id, m.state, when(m.finished_ms), seats, " ".join(map(str, m.totals)))
     console.print(out)
-    console.print(f"{len(reply.matches)} of {reply.total_size} {'running' if args.running else 'finished'} matches")
+    total = match_total_text(reply.total_size)
+    console.print(f"{len(reply.matches)} of {total} {'running' if args.running else 'finished'} matches")
     return 0
 
 

@@ -109,8 +109,9 @@ def list_matches(
     before: str,
 ) -> tuple[list[MatchView], str, int]:
     """One page, newest first, the next page's token ('' on the last page) and how many matches
-    the filters select in all pages. The two sources are merged by (finished time, match id), so a
-    match moving to the archive meanwhile is shown and counted once. Raises queries.BadCursor for a
+    the filters select in all pages (counted up to ``COUNT_CAP`` + 1: more than ``COUNT_CAP`` past
+    it). The two sources are merged by (finished time, match id), so a match moving to the archive
+    meanwhile is shown and counted once. Raises queries.BadCursor for a
     token this service did not give."""
     bound = queries.parse_cursor(before) if before else None
     hot = [
@@ -126,9 +127,9 @@ def list_matches(
     more = len(page) > size
     page = page[:size]
     hot_ids = [view.match_id for view in hot]
-    total = queries.count_matches(engine, ladder, agent_id, since_ms, until_ms)
+    total = queries.count_matches(engine, ladder, agent_id, since_ms, until_ms, cap=queries.COUNT_CAP)
     total += len(set(hot_ids) - queries.archived(engine, hot_ids))
-    return page, page[-1].cursor if more and page else "", total
+    return page, page[-1].cursor if more and page else "", min(total, queries.COUNT_CAP + 1)
 
 
 def rating_history(

@@ -20,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.ratelimit import RateLimit
+from arena.wire import match_total_text
 from services.web import host, tournaments, views
 from services.web.api import Api, ApiError
 from services.web.errors import error_page
@@ -102,6 +103,7 @@ async def matches_page(request: Request) -> Response:
         matches=[views.match_row(m, names, agent_id) for m in reply.matches],
         next_page=reply.next_page_token,
         total=reply.total_size,
+        total_text=match_total_text(reply.total_size),
         shown=shown,
         ladders=[ladder.name for ladder in await api.ladders()],
     )

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, event, func, inspect, select
 
+from arena import wire
 from arena.archive import queries
 from arena.archive.db import connect, sqlite_url
 from arena.archive.schema import match_seats, matches, rating_history
@@ -214,3 +215,14 @@ def test_a_value_with_a_nul_is_in_no_row_on_either_database(archive: Engine) -> 
     with pytest.raises(queries.BadCursor):
         queries.rating_history(archive, "l", "a1", after="1:l-0\x00")
     assert [m.match_id for m in queries.list_matches(archive, ladder="l")] == ["l-0"]
+
+
+def test_a_capped_count_stops_one_past_its_cap(archive: Engine) -> None:
+    """ListMatches counted every row its filters select on each page (7-9 ms at 300,000 matches on
+    SQLite, for any anonymous caller): it now counts up to one past ``COUNT_CAP``."""
+    write(archive, [finished(n) for n in range(7)])
+    assert queries.count_matches(archive, "l") == 7  # uncapped: exact
+    assert queries.count_matches(archive, "l", cap=3) == 4 == queries.count_matches(archive, "l", "a1", cap=3)
+    assert queries.count_matches(archive, "l", cap=7) == 7 == queries.count_matches(archive, "l", "a2", cap=10)
+    assert queries.COUNT_CAP == wire.MATCHES_COUNTED_UP_TO  # what readers are told "more than" means
+    assert wire.match_total_text(10_000) == "10000" and wire.match_total_text(10_001) == "more than 10,000"
