@@ -51,7 +51,7 @@ class ConnectedPlayer:
             self.resend_start = await self.link.send(self.agent_id, self.started, timeout) is not None
         decision_id = event.decision.decision_id
         future = self.link.expect(self.agent_id, decision_id, deadline)  # None at the deadline
-        problem = await self.link.send(self.agent_id, event, max(0.0, deadline - loop.time()))
+        problem = await self.link.send(self.agent_id, event, max(0.0, deadline - loop.time()), self.started)
         if problem is not None:
             self.link.forget(self.agent_id, decision_id)
             self.resend_start = True

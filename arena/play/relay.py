@@ -158,9 +158,17 @@ class HostLink:
         if future is not None:
             self._deadlines.unwatch(future)
 
-    async def send(self, agent_id: str, event: match_pb2.AgentEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
+    async def send(
+        self,
+        agent_id: str,
+        event: match_pb2.AgentEvent,
+        timeout: float = WRITE_LIMIT_S,
+        preface: match_pb2.AgentEvent | None = None,
+    ) -> str | None:
         """Deliver ``event`` (a local stream write may take at most ``timeout`` s); None when
-        handed on, else a sentence why it could not be. Never raises: a Redis failure is a reason."""
+        handed on, else a sentence why it could not be. Never raises: a Redis failure is a reason.
+        ``preface`` (the match's MatchStarted) goes first when the agent is found on another gateway
+        than the one remembered, which died: the new one never saw the match start."""
         gateway = local_gateway_holding(agent_id)
         if gateway is not None:
             return await gateway.deliver(agent_id, event, self.answer, timeout)
@@ -170,7 +178,7 @@ class HostLink:
         head = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel).SerializeToString()
         data = head + wrapped(event.SerializeToString(), _TO_AGENT)
         try:
-            for _ in range(2):  # a gateway remembered from an earlier event may be gone: ask the presence once
+            for attempt in range(2):  # a gateway remembered from an earlier event may be gone: ask the presence once
                 gateway_id = self._gateway_of.get(agent_id)
                 remembered = gateway_id is not None
                 if gateway_id is None:
@@ -179,7 +187,10 @@ class HostLink:
                         return f"agent {agent_id!r} is not connected to any gateway"
                     gateway_id = found.decode() if isinstance(found, bytes) else str(found)
                     self._gateway_of[agent_id] = gateway_id
-                if await self.redis.publish(self.keys.gateway_channel(gateway_id), data):
+                channel = self.keys.gateway_channel(gateway_id)
+                if attempt and preface is not None:  # one channel, one listener: the two stay in order
+                    await self.redis.publish(channel, head + wrapped(preface.SerializeToString(), _TO_AGENT))
+                if await self.redis.publish(channel, data):
                     return None
                 self._gateway_of.pop(agent_id, None)
                 if not remembered:

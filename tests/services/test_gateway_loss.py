@@ -111,5 +111,6 @@ def test_an_agent_that_moved_to_another_gateway_is_reached_there(shared_redis_se
         first.stop()
         second.stop()
     assert moved.decisions, "the agent was never asked on its new gateway"
+    assert moved.events[0].WhichOneof("event") == "match_started"  # its first decision came without it
     assert not any("is gone" in detail for detail in details(record)), record["faults"]
     assert record["forfeited"] == []
