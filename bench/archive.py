@@ -23,12 +23,13 @@ from sqlalchemy import Engine, text
 
 from arena.archive.db import connect
 from arena.archive.local_postgres import LocalPostgres
-from arena.archive.writer import TABLES, compress_record, rows
+from arena.archive.writer import TABLES, rows
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder import archiving
 from arena.ladder.matchplay import play_match
 from arena.ladder.model import Ladder, now_ms
 from arena.ladder.redis_store import RedisStore
+from arena.record_codec import pack_record
 
 
 def footprint(client: redis.Redis) -> int:
@@ -128,7 +129,7 @@ def rebuilt(match: Any, record: dict[str, Any]) -> Any:
         match.started_ms,
         match.finished_ms,
         match.attempts,
-        *compress_record(record),
+        *pack_record(record),
         match.rules,
         match.hands,
         seats,

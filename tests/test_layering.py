@@ -5,14 +5,14 @@
     ohell.bots            ohell
     ohell.match           ohell, ohell.bots (games between bots in one process)
     arena.proto           (generated code: itself)
-    arena.keys, arena.redis_client, arena.embedded_redis      nothing of the project
-    arena.archive         nothing of the project (SQL only: the ladder calls it, never the reverse)
+    arena.keys, arena.redis_client, arena.embedded_redis, arena.record_codec   nothing of the project
+    arena.archive         arena.record_codec (SQL only: the ladder calls it, never the reverse)
     arena.wire            ohell, arena.proto
     arena.conformance     ohell
     arena.rpc             arena.keys, arena.proto
     arena.play            the engine (ohell, ohell.bots, ohell.match), arena.proto, arena.keys, arena.wire, arena.rpc
-    arena.ladder          the engine, arena.proto, arena.keys, arena.redis_client, arena.play, arena.archive
-                          (arena.ladder.archiving only: the job that moves finished matches to SQL)
+    arena.ladder          the engine, arena.proto, arena.keys, arena.redis_client, arena.record_codec, arena.play,
+                          arena.archive (arena.ladder.archiving only: the job that moves finished matches to SQL)
     arena.tournament      the engine, arena.proto, arena.keys, arena.redis_client, arena.play (beside the
                           ladder, never importing it)
     arena.sdk             the engine, arena.proto, arena.wire, arena.rpc
@@ -38,6 +38,7 @@ IO_MODULES = {"os", "io", "socket", "subprocess", "pathlib", "shutil", "tempfile
 
 ENGINE = {"ohell", "ohell.bots", "ohell.match"}
 BASE = {"arena.proto", "arena.keys", "arena.redis_client", "arena.embedded_redis", "arena.wire", "arena.conformance"}
+BASE |= {"arena.record_codec"}
 BASE |= {"arena.archive"}
 LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.tournament", "arena.sdk"}
 FLOORS: dict[str, set[str]] = {
@@ -50,12 +51,21 @@ FLOORS: dict[str, set[str]] = {
     "arena.keys": set(),
     "arena.redis_client": set(),
     "arena.embedded_redis": set(),
-    "arena.archive": set(),
+    "arena.record_codec": set(),
+    "arena.archive": {"arena.record_codec"},
     "arena.wire": {"ohell", "arena.proto"},
     "arena.conformance": {"ohell"},
     "arena.rpc": {"arena.keys", "arena.proto"},
     "arena.play": {*ENGINE, "arena.proto", "arena.keys", "arena.wire", "arena.rpc"},
-    "arena.ladder": {*ENGINE, "arena.proto", "arena.keys", "arena.redis_client", "arena.play", "arena.archive"},
+    "arena.ladder": {
+        *ENGINE,
+        "arena.proto",
+        "arena.keys",
+        "arena.redis_client",
+        "arena.record_codec",
+        "arena.play",
+        "arena.archive",
+    },
     "arena.sdk": {*ENGINE, "arena.proto", "arena.wire", "arena.rpc"},
     "arena.local": LIBRARY,
     "arena.cli": {"arena.local", "arena.sdk"} | ENGINE,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import zlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import IO, Any
@@ -19,6 +18,7 @@ from sqlalchemy import Engine, Select, and_, func, or_, select, tuple_
 
 from arena.archive.schema import match_records, match_seats, matches
 from arena.archive.schema import rating_history as history
+from arena.record_codec import unpack_record
 
 MAX_PAGE = 500
 COUNT_CAP = 10_000  # a list's total counts this many archived matches at most ('10,000+' past it)
@@ -183,7 +183,7 @@ def get_record(engine: Engine, match_id: str) -> dict[str, Any] | None:
         blob = connection.execute(
             select(match_records.c.record).where(match_records.c.match_id == match_id)
         ).scalar_one_or_none()
-    return None if blob is None else dict(json.loads(zlib.decompress(blob)))
+    return None if blob is None else unpack_record(blob)
 
 
 def archived(engine: Engine, match_ids: list[str]) -> set[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +18,8 @@ from sqlalchemy.exc import IntegrityError
 
 from arena.archive.db import WRITE
 from arena.archive.schema import match_records, match_seats, matches, rating_history
+from arena.record_codec import unpack_record
 
-COMPRESSION = 3  # zlib level: a 24.5 KB record takes ~0.17 ms to shrink to ~4.9 KB (level 6: 0.6 ms, 4.2 KB)
 # The ladder compresses records when a match finishes (Redis keeps them compressed until archived),
 # so archiving copies the bytes as they are.
 
@@ -45,7 +44,7 @@ class SeatResult:
 @dataclass(frozen=True)
 class FinishedMatch:
     """Everything the archive keeps of one match. ``record_zlib`` is the record's JSON compressed with
-    zlib (``compress_record``), ``record_bytes`` the JSON's length; ``hands`` counts the hands
+    zlib (``arena.record_codec.pack_record``), ``record_bytes`` the JSON's length; ``hands`` counts the hands
     played, sudden death aside."""
 
     match_id: str
@@ -62,13 +61,7 @@ class FinishedMatch:
     seats: list[SeatResult] = field(default_factory=list)
 
     def record(self) -> dict[str, Any]:
-        return dict(json.loads(zlib.decompress(self.record_zlib)))
-
-
-def compress_record(record: dict[str, Any]) -> tuple[bytes, int]:
-    """(zlib of the record's JSON, the JSON's length)."""
-    raw = json.dumps(record).encode()
-    return zlib.compress(raw, COMPRESSION), len(raw)
+        return unpack_record(self.record_zlib)
 
 
 def rows(match: FinishedMatch, archived_ms: int) -> dict[str, list[dict[str, Any]]]:

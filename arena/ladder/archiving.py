@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import uuid
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,7 @@ from arena.ladder import metrics
 from arena.ladder.redis_archive import ArchiveItem
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.store import NotFound
+from arena.record_codec import unpack_record
 
 BATCH = 200
 LOCK_S = 60.0  # the drain lock lapses this long after its holder's last batch (a dead holder)
@@ -88,7 +88,7 @@ def ladder_rules(store: RedisStore, item: ArchiveItem, known: dict[str, dict[str
         try:
             known[ladder] = store.get_ladder(ladder).rules().to_dict()
         except NotFound:
-            return dict(json.loads(zlib.decompress(item.record))["rules"])
+            return dict(unpack_record(item.record)["rules"])
     return known[ladder]
 
 

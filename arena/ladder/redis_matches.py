@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import json
 import secrets
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -15,17 +13,10 @@ from arena.ladder.matchlog import encode, summarize
 from arena.ladder.model import MatchInfo, now_ms
 from arena.ladder.redis_base import StoreBase, parse_match
 from arena.ladder.store import NotFound
+from arena.record_codec import pack_record, unpack_record
 
 RECENT_SCAN = 1000  # list_matches looks at this many of the newest unarchived matches at most
 SCAN_BATCH = 100  # ... reading their hashes this many at a time
-# zlib level of records in Redis (and so in the archive). A full classic game's record, 20.8 KB of
-# compact JSON: level 1 0.12 ms -> 5.5 KB, level 2 0.13 ms -> 5.0 KB, level 3 0.17 ms -> 4.7 KB,
-# level 6 0.53 ms -> 4.0 KB. Paid by every light game on the worker (docs/benchmarks.md, Ladder).
-RECORD_COMPRESSION = 2
-# A record is a tree of dicts, lists and scalars built by ohell.record: no cycle check (a third of
-# json.dumps's time on a full classic game's record), and no blanks after separators (24.5 KB ->
-# 20.8 KB: less to compress).
-RECORD_JSON = json.JSONEncoder(check_circular=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -87,9 +78,8 @@ class MatchStore(StoreBase):
         for done in finished:
             info = done.info
             summary = summarize(done.record, info.ladder, [seat.agent_id for seat in info.seats])
-            raw = RECORD_JSON.encode(done.record).encode()
-            blob = zlib.compress(raw, RECORD_COMPRESSION)
-            args += [info.match_id, blob, encode(summary), len(raw), done.started_ms or ""]
+            blob, raw_bytes = pack_record(done.record)
+            args += [info.match_id, blob, encode(summary), raw_bytes, done.started_ms or ""]
         return [(text(outcome), text(log_id)) for outcome, log_id in self._finish(args=args)] if finished else []
 
     def fail_match(self, match_id: str, error: str) -> bool:
@@ -119,7 +109,7 @@ class MatchStore(StoreBase):
         if raw is None:
             self.get_match(match_id)  # NotFound for an unknown id
             raise NotFound(f"match {match_id!r} has no record yet (not finished)", "match_id")
-        return dict(json.loads(zlib.decompress(cast(bytes, raw))))
+        return unpack_record(cast(bytes, raw))
 
     def list_matches(self, ladder: str, agent_id: str, offset: int, limit: int) -> list[MatchInfo]:
         """Finished matches the archive does not hold yet, newest first, among the newest RECENT_SCAN of

@@ -16,7 +16,8 @@ from arena import wire
 from arena.archive import queries
 from arena.archive.db import connect, sqlite_url
 from arena.archive.schema import match_seats, matches, rating_history
-from arena.archive.writer import FinishedMatch, SeatResult, compress_record, write
+from arena.archive.writer import FinishedMatch, SeatResult, write
+from arena.record_codec import pack_record
 
 
 def finished(n: int, ladder: str = "l", agents: tuple[str, ...] = ("a1", "a2", "a3")) -> FinishedMatch:
@@ -41,7 +42,7 @@ def finished(n: int, ladder: str = "l", agents: tuple[str, ...] = ("a1", "a2", "
     ]
     finished_ms = 1_000_000 + n * 10
     rules = record["rules"]
-    blob, size = compress_record(record)
+    blob, size = pack_record(record)
     return FinishedMatch(match_id, ladder, f"{1000 + n}-0", 1, 2, finished_ms, 1, blob, size, rules, 1, seats)
 
 
