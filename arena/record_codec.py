@@ -32,3 +32,8 @@ def pack_record(record: dict[str, Any], level: int = RECORD_COMPRESSION) -> tupl
 def unpack_record(blob: bytes) -> dict[str, Any]:
     """The record a ``pack_record`` blob holds."""
     return dict(orjson.loads(zlib.decompress(blob)))
+
+
+def unpack_record_json(blob: bytes) -> str:
+    """The record's JSON text as stored, for a caller that passes it on (not parsed and written again)."""
+    return zlib.decompress(blob).decode()

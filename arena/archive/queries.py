@@ -18,7 +18,7 @@ from sqlalchemy import Engine, Select, and_, func, or_, select, tuple_
 
 from arena.archive.schema import match_records, match_seats, matches
 from arena.archive.schema import rating_history as history
-from arena.record_codec import unpack_record
+from arena.record_codec import unpack_record, unpack_record_json
 
 MAX_PAGE = 500
 COUNT_CAP = 10_000  # a list's total counts this many archived matches at most ('10,000+' past it)
@@ -177,13 +177,24 @@ def get_match(engine: Engine, match_id: str) -> Match | None:
 
 def get_record(engine: Engine, match_id: str) -> dict[str, Any] | None:
     """The match record (docs/record.md) of an archived match, or None."""
+    blob = _record_blob(engine, match_id)
+    return None if blob is None else unpack_record(blob)
+
+
+def get_record_json(engine: Engine, match_id: str) -> str | None:
+    """``get_record`` as the JSON text the archive holds, or None."""
+    blob = _record_blob(engine, match_id)
+    return None if blob is None else unpack_record_json(blob)
+
+
+def _record_blob(engine: Engine, match_id: str) -> bytes | None:
     if not _storable(match_id):
         return None
     with engine.connect() as connection:
         blob = connection.execute(
             select(match_records.c.record).where(match_records.c.match_id == match_id)
         ).scalar_one_or_none()
-    return None if blob is None else unpack_record(blob)
+    return None if blob is None else bytes(blob)
 
 
 def archived(engine: Engine, match_ids: list[str]) -> set[str]:

@@ -13,7 +13,7 @@ from arena.ladder.matchlog import encode, summarize
 from arena.ladder.model import MatchInfo, now_ms
 from arena.ladder.redis_base import StoreBase, parse_match
 from arena.ladder.store import NotFound
-from arena.record_codec import pack_record, unpack_record
+from arena.record_codec import pack_record, unpack_record, unpack_record_json
 
 RECENT_SCAN = 1000  # list_matches looks at this many of the newest unarchived matches at most
 SCAN_BATCH = 100  # ... reading their hashes this many at a time
@@ -105,11 +105,18 @@ class MatchStore(StoreBase):
         return bool(self.client.exists(self.keys.match_lease(match_id)))
 
     def get_record(self, match_id: str) -> dict[str, Any]:
+        return unpack_record(self._record_blob(match_id))
+
+    def get_record_json(self, match_id: str) -> str:
+        """``get_record`` as the JSON text stored."""
+        return unpack_record_json(self._record_blob(match_id))
+
+    def _record_blob(self, match_id: str) -> bytes:
         raw = self.client.get(self.keys.record(match_id))
         if raw is None:
             self.get_match(match_id)  # NotFound for an unknown id
             raise NotFound(f"match {match_id!r} has no record yet (not finished)", "match_id")
-        return unpack_record(cast(bytes, raw))
+        return cast(bytes, raw)
 
     def list_matches(self, ladder: str, agent_id: str, offset: int, limit: int) -> list[MatchInfo]:
         """Finished matches the archive does not hold yet, newest first, among the newest RECENT_SCAN of

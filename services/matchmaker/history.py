@@ -3,7 +3,6 @@ only Redis holds them (the archive's backlog). Plain functions; the servicer cal
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -86,16 +85,15 @@ def get_match(store: RedisStore, archive: ArchiveEngine, match_id: str) -> tuple
         return from_redis(info), ""
     if info is not None:
         try:
-            hot = store.get_record(match_id)
-            return from_redis(info), json.dumps(hot)
+            return from_redis(info), store.get_record_json(match_id)
         except NotFound:  # archived and forgotten between the two reads
             pass
     engine = archive()
     archived = queries.get_match(engine, match_id)
-    record = queries.get_record(engine, match_id)
+    record = queries.get_record_json(engine, match_id)
     if archived is None or record is None:
         raise NotFound(f"no match {match_id!r}", "match_id")
-    return from_archive(archived), json.dumps(record)
+    return from_archive(archived), record
 
 
 def list_matches(
