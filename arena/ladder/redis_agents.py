@@ -43,7 +43,10 @@ class AgentStore(StoreBase):
         if not AGENT_NAME.fullmatch(name):
             raise StoreError(f"name {name[:80]!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
         if name.startswith(HOUSE_PREFIX) and not house:
-            raise StoreError(f"name {name!r}: names starting {HOUSE_PREFIX!r} are the house bots'", "name")
+            raise StoreError(
+                f"name {name!r}: names starting {HOUSE_PREFIX!r} are kept for the ladders' house bots: choose another",
+                "name",
+            )
         if kind not in AGENT_KINDS:
             raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
         if kind == "builtin" and bot not in BOT_FACTORIES:
