@@ -47,3 +47,22 @@ def test_a_table_written_to_a_pipe_is_not_cut_to_80_columns() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "decisions" in done.stdout and "heuristic exact" in done.stdout and "…" not in done.stdout, done.stdout
+
+
+def test_the_demo_board_gives_wins_as_a_share_of_games() -> None:
+    """The demo's leaderboard had a 'wins' column of fractional counts ('31.3' for 61 games: shared
+    wins split), where `ohell leaderboard` and the web app show the win share as a percentage."""
+    from rich.console import Console
+
+    from arena.local.demo import board_table
+    from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+
+    standings = [
+        pb.Standing(rank=1, name="strong-1", games=61, wins=30.5, exact_bid_rate=0.5),
+        pb.Standing(rank=2, name="random-1", games=0),
+    ]
+    console = Console(width=200, record=True)
+    console.print(board_table(standings))
+    text = console.export_text()
+    assert "win share" in text and "50.0%" in text, text
+    assert "30.5" not in text, text
