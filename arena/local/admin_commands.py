@@ -271,9 +271,15 @@ def matches(host: Host, args: argparse.Namespace) -> int:
     for m in reply.matches:
         seats = " ".join(m.agent_names) if len(m.agent_names) == len(m.agent_ids) else " ".join(m.agent_ids)
         out.add_row(m.match_id, m.state, when(m.finished_ms), seats, " ".join(map(str, m.totals)))
+    state = "running" if args.running else "finished"
+    if not reply.matches and not reply.total_size:  # an empty table reads as a failure to list them
+        whose = " and ".join(
+            part for part in (args.ladder and f"ladder {args.ladder}", args.agent and f"agent {args.agent}") if part
+        )
+        console.print(f"no {state} matches of {whose}" + ("" if args.running else " (--running: the matches in play)"))
+        return 0
     console.print(out)
-    total = match_total_text(reply.total_size)
-    console.print(f"{len(reply.matches)} of {total} {'running' if args.running else 'finished'} matches")
+    console.print(f"{len(reply.matches)} of {match_total_text(reply.total_size)} {state} matches")
     return 0
 
 

@@ -59,6 +59,8 @@ def test_ladders(site: Site) -> None:
     assert re.search(r"class .*paused", ohell(site, "ladder", "list").stdout)  # the list said nothing of it
     empty = ohell(site, "leaderboard", "class")  # an empty table of headers before
     assert empty.returncode == 0 and "no agent has played on ladder class yet" in empty.stdout, empty.stdout
+    none = ohell(site, "matches", "--ladder", "class", "--running")  # an empty table and "0 of 0" before
+    assert none.returncode == 0 and none.stdout.strip() == "no running matches of ladder class", none.stdout
     resumed = ohell(site, "ladder", "resume", "class")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     gone = ohell(site, "ladder", "pause", "nope")

@@ -3,6 +3,7 @@ right-aligned its rules and house bots, `ohell agent list` its kinds and bots.""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -66,3 +67,25 @@ def test_the_demo_board_gives_wins_as_a_share_of_games() -> None:
     text = console.export_text()
     assert "win share" in text and "50.0%" in text, text
     assert "30.5" not in text, text
+
+
+def test_help_says_which_commands_anyone_may_run() -> None:
+    """A bot author read '--host-token-file: the host credential' on `ohell matches` and
+    `ohell match show`, reads that need no token; `agent register --kind` had no help at all."""
+    from arena.cli import build_parser
+
+    def help_of(*words: str) -> str:
+        parser = build_parser()
+        for word in words:
+            parser = next(
+                action.choices[word] for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            )
+        return " ".join(parser.format_help().split())
+
+    for words in (("leaderboard",), ("matches",), ("match", "show"), ("ladder", "list"), ("tournament", "status")):
+        assert "not needed: anyone may read this" in help_of(*words), words
+    for words in (("ladder", "create"), ("ladder", "pause"), ("agent", "register"), ("tournament", "create")):
+        assert "the host credential" in help_of(*words), words
+    register = help_of("agent", "register")
+    assert "endpoint: the platform dials the author's server" in register
+    assert "heuristic, random, strong" in help_of("agent", "import")
