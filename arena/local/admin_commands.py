@@ -143,7 +143,8 @@ def _check_join(host: Host, args: argparse.Namespace) -> None:
     does not exist."""
     if args.join and args.kind != "builtin":
         raise OhHellError(
-            f"--join is for built-in agents: a {args.kind} agent queues itself (ohell bot run, run_on_ladder)"
+            f"--join is for built-in agents: a {args.kind} agent queues itself with its token while it runs "
+            f"(ohell bot run{' --serve HOST:PORT' if args.kind == 'endpoint' else ''}: docs/protocol.md)"
         )
     for ladder in args.join or []:
         host.call("GetLadder", name=ladder)

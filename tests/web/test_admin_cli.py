@@ -129,10 +129,14 @@ def test_built_in_agents_registered_with_join_play_on_the_ladder(site: Site, tmp
     wait_until(lambda: played() == {"jo-1", "jo-2", "jo-3"}, 60, "the joined agents' first match")
     connected = ohell(site, "agent", "register", "jo-4", "--join", "joined")
     assert connected.returncode == 2 and "--join is for built-in agents" in connected.stderr
+    endpoint = ohell(
+        site, "agent", "register", "jo-6", "--kind", "endpoint", "--endpoint", "127.0.0.1:7", "--join", "joined"
+    )
+    assert endpoint.returncode == 2 and "ohell bot run --serve HOST:PORT" in endpoint.stderr, endpoint.stderr
     missing = ohell(site, "agent", "register", "jo-5", "--kind", "builtin", "--bot", "random", "--join", "nope")
     assert missing.returncode == 2 and "NOT_FOUND" in missing.stderr
     listed = ohell(site, "agent", "list")
-    assert "jo-1" in listed.stdout and "jo-4" not in listed.stdout and "jo-5" not in listed.stdout
+    assert "jo-1" in listed.stdout and not {"jo-4", "jo-5", "jo-6"} & set(listed.stdout.split())
 
 
 def test_tokens_appended_to_a_file_others_may_read_make_it_private(site: Site, tmp_path: Path) -> None:
