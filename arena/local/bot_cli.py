@@ -80,18 +80,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from arena.local.play import seat_maker
     from arena.sdk import run_on_ladder, serve
-    from arena.sdk.local import is_local_spec, load_bot
-    from ohell.bots import make_bot
+    from arena.sdk.local import bot_from_spec
 
     token = agent_token(args.token)
     if args.serve and args.matches:
         raise OhHellError(
             "--matches counts the matches of a connected agent: an endpoint (--serve) plays until stopped"
         )
-    seat_maker(args.bot)  # a clear error for an unknown bot or a bad file, before connecting
-    bot = load_bot(args.bot)() if is_local_spec(args.bot) else make_bot(args.bot, args.seed)
+    bot = bot_from_spec(args.bot, args.seed)  # a clear error for an unknown bot or a bad file, before connecting
     if args.serve:
         serve(bot, args.serve, token, matchmaker=args.matchmaker, ladder=args.ladder)
     else:
