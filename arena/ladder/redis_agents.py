@@ -7,7 +7,7 @@ import secrets
 
 from redis.typing import EncodableT, FieldT
 
-from arena.keys import new_token, text, token_hash
+from arena.keys import AGENT_ID, new_token, text, token_hash
 from arena.ladder.model import AGENT_KINDS, Agent, now_ms
 from arena.ladder.redis_base import StoreBase, parse_agent
 from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated, shown
@@ -136,6 +136,15 @@ class AgentStore(StoreBase):
                 pipe.hset(self.keys.agent(agent_id), mapping={"token_sha": "", "dial_token": ""})
             pipe.execute()
         return token if rotate else (text(old) if old else None)
+
+    def agent_names(self, agent_ids: list[str]) -> dict[str, str]:
+        """The registered names of those of ``agent_ids`` that are agents, in one round trip."""
+        ids = [agent_id for agent_id in dict.fromkeys(agent_ids) if AGENT_ID.fullmatch(agent_id)]
+        with self.client.pipeline(transaction=False) as pipe:
+            for agent_id in ids:
+                pipe.hget(self.keys.agent(agent_id), "name")
+            found = pipe.execute()
+        return {agent_id: text(name) for agent_id, name in zip(ids, found, strict=True) if name}
 
     def list_agents(self, offset: int, limit: int) -> tuple[list[Agent], bool]:
         """Agents in registration order from the ``offset``-th; and whether more follow."""
