@@ -17,6 +17,7 @@ from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, options_text, text_console, win_share
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.wire import match_total_text, proto_rules_label, rules_from_proto, rules_to_proto
+from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 from ohell.referee import referee
@@ -139,8 +140,16 @@ def _save_tokens(path: str, rows: list[list[str]], append: bool) -> None:
 
 
 def _check_join(host: Host, args: argparse.Namespace) -> None:
-    """Refuse ``--join`` before registering anyone: for an agent that queues itself, or a ladder that
-    does not exist."""
+    """Refuse before registering anyone: a kind without what it needs (refused by the matchmaker
+    for every row of an import), ``--join`` for an agent that queues itself, a ladder that does not
+    exist."""
+    if args.kind == "builtin" and not args.bot:
+        raise OhHellError(f"--kind builtin needs --bot: {', '.join(sorted(BOT_FACTORIES))}")
+    if args.kind == "endpoint" and not getattr(args, "endpoint", ""):
+        raise OhHellError(
+            "--kind endpoint needs the address the platform dials: register each endpoint agent with "
+            "ohell agent register NAME --kind endpoint --endpoint HOST:PORT"
+        )
     if args.join and args.kind != "builtin":
         raise OhHellError(
             f"--join is for built-in agents: a {args.kind} agent queues itself with its token while it runs "

@@ -279,3 +279,25 @@ def test_host_page_refuses_to_queue_on_a_missing_ladder_before_registering_anyon
     assert "nobody registered" in answer.text and "queued on ladder gone" not in answer.text, answer.text[-3000:]
     listed = site.stub.ListAgents(pb.ListAgentsRequest(), metadata=auth_metadata(HOST_TOKEN))
     assert not {"gone-1", "gone-2"} & {agent.name for agent in listed.agents}
+
+
+def test_a_kind_without_what_it_needs_is_refused_before_any_call(tmp_path: Path) -> None:
+    """`agent import --kind endpoint` has no way to give each agent its address, and `--kind builtin`
+    without --bot: the matchmaker refused every row, one error line per name."""
+    names = tmp_path / "names.csv"
+    names.write_text("name\nx\ny\n")
+    tokens = str(tmp_path / "tokens.csv")
+    nowhere = "127.0.0.1:1"  # refused before any call: no stack needed
+    for args, says in (
+        (
+            ("agent", "import", str(names), "--tokens", tokens, "--kind", "endpoint"),
+            "ohell agent register NAME --kind endpoint --endpoint HOST:PORT",
+        ),
+        (
+            ("agent", "import", str(names), "--tokens", tokens, "--kind", "builtin"),
+            "--kind builtin needs --bot: heuristic, random, strong",
+        ),
+        (("agent", "register", "z", "--kind", "endpoint"), "--kind endpoint needs the address"),
+    ):
+        done = ohell(None, *args, address=nowhere)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
