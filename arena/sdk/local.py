@@ -88,9 +88,10 @@ def load_bot(spec: str) -> Callable[[], Any]:
                 f"{path_text} has no bot class {class_name!r} (bot classes there: {', '.join(candidates) or 'none'})"
             )
         return candidates[class_name]  # type: ignore[no-any-return]
+    if not candidates:  # "name the bot class ... (bot classes there: none)" asked for a name there is none of
+        raise OhHellError(f"{path_text} defines no bot class (a class with bid(obs) and play(obs) methods)")
     if len(candidates) != 1:
-        found = ", ".join(candidates) or "none"
-        raise OhHellError(f"name the bot class: {path_text}:ClassName (bot classes there: {found})")
+        raise OhHellError(f"name the bot class: {path_text}:ClassName (bot classes there: {', '.join(candidates)})")
     return next(iter(candidates.values()))  # type: ignore[no-any-return]
 
 
