@@ -7,7 +7,7 @@ import secrets
 
 from redis.typing import EncodableT, FieldT
 
-from arena.keys import new_token, text, token_hash
+from arena.keys import AGENT_ID, new_token, text, token_hash
 from arena.ladder.model import AGENT_KINDS, Agent, now_ms
 from arena.ladder.redis_base import StoreBase, parse_agent
 from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated, shown
@@ -43,7 +43,10 @@ class AgentStore(StoreBase):
         if not AGENT_NAME.fullmatch(name):
             raise StoreError(f"name {name[:80]!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
         if name.startswith(HOUSE_PREFIX) and not house:
-            raise StoreError(f"name {name!r}: names starting {HOUSE_PREFIX!r} are the house bots'", "name")
+            raise StoreError(
+                f"name {name!r}: names starting {HOUSE_PREFIX!r} are kept for the ladders' house bots: choose another",
+                "name",
+            )
         if kind not in AGENT_KINDS:
             raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
         if kind == "builtin" and bot not in BOT_FACTORIES:
@@ -133,6 +136,15 @@ class AgentStore(StoreBase):
                 pipe.hset(self.keys.agent(agent_id), mapping={"token_sha": "", "dial_token": ""})
             pipe.execute()
         return token if rotate else (text(old) if old else None)
+
+    def agent_names(self, agent_ids: list[str]) -> dict[str, str]:
+        """The registered names of those of ``agent_ids`` that are agents, in one round trip."""
+        ids = [agent_id for agent_id in dict.fromkeys(agent_ids) if AGENT_ID.fullmatch(agent_id)]
+        with self.client.pipeline(transaction=False) as pipe:
+            for agent_id in ids:
+                pipe.hget(self.keys.agent(agent_id), "name")
+            found = pipe.execute()
+        return {agent_id: text(name) for agent_id, name in zip(ids, found, strict=True) if name}
 
     def list_agents(self, offset: int, limit: int) -> tuple[list[Agent], bool]:
         """Agents in registration order from the ``offset``-th; and whether more follow."""

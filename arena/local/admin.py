@@ -14,13 +14,20 @@ from arena.local import admin_commands as c
 from arena.local import export
 from arena.local.admin_client import add_common, with_host
 from arena.sdk.arguments import UINT32, whole
+from ohell.bots import BOT_FACTORIES
 
 JOIN_HELP = "queue the new built-in agent on this ladder (repeat for several): it plays there until revoked"
+KINDS = ("connected", "builtin", "endpoint")
+KIND_HELP = (
+    "connected: the author's program dials the engine (default); builtin: a built-in bot the workers play "
+    "(--bot); endpoint: the platform dials the author's server (--endpoint)"
+)
+BOT_HELP = f"the built-in bot of a builtin agent: {', '.join(sorted(BOT_FACTORIES))}"
 
 
 def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    def command(parent: argparse._SubParsersAction, name: str, handler: Any, text: str) -> Any:  # type: ignore[type-arg]
-        parser = add_common(parent.add_parser(name, help=text, description=text))
+    def command(parent: argparse._SubParsersAction, name: str, handler: Any, text: str, public: bool = False) -> Any:  # type: ignore[type-arg]
+        parser = add_common(parent.add_parser(name, help=text, description=text), public)
         parser.set_defaults(handler=with_host(handler))
         return parser
 
@@ -36,9 +43,10 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
         default=10.0,
         help="seconds an agent waits before house bots fill (default %(default)g)",
     )
-    command(ladder_sub, "list", c.ladder_list, "list the ladders")
+    command(ladder_sub, "list", c.ladder_list, "list the ladders", public=True)
     for name, text in (("show", "one ladder: rules, seats, queue"), ("pause", "stop forming tables"), ("resume", "")):
-        command(ladder_sub, name, getattr(c, f"ladder_{name}"), text or "form tables again").add_argument("name")
+        parser = command(ladder_sub, name, getattr(c, f"ladder_{name}"), text or "form tables again", name == "show")
+        parser.add_argument("name")
     delete = command(ladder_sub, "delete", c.ladder_delete, "delete a ladder (its matches stay in the archive)")
     delete.add_argument("name")
     delete.add_argument("--yes", action="store_true", help="do not ask")
@@ -47,16 +55,16 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     agent_sub = agent.add_subparsers(dest="agent_command", required=True)
     reg = command(agent_sub, "register", c.agent_register, "register one agent and print (or save) its token")
     reg.add_argument("name")
-    reg.add_argument("--kind", choices=("connected", "builtin", "endpoint"), default="connected")
-    reg.add_argument("--bot", default="", help="the built-in bot (kind builtin)")
+    reg.add_argument("--kind", choices=KINDS, default="connected", help=KIND_HELP)
+    reg.add_argument("--bot", default="", help=BOT_HELP)
     reg.add_argument("--endpoint", default="", help="host:port (kind endpoint)")
     reg.add_argument("--tokens", help="append name,agent_id,token to this CSV file instead of printing the token")
     reg.add_argument("--join", action="append", metavar="LADDER", help=JOIN_HELP)
     imp = command(agent_sub, "import", c.agent_import, "register every name of a CSV; write their tokens to a file")
     imp.add_argument("csv", help="a CSV whose first column is the name (a header row 'name' is skipped)")
     imp.add_argument("--tokens", required=True, help="write name,agent_id,token here (created; mode 600)")
-    imp.add_argument("--kind", choices=("connected", "builtin", "endpoint"), default="connected")
-    imp.add_argument("--bot", default="")
+    imp.add_argument("--kind", choices=KINDS, default="connected", help=KIND_HELP)
+    imp.add_argument("--bot", default="", help=BOT_HELP)
     imp.add_argument("--join", action="append", metavar="LADDER", help=JOIN_HELP)
     for name, text in (("rotate", "give an agent a new token (the old one stops working)"), ("revoke", "")):
         parser = command(agent_sub, name, getattr(c, f"agent_{name}"), text or "revoke an agent's token")
@@ -65,16 +73,16 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
             parser.add_argument("--tokens", help="append the new token to this CSV file instead of printing it")
     command(agent_sub, "list", c.agent_list, "list the registered agents")
 
-    board = command(sub, "leaderboard", c.leaderboard, "a ladder's leaderboard")
+    board = command(sub, "leaderboard", c.leaderboard, "a ladder's leaderboard", public=True)
     board.add_argument("ladder")
-    matches = command(sub, "matches", c.matches, "matches of a ladder or an agent, newest first")
+    matches = command(sub, "matches", c.matches, "matches of a ladder or an agent, newest first", public=True)
     matches.add_argument("--ladder", default="")
     matches.add_argument("--agent", default="", help="agent id")
     matches.add_argument("--limit", type=int, default=20, help="at most this many (1..500; default %(default)s)")
     matches.add_argument("--running", action="store_true", help="the matches in play now")
     match = sub.add_parser("match", help="one match")
     match_sub = match.add_subparsers(dest="match_command", required=True)
-    show = command(match_sub, "show", c.match_show, "one match, hand by hand")
+    show = command(match_sub, "show", c.match_show, "one match, hand by hand", public=True)
     show.add_argument("match_id")
     show.add_argument("--tricks", action="store_true", help="every trick too")
     show.add_argument("--referee", action="store_true", help="replay the record and check every action")

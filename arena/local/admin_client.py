@@ -155,7 +155,9 @@ def with_host(command: Callable[[Host, argparse.Namespace], int]) -> Callable[[a
     return handler
 
 
-def add_common(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+def add_common(parser: argparse.ArgumentParser, public: bool = False) -> argparse.ArgumentParser:
+    """``public``: a read anyone may make (a bot author too), told so in its help."""
     parser.add_argument("--matchmaker", help="host:port (default: $OHELL_MATCHMAKER_ADDRESS, else 127.0.0.1:50052)")
-    parser.add_argument("--host-token-file", help=f"the host credential (default: ${HOST_TOKEN_ENV}, else ohell up's)")
+    credential = "not needed: anyone may read this" if public else "the host credential"
+    parser.add_argument("--host-token-file", help=f"{credential} (default: ${HOST_TOKEN_ENV}, else ohell up's)")
     return parser

@@ -14,9 +14,10 @@ from rich.table import Table
 
 from arena.local.admin_client import Host
 from arena.local.admin_show import print_match, when
-from arena.local.output import labelled, options_text, text_console
+from arena.local.output import labelled, options_text, text_console, win_share
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.wire import match_total_text, proto_rules_label, rules_from_proto, rules_to_proto
+from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 from ohell.referee import referee
@@ -139,11 +140,20 @@ def _save_tokens(path: str, rows: list[list[str]], append: bool) -> None:
 
 
 def _check_join(host: Host, args: argparse.Namespace) -> None:
-    """Refuse ``--join`` before registering anyone: for an agent that queues itself, or a ladder that
-    does not exist."""
+    """Refuse before registering anyone: a kind without what it needs (refused by the matchmaker
+    for every row of an import), ``--join`` for an agent that queues itself, a ladder that does not
+    exist."""
+    if args.kind == "builtin" and not args.bot:
+        raise OhHellError(f"--kind builtin needs --bot: {', '.join(sorted(BOT_FACTORIES))}")
+    if args.kind == "endpoint" and not getattr(args, "endpoint", ""):
+        raise OhHellError(
+            "--kind endpoint needs the address the platform dials: register each endpoint agent with "
+            "ohell agent register NAME --kind endpoint --endpoint HOST:PORT"
+        )
     if args.join and args.kind != "builtin":
         raise OhHellError(
-            f"--join is for built-in agents: a {args.kind} agent queues itself (ohell bot run, run_on_ladder)"
+            f"--join is for built-in agents: a {args.kind} agent queues itself with its token while it runs "
+            f"(ohell bot run{' --serve HOST:PORT' if args.kind == 'endpoint' else ''}: docs/protocol.md)"
         )
     for ladder in args.join or []:
         host.call("GetLadder", name=ladder)
@@ -252,9 +262,8 @@ def leaderboard(host: Host, args: argparse.Namespace) -> int:
     for column in ("exact bids", "win share", "faults"):
         out.add_column(column, justify="right")
     for s in host.pages("GetLeaderboard", "standings", ladder=args.ladder):
-        share = f"{100 * s.wins / s.games:.1f}%" if s.games else ""
         row = [str(s.rank or ""), s.agent_id, s.name, f"{s.ordinal:.2f}", f"{s.mu:.2f}", f"{s.sigma:.2f}", str(s.games)]
-        out.add_row(*row, f"{100 * s.exact_bid_rate:.1f}%", share, str(s.faults))
+        out.add_row(*row, f"{100 * s.exact_bid_rate:.1f}%", win_share(s.wins, s.games), str(s.faults))
     console.print(out if out.row_count else f"no agent has played on ladder {args.ladder} yet")
     return 0
 
@@ -272,9 +281,15 @@ def matches(host: Host, args: argparse.Namespace) -> int:
     for m in reply.matches:
         seats = " ".join(m.agent_names) if len(m.agent_names) == len(m.agent_ids) else " ".join(m.agent_ids)
         out.add_row(m.match_id, m.state, when(m.finished_ms), seats, " ".join(map(str, m.totals)))
+    state = "running" if args.running else "finished"
+    if not reply.matches and not reply.total_size:  # an empty table reads as a failure to list them
+        whose = " and ".join(
+            part for part in (args.ladder and f"ladder {args.ladder}", args.agent and f"agent {args.agent}") if part
+        )
+        console.print(f"no {state} matches of {whose}" + ("" if args.running else " (--running: the matches in play)"))
+        return 0
     console.print(out)
-    total = match_total_text(reply.total_size)
-    console.print(f"{len(reply.matches)} of {total} {'running' if args.running else 'finished'} matches")
+    console.print(f"{len(reply.matches)} of {match_total_text(reply.total_size)} {state} matches")
     return 0
 
 

@@ -80,15 +80,19 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from arena.local.play import seat_maker
-    from arena.sdk import run_on_ladder
-    from arena.sdk.local import is_local_spec, load_bot
-    from ohell.bots import make_bot
+    from arena.sdk import run_on_ladder, serve
+    from arena.sdk.local import bot_from_spec
 
     token = agent_token(args.token)
-    seat_maker(args.bot)  # a clear error for an unknown bot or a bad file, before connecting
-    bot = load_bot(args.bot)() if is_local_spec(args.bot) else make_bot(args.bot, args.seed)
-    run_on_ladder(bot, args.engine, args.matchmaker, token, args.ladder, matches=args.matches)
+    if args.serve and args.matches:
+        raise OhHellError(
+            "--matches counts the matches of a connected agent: an endpoint (--serve) plays until stopped"
+        )
+    bot = bot_from_spec(args.bot, args.seed)  # a clear error for an unknown bot or a bad file, before connecting
+    if args.serve:
+        serve(bot, args.serve, token, matchmaker=args.matchmaker, ladder=args.ladder)
+    else:
+        run_on_ladder(bot, args.engine, args.matchmaker, token, args.ladder, matches=args.matches)
     return 0
 
 
@@ -104,7 +108,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     check.set_defaults(handler=cmd_check)
 
-    run = sub.add_parser("run", help="play a bot on a ladder (connect, hold a ticket, play every table)")
+    run = sub.add_parser(
+        "run", help="play a bot on a ladder (connect, or serve with --serve; hold a ticket; play every table)"
+    )
     run.add_argument("bot", help="path/to/mybot.py:MyBot, or a built-in bot name")
     run.add_argument(
         "--engine", default="127.0.0.1:50051", help="the engine service (gateway) address (default %(default)s)"
@@ -114,4 +120,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--ladder", required=True, help="the ladder's name (the host gives it)")
     run.add_argument("--matches", type=whole(UINT32, 1), help="stop after this many matches (default: play for ever)")
     run.add_argument("--seed", type=int, default=0, help="seed of a built-in bot (default %(default)s)")
+    run.add_argument(
+        "--serve",
+        metavar="HOST:PORT",
+        help="an endpoint agent: listen here (the address the host registered, or one it forwards to) "
+        "instead of dialling the engine; the platform dials it for each match",
+    )
     run.set_defaults(handler=cmd_run)

@@ -68,7 +68,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"workers     {workers}")
         for name, port in sorted(stack.metrics_ports.items()):
             print(f"metrics     {name}: http://127.0.0.1:{port}/metrics")
-        print(f"host token  {token_source}   (administration: send it as 'authorization: Bearer <token>')")
+        print(f"host token  {token_source}   (web sign-in: {stack.web_url}/host; the host commands read it)")
         print(f"data        {settings['data_dir']}   (Redis data, archive, logs: kept across restarts)")
         print("Ctrl-C stops everything.", flush=True)
         services = [proc for proc in stack.procs if proc not in stack.workers]  # workers are restarted

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.local.config import check_address
-from arena.local.output import text_console
+from arena.local.output import text_console, win_share
 from arena.local.stack import Stack, StackConfig, stop_on_signals
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
@@ -132,10 +132,17 @@ def settle(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, seats: int, quiet_s:
 
 def print_board(stub: matchmaker_pb2_grpc.MatchmakerServiceStub) -> None:
     board = stub.GetLeaderboard(pb.GetLeaderboardRequest(ladder=DEMO_LADDER, page_size=500))
+    console.print(board_table(list(board.standings)))
+    console.print(tiers(list(board.standings), dict(demo_agents())))
+
+
+def board_table(standings: list[pb.Standing]) -> Table:
+    """The columns of ``ohell leaderboard`` and the web app's: wins as a share of games, where a
+    "wins" column of fractional counts (31.3 of 61) read as a count."""
     table = Table(title=f"leaderboard of '{DEMO_LADDER}' (OpenSkill Plackett-Luce; ordinal = mu - 3 sigma)")
-    for column in ("#", "agent", "ordinal", "mu", "sigma", "games", "exact bids", "wins"):
+    for column in ("#", "agent", "ordinal", "mu", "sigma", "games", "exact bids", "win share"):
         table.add_column(column, justify="left" if column == "agent" else "right")
-    for s in board.standings:
+    for s in standings:
         table.add_row(
             str(s.rank),
             s.name,
@@ -144,10 +151,9 @@ def print_board(stub: matchmaker_pb2_grpc.MatchmakerServiceStub) -> None:
             f"{s.sigma:.2f}",
             str(s.games),
             f"{100 * s.exact_bid_rate:.1f}%",
-            f"{s.wins:.1f}",
+            win_share(s.wins, s.games),
         )
-    console.print(table)
-    console.print(tiers(list(board.standings), dict(demo_agents())))
+    return table
 
 
 def tiers(standings: list[pb.Standing], bots: dict[str, str]) -> str:

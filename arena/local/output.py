@@ -49,3 +49,9 @@ def labelled(label: str, style: str, rest: str) -> Text:
 def options_text(options: dict[str, Any]) -> str:
     """Rule options as ``ohell rules`` lists them: ``direction=down, rebound=True, ...`` (unset left out)."""
     return ", ".join(f"{name}={value}" for name, value in options.items() if value is not None)
+
+
+def win_share(wins: float, games: int) -> str:
+    """A standing's wins per game as a percentage (a shared win counts as a fraction); empty before
+    its first game."""
+    return f"{100 * wins / games:.1f}%" if games else ""

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.sdk.local import WireSeat, is_local_spec, load_bot
+from arena.sdk.local import WireSeat, is_local_spec, load_bot, unknown_bot
 from arena.sdk.session import Session
 from ohell.bots import BOT_FACTORIES, make_bot
 from ohell.errors import OhHellError
@@ -37,8 +37,7 @@ def seat_maker(name: str, timings: list[float] | None = None) -> SeatMaker:
 
         return local
     if name not in BOT_FACTORIES:
-        known = ", ".join(sorted(BOT_FACTORIES))
-        raise OhHellError(f"unknown bot {name!r}; built-in bots: {known}, or a bot file: path/to/mybot.py:MyBot")
+        raise unknown_bot(name)
     return lambda seed, rules, seat: make_bot(name, seed)
 
 

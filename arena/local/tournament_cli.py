@@ -30,6 +30,10 @@ STATE_NAMES = {tpb.TOURNAMENT_STATE_RUNNING: "running", tpb.TOURNAMENT_STATE_FIN
 TABLE_PAGE = 500  # tables per GetTournament call: status lists them all
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def entrant_message(text: str) -> tpb.TournamentEntrant:
     try:
         return entrant_from_text(text)
@@ -52,7 +56,7 @@ def cmd_create(host: Host, args: argparse.Namespace) -> int:
     )
     progress = host.call("CreateTournament", tournament=tourney).progress
     console.print(
-        f"tournament {args.id}: {progress.tables} tables in round 1, {progress.games_total} games in all, "
+        f"tournament {args.id}: {plural(progress.tables, 'table')} in round 1, {progress.games_total} games in all, "
         "sent to the workers"
     )
     return 0
@@ -124,7 +128,10 @@ def cmd_export(host: Host, args: argparse.Namespace) -> int:
 
 def cmd_resume(host: Host, args: argparse.Namespace) -> int:
     tables = list(host.call("ResumeTournament", tournament_id=args.id).tables)
-    console.print(f"{args.id}: sent {len(tables)} unfinished table(s) again: {', '.join(tables) or '-'}")
+    if not tables:
+        console.print(f"{args.id}: no unfinished table to send again (`ohell tournament status {args.id}`)")
+    else:
+        console.print(f"{args.id}: sent {plural(len(tables), 'unfinished table')} again: {', '.join(tables)}")
     return 0
 
 
@@ -133,7 +140,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     commands = tournament.add_subparsers(dest="tournament_command", required=True)
 
     def command(name: str, help_text: str, handler: Any, with_id: bool = True) -> argparse.ArgumentParser:
-        parser = add_common(commands.add_parser(name, help=help_text, description=help_text))
+        public = name not in ("create", "resume")
+        parser = add_common(commands.add_parser(name, help=help_text, description=help_text), public)
         if with_id:
             parser.add_argument("id", help="tournament id")
         parser.set_defaults(handler=with_host(handler))

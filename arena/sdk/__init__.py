@@ -6,7 +6,8 @@
 
     run_on_ladder(MyBot(), "127.0.0.1:50051", "127.0.0.1:50052", token="...", ladder="main")
     connect(MyBot(), "127.0.0.1:50051", token="...")   # only the gateway: play what you are seated at
-    serve(MyBot(), "0.0.0.0:7000")                     # an endpoint agent (the platform dials it)
+    serve(MyBot(), "0.0.0.0:7000", token="...")        # an endpoint agent (the platform dials it)
+    serve(MyBot(), "0.0.0.0:7000", token="...", matchmaker="127.0.0.1:50052", ladder="main")  # and on a ladder
 
 Bots see the engine's ``ohell.observation.Observation`` (cards as ints, ``legal_actions`` set),
 the same object built-in bots read, so any built-in bot can also play over the network. An
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -25,10 +27,10 @@ import grpc
 
 from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
 from arena.rpc.auth import bearer_token, same_secret
-from arena.rpc.server import Served, Service, create_server, serve_until_signal
+from arena.rpc.server import Served, Service, create_server, serve_until_signal, stop_server
 from arena.rpc.settings import ConfigError
 from arena.sdk.connection import AgentError, connect_async, log_to_stderr_unless_configured
-from arena.sdk.ladder import run_on_ladder, run_on_ladder_async
+from arena.sdk.ladder import hold_ticket, run_on_ladder, run_on_ladder_async
 from arena.sdk.session import BaseBot, Session
 from arena.wire import ConversionError, lenient
 from ohell.state import BID_BASE
@@ -86,17 +88,52 @@ async def serve_async(bot: Any, address: str = "127.0.0.1:0", token: str = "") -
         raise AgentError(str(error)) from None
 
 
-def serve(bot: Any, address: str = "0.0.0.0:7000", token: str = "") -> None:
-    """Serve ``bot`` until SIGTERM/SIGINT (blocks); logs to stderr (INFO) unless logging is configured."""
+def serve(bot: Any, address: str = "0.0.0.0:7000", token: str = "", *, matchmaker: str = "", ladder: str = "") -> None:
+    """Serve ``bot`` until SIGTERM/SIGINT (blocks); logs to stderr (INFO) unless logging is configured.
+    With ``ladder``: also hold a ticket on it at ``matchmaker`` with ``token`` (an endpoint agent the
+    host registered at this address queues itself, as a connected one does, but needs no gateway);
+    an AgentError there (a wrong token, no such ladder, no matchmaker) stops serving and exits 2."""
     log_to_stderr_unless_configured()
 
     async def run() -> None:
         served = await serve_async(bot, address, token)
-        print(f"agent {getattr(bot, 'name', 'agent')} serving on port {served.port}", flush=True)
-        await serve_until_signal(served)
+        print(f"endpoint agent {bot_label(bot)} serving on port {served.port}", flush=True)
+        if not ladder:
+            await serve_until_signal(served)
+            return
+        if not matchmaker:
+            raise AgentError(f"to play on ladder {ladder!r}, give the matchmaker's address too")
+        serving = asyncio.create_task(serve_until_signal(served))
+        queue = asyncio.create_task(hold_ticket(matchmaker, token, ladder, gateway_up=ready()))
+        try:
+            done, _ = await asyncio.wait({serving, queue}, return_when=asyncio.FIRST_COMPLETED)
+            if queue in done:
+                await queue  # it only ends by raising
+        finally:
+            for task in (serving, queue):
+                task.cancel()
+            await asyncio.gather(serving, queue, return_exceptions=True)
+            await stop_server(served, grace=0)
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(run())
+    except AgentError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def bot_label(bot: Any) -> str:
+    """A built-in bot's name, else the class's: BaseBot's default name ('agent') said nothing."""
+    name = getattr(bot, "name", "")
+    return name if name and name != BaseBot.name else type(bot).__name__
+
+
+def ready() -> asyncio.Event:
+    """An event already set: an endpoint's ticket waits for no gateway stream."""
+    event = asyncio.Event()
+    event.set()
+    return event
 
 
 __all__ = [

@@ -62,11 +62,11 @@ def cmd_challenge(args: argparse.Namespace) -> int:
 
 def cmd_agent(args: argparse.Namespace) -> int:
     from arena.sdk import connect, serve
-    from ohell.bots import make_bot
+    from arena.sdk.local import bot_from_spec
 
     try:
-        bot = make_bot(args.bot, args.seed)
-    except ValueError as error:  # an unknown bot
+        bot = bot_from_spec(args.bot, args.seed)
+    except OhHellError as error:  # an unknown bot, a bot file that does not load
         raise OhHellError(f"--bot: {error}") from None
     token = agent_token(args.token, required=False)  # an endpoint served without one takes any caller
     if args.serve:
@@ -98,8 +98,14 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
     challenge.add_argument("--out", help="write the match record here")
     challenge.set_defaults(handler=cmd_challenge)
 
-    agent = bot_sub.add_parser("connect", help="play a built-in bot as a remote agent (connected, or --serve)")
-    agent.add_argument("--bot", default="heuristic", help="a built-in bot (default %(default)s)")
+    agent = bot_sub.add_parser(
+        "connect",
+        help="play a bot as a remote agent, no ladder: online on the gateway (for tournaments and challenges), "
+        "or --serve",
+    )
+    agent.add_argument(
+        "--bot", default="heuristic", help="a built-in bot or path/to/mybot.py:MyBot (default %(default)s)"
+    )
     agent.add_argument("--seed", type=int, default=0, help="the bot's seed (default %(default)s)")
     agent.add_argument(
         "--address",

@@ -19,6 +19,7 @@ from typing import Any
 from arena.proto.ohell.v1 import match_pb2
 from arena.sdk.session import Session, wants_bid_changes
 from arena.wire import action_number, add_legal_cards, observation_to_proto, rules_to_proto
+from ohell.bots import BOT_FACTORIES, make_bot
 from ohell.errors import OhHellError
 from ohell.observation import Observation
 from ohell.rules import Rules
@@ -30,6 +31,25 @@ LOCAL_MATCH = "local"
 def is_local_spec(name: str) -> bool:
     """Whether ``name`` names a bot file (``path.py`` or ``path.py:Class``) rather than a built-in."""
     return name.partition(":")[0].endswith(".py")
+
+
+def unknown_bot(name: str) -> OhHellError:
+    known = ", ".join(sorted(BOT_FACTORIES))
+    return OhHellError(f"unknown bot {name!r}; built-in bots: {known}, or a bot file: path/to/mybot.py:MyBot")
+
+
+def bot_from_spec(spec: str, seed: int = 0) -> Any:
+    """One bot for play over the network: a bot file's class (``path/to/mybot.py:MyBot``), made
+    once, or a built-in bot seeded with ``seed``. OhHellError when it cannot."""
+    if is_local_spec(spec):
+        factory = load_bot(spec)
+        try:
+            return factory()
+        except Exception as error:
+            raise OhHellError(f"{spec}: creating the bot failed: {type(error).__name__}: {error}") from None
+    if spec not in BOT_FACTORIES:
+        raise unknown_bot(spec)
+    return make_bot(spec, seed)
 
 
 def load_bot(spec: str) -> Callable[[], Any]:
@@ -68,9 +88,10 @@ def load_bot(spec: str) -> Callable[[], Any]:
                 f"{path_text} has no bot class {class_name!r} (bot classes there: {', '.join(candidates) or 'none'})"
             )
         return candidates[class_name]  # type: ignore[no-any-return]
+    if not candidates:  # "name the bot class ... (bot classes there: none)" asked for a name there is none of
+        raise OhHellError(f"{path_text} defines no bot class (a class with bid(obs) and play(obs) methods)")
     if len(candidates) != 1:
-        found = ", ".join(candidates) or "none"
-        raise OhHellError(f"name the bot class: {path_text}:ClassName (bot classes there: {found})")
+        raise OhHellError(f"name the bot class: {path_text}:ClassName (bot classes there: {', '.join(candidates)})")
     return next(iter(candidates.values()))  # type: ignore[no-any-return]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import grpc
@@ -80,6 +81,22 @@ def entrant_from_proto(message: tpb.TournamentEntrant, field: str) -> SeatSpec:
         return SeatSpec.endpoint(value, message.name or None)
     except SeatSpecError as error:
         raise Invalid(f"{field}.{which}: {error}") from None
+
+
+def named_as_registered(tourney: Tournament, names: dict[int, str]) -> Tournament:
+    """The entrants numbered in ``names`` named so (their agents' registered names): INVALID_ARGUMENT
+    when two entrants then share a name, or a name would start a CSV formula."""
+    entrants = list(tourney.entrants)
+    for number, name in names.items():
+        if name.startswith(FORMULA_START):
+            raise Invalid(f"tournament.entrants[{number}]: its agent's name {name!r} starts a CSV formula: add =NAME")
+        entrants[number] = replace(entrants[number], name=name)
+    try:
+        return replace(tourney, entrants=tuple(entrants))
+    except TournamentError as error:
+        raise Invalid(
+            f"tournament: {error} (a connected entrant without =NAME is named as its agent is registered)"
+        ) from None
 
 
 def _in_range(field: str, value: float, low: float, high: float) -> None:
@@ -265,6 +282,15 @@ class TournamentRpcs:
     ) -> tpb.CreateTournamentResponse:
         await self._host(context)
         tourney = await self._checked(context, tournament_from_proto, request.tournament)
+        unnamed = [
+            (number, entrant.agent_id)
+            for number, entrant in enumerate(request.tournament.entrants)
+            if entrant.WhichOneof("player") == "agent_id" and not entrant.name
+        ]
+        if unnamed:  # in the standings as registered, not as 'a12' (an agent not registered: NOT_FOUND below)
+            names = await self._call(context, self.store.agent_names, [agent_id for _, agent_id in unnamed])
+            given = {number: names[agent_id] for number, agent_id in unnamed if agent_id in names}
+            tourney = await self._checked(context, named_as_registered, tourney, given)
         await self._t(context, operations.create, self.tourneys, tourney, self.tourney_dispatch)
         progress = await self._t(context, self.tourneys.progress, tourney.tourney_id)  # type: ignore[union-attr]
         return tpb.CreateTournamentResponse(

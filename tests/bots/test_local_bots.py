@@ -92,6 +92,12 @@ def test_unknown_bots_and_bad_files_are_one_line(bot_file: Path, capsys: pytest.
         load_bot(str(bot_file))
     with pytest.raises(OhHellError, match="has no bot class 'Nope'"):
         load_bot(f"{bot_file}:Nope")
+    empty = bot_file.with_name("helpers.py")
+    empty.write_text("class Helper:\n    pass\n")
+    with pytest.raises(
+        OhHellError, match=r"helpers\.py defines no bot class \(a class with bid\(obs\) and play\(obs\)"
+    ):
+        load_bot(str(empty))
 
 
 def test_check_reports_exceptions_and_illegal_actions(bot_file: Path) -> None:

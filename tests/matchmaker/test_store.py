@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -308,6 +309,7 @@ def test_house_bot_names_are_the_house_bots_own(store: RedisStore) -> None:
     with pytest.raises(StoreError, match="house") as refused:
         store.register_agent("house-heuristic-1", "connected", self_registered=True)
     assert refused.value.field == "name"
+    assert str(refused.value).endswith("choose another")  # README's example used such a name once
     squatter, _ = store.register_agent("squatter", "connected")
     store.client.hset("ohell:agent-names", "house-heuristic-2", squatter.agent_id)  # one registered before the rule
     store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True))
@@ -316,6 +318,17 @@ def test_house_bot_names_are_the_house_bots_own(store: RedisStore) -> None:
         ("house-heuristic-1", True, "heuristic"),
         ("house-heuristic-3", True, "heuristic"),  # its name passed over
     ]
+
+
+def test_the_docs_register_agents_under_names_the_store_takes(store: RedisStore) -> None:
+    """README's host example registered 'house-1', a name kept for house bots: a host copying it got
+    INVALID_ARGUMENT. Every name an ``ohell agent register`` line of the docs uses must register."""
+    root = Path(__file__).resolve().parents[2]
+    text = "\n".join(path.read_text() for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
+    names = set(re.findall(r"ohell agent register ([A-Za-z0-9_.-]+)", text)) - {"NAME"}
+    assert names
+    for name in sorted(names):
+        store.register_agent(name, "connected")
 
 
 def test_unarchived_matches_are_listed_a_batch_per_round_trip(

@@ -13,6 +13,9 @@ from typing import Any
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.local.stack import Stack, StackConfig
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import rules_pb2
+from arena.rpc.auth import auth_metadata
 
 
 def start_stack(redis_server: EmbeddedRedis, **options: Any) -> Stack:
@@ -53,3 +56,20 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def endpoint_ladder(stub: Any, host_token: str, port: int) -> Any:
+    """Ladder "ep" (3 seats, one hand of 3 cards) with two built-in random agents queued, and an
+    endpoint agent "ep" registered at 127.0.0.1:``port``, not queued: its RegisterAgentResponse."""
+    host = auth_metadata(host_token)
+    ladder = pb.Ladder(name="ep", rules=rules_pb2.Rules(hand_sizes=[3]), seats=3, base_window=50)
+    stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=host)
+    agent = stub.RegisterAgent(
+        pb.RegisterAgentRequest(name="ep", kind=pb.AGENT_KIND_ENDPOINT, endpoint=f"127.0.0.1:{port}"), metadata=host
+    )
+    for index in range(2):
+        bot = stub.RegisterAgent(
+            pb.RegisterAgentRequest(name=f"b{index}", kind=pb.AGENT_KIND_BUILTIN, bot="random"), metadata=host
+        )
+        stub.JoinQueue(pb.JoinQueueRequest(ladder="ep"), metadata=auth_metadata(bot.token))
+    return agent

@@ -20,7 +20,7 @@ from arena.rpc.auth import auth_metadata
 
 from ..ladder.helpers import match_state
 from .conftest import HOST_TOKEN, Service
-from .stacks import endpoint_process, free_port, start_stack, wait_until
+from .stacks import endpoint_ladder, endpoint_process, free_port, start_stack, wait_until
 
 pytestmark = pytest.mark.slow  # a whole stack
 
@@ -31,22 +31,9 @@ def test_ladder_dials_endpoints_with_their_token(redis_server: EmbeddedRedis) ->
     try:
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
-            host = auth_metadata(stack.host_token)
-            ladder = pb.Ladder(name="ep", rules=rules_pb2.Rules(hand_sizes=[3]), seats=3, base_window=50)
-            stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=host)
             port = free_port()
-            agent = stub.RegisterAgent(
-                pb.RegisterAgentRequest(name="ep", kind=pb.AGENT_KIND_ENDPOINT, endpoint=f"127.0.0.1:{port}"),
-                metadata=host,
-            )
+            agent = endpoint_ladder(stub, stack.host_token, port)
             with endpoint_process("heuristic", agent.token, port):  # it accepts only its own token
-                for index in range(2):
-                    bot = stub.RegisterAgent(
-                        pb.RegisterAgentRequest(name=f"b{index}", kind=pb.AGENT_KIND_BUILTIN, bot="random"),
-                        metadata=host,
-                    )
-                    join = pb.JoinQueueRequest(ladder="ep", agent_id=bot.agent.agent_id)
-                    stub.JoinQueue(join, metadata=auth_metadata(bot.token))
                 join = pb.JoinQueueRequest(ladder="ep", agent_id=agent.agent.agent_id, lease_seconds=60)
                 stub.JoinQueue(join, metadata=auth_metadata(agent.token))
                 finished = lambda: match_state(stack, store, "ep-1")[0] == "finished"  # noqa: E731 (Redis, then the archive)

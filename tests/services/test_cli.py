@@ -137,3 +137,26 @@ def test_command_help_shows_the_defaults() -> None:
         done = ohell(*args)
         text = " ".join(done.stdout.split())  # argparse wraps the help at the terminal's width
         assert done.returncode == 0 and all(default in text for default in shown), done.stdout
+
+
+@pytest.mark.slow  # a bot process and a match: over a second
+def test_bot_connect_plays_a_bot_file_online_on_the_gateway(engine_process, make_agent, tmp_path: Path) -> None:
+    """A connected entrant of a tournament must be online on the gateway when its table starts, but
+    `ohell bot connect` took only built-in bots ('unknown bot mybot.py:MyBot') and `ohell bot run`
+    needs a ladder: a bot author had no command to bring a bot file online."""
+    agent_id, token = make_agent("file")
+    command = [sys.executable, "-m", "arena.cli", "bot", "connect", "--bot", "examples/python_bot.py:HighCards"]
+    command += ["--address", engine_process.address, "--token", token]
+    online = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    try:
+        assert online.stderr is not None
+        assert "connected to the gateway" in online.stderr.readline()
+        seats = ("--seat", f"agent:{agent_id}", "--seat", "builtin:random", "--seat", "builtin:random")
+        out = tmp_path / "record.json"
+        played = ohell("challenge", "--address", engine_process.address, "--token", token, *seats, "--out", str(out))
+        assert played.returncode == 0 and "winners" in played.stdout, played.stdout + played.stderr
+        record = json.loads(out.read_text())
+        assert record["seats"][0]["kind"] == "connected" and record["faults"] == [], record["faults"]
+    finally:
+        online.terminate()
+        online.wait(10)

@@ -281,3 +281,22 @@ def test_host_commands_go_through_the_rpcs(
     assert len(json.loads(out.read_text())["records"]) == 3
     assert main(["tournament", "status", "nope", *where]) == 2
     assert "NOT_FOUND" in capsys.readouterr().err
+
+
+def test_a_connected_entrant_without_a_name_is_named_as_its_agent_is_registered(rpc: Rpc) -> None:
+    """(Last in this module: the tournaments it makes would show in the lists above.)
+    `--entrant connected:a12` stood in the standings as 'a12': a host entering a class had to
+    write `=alice` after each agent id to see their students' names."""
+    agent = rpc.stub.RegisterAgent(
+        pb.RegisterAgentRequest(name="student-n", kind=pb.AGENT_KIND_CONNECTED), metadata=rpc.host
+    ).agent
+    entrants = [tpb.TournamentEntrant(agent_id=agent.agent_id), *bots("random", "heuristic")]
+    made = rpc.create(tpb.Tournament(tournament_id="named", entrants=entrants, rules=SHORT, deals=1))
+    assert [entrant.name for entrant in made.tournament.entrants] == ["student-n", "random", "heuristic"]
+    assert rpc.get("named").tournament.entrants[0].name == "student-n"
+    given = [tpb.TournamentEntrant(agent_id=agent.agent_id, name="nick"), *bots("random", "heuristic")]
+    made = rpc.create(tpb.Tournament(tournament_id="nicknamed", entrants=given, rules=SHORT, deals=1))
+    assert made.tournament.entrants[0].name == "nick"  # a name given stays
+    clash = [tpb.TournamentEntrant(agent_id=agent.agent_id), tpb.TournamentEntrant(bot="random", name="student-n")]
+    tourney = tpb.Tournament(tournament_id="clash", entrants=[*clash, *bots("strong")], rules=SHORT, deals=1)
+    refused(lambda: rpc.create(tourney), grpc.StatusCode.INVALID_ARGUMENT, "'student-n' is given twice", "=NAME")

@@ -39,12 +39,13 @@ def standings_from_records(records: dict[str, dict]) -> list:  # type: ignore[ty
 
 
 def test_round_robin_of_six_builtins_completes_and_exports(
-    make_stack: Callable[..., Stack], redis_server: EmbeddedRedis, tmp_path: Path
+    make_stack: Callable[..., Stack], redis_server: EmbeddedRedis, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     stack = make_stack(engine=False, remote_worker=False)
     bots = ("heuristic", "random", "heuristic", "random", "heuristic", "random")
     entrants = [f"--entrant=builtin:{bot}={bot}-{n}" for n, bot in enumerate(bots)]
     cli(stack, "create", "six", *entrants, "--deals", "1", "--option", "hand_sizes=[3,2,1]")
+    assert "tournament six: 20 tables in round 1, 60 games in all" in capsys.readouterr().out
     store = TournamentStore(redis.Redis.from_url(redis_server.url))
     wait_until(lambda: store.progress("six").state == "finished", 120, "the round robin to finish", poll=0.2)
     progress = store.progress("six")
@@ -61,6 +62,9 @@ def test_round_robin_of_six_builtins_completes_and_exports(
     rows = list(csv.DictReader((tmp_path / "six.csv").open()))
     assert [row["entrant"] for row in rows] == [row.entrant for row in recomputed]
     assert sum(row.games for row in recomputed) == 180
+    capsys.readouterr()
+    cli(stack, "resume", "six")  # it said "sent 0 unfinished table(s) again: -"
+    assert capsys.readouterr().out.strip() == "six: no unfinished table to send again (`ohell tournament status six`)"
 
 
 def test_worker_child_killed_mid_table_resumes_and_counts_every_table_once(

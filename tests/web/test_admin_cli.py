@@ -59,6 +59,8 @@ def test_ladders(site: Site) -> None:
     assert re.search(r"class .*paused", ohell(site, "ladder", "list").stdout)  # the list said nothing of it
     empty = ohell(site, "leaderboard", "class")  # an empty table of headers before
     assert empty.returncode == 0 and "no agent has played on ladder class yet" in empty.stdout, empty.stdout
+    none = ohell(site, "matches", "--ladder", "class", "--running")  # an empty table and "0 of 0" before
+    assert none.returncode == 0 and none.stdout.strip() == "no running matches of ladder class", none.stdout
     resumed = ohell(site, "ladder", "resume", "class")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     gone = ohell(site, "ladder", "pause", "nope")
@@ -127,10 +129,14 @@ def test_built_in_agents_registered_with_join_play_on_the_ladder(site: Site, tmp
     wait_until(lambda: played() == {"jo-1", "jo-2", "jo-3"}, 60, "the joined agents' first match")
     connected = ohell(site, "agent", "register", "jo-4", "--join", "joined")
     assert connected.returncode == 2 and "--join is for built-in agents" in connected.stderr
+    endpoint = ohell(
+        site, "agent", "register", "jo-6", "--kind", "endpoint", "--endpoint", "127.0.0.1:7", "--join", "joined"
+    )
+    assert endpoint.returncode == 2 and "ohell bot run --serve HOST:PORT" in endpoint.stderr, endpoint.stderr
     missing = ohell(site, "agent", "register", "jo-5", "--kind", "builtin", "--bot", "random", "--join", "nope")
     assert missing.returncode == 2 and "NOT_FOUND" in missing.stderr
     listed = ohell(site, "agent", "list")
-    assert "jo-1" in listed.stdout and "jo-4" not in listed.stdout and "jo-5" not in listed.stdout
+    assert "jo-1" in listed.stdout and not {"jo-4", "jo-5", "jo-6"} & set(listed.stdout.split())
 
 
 def test_tokens_appended_to_a_file_others_may_read_make_it_private(site: Site, tmp_path: Path) -> None:
@@ -273,3 +279,25 @@ def test_host_page_refuses_to_queue_on_a_missing_ladder_before_registering_anyon
     assert "nobody registered" in answer.text and "queued on ladder gone" not in answer.text, answer.text[-3000:]
     listed = site.stub.ListAgents(pb.ListAgentsRequest(), metadata=auth_metadata(HOST_TOKEN))
     assert not {"gone-1", "gone-2"} & {agent.name for agent in listed.agents}
+
+
+def test_a_kind_without_what_it_needs_is_refused_before_any_call(tmp_path: Path) -> None:
+    """`agent import --kind endpoint` has no way to give each agent its address, and `--kind builtin`
+    without --bot: the matchmaker refused every row, one error line per name."""
+    names = tmp_path / "names.csv"
+    names.write_text("name\nx\ny\n")
+    tokens = str(tmp_path / "tokens.csv")
+    nowhere = "127.0.0.1:1"  # refused before any call: no stack needed
+    for args, says in (
+        (
+            ("agent", "import", str(names), "--tokens", tokens, "--kind", "endpoint"),
+            "ohell agent register NAME --kind endpoint --endpoint HOST:PORT",
+        ),
+        (
+            ("agent", "import", str(names), "--tokens", tokens, "--kind", "builtin"),
+            "--kind builtin needs --bot: heuristic, random, strong",
+        ),
+        (("agent", "register", "z", "--kind", "endpoint"), "--kind endpoint needs the address"),
+    ):
+        done = ohell(None, *args, address=nowhere)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr

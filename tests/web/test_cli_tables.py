@@ -3,6 +3,7 @@ right-aligned its rules and house bots, `ohell agent list` its kinds and bots.""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -47,3 +48,44 @@ def test_a_table_written_to_a_pipe_is_not_cut_to_80_columns() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "decisions" in done.stdout and "heuristic exact" in done.stdout and "…" not in done.stdout, done.stdout
+
+
+def test_the_demo_board_gives_wins_as_a_share_of_games() -> None:
+    """The demo's leaderboard had a 'wins' column of fractional counts ('31.3' for 61 games: shared
+    wins split), where `ohell leaderboard` and the web app show the win share as a percentage."""
+    from rich.console import Console
+
+    from arena.local.demo import board_table
+    from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+
+    standings = [
+        pb.Standing(rank=1, name="strong-1", games=61, wins=30.5, exact_bid_rate=0.5),
+        pb.Standing(rank=2, name="random-1", games=0),
+    ]
+    console = Console(width=200, record=True)
+    console.print(board_table(standings))
+    text = console.export_text()
+    assert "win share" in text and "50.0%" in text, text
+    assert "30.5" not in text, text
+
+
+def test_help_says_which_commands_anyone_may_run() -> None:
+    """A bot author read '--host-token-file: the host credential' on `ohell matches` and
+    `ohell match show`, reads that need no token; `agent register --kind` had no help at all."""
+    from arena.cli import build_parser
+
+    def help_of(*words: str) -> str:
+        parser = build_parser()
+        for word in words:
+            parser = next(
+                action.choices[word] for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            )
+        return " ".join(parser.format_help().split())
+
+    for words in (("leaderboard",), ("matches",), ("match", "show"), ("ladder", "list"), ("tournament", "status")):
+        assert "not needed: anyone may read this" in help_of(*words), words
+    for words in (("ladder", "create"), ("ladder", "pause"), ("agent", "register"), ("tournament", "create")):
+        assert "the host credential" in help_of(*words), words
+    register = help_of("agent", "register")
+    assert "endpoint: the platform dials the author's server" in register
+    assert "heuristic, random, strong" in help_of("agent", "import")

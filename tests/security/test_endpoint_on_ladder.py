@@ -1,0 +1,85 @@
+"""An endpoint agent enters a ladder by itself, as docs/protocol.md's quick start says: `ohell bot run
+BOT --serve HOST:PORT --ladder L` serves the bot where the host registered it and holds its ticket
+with its token. Before, the only tool was `ohell bot run` without --serve, which also dialled the
+gateway, logged no match (the platform dials the endpoint) and never reached --matches; `ohell agent
+register --kind endpoint --join` pointed to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+import redis
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.redis_store import RedisStore
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+from arena.rpc.auth import auth_metadata
+
+from ..ladder.helpers import match_state
+from .stacks import endpoint_ladder, free_port, start_stack, wait_until
+
+pytestmark = pytest.mark.slow  # a whole stack
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_an_endpoint_agent_serves_and_queues_itself_on_a_ladder(redis_server: EmbeddedRedis) -> None:
+    stack = start_stack(redis_server, engine=False)
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    author = None
+    try:
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            port = free_port()
+            agent = endpoint_ladder(stub, stack.host_token, port)
+            command = [sys.executable, "-m", "arena.cli", "bot", "run", "examples/python_bot.py:HighCards"]
+            command += ["--serve", f"127.0.0.1:{port}", "--ladder", "ep", "--matchmaker", stack.matchmaker_address]
+            env = os.environ | {"OHELL_AGENT_TOKEN": agent.token}
+            author = subprocess.Popen(
+                command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            assert author.stdout is not None
+            assert author.stdout.readline().strip() == f"endpoint agent HighCards serving on port {port}"
+            finished = lambda: match_state(stack, store, "ep-1")[0] == "finished"  # noqa: E731
+            wait_until(finished, 60, "the endpoint's match to finish", stack)
+            record = json.loads(stub.GetMatch(pb.GetMatchRequest(match_id="ep-1")).record_json)
+        assert record["faults"] == []
+        assert [seat["kind"] for seat in record["seats"]].count("endpoint") == 1
+        author.send_signal(signal.SIGINT)
+        _, log = author.communicate(timeout=20)
+        assert author.returncode == 0, log
+        assert "queued on ladder 'ep'" in log and "match ep-1 ended" in log, log
+    finally:
+        if author is not None and author.poll() is None:
+            author.kill()
+            author.wait(10)
+        stack.cleanup(graceful=False)
+        store.client.close()
+
+
+def test_an_endpoint_on_a_ladder_that_is_not_there_ends_in_one_line(redis_server: EmbeddedRedis) -> None:
+    stack = start_stack(redis_server, engine=False, builtin_workers=0, remote_worker=False)
+    try:
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            port = free_port()
+            agent = stub.RegisterAgent(
+                pb.RegisterAgentRequest(name="ep", kind=pb.AGENT_KIND_ENDPOINT, endpoint=f"127.0.0.1:{port}"),
+                metadata=auth_metadata(stack.host_token),
+            )
+        command = [sys.executable, "-m", "arena.cli", "bot", "run", "random", "--serve", f"127.0.0.1:{port}"]
+        command += ["--ladder", "nope", "--matchmaker", stack.matchmaker_address, "--token", agent.token]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().startswith("error: the matchmaker at") and "no ladder 'nope'" in done.stderr
+        assert "Traceback" not in done.stderr
+    finally:
+        stack.cleanup(graceful=False)
