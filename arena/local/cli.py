@@ -61,7 +61,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"web         {stack.web_url}   (leaderboards, replays, live matches; host pages)")
         print(f"engine      {stack.engine_address}   (agents connect here)")
         print(f"matchmaker  {stack.matchmaker_address}   (ohell ladder/agent/leaderboard/matches)")
-        print(f"redis       {shown_url(stack.redis_url)}{'  (embedded, AOF on)' if stack.redis else ''}")
+        embedded = f"  (embedded, AOF on; with its password in {stack.redis_url_path})" if stack.redis else ""
+        print(f"redis       {shown_url(stack.redis_url)}{embedded}")
         print(f"archive     {shown_url(stack.database_url)}")
         workers = f"{config.builtin_workers} x {config.concurrency} built-in + 1 x {config.remote_concurrency} remote"
         workers += f", built-in matches in batches of up to {config.batch}"
@@ -185,7 +186,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ladder = sub.add_parser("ladder", help="create, list, show, pause, resume, delete, export ladders; rebuild ratings")
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
-    rebuild.add_argument("--redis-url", help="the stack's Redis (default: $REDIS_URL; ohell up prints its own)")
+    rebuild.add_argument(
+        "--redis-url", help="the stack's Redis (default: $REDIS_URL; ohell up's is in the data folder's file redis-url)"
+    )
     rebuild.add_argument("--ladder", help="one ladder (default: all)")
     rebuild.add_argument(
         "--prefix",
