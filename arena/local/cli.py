@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.local import admin
@@ -106,6 +107,12 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         raise OhHellError("give --redis-url or set REDIS_URL")
     try:
         return _rebuild(args, url)
+    except redis.AuthenticationError:
+        why = "refused the URL's password" if urlsplit(url).password else "asks for a password the URL does not give"
+        raise OhHellError(
+            f"Redis at {shown_url(url)} {why} (redis://:PASSWORD@HOST:PORT/0; "
+            "ohell up keeps the URL of its own in the data folder's file redis-url)"
+        ) from None
     except (redis.ConnectionError, redis.TimeoutError) as error:
         raise OhHellError(f"cannot reach Redis at {shown_url(url)}: {error}") from None
     except (SQLAlchemyError, OSError) as error:  # an archive URL it cannot use, a database it cannot open
