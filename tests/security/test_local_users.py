@@ -14,6 +14,8 @@ from pathlib import Path
 import grpc
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
@@ -30,10 +32,9 @@ def command_lines(pid: int) -> list[str]:
     return lines
 
 
-@pytest.fixture
-def stack(tmp_path: Path) -> Iterator[Stack]:
-    data = tmp_path / "data"
-    data.mkdir()
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    data = tmp_path_factory.mktemp("data")
     (data / "redis").mkdir(mode=0o755)  # as an earlier ohell up left it
     config = StackConfig(log_dir=str(data), builtin_workers=0, remote_worker=False, save_host_token=False)
     started = Stack(config).start()
@@ -43,7 +44,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
 
 def test_the_embedded_redis_answers_only_the_stack(stack: Stack) -> None:
     assert stack.redis is not None
-    stranger = redis.Redis(port=stack.redis.port, socket_timeout=5)
+    stranger = redis.Redis(port=stack.redis.port, socket_timeout=5, retry=Retry(NoBackoff(), 0))  # no 4 s of retries
     with pytest.raises(redis.AuthenticationError):
         stranger.hgetall("ohell:agent_tokens")
     with pytest.raises(redis.AuthenticationError):
