@@ -41,20 +41,25 @@ class EmbeddedRedis:
     """Start with ``start()``, stop with ``stop()``; ``url`` is valid in between.
 
     With ``appendonly=True`` every write is logged to ``data_dir`` (fsync every second), so a
-    restart on the same ``data_dir`` and port keeps what was written.
+    restart on the same ``data_dir`` and port keeps what was written. With a ``password`` the server
+    answers only clients that give it (``url`` holds it): 127.0.0.1 is reachable by every user of
+    the machine. It goes to redis-server on its stdin, never on a command line that ``ps`` shows.
     """
 
-    def __init__(self, data_dir: str | None = None, port: int | None = None, appendonly: bool = True) -> None:
+    def __init__(
+        self, data_dir: str | None = None, port: int | None = None, appendonly: bool = True, password: str = ""
+    ) -> None:
         self._own_dir = data_dir is None
         self._own_port = port is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="ohell-redis-")
         self.port = port or free_port()
         self.appendonly = appendonly
+        self.password = password
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://{':' + self.password + '@' if self.password else ''}127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> EmbeddedRedis:
         """Start and wait until it answers. A port we picked ourselves may be taken by another
@@ -71,6 +76,7 @@ class EmbeddedRedis:
     def _start_once(self, timeout: float) -> EmbeddedRedis:
         command = [
             redis_server_binary(),
+            "-",  # the rest of the configuration from stdin
             "--port",
             str(self.port),
             "--bind",
@@ -88,11 +94,20 @@ class EmbeddedRedis:
             "--logfile",
             os.path.join(self.data_dir, "redis.log"),
         ]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        assert self.process.stdin is not None
+        with self.process.stdin as config:
+            config.write(f"requirepass {self.password}\n".encode() if self.password else b"")
         # no retries inside the client: this loop retries, and sees a server that exited (its port
         # taken) at once instead of after the client's own back-off (~9 s on a silent listener)
         client = redis.Redis(
-            port=self.port, socket_connect_timeout=0.2, socket_timeout=0.5, retry=Retry(NoBackoff(), 0)
+            port=self.port,
+            password=self.password or None,
+            socket_connect_timeout=0.2,
+            socket_timeout=0.5,
+            retry=Retry(NoBackoff(), 0),
         )
         deadline = time.monotonic() + timeout
         while True:

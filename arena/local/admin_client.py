@@ -35,6 +35,10 @@ def host_token(args: argparse.Namespace) -> tuple[str, str]:
         path = Path(os.environ.get("OHELL_DATA_DIR") or default_data_dir()) / "host-token"
         if not path.exists():  # calls go without a token; admin RPCs then answer UNAUTHENTICATED
             return "", f"no --host-token-file, no ${HOST_TOKEN_ENV}, no {path}"
+        try:
+            return read_token_file(path, "host token file"), str(path)
+        except ConfigError as error:  # another user's stack (the file is its user's alone): public reads go on
+            return "", f"no --host-token-file, no ${HOST_TOKEN_ENV}; {error}"
     try:
         return read_token_file(path), str(path)
     except ConfigError as error:

@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.local import admin
@@ -61,7 +62,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"web         {stack.web_url}   (leaderboards, replays, live matches; host pages)")
         print(f"engine      {stack.engine_address}   (agents connect here)")
         print(f"matchmaker  {stack.matchmaker_address}   (ohell ladder/agent/leaderboard/matches)")
-        print(f"redis       {shown_url(stack.redis_url)}{'  (embedded, AOF on)' if stack.redis else ''}")
+        embedded = f"  (embedded, AOF on; with its password in {stack.redis_url_path})" if stack.redis else ""
+        print(f"redis       {shown_url(stack.redis_url)}{embedded}")
         print(f"archive     {shown_url(stack.database_url)}")
         workers = f"{config.builtin_workers} x {config.concurrency} built-in + 1 x {config.remote_concurrency} remote"
         workers += f", built-in matches in batches of up to {config.batch}"
@@ -105,6 +107,12 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         raise OhHellError("give --redis-url or set REDIS_URL")
     try:
         return _rebuild(args, url)
+    except redis.AuthenticationError:
+        why = "refused the URL's password" if urlsplit(url).password else "asks for a password the URL does not give"
+        raise OhHellError(
+            f"Redis at {shown_url(url)} {why} (redis://:PASSWORD@HOST:PORT/0; "
+            "ohell up keeps the URL of its own in the data folder's file redis-url)"
+        ) from None
     except (redis.ConnectionError, redis.TimeoutError) as error:
         raise OhHellError(f"cannot reach Redis at {shown_url(url)}: {error}") from None
     except (SQLAlchemyError, OSError) as error:  # an archive URL it cannot use, a database it cannot open
@@ -185,7 +193,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ladder = sub.add_parser("ladder", help="create, list, show, pause, resume, delete, export ladders; rebuild ratings")
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
-    rebuild.add_argument("--redis-url", help="the stack's Redis (default: $REDIS_URL; ohell up prints its own)")
+    rebuild.add_argument(
+        "--redis-url", help="the stack's Redis (default: $REDIS_URL; ohell up's is in the data folder's file redis-url)"
+    )
     rebuild.add_argument("--ladder", help="one ladder (default: all)")
     rebuild.add_argument(
         "--prefix",

@@ -136,7 +136,7 @@ def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
         if not token:
             raise OhHellError(f"host token file {path} is empty")
         return token, str(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new data folder: the user's alone
     token = new_token(32)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w") as out:

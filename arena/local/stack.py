@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -45,6 +46,15 @@ def stop_on_signals() -> None:
 
     for stop_signal in STOP_SIGNALS:
         signal.signal(stop_signal, interrupt)
+
+
+def write_secret(path: Path, secret: str) -> None:
+    """``secret`` and a line break as the whole of ``path``, readable by this user alone (also a
+    file that was there before, readable by others)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        out.write(secret + "\n")
 
 
 @dataclass
@@ -173,11 +183,11 @@ class Stack:
         self._supervisor: threading.Thread | None = None
         self._own_log_dir = self.config.log_dir is None
         self.log_dir = Path(self.config.log_dir or tempfile.mkdtemp(prefix="ohell-stack-"))
-        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.host_token_path = self.log_dir / "host-token"
+        self.redis_url_path = self.log_dir / "redis-url"  # the embedded Redis's URL with its password, mode 600
         if self.config.save_host_token:
-            self.host_token_path.touch(mode=0o600)
-            self.host_token_path.write_text(self.host_token + "\n")
+            write_secret(self.host_token_path, self.host_token)
         self.database_url = self.config.database_url or os.environ.get(DATABASE_URL_ENV) or sqlite_url(self.log_dir)
 
     @property
@@ -202,6 +212,14 @@ class Stack:
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         return env
 
+    def _embedded_redis(self) -> EmbeddedRedis:
+        """A redis-server of this stack: a new password each start (every user of the machine can
+        reach 127.0.0.1) and its data (deals, endpoint agents' tokens) in a folder of ours alone."""
+        data = self.log_dir / "redis"
+        data.mkdir(mode=0o700, exist_ok=True)
+        data.chmod(0o700)  # made readable to all by a version that did not set it
+        return EmbeddedRedis(data_dir=str(data), port=self.config.redis_port, password=secrets.token_hex(24))
+
     def _metrics_args(self, name: str) -> list[str]:
         if not self.config.metrics:
             return []
@@ -211,9 +229,9 @@ class Stack:
     def start(self, timeout: float = 60.0) -> Stack:
         try:
             if not self.redis_url:
-                (self.log_dir / "redis").mkdir(exist_ok=True)
-                self.redis = EmbeddedRedis(data_dir=str(self.log_dir / "redis"), port=self.config.redis_port).start()
+                self.redis = self._embedded_redis().start()
                 self.redis_url = self.redis.url
+                write_secret(self.redis_url_path, self.redis_url)
             python = sys.executable
             if self.config.engine:
                 engine = self._spawn(
@@ -224,8 +242,6 @@ class Stack:
                         "services.engine",
                         "--address",
                         self.config.engine_address,
-                        "--redis-url",
-                        self.redis_url,
                         *self._metrics_args("engine"),
                     ],
                 )
@@ -237,8 +253,6 @@ class Stack:
                     "services.matchmaker",
                     "--address",
                     self.config.matchmaker_address,
-                    "--redis-url",
-                    self.redis_url,
                     *self._metrics_args("matchmaker"),
                     *(["--batch", str(self.config.batch)] if self.config.batch else []),
                     *self.config.matchmaker_args,

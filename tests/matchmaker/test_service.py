@@ -223,6 +223,32 @@ def test_a_refused_host_command_names_the_token_it_sent(
     assert main([*command, "--host-token-file", str(tmp_path / "token")]) == 0
 
 
+def test_another_users_host_token_file_leaves_the_public_commands_working(
+    matchmaker_address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second user of the machine with $OHELL_DATA_DIR at the host's data folder, whose host-token
+    is the host's alone (mode 600): every command, the public reads too (ladder list, leaderboard,
+    tournament status), ended "--host-token-file D/host-token: Permission denied", naming a flag
+    not given. A host-token the user cannot read is no token: reads go on as anyone's."""
+    from arena.cli import main
+
+    monkeypatch.delenv("OHELL_HOST_TOKEN", raising=False)
+    monkeypatch.setenv("OHELL_DATA_DIR", str(tmp_path))
+    (tmp_path / "host-token").mkdir()  # cannot be read, even by root (who reads a file of mode 000)
+    assert main(["ladder", "list", "--matchmaker", matchmaker_address]) == 0
+    assert main(["agent", "list", "--matchmaker", matchmaker_address]) == 2
+    error = capsys.readouterr().err
+    assert (
+        f"was sent no host token (no --host-token-file, no $OHELL_HOST_TOKEN; host token file {tmp_path}/host-token: "
+        in error
+    )
+    assert (
+        main(["agent", "list", "--matchmaker", matchmaker_address, "--host-token-file", str(tmp_path / "host-token")])
+        == 2
+    )
+    assert f"error: --host-token-file {tmp_path}/host-token: " in capsys.readouterr().err  # given: its error as before
+
+
 def test_ladder_show_says_when_house_bots_do_not_fill(
     matchmaker_address: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
+from arena.embedded_redis import EmbeddedRedis
 from arena.rpc.server import create_server
 from arena.rpc.settings import ConfigError
 
@@ -109,6 +110,20 @@ def test_a_ratings_rebuild_that_cannot_reach_its_stores_is_one_line(
     assert main(["ladder", "rebuild", "--redis-url", "redis://127.0.0.1:1/0", *args]) == 2
     out = "".join(capsys.readouterr().err.split("\n"))
     assert "error:" in out and all(word in out for word in words) and "pw-secret" not in out, out
+
+
+@pytest.mark.parametrize(("given", "words"), [("", "asks for a password the URL does not give"), (":nope@", "refused")])
+def test_a_ratings_rebuild_without_the_password_of_its_redis_says_so(
+    given: str, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ohell up``'s Redis asks for a password: the URL without it said "cannot reach Redis at ...:
+    HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user>
+    <pass> option can be used ..."; it now says what is missing and where ``ohell up`` keeps it."""
+    with EmbeddedRedis(appendonly=False, password="the-stack-password-0123") as server:
+        assert main(["ladder", "rebuild", "--redis-url", f"redis://{given}127.0.0.1:{server.port}/0"]) == 2
+    out = "".join(capsys.readouterr().err.split("\n"))
+    assert f"Redis at redis://{given.replace('nope', '***')}127.0.0.1:{server.port}/0 {words}" in out, out
+    assert "data folder's file redis-url" in out and "HELLO" not in out and "nope" not in out, out
 
 
 @pytest.mark.parametrize("module", ["services.engine", "services.matchmaker"])

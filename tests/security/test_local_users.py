@@ -1,0 +1,71 @@
+"""Another user of the machine that runs ``ohell up`` (a shared teaching server: the students log
+in where the host runs the ladder). 127.0.0.1 is every local user's: the embedded Redis answered
+anyone on its port (deals of matches in play, an endpoint agent's token in clear, the token
+table anyone could add a hash to), its append-only file was readable by all in the data folder,
+and a password given in ``--redis-url`` stood on the engine's and the matchmaker's command lines,
+which ``ps`` shows to everyone."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from arena.local.stack import Stack, StackConfig
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+from arena.rpc.auth import auth_metadata
+
+
+def command_lines(pid: int) -> list[str]:
+    """The command lines ``ps`` shows of ``pid`` and every process under it."""
+    lines = [Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            lines += command_lines(int(child))
+    return lines
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    data = tmp_path_factory.mktemp("data")
+    (data / "redis").mkdir(mode=0o755)  # as an earlier ohell up left it
+    config = StackConfig(log_dir=str(data), builtin_workers=0, remote_worker=False, save_host_token=False)
+    started = Stack(config).start()
+    yield started
+    started.cleanup(graceful=False)
+
+
+def test_the_embedded_redis_answers_only_the_stack(stack: Stack) -> None:
+    assert stack.redis is not None
+    stranger = redis.Redis(port=stack.redis.port, socket_timeout=5, retry=Retry(NoBackoff(), 0))  # no 4 s of retries
+    with pytest.raises(redis.AuthenticationError):
+        stranger.hgetall("ohell:agent_tokens")
+    with pytest.raises(redis.AuthenticationError):
+        stranger.hset("ohell:agent_tokens", "a-hash-of-my-own", "a1")
+    password = stack.redis.password
+    assert len(password) >= 32
+    processes = [stack.redis.process.pid] + [proc.popen.pid for proc in stack.procs]  # type: ignore[union-attr]
+    shown = [line for pid in processes for line in command_lines(pid)]
+    assert len(shown) >= 3 and not [line for line in shown if password in line], shown
+    # the stack itself uses it: the matchmaker stores a ladder
+    with grpc.insecure_channel(stack.matchmaker_address) as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        ladder = pb.Ladder(name="kept", seats=4)
+        stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(stack.host_token), timeout=10)
+    assert redis.Redis.from_url(stack.redis_url).exists("ohell:ladder:kept")
+
+
+def test_the_data_of_the_embedded_redis_is_the_users_alone(stack: Stack) -> None:
+    assert (stack.log_dir / "redis").stat().st_mode & 0o777 == 0o700
+    url_file = stack.log_dir / "redis-url"
+    assert url_file.stat().st_mode & 0o777 == 0o600
+    assert url_file.read_text() == stack.redis_url + "\n"
+    assert redis.Redis.from_url(url_file.read_text().strip()).ping()
+    assert os.stat(stack.log_dir / "redis" / "appendonly.aof")  # the file kept in that folder
