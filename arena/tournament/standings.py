@@ -22,6 +22,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 DEFAULT_REPLICATES = 2000
+# An interval (and P(above next)) needs the spread between independent deals: with one deal every
+# resample holds the same deal, and the bootstrap gave a zero-width "95 %" interval and P = 1.0
+MIN_DEALS_FOR_INTERVAL = 2
 MAX_REPLICATES = 10_000  # a caller's bootstrap: its work grows with the resamples
 CSV_FIELDS = (
     "rank",
@@ -66,9 +69,9 @@ class Standing:
     deals: int
     mean_duplicate: float
     total_duplicate: float
-    ci_low: float
-    ci_high: float
-    p_above_next: float | None  # None for the last entrant
+    ci_low: float | None  # None with fewer than MIN_DEALS_FOR_INTERVAL deals
+    ci_high: float | None
+    p_above_next: float | None  # None for the last entrant, or when it or the next has too few deals
     deals_won: int
     forfeits: int
     mean_score: float
@@ -157,8 +160,9 @@ def standings(
     table = []
     for rank, entrant in enumerate(order, 1):
         samples = [m for m in boot[entrant] if m == m] or [mean[entrant]]
+        measured = deals[entrant] >= MIN_DEALS_FOR_INTERVAL
         p_next = None
-        if rank < len(order):
+        if rank < len(order) and measured and deals[order[rank]] >= MIN_DEALS_FOR_INTERVAL:
             pairs = [(a, b) for a, b in zip(boot[entrant], boot[order[rank]], strict=True) if a == a and b == b]
             p_next = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a, b in pairs) / len(pairs) if pairs else 0.5
         table.append(
@@ -169,8 +173,8 @@ def standings(
                 deals=deals[entrant],
                 mean_duplicate=round(mean[entrant], 4),
                 total_duplicate=round(points[entrant], 4),
-                ci_low=round(_percentile(samples, 0.025), 4),
-                ci_high=round(_percentile(samples, 0.975), 4),
+                ci_low=round(_percentile(samples, 0.025), 4) if measured else None,
+                ci_high=round(_percentile(samples, 0.975), 4) if measured else None,
                 p_above_next=None if p_next is None else round(p_next, 4),
                 deals_won=won[entrant],
                 forfeits=forfeits[entrant],
@@ -207,4 +211,5 @@ def difference_intervals(
 
 
 def mean_ci_width(table: Sequence[Standing]) -> float:
-    return sum(row.ci_high - row.ci_low for row in table) / len(table) if table else 0.0
+    widths = [row.ci_high - row.ci_low for row in table if row.ci_high is not None and row.ci_low is not None]
+    return sum(widths) / len(widths) if widths else 0.0

@@ -174,12 +174,12 @@ def standing_to_proto(row: Standing) -> tpb.TournamentStanding:
         deals=row.deals,
         mean_duplicate=row.mean_duplicate,
         total_duplicate=row.total_duplicate,
-        ci_low=row.ci_low,
-        ci_high=row.ci_high,
         deals_won=row.deals_won,
         forfeits=row.forfeits,
         mean_score=row.mean_score,
     )
+    if row.ci_low is not None and row.ci_high is not None:
+        message.ci_low, message.ci_high = row.ci_low, row.ci_high
     if row.p_above_next is not None:
         message.p_above_next = row.p_above_next
     return message

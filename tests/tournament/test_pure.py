@@ -34,6 +34,7 @@ from arena.tournament.schedule import (
 from arena.tournament.standings import (
     GameResult,
     duplicate_observations,
+    mean_ci_width,
     plain_observations,
     standings,
     to_csv,
@@ -159,6 +160,38 @@ def test_standings_rank_with_intervals_and_tie_breaks() -> None:
     tied = [GameResult("d0", ("y", "x", "z"), (5, 5, 5)), GameResult("d0", ("x", "z", "y"), (5, 5, 5))]
     tied += [GameResult("d0", ("z", "y", "x"), (5, 5, 5))]
     assert [row.entrant for row in standings(duplicate_observations(tied), replicates=10)] == ["x", "y", "z"]
+
+
+def test_an_entrant_needs_two_deals_for_an_interval() -> None:
+    """With one deal every resample is that deal: a zero-width interval and P(above next) = 1.0."""
+    one = [
+        GameResult("t/d0", ("a", "b", "c"), (10, 5, 0)),
+        GameResult("t/d0", ("c", "a", "b"), (4, 12, 1)),
+        GameResult("t/d0", ("b", "c", "a"), (3, 2, 9)),
+    ]
+    table = standings(duplicate_observations(one), replicates=200)
+    assert [row.entrant for row in table] == ["a", "b", "c"] and table[0].mean_duplicate > 0
+    assert [(row.ci_low, row.ci_high, row.p_above_next) for row in table] == [(None, None, None)] * 3
+    assert mean_ci_width(table) == 0.0
+    # "d" joins for one deal of another table: the others have two deals, "d" still one
+    two = [*one, *(GameResult("t/d1", seats, scores) for seats, scores in ((("a", "b", "c"), (8, 2, 1)),
+           (("c", "a", "b"), (1, 9, 3)), (("b", "c", "a"), (2, 2, 7))))]  # fmt: skip
+    two += [GameResult("u/d0", ("a", "d", "c"), (5, 6, 7)), GameResult("u/d0", ("c", "a", "d"), (5, 6, 7))]
+    two += [GameResult("u/d0", ("d", "c", "a"), (5, 6, 7))]
+    ranked = standings(duplicate_observations(two), replicates=200)
+    assert [(row.entrant, row.deals) for row in ranked if row.ci_low is None or row.ci_high is None] == [("d", 1)]
+    assert all(row.ci_low < row.ci_high for row in ranked if row.ci_low is not None and row.ci_high is not None)
+    beside_d = [
+        (upper.p_above_next, upper.entrant)
+        for upper, lower in zip(ranked, ranked[1:], strict=False)
+        if "d" in (upper.entrant, lower.entrant)
+    ]
+    others = [
+        upper.p_above_next
+        for upper, lower in zip(ranked, ranked[1:], strict=False)
+        if "d" not in (upper.entrant, lower.entrant)
+    ]
+    assert beside_d and all(p is None for p, _ in beside_d) and others and all(p is not None for p in others)
 
 
 def test_exports_hold_the_same_standings() -> None:

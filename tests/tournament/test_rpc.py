@@ -251,6 +251,21 @@ def test_deals_stay_secret_while_running_then_standings_agree_with_records(rpc: 
     assert (first.tournaments[0].tournament, first.tournaments[0].progress) == (shown.tournament, shown.progress)
 
 
+def test_one_deal_claims_no_interval_nor_order(rpc: Rpc) -> None:
+    """One deal set gives no spread between independent deals: the bootstrap drew that deal in every
+    resample, so each "95 % interval" was the mean alone and P(above next) 1.0 after three games."""
+    one = tpb.Tournament(tournament_id="one-deal", entrants=bots("strong", "heuristic", "random"), rules=SHORT, deals=1)
+    rpc.create(one)
+    wait_until(lambda: rpc.get("one-deal").progress.state == tpb.TOURNAMENT_STATE_FINISHED, 30, "the tournament to end")
+    done = rpc.get("one-deal")
+    assert [(s.games, s.deals) for s in done.standings] == [(3, 1)] * 3
+    assert not [s for s in done.standings if s.HasField("ci_low") or s.HasField("ci_high")]
+    assert not [s for s in done.standings if s.HasField("p_above_next")]
+    rows = list(csv.DictReader(io.StringIO(rpc.export("one-deal", tpb.EXPORT_FORMAT_CSV)[0])))
+    assert [(r["ci_low"], r["ci_high"], r["p_above_next"]) for r in rows] == [("", "", "")] * 3
+    assert [r["entrant"] for r in rows] == [s.entrant for s in done.standings]
+
+
 def test_host_commands_go_through_the_rpcs(
     rpc: Rpc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
