@@ -27,7 +27,7 @@ from typing import Any
 from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
 from arena.tournament.model import Tournament, TournamentError
-from arena.tournament.play import play_table_games
+from arena.tournament.play import play_table_games, table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
 from arena.tournament.store import TablePlan, TournamentStore
@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE_S = 10.0
 STAND_IN = "random"
 PRESENCE_POLL_S = 0.5
+FINISH_TRIES = 3  # plays of a table's missing games in one run before its task is retried
 
 Dispatch = Callable[[str, str, Sequence[SeatSpec]], None]  # (tournament, table, its seats): send the task
 
@@ -116,13 +117,19 @@ def run_table(
         return status
     tourney = store.get(tourney_id)
     entrants = [store.registered_seat(e) for e in table_seats(tourney, store.tables(tourney_id)[table])]
-    try:
-        _play_table(store, tourney, tourney_id, table, entrants, runner, lease)
-    except LeaseLost:  # stalled past its lease: the table is another runner's now
-        return "busy"
-    first = store.finish_table(tourney_id, table)[0] == "first"
+    games = table_games(table, tourney.deals, len(entrants))
+    for _ in range(FINISH_TRIES):
+        try:
+            _play_table(store, tourney, tourney_id, table, entrants, runner, lease)
+        except LeaseLost:  # stalled past its lease: the table is another runner's now
+            return "busy"
+        status = store.finish_table(tourney_id, table, games)[0]
+        if status != "incomplete":  # else results lost with Redis: play the missing games again
+            break
+    else:
+        raise TournamentError(f"table {table!r} of {tourney_id!r}: games still unrecorded after {FINISH_TRIES} tries")
     advance(store, tourney_id, dispatch)
-    return "finished" if first else "duplicate"
+    return "finished" if status == "first" else "duplicate"
 
 
 def _play_table(

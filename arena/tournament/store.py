@@ -293,9 +293,10 @@ class TournamentStore:
     def record_game(self, tourney_id: str, game: str, result: dict[str, Any], record: dict[str, Any]) -> bool:
         return bool(self._run(self._game, tourney_id, game, json.dumps(result), json.dumps(record)))
 
-    def finish_table(self, tourney_id: str, table: str) -> tuple[str, int, int, int]:
-        """(first|duplicate|missing, tables done, tables so far, current round)."""
-        status, done, tables, current = self._run(self._finish, tourney_id, table, now_ms())
+    def finish_table(self, tourney_id: str, table: str, games: Sequence[str]) -> tuple[str, int, int, int]:
+        """(first|duplicate|missing|incomplete, tables done, tables so far, current round): the table
+        is finished only when every one of ``games`` (its game ids) is recorded."""
+        status, done, tables, current = self._run(self._finish, tourney_id, table, now_ms(), json.dumps(list(games)))
         return text(status), int(done), int(tables), int(current)
 
 
