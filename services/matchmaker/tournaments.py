@@ -72,6 +72,9 @@ def entrant_from_proto(message: tpb.TournamentEntrant, field: str) -> SeatSpec:
         raise Invalid(f"{field}: name over 64 or {which} over 253 characters")
     if message.name.startswith(FORMULA_START):  # a new one: a stored tournament's names stay readable
         raise Invalid(f"{field}.name={message.name!r} must not start with {' '.join(FORMULA_START)} (CSV formulas)")
+    port = message.endpoint.rpartition(":")[2]
+    if which == "endpoint" and port.isascii() and port.isdigit() and not 0 < int(port) < 65536:  # a new one, too
+        raise Invalid(f"{field}.endpoint={message.endpoint[:80]!r}: the port must be from 1 to 65535")
     try:
         if which == "bot":
             return SeatSpec.builtin(value, message.name or None)

@@ -137,6 +137,11 @@ def test_roles_and_bad_input_are_refused_naming_the_field(rpc: Rpc) -> None:
     bad("tournament.entrants[1]", entrants=[*bots("random"), tpb.TournamentEntrant(name="nobody"), *bots("strong")])
     bad("tournament.entrants[2].bot", entrants=bots("random", "heuristic", "no-such-bot"))
     bad("entrants[0].endpoint", entrants=[tpb.TournamentEntrant(endpoint="no-port"), *bots("random", "strong")])
+    for port in ("0", "65536", "99999"):  # accepted before: every game of the entrant a dial that cannot connect
+        bad(
+            "entrants[0].endpoint",
+            entrants=[tpb.TournamentEntrant(endpoint=f"h:{port}", name="e"), *bots("random", "strong")],
+        )
     bad(
         "entrants[0].name",
         entrants=[tpb.TournamentEntrant(bot="random", name="bad name"), *bots("heuristic", "strong")],
