@@ -82,8 +82,13 @@ class Standing:
 
 
 def duplicate_observations(games: Iterable[GameResult]) -> list[Observation]:
-    """Score minus the mean of that seat on that deal."""
+    """Score minus the mean of that seat on that deal, for the deals played in every rotation (one
+    game per seat; while a table plays a deal, some seats of it have no one to be compared with)."""
     games = list(games)
+    played: dict[str, int] = defaultdict(int)
+    for game in games:
+        played[game.unit] += 1
+    games = [game for game in games if played[game.unit] >= len(game.seats)]
     by_seat: dict[tuple[str, int], list[int]] = defaultdict(list)
     for game in games:
         for seat, score in enumerate(game.scores):

@@ -146,6 +146,26 @@ def test_duplicate_points_compare_each_seat_on_the_same_deal() -> None:
     assert [round(obs.points, 3) for obs in plain] == [16.0, -4.0, -12.0]
 
 
+def test_a_deal_counts_once_every_rotation_is_played() -> None:
+    """While a tournament runs, a deal played in one rotation so far gave everyone 0 points for that
+    game (each seat compared with itself) and counted it and the deal: the provisional means shrank
+    towards 0 and the interval had a deal it had not measured."""
+    games = []
+    for deal in range(3):
+        for turn in range(3):
+            seats = tuple(rotation(("a", "b", "c"), turn))
+            games.append(GameResult(f"t/d{deal}", seats, tuple({"a": 30, "b": 20, "c": 10}[e] + deal for e in seats)))
+    played = games[:7]  # deal d2 in its first rotation only
+    assert {obs.unit for obs in duplicate_observations(played)} == {"t/d0", "t/d1"}
+    rows = {row.entrant: row for row in standings(duplicate_observations(played), replicates=50)}
+    assert (rows["a"].games, rows["a"].deals, rows["a"].mean_duplicate) == (6, 2, 10.0)
+    assert {row.entrant: row.mean_duplicate for row in standings(duplicate_observations(games), 50)} == {
+        "a": 10.0,
+        "b": 0.0,
+        "c": -10.0,
+    }
+
+
 def test_standings_rank_with_intervals_and_tie_breaks() -> None:
     rng = random.Random(3)
     games = []
