@@ -274,10 +274,14 @@ class TournamentStore:
     def running_ids(self) -> list[str]:
         return [t for t in self.ids() if self.client.hget(self.keys.tourney(t), "state") == b"running"]
 
-    def mark_dispatched(self, tourney_id: str, table: str, attempts: int = 0) -> None:
-        """The table's task was sent now, after ``attempts`` runs of it had started."""
+    def mark_dispatched(self, tourney_id: str, table: str, attempts: int = 0, unstarted: int = 0) -> None:
+        """The table's task was sent now, after ``attempts`` runs of it had started and ``unstarted``
+        copies had been sent since the last start."""
         key = self.keys.tourney_table(tourney_id, table)
-        self.client.hset(key, mapping={"dispatched_ms": str(now_ms()), "dispatched_after": str(attempts)})
+        self.client.hset(
+            key,
+            mapping={"dispatched_ms": str(now_ms()), "dispatched_after": str(attempts), "unstarted": str(unstarted)},
+        )
 
     # running ---------------------------------------------------------------------------------
     def start_table(self, tourney_id: str, table: str, runner: str, lease_s: float) -> str:

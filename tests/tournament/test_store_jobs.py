@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -392,3 +393,39 @@ def test_a_game_lost_with_redis_is_played_again_before_its_table_finishes(
     assert (progress.state, progress.tables_done, progress.games_done) == ("finished", 1, 3)
     assert sorted(tstore.records("lost")) == ["r1t0/d0/r0", "r1t0/d0/r1", "r1t0/d0/r2"]
     assert tstore.logged_tables("lost") == ["r1t0"]
+
+
+def test_a_table_no_worker_starts_is_sent_again_less_and_less_often(tstore: TournamentStore) -> None:
+    """A queue no worker takes from (the remote worker down) got a copy of every queued table each
+    ``redispatch_after_s`` for as long as it lasted (2,880 a day per table), and once a worker came
+    back every copy of a table in play retried each lease period. Now each copy waits twice as long
+    as the one before, up to 64 times ``redispatch_after_s``; a start begins the count again."""
+    tourney = Tournament("lonely", builtins(*["random"] * 3), seats=3, deals=1, overrides=OPTIONS)
+    queue = Queue()
+    jobs.start(tstore, tourney, queue)
+    queue.sent.clear()
+    key = tstore.keys.tourney_table("lonely", "r1t0")
+
+    def sweep_after(seconds: float) -> int:
+        """A sweep once ``seconds`` have passed since the table was last sent."""
+        tstore.client.hset(key, "dispatched_ms", str(int(time.time() * 1000 - seconds * 1000)))
+        return jobs.sweep(tstore, queue, redispatch_after_s=10)
+
+    assert [sweep_after(s) for s in (11, 11, 21, 39, 41, 81, 161, 321, 639, 641, 641)] == [
+        1,
+        0,
+        1,
+        0,
+        1,
+        1,
+        1,
+        1,
+        0,
+        1,
+        1,
+    ]
+    assert len(queue.sent) == 8
+    assert tstore.start_table("lonely", "r1t0", "gone:1:x", lease_s=30) == "run"  # a copy started, and died
+    tstore.client.delete(tstore.keys.tourney_lease("lonely", "r1t0"))
+    assert jobs.sweep(tstore, queue, redispatch_after_s=10) == 1  # at once: its runner is gone
+    assert [sweep_after(s) for s in (11, 11, 21)] == [1, 0, 1]  # the count began again
