@@ -66,7 +66,7 @@ def standing_rows(standings: Any) -> list[Row]:
             "games": s.games,
             "deals": s.deals,
             "mean": f"{s.mean_duplicate:+.2f}",
-            "ci": f"[{s.ci_low:+.2f}, {s.ci_high:+.2f}]" if s.HasField("ci_low") else "(2 deals needed)",
+            "ci": f"[{s.ci_low:+.2f}, {s.ci_high:+.2f}]" if s.HasField("ci_low") else "needs 2 deals",
             "p_next": f"{s.p_above_next:.3f}" if s.HasField("p_above_next") else "",
             "deals_won": s.deals_won,
             "forfeits": s.forfeits,

@@ -117,7 +117,7 @@ def test_a_standing_without_an_interval_says_so_and_draws_its_mean_alone() -> No
         tpb.TournamentStanding(rank=2, entrant="b", mean_duplicate=-6.0),
     ]
     rows = tv.standing_rows(standings)
-    assert [row["ci"] for row in rows] == ["[+1.00, +7.00]", "(2 deals needed)"]
+    assert [row["ci"] for row in rows] == ["[+1.00, +7.00]", "needs 2 deals"]
     assert rows[1]["bar_width"] == 0 and rows[1]["mark"] == 0.0 and rows[0]["bar_left"] > 0  # the scale reaches -6
     html = render("_tournament_live.html", **tv.detail(tpb.GetTournamentResponse(standings=standings)))
-    assert "[+0.00, +0.00]" not in html and "(2 deals needed)" in html
+    assert "[+0.00, +0.00]" not in html and "needs 2 deals" in html
