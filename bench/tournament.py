@@ -78,7 +78,10 @@ def separated(observations: Sequence[Observation], order: Sequence[str] = BOTS) 
     table = standings(observations, replicates=1000)
     if [row.entrant for row in table] != list(order):
         return False
-    return all(table[i].ci_low > table[i + 1].ci_high for i in range(len(table) - 1))
+    ends = [(row.ci_low, row.ci_high) for row in table]
+    return all(
+        low is not None and high is not None and low > high for (low, _), (_, high) in zip(ends, ends[1:], strict=False)
+    )
 
 
 def fewest_deals(

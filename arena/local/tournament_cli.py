@@ -107,7 +107,7 @@ def cmd_standings(host: Host, args: argparse.Namespace) -> int:
         table.add_column(column, justify="left" if column == "entrant" else "right")
     for row in reply.standings:
         p_next = f"{row.p_above_next:.3f}" if row.HasField("p_above_next") else ""
-        interval = f"[{row.ci_low:+.2f}, {row.ci_high:+.2f}]"
+        interval = f"[{row.ci_low:+.2f}, {row.ci_high:+.2f}]" if row.HasField("ci_low") else "needs 2 deals"
         cells = (row.rank, row.entrant, row.games, f"{row.mean_duplicate:+.2f}", interval, p_next, row.deals_won)
         table.add_row(*map(str, cells), str(row.forfeits))
     console.print(table)

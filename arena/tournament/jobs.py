@@ -27,7 +27,7 @@ from typing import Any
 from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
 from arena.tournament.model import Tournament, TournamentError
-from arena.tournament.play import play_table_games
+from arena.tournament.play import play_table_games, table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
 from arena.tournament.store import TablePlan, TournamentStore
@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE_S = 10.0
 STAND_IN = "random"
 PRESENCE_POLL_S = 0.5
+MAX_BACKOFF_DOUBLINGS = 6  # a table no worker starts is sent again at most every 64 x --redispatch-after
+FINISH_TRIES = 3  # plays of a table's missing games in one run before its task is retried
 
 Dispatch = Callable[[str, str, Sequence[SeatSpec]], None]  # (tournament, table, its seats): send the task
 
@@ -116,13 +118,19 @@ def run_table(
         return status
     tourney = store.get(tourney_id)
     entrants = [store.registered_seat(e) for e in table_seats(tourney, store.tables(tourney_id)[table])]
-    try:
-        _play_table(store, tourney, tourney_id, table, entrants, runner, lease)
-    except LeaseLost:  # stalled past its lease: the table is another runner's now
-        return "busy"
-    first = store.finish_table(tourney_id, table)[0] == "first"
+    games = table_games(table, tourney.deals, len(entrants))
+    for _ in range(FINISH_TRIES):
+        try:
+            _play_table(store, tourney, tourney_id, table, entrants, runner, lease)
+        except LeaseLost:  # stalled past its lease: the table is another runner's now
+            return "busy"
+        status = store.finish_table(tourney_id, table, games)[0]
+        if status != "incomplete":  # else results lost with Redis: play the missing games again
+            break
+    else:
+        raise TournamentError(f"table {table!r} of {tourney_id!r}: games still unrecorded after {FINISH_TRIES} tries")
     advance(store, tourney_id, dispatch)
-    return "finished" if first else "duplicate"
+    return "finished" if status == "first" else "duplicate"
 
 
 def _play_table(
@@ -204,8 +212,16 @@ def advance(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> None
         send(store, tourney, plan, dispatch)
 
 
-def send(store: TournamentStore, tourney: Tournament, plan: TablePlan, dispatch: Dispatch, attempts: int = 0) -> None:
-    store.mark_dispatched(tourney.tourney_id, plan.table_id, attempts)
+def send(
+    store: TournamentStore,
+    tourney: Tournament,
+    plan: TablePlan,
+    dispatch: Dispatch,
+    attempts: int = 0,
+    unstarted: int = 0,
+) -> None:
+    """``unstarted``: how many copies of the table were sent before this one without any starting it."""
+    store.mark_dispatched(tourney.tourney_id, plan.table_id, attempts, unstarted)
     dispatch(tourney.tourney_id, plan.table_id, table_seats(tourney, plan))
 
 
@@ -246,11 +262,17 @@ def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float 
         unfinished = store.unfinished_states(tourney_id, list(plans))
         alive = store.leases_alive(tourney_id, list(unfinished))
         for table, state in unfinished.items():
-            waited = now - int(state.get("dispatched_ms", 0)) >= redispatch_after_s * 1000
             attempts = int(state.get("attempts", 0))
-            died = state.get("state") == "running" and int(state.get("dispatched_after", 0)) < attempts
-            if table not in alive and (died or (waited and (state.get("state") == "running" or not alive))):
-                send(store, tourney, plans[table], dispatch, attempts)
+            running = state.get("state") == "running"
+            # copies sent since the last start: each waits twice as long as the one before (a queue
+            # no worker takes from, e.g. the remote one down, got a copy of every table every 30 s,
+            # and each copy retried every lease period once its table was in play)
+            unstarted = int(state.get("unstarted", 0)) if int(state.get("dispatched_after", 0)) == attempts else 0
+            wait_s = redispatch_after_s * 2 ** min(unstarted, MAX_BACKOFF_DOUBLINGS)
+            waited = now - int(state.get("dispatched_ms", 0)) >= wait_s * 1000
+            died = running and int(state.get("dispatched_after", 0)) < attempts
+            if table not in alive and (died or (waited and (running or not alive))):
+                send(store, tourney, plans[table], dispatch, attempts, 0 if died else unstarted + 1)
                 sent += 1
         if not unfinished:
             advance(store, tourney_id, dispatch)

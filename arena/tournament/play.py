@@ -32,6 +32,11 @@ def game_id(table_id: str, deal: int, turn: int) -> str:
     return f"{table_id}/d{deal}/r{turn}"
 
 
+def table_games(table_id: str, deals: int, seats: int) -> list[str]:
+    """The game ids of a table: each deal set once per rotation."""
+    return [game_id(table_id, deal, turn) for deal in range(deals) for turn in range(seats)]
+
+
 def hand_seeds(unit: str, deal_set: DealSet, seats: int) -> list[int]:
     """The built-in bots' seed for each seat of deal set ``unit`` ("<table>/d<k>"): the same in
     every rotation of that deal set, unpredictable while its cards are."""

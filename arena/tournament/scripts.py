@@ -61,9 +61,11 @@ redis.call('HSET', K.tourney_records(p, t), g, ARGV[5])
 return 1
 """
 
-# Finish a table (every game recorded): ARGV = prefix, id, table, now_ms. The first call logs it and
-# counts it; later calls change nothing. Returns {'first'|'duplicate'|'missing',
-# tables done, tables of the rounds so far, round}.
+# Finish a table: ARGV = prefix, id, table, now_ms, its game ids JSON. Only once every one of its
+# games is recorded ('incomplete' else: Redis restarted after a crash may have lost the last
+# second's results while the runner went on). The first call logs it and counts it; later calls
+# change nothing. Returns {'first'|'duplicate'|'missing'|'incomplete', tables done, tables of the
+# rounds so far, round}.
 FINISH = """
 local p, t, x, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local table_ = K.tourney_table(p, t, x)
@@ -75,6 +77,9 @@ local function counts(status)
 end
 if not state then return {'missing', 0, 0, 0} end
 if state == 'finished' then return counts('duplicate') end
+for _, game in ipairs(cjson.decode(ARGV[5])) do
+  if redis.call('HEXISTS', K.tourney_games(p, t), game) == 0 then return counts('incomplete') end
+end
 redis.call('HSET', table_, 'state', 'finished', 'finished_ms', now)
 redis.call('DEL', K.tourney_lease(p, t, x))
 redis.call('HINCRBY', tourney, 'tables_done', 1)

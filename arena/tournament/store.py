@@ -274,10 +274,14 @@ class TournamentStore:
     def running_ids(self) -> list[str]:
         return [t for t in self.ids() if self.client.hget(self.keys.tourney(t), "state") == b"running"]
 
-    def mark_dispatched(self, tourney_id: str, table: str, attempts: int = 0) -> None:
-        """The table's task was sent now, after ``attempts`` runs of it had started."""
+    def mark_dispatched(self, tourney_id: str, table: str, attempts: int = 0, unstarted: int = 0) -> None:
+        """The table's task was sent now, after ``attempts`` runs of it had started and ``unstarted``
+        copies had been sent since the last start."""
         key = self.keys.tourney_table(tourney_id, table)
-        self.client.hset(key, mapping={"dispatched_ms": str(now_ms()), "dispatched_after": str(attempts)})
+        self.client.hset(
+            key,
+            mapping={"dispatched_ms": str(now_ms()), "dispatched_after": str(attempts), "unstarted": str(unstarted)},
+        )
 
     # running ---------------------------------------------------------------------------------
     def start_table(self, tourney_id: str, table: str, runner: str, lease_s: float) -> str:
@@ -293,9 +297,10 @@ class TournamentStore:
     def record_game(self, tourney_id: str, game: str, result: dict[str, Any], record: dict[str, Any]) -> bool:
         return bool(self._run(self._game, tourney_id, game, json.dumps(result), json.dumps(record)))
 
-    def finish_table(self, tourney_id: str, table: str) -> tuple[str, int, int, int]:
-        """(first|duplicate|missing, tables done, tables so far, current round)."""
-        status, done, tables, current = self._run(self._finish, tourney_id, table, now_ms())
+    def finish_table(self, tourney_id: str, table: str, games: Sequence[str]) -> tuple[str, int, int, int]:
+        """(first|duplicate|missing|incomplete, tables done, tables so far, current round): the table
+        is finished only when every one of ``games`` (its game ids) is recorded."""
+        status, done, tables, current = self._run(self._finish, tourney_id, table, now_ms(), json.dumps(list(games)))
         return text(status), int(done), int(tables), int(current)
 
 

@@ -73,6 +73,9 @@ def entrant_from_proto(message: tpb.TournamentEntrant, field: str) -> SeatSpec:
         raise Invalid(f"{field}: name over 64 or {which} over 253 characters")
     if message.name.startswith(FORMULA_START):  # a new one: a stored tournament's names stay readable
         raise Invalid(f"{field}.name={message.name!r} must not start with {' '.join(FORMULA_START)} (CSV formulas)")
+    port = message.endpoint.rpartition(":")[2]
+    if which == "endpoint" and port.isascii() and port.isdigit() and not 0 < int(port) < 65536:  # a new one, too
+        raise Invalid(f"{field}.endpoint={message.endpoint[:80]!r}: the port must be from 1 to 65535")
     try:
         if which == "bot":
             return SeatSpec.builtin(value, message.name or None)
@@ -191,12 +194,12 @@ def standing_to_proto(row: Standing) -> tpb.TournamentStanding:
         deals=row.deals,
         mean_duplicate=row.mean_duplicate,
         total_duplicate=row.total_duplicate,
-        ci_low=row.ci_low,
-        ci_high=row.ci_high,
         deals_won=row.deals_won,
         forfeits=row.forfeits,
         mean_score=row.mean_score,
     )
+    if row.ci_low is not None and row.ci_high is not None:
+        message.ci_low, message.ci_high = row.ci_low, row.ci_high
     if row.p_above_next is not None:
         message.p_above_next = row.p_above_next
     return message

@@ -50,8 +50,10 @@ def entrant_row(entrant: Any) -> Row:
 def standing_rows(standings: Any) -> list[Row]:
     """Each standing with its interval drawn on one scale shared by all rows (percent of the width)."""
     rows = list(standings)
-    low = min([s.ci_low for s in rows] + [0.0])
-    high = max([s.ci_high for s in rows] + [0.0])
+    # an entrant with fewer than 2 deals has no interval yet: its mean alone is drawn
+    ends = [(s.ci_low, s.ci_high) if s.HasField("ci_low") else (s.mean_duplicate,) * 2 for s in rows]
+    low = min([end[0] for end in ends] + [0.0])
+    high = max([end[1] for end in ends] + [0.0])
     span = (high - low) or 1.0
 
     def at(value: float) -> float:
@@ -64,17 +66,17 @@ def standing_rows(standings: Any) -> list[Row]:
             "games": s.games,
             "deals": s.deals,
             "mean": f"{s.mean_duplicate:+.2f}",
-            "ci": f"[{s.ci_low:+.2f}, {s.ci_high:+.2f}]",
+            "ci": f"[{s.ci_low:+.2f}, {s.ci_high:+.2f}]" if s.HasField("ci_low") else "needs 2 deals",
             "p_next": f"{s.p_above_next:.3f}" if s.HasField("p_above_next") else "",
             "deals_won": s.deals_won,
             "forfeits": s.forfeits,
             "mean_score": f"{s.mean_score:.2f}",
-            "bar_left": at(s.ci_low),
-            "bar_width": max(at(s.ci_high) - at(s.ci_low), 0.5),
+            "bar_left": at(ci_low),
+            "bar_width": max(at(ci_high) - at(ci_low), 0.5) if s.HasField("ci_low") else 0,
             "mark": at(s.mean_duplicate),
             "zero": at(0.0),
         }
-        for s in rows
+        for s, (ci_low, ci_high) in zip(rows, ends, strict=True)
     ]
 
 

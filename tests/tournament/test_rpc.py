@@ -137,6 +137,11 @@ def test_roles_and_bad_input_are_refused_naming_the_field(rpc: Rpc) -> None:
     bad("tournament.entrants[1]", entrants=[*bots("random"), tpb.TournamentEntrant(name="nobody"), *bots("strong")])
     bad("tournament.entrants[2].bot", entrants=bots("random", "heuristic", "no-such-bot"))
     bad("entrants[0].endpoint", entrants=[tpb.TournamentEntrant(endpoint="no-port"), *bots("random", "strong")])
+    for port in ("0", "65536", "99999"):  # accepted before: every game of the entrant a dial that cannot connect
+        bad(
+            "entrants[0].endpoint",
+            entrants=[tpb.TournamentEntrant(endpoint=f"h:{port}", name="e"), *bots("random", "strong")],
+        )
     bad(
         "entrants[0].name",
         entrants=[tpb.TournamentEntrant(bot="random", name="bad name"), *bots("heuristic", "strong")],
@@ -251,6 +256,21 @@ def test_deals_stay_secret_while_running_then_standings_agree_with_records(rpc: 
     assert (first.tournaments[0].tournament, first.tournaments[0].progress) == (shown.tournament, shown.progress)
 
 
+def test_one_deal_claims_no_interval_nor_order(rpc: Rpc) -> None:
+    """One deal set gives no spread between independent deals: the bootstrap drew that deal in every
+    resample, so each "95 % interval" was the mean alone and P(above next) 1.0 after three games."""
+    one = tpb.Tournament(tournament_id="one-deal", entrants=bots("strong", "heuristic", "random"), rules=SHORT, deals=1)
+    rpc.create(one)
+    wait_until(lambda: rpc.get("one-deal").progress.state == tpb.TOURNAMENT_STATE_FINISHED, 30, "the tournament to end")
+    done = rpc.get("one-deal")
+    assert [(s.games, s.deals) for s in done.standings] == [(3, 1)] * 3
+    assert not [s for s in done.standings if s.HasField("ci_low") or s.HasField("ci_high")]
+    assert not [s for s in done.standings if s.HasField("p_above_next")]
+    rows = list(csv.DictReader(io.StringIO(rpc.export("one-deal", tpb.EXPORT_FORMAT_CSV)[0])))
+    assert [(r["ci_low"], r["ci_high"], r["p_above_next"]) for r in rows] == [("", "", "")] * 3
+    assert [r["entrant"] for r in rows] == [s.entrant for s in done.standings]
+
+
 def test_host_commands_go_through_the_rpcs(
     rpc: Rpc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -270,7 +290,10 @@ def test_host_commands_go_through_the_rpcs(
     assert main(["tournament", "list", *where]) == 0
     assert "cli\tfinished" in capsys.readouterr().out
     assert main(["tournament", "standings", "cli", *where]) == 0  # the shared standings: anyone
-    assert "final standings" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert (
+        "final standings" in shown and shown.count("needs") == 3
+    )  # one deal: no interval (a narrow terminal wraps the cell)
     assert main(["tournament", "standings", "cli", "--replicates", "100", *where]) == 2
     assert "PERMISSION_DENIED" in capsys.readouterr().err
     token = ["--host-token-file", str(rpc.stack.host_token_path)]

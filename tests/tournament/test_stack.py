@@ -83,7 +83,9 @@ def test_worker_child_killed_mid_table_resumes_and_counts_every_table_once(
     cli(stack, "export", "kill", "--format", "json", "--replicates", "200", "--out", str(tmp_path / "k.json"))
     running = json.loads((tmp_path / "k.json").read_text())
     assert not running["finished"] and "records" not in running and "deals" not in running
-    assert {row["entrant"] for row in running["standings"]} == {"strong", "heuristic", "random"}
+    # provisional standings count the deals played in every rotation (none yet, or some)
+    assert {row["entrant"] for row in running["standings"]} in (set(), {"strong", "heuristic", "random"})
+    assert all(row["games"] % 3 == 0 and row["games"] == 3 * row["deals"] for row in running["standings"])
     wait_until(lambda: store.progress("kill").state == "finished", 120, "the killed table to be resumed", poll=0.2)
     assert int(store.table_state("kill", "r1t0")["attempts"]) >= 2
     assert store.logged_tables("kill") == ["r1t0"]

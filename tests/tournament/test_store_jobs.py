@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -363,3 +364,68 @@ def test_the_sweep_sends_a_table_whose_runner_died_once_per_runner(tstore: Tourn
     assert [jobs.sweep(tstore, queue, redispatch_after_s=30) for _ in range(2)] == [1, 0]
     assert jobs.sweep(tstore, queue, redispatch_after_s=0) == 1  # that copy was lost too: sent after the wait
     assert queue.drain(tstore)[0] == "finished" and tstore.progress("once").state == "finished"
+
+
+def test_a_game_lost_with_redis_is_played_again_before_its_table_finishes(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis killed and restarted within a lease (AOF with ``everysec``) may come back without the
+    last second's writes: here the first game's result, lost once the second is recorded, while the
+    runner and its lease live on. The table was then finished without that game, and the tournament
+    ended with two games of three; now a table finishes only with all its games, and the runner plays
+    the missing one again (same cards, same seeds)."""
+    queue = Queue()
+    jobs.start(tstore, Tournament("lost", builtins("heuristic", "random", "strong"), deals=1, overrides=OPTIONS), queue)
+    record_game = tstore.record_game
+    lost: list[str] = []
+
+    def losing_the_first(tourney_id: str, game: str, *args: object) -> bool:
+        recorded = record_game(tourney_id, game, *args)  # type: ignore[arg-type]
+        if game == "r1t0/d0/r1" and not lost:
+            lost.append("r1t0/d0/r0")
+            tstore.client.hdel(tstore.keys.tourney_games("lost"), *lost)
+            tstore.client.hdel(tstore.keys.tourney_records("lost"), *lost)
+        return recorded
+
+    monkeypatch.setattr(tstore, "record_game", losing_the_first)
+    assert queue.drain(tstore) == ["finished"]
+    progress = tstore.progress("lost")
+    assert (progress.state, progress.tables_done, progress.games_done) == ("finished", 1, 3)
+    assert sorted(tstore.records("lost")) == ["r1t0/d0/r0", "r1t0/d0/r1", "r1t0/d0/r2"]
+    assert tstore.logged_tables("lost") == ["r1t0"]
+
+
+def test_a_table_no_worker_starts_is_sent_again_less_and_less_often(tstore: TournamentStore) -> None:
+    """A queue no worker takes from (the remote worker down) got a copy of every queued table each
+    ``redispatch_after_s`` for as long as it lasted (2,880 a day per table), and once a worker came
+    back every copy of a table in play retried each lease period. Now each copy waits twice as long
+    as the one before, up to 64 times ``redispatch_after_s``; a start begins the count again."""
+    tourney = Tournament("lonely", builtins(*["random"] * 3), seats=3, deals=1, overrides=OPTIONS)
+    queue = Queue()
+    jobs.start(tstore, tourney, queue)
+    queue.sent.clear()
+    key = tstore.keys.tourney_table("lonely", "r1t0")
+
+    def sweep_after(seconds: float) -> int:
+        """A sweep once ``seconds`` have passed since the table was last sent."""
+        tstore.client.hset(key, "dispatched_ms", str(int(time.time() * 1000 - seconds * 1000)))
+        return jobs.sweep(tstore, queue, redispatch_after_s=10)
+
+    assert [sweep_after(s) for s in (11, 11, 21, 39, 41, 81, 161, 321, 639, 641, 641)] == [
+        1,
+        0,
+        1,
+        0,
+        1,
+        1,
+        1,
+        1,
+        0,
+        1,
+        1,
+    ]
+    assert len(queue.sent) == 8
+    assert tstore.start_table("lonely", "r1t0", "gone:1:x", lease_s=30) == "run"  # a copy started, and died
+    tstore.client.delete(tstore.keys.tourney_lease("lonely", "r1t0"))
+    assert jobs.sweep(tstore, queue, redispatch_after_s=10) == 1  # at once: its runner is gone
+    assert [sweep_after(s) for s in (11, 11, 21)] == [1, 0, 1]  # the count began again

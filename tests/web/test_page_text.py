@@ -104,3 +104,20 @@ def test_a_tournaments_page_shows_a_page_of_its_tables_with_links_to_the_others(
     assert "Next tables" not in html and 'data-live="/tournaments/big/live?tables=100"' in html
     whole = tpb.GetTournamentResponse(tournament=first.tournament, progress=progress, tables=tables[:3])
     assert "table-pages" not in render("_tournament_live.html", **tv.detail(whole))
+
+
+def test_a_standing_without_an_interval_says_so_and_draws_its_mean_alone() -> None:
+    """An entrant with one deal has no interval (GetTournament leaves ci_low/ci_high unset): the page
+    read the unset fields as [+0.00, +0.00] and drew a bar there."""
+    from arena.proto.ohell.v1 import tournament_pb2 as tpb
+    from services.web import tournament_views as tv
+
+    standings = [
+        tpb.TournamentStanding(rank=1, entrant="a", mean_duplicate=4.0, ci_low=1.0, ci_high=7.0, p_above_next=0.9),
+        tpb.TournamentStanding(rank=2, entrant="b", mean_duplicate=-6.0),
+    ]
+    rows = tv.standing_rows(standings)
+    assert [row["ci"] for row in rows] == ["[+1.00, +7.00]", "needs 2 deals"]
+    assert rows[1]["bar_width"] == 0 and rows[1]["mark"] == 0.0 and rows[0]["bar_left"] > 0  # the scale reaches -6
+    html = render("_tournament_live.html", **tv.detail(tpb.GetTournamentResponse(standings=standings)))
+    assert "[+0.00, +0.00]" not in html and "needs 2 deals" in html
