@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 import grpc
@@ -20,8 +20,11 @@ from arena.play import metrics
 from arena.play.relay import (
     PLATFORM_FAULT,
     WRITE_LIMIT_S,
+    AnyEvent,
+    Decision,
     ReplyTarget,
     Watchdog,
+    event_bytes,
     listen,
     publish_reply,
     register_local_gateway,
@@ -72,8 +75,8 @@ class Connection:
         self.closed = asyncio.Event()
         self.seats: OrderedDict[str, int] = OrderedDict()  # match id -> the agent's seat
         self.started: dict[str, match_pb2.AgentEvent] = {}  # match id -> its MatchStarted
-        # (match id, decision id) -> where the answer goes, the request, and until when (loop time)
-        self.pending: dict[tuple[str, int], tuple[ReplyTarget, match_pb2.AgentEvent, float]] = {}
+        # (match id, decision id) -> where the answer goes, the request's AgentEvent bytes, until when (loop time)
+        self.pending: dict[tuple[str, int], tuple[ReplyTarget, bytes, float]] = {}
         self.fatal: tuple[grpc.StatusCode, str] | None = None
         self._writes = Watchdog(self._expire)  # the tasks of the sends in progress, cancelled past their deadline
         self._expired: set[asyncio.Task[Any]] = set()  # sends the watchdog cancelled
@@ -91,12 +94,16 @@ class Connection:
         for stale in [key for key in self.pending if key[0] == match_id]:
             del self.pending[stale]
 
-    async def send(self, event: match_pb2.AgentEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
+    async def send(self, event: AnyEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
         """Write ``event``, waiting at most ``timeout`` s (for the lock and the flow-control
         window): an agent that stops reading its stream is disconnected, not waited for."""
+        return await self.write(event_bytes(event), timeout)
+
+    async def write(self, event: bytes, timeout: float = WRITE_LIMIT_S) -> str | None:
+        """``send`` of an AgentEvent's bytes."""
         if self.closed.is_set():
             return f"agent {self.agent_id!r} is disconnecting" + (f": {self.fatal[1]}" if self.fatal else "")
-        data = wrapped(event.SerializeToString())  # the ConnectResponse's bytes, without copying the event into one
+        data = wrapped(event)  # the ConnectResponse's bytes, without copying the event into one
         task = asyncio.current_task()
         assert task is not None
         self._writes.watch(task, asyncio.get_running_loop().time() + timeout)
@@ -126,10 +133,11 @@ class Connection:
             self.fatal = (code, message)
         self.closed.set()
 
-    def take_over(self, old: Connection) -> list[match_pb2.AgentEvent]:
-        """A new stream replaces ``old``: keep its matches; returns what to re-send."""
+    def take_over(self, old: Connection) -> list[bytes]:
+        """A new stream replaces ``old``: keep its matches; returns the AgentEvents' bytes to re-send."""
         self.seats, self.started, self.pending = old.seats, old.started, old.pending
-        resend = [self.started[m] for m in {match_id for match_id, _ in self.pending} if m in self.started]
+        matches = {match_id for match_id, _ in self.pending}
+        resend = [self.started[m].SerializeToString() for m in matches if m in self.started]
         return resend + [event for _, event, _ in self.pending.values()]
 
 
@@ -188,30 +196,33 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         return connection is not None and connection.challengeable
 
     async def deliver(
-        self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget, timeout: float = WRITE_LIMIT_S
+        self, agent_id: str, event: AnyEvent, reply: ReplyTarget, timeout: float = WRITE_LIMIT_S
     ) -> str | None:
         if self.stopping:
             return f"{PLATFORM_FAULT}the engine service holding agent {agent_id!r} is shutting down"
         connection = self.connections.get(agent_id)
         if connection is None:
             return f"agent {agent_id!r} is not connected"
-        kind = event.WhichOneof("event")
-        key = None
-        if kind == "match_started":
-            connection.learn_seat(event.match_started.match_id, event.match_started.seat)
-            connection.started[event.match_started.match_id] = event
-        elif kind == "decision":
-            decision = event.decision
-            connection.learn_seat(decision.match_id, decision.seat)
-            connection.lapse(decision.match_id)  # one decision per match at a time: older ones lapsed
-            key = (decision.match_id, decision.decision_id)
-            # the host stops waiting at the end of ``timeout`` (its allowance): an answer after it is late
-            connection.pending[key] = (reply, event, asyncio.get_running_loop().time() + timeout)
-        elif kind == "match_ended":  # nothing of it is re-sent on a new stream
-            connection.started.pop(event.match_ended.match_id, None)
-            connection.lapse(event.match_ended.match_id)
-        problem = await connection.send(event, timeout)
-        if problem is not None and key is not None:
+        if not isinstance(event, Decision):
+            kind = event.WhichOneof("event")
+            if kind == "decision":
+                event = Decision.of(event)
+            else:
+                if kind == "match_started":
+                    connection.learn_seat(event.match_started.match_id, event.match_started.seat)
+                    connection.started[event.match_started.match_id] = event
+                elif kind == "match_ended":  # nothing of it is re-sent on a new stream
+                    connection.started.pop(event.match_ended.match_id, None)
+                    connection.lapse(event.match_ended.match_id)
+                return await connection.send(event, timeout)
+        connection.learn_seat(event.match_id, event.seat)
+        if connection.pending:
+            connection.lapse(event.match_id)  # one decision per match at a time: older ones lapsed
+        key = (event.match_id, event.decision_id)
+        # the host stops waiting at the end of ``timeout`` (its allowance): an answer after it is late
+        connection.pending[key] = (reply, event.data, asyncio.get_running_loop().time() + timeout)
+        problem = await connection.write(event.data, timeout)
+        if problem is not None:
             connection.pending.pop(key, None)
         return problem
 
@@ -289,7 +300,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         metadata = context.invocation_metadata() or ()
         opted_in = any(key.lower() == CHALLENGES_HEADER and value == "open" for key, value in metadata)
         connection = Connection(agent_id, context, opted_in, bearer_token(metadata) or "")
-        resend: list[match_pb2.AgentEvent] = []
+        resend: list[bytes] = []
         old = self.connections.get(agent_id)
         if old is not None:
             old.end(grpc.StatusCode.ABORTED, f"agent {agent_id!r} connected again: this stream is replaced")
@@ -311,7 +322,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 await context.send_initial_metadata((("ohell-agent-id", agent_id),))  # the agent knows it is live
                 try:
                     for event in resend:
-                        await asyncio.wait_for(context.write(wrapped(event.SerializeToString())), WRITE_LIMIT_S)
+                        await asyncio.wait_for(context.write(wrapped(event)), WRITE_LIMIT_S)
                 except Exception:  # the new stream failed under us, or its agent does not read it: it is over
                     connection.end()
             reader = asyncio.create_task(self._read(connection))
@@ -332,16 +343,24 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 if request is None:
                     connection.end(grpc.StatusCode.INVALID_ARGUMENT, "a message that is not a ConnectRequest")
                     return
-                await self._on_action(connection, request)
+                rest = self._take_action(connection, request.action)
+                if rest is not None:  # a notice, or a reply published to a host elsewhere
+                    await rest
         except Exception:  # the transport failed under us: the stream is over
             pass
         connection.end()
 
     async def _on_action(self, connection: Connection, request: gateway_pb2.ConnectRequest) -> None:
-        action = request.action
+        rest = self._take_action(connection, request.action)
+        if rest is not None:
+            await rest
+
+    def _take_action(self, connection: Connection, action: match_pb2.Action) -> Coroutine[Any, Any, None] | None:
+        """Check an agent's action and hand it to its host: a host in this process gets it here and
+        now (None returned: no coroutine made, no loop turn); what is left to await otherwise (a
+        notice to write, a reply to publish) is returned."""
         if not action.match_id:
-            await self._notice(connection, "INVALID_ARGUMENT", "action.match_id is empty: echo the DecisionRequest's")
-            return
+            return self._notice(connection, "INVALID_ARGUMENT", "action.match_id is empty: echo the DecisionRequest's")
         seat = connection.seats.get(action.match_id)
         match_id = action.match_id[:80]  # quoted in the notice: a caller's value, of any length
         if seat is None or seat != action.seat:
@@ -352,11 +371,10 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             )
             # a notice, not the end of the stream (unless it floods: _notice): a late or misdirected
             # answer must not cost the agent its other matches (an ended stream faults them DISCONNECTED)
-            await self._notice(connection, "PERMISSION_DENIED", f"agent {connection.agent_id!r} {where}")
-            return
+            return self._notice(connection, "PERMISSION_DENIED", f"agent {connection.agent_id!r} {where}")
         pending = connection.pending.pop((action.match_id, action.decision_id), None)
         if pending is None or pending[2] < asyncio.get_running_loop().time():
-            await self._notice(
+            return self._notice(
                 connection,
                 "FAILED_PRECONDITION",
                 (
@@ -364,9 +382,12 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                     "(already answered, timed out or never asked)"
                 ),
             )
-            return
         action.DiscardUnknownFields()  # fields an Action does not have go no further (to Redis, to the host)
-        await reply_to(pending[0], connection.agent_id, action.decision_id, action, "", self._publish)
+        target = pending[0]
+        if callable(target):
+            target(connection.agent_id, action.decision_id, action, "")
+            return None
+        return reply_to(target, connection.agent_id, action.decision_id, action, "", self._publish)
 
     async def _notice(self, connection: Connection, code: str, message: str) -> None:
         if self.unusable.wait_ms(connection.agent_id) > 0:
