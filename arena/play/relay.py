@@ -185,20 +185,24 @@ class HostLink:
         if future is not None:
             self._deadlines.unwatch(future)
 
-    async def send(
+    def send(
         self,
         agent_id: str,
         event: AnyEvent,
         timeout: float = WRITE_LIMIT_S,
         preface: match_pb2.AgentEvent | None = None,
-    ) -> str | None:
-        """Deliver ``event`` (a local stream write may take at most ``timeout`` s); None when
+    ) -> Coroutine[Any, Any, str | None]:
+        """Deliver ``event`` (a local stream write may take at most ``timeout`` s), awaited: None when
         handed on, else a sentence why it could not be. Never raises: a Redis failure is a reason.
         ``preface`` (the match's MatchStarted) goes first when the agent is found on another gateway
-        than the one remembered, which died: the new one never saw the match start."""
+        than the one remembered, which died: the new one never saw the match start. A gateway in
+        this process is found now and its ``deliver`` returned as it is (no frame of ours around it)."""
         gateway = local_gateway_holding(agent_id)
         if gateway is not None:
-            return await gateway.deliver(agent_id, event, self.answer, timeout)
+            return gateway.deliver(agent_id, event, self.answer, timeout)
+        return self._relay(agent_id, event, preface)
+
+    async def _relay(self, agent_id: str, event: AnyEvent, preface: match_pb2.AgentEvent | None) -> str | None:
         if self.redis is None:
             return f"agent {agent_id!r} is not connected to this engine service"
         # RelayEnvelope(agent_id, reply_channel, to_agent=event) without copying the event into it
