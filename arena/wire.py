@@ -117,11 +117,12 @@ def card_to_proto(card: int) -> cards_pb2.Card:
 
 
 def card_from_proto(card: cards_pb2.Card, field: str = "card") -> int:
-    if not 1 <= card.suit <= 4:
-        raise ConversionError(f"{field}.suit={card.suit} is not a suit (SUIT_CLUBS..SUIT_SPADES)")
-    if not 2 <= card.rank <= 14:
-        raise ConversionError(f"{field}.rank={card.rank} is not a rank (RANK_TWO..RANK_ACE)")
-    return (card.suit - 1) * 13 + card.rank - 2
+    suit, rank = card.suit, card.rank  # each read of a upb field looks it up by name
+    if not 1 <= suit <= 4:
+        raise ConversionError(f"{field}.suit={suit} is not a suit (SUIT_CLUBS..SUIT_SPADES)")
+    if not 2 <= rank <= 14:
+        raise ConversionError(f"{field}.rank={rank} is not a rank (RANK_TWO..RANK_ACE)")
+    return (suit - 1) * 13 + rank - 2
 
 
 def enum_to_proto(name: str, value: object) -> int:
@@ -440,7 +441,8 @@ class ObservationReader:
             )
             self._tricks = known
         values = self._fixed.copy()
-        values["phase"] = phase_from_proto(message.phase, "observation.phase")
+        phase = _ENGINE_PHASES.get(message.phase)  # phase_from_proto without its call, but for its error
+        values["phase"] = phase if phase is not None else phase_from_proto(message.phase, "observation.phase")
         values["to_act"] = message.to_act if message.HasField("to_act") else -1
         values["hand"] = _indexes(message.hand, "observation.hand")
         values["bids"] = tuple(message.bids[:])
@@ -453,7 +455,8 @@ class ObservationReader:
             values["trick_leader"], values["current_trick"] = -1, ()
         values["tricks"] = known
         values["legal_actions"] = legal_actions
-        values["forbidden_bid"] = None if message.forbidden_bid < 0 else message.forbidden_bid
+        forbidden = message.forbidden_bid
+        values["forbidden_bid"] = None if forbidden < 0 else forbidden
         return Observation.of(values)
 
 
