@@ -485,9 +485,10 @@ def action_number(action: match_pb2.Action, kind: int, field: str = "action") ->
     if choice != wanted:
         raise ConversionError(f"{field}.{choice} is set but the decision is a {decision}: set {field}.{wanted}")
     if choice == "bid":
-        if action.bid > 17:
-            raise ConversionError(f"{field}.bid={action.bid} is more than any hand holds")
-        return BID_BASE + action.bid
+        bid = action.bid
+        if bid > 17:
+            raise ConversionError(f"{field}.bid={bid} is more than any hand holds")
+        return BID_BASE + bid
     return card_from_proto(action.card, f"{field}.card")
 
 

@@ -406,11 +406,12 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         """Check an agent's action and hand it to its host: a host in this process gets it here and
         now (None returned: no coroutine made, no loop turn); what is left to await otherwise (a
         notice to write, a reply to publish) is returned."""
-        if not action.match_id:
+        full_id, decision_id = action.match_id, action.decision_id  # each read of a upb field looks it up by name
+        if not full_id:
             return self._notice(connection, "INVALID_ARGUMENT", "action.match_id is empty: echo the DecisionRequest's")
-        seat = connection.seats.get(action.match_id)
-        match_id = action.match_id[:80]  # quoted in the notice: a caller's value, of any length
+        seat = connection.seats.get(full_id)
         if seat is None or seat != action.seat:
+            match_id = full_id[:80]  # quoted in the notice: a caller's value, of any length
             where = (
                 f"has no seat in match {match_id!r}"
                 if seat is None
@@ -419,22 +420,22 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             # a notice, not the end of the stream (unless it floods: _notice): a late or misdirected
             # answer must not cost the agent its other matches (an ended stream faults them DISCONNECTED)
             return self._notice(connection, "PERMISSION_DENIED", f"agent {connection.agent_id!r} {where}")
-        pending = connection.pending.pop((action.match_id, action.decision_id), None)
+        pending = connection.pending.pop((full_id, decision_id), None)
         if pending is None or pending[2] < asyncio.get_running_loop().time():
             return self._notice(
                 connection,
                 "FAILED_PRECONDITION",
                 (
-                    f"action.decision_id={action.decision_id} of match {match_id!r} is not pending "
+                    f"action.decision_id={decision_id} of match {full_id[:80]!r} is not pending "
                     "(already answered, timed out or never asked)"
                 ),
             )
         action.DiscardUnknownFields()  # fields an Action does not have go no further (to Redis, to the host)
         target = pending[0]
         if callable(target):
-            target(connection.agent_id, action.decision_id, action, "")
+            target(connection.agent_id, decision_id, action, "")
             return None
-        return reply_to(target, connection.agent_id, action.decision_id, action, "", self._publish)
+        return reply_to(target, connection.agent_id, decision_id, action, "", self._publish)
 
     async def _notice(self, connection: Connection, code: str, message: str) -> None:
         if self.unusable.wait_ms(connection.agent_id) > 0:
