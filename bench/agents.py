@@ -189,18 +189,19 @@ class _InProcessStream:
     ``Session`` here and queues its ConnectRequest for the gateway's reader."""
 
     def __init__(self) -> None:
+        from arena.proto.ohell.v1 import gateway_pb2
         from arena.sdk.session import Session
+        from arena.wire import wrapped
 
         self.session = Session(FirstLegal())
         self.inbox: asyncio.Queue[Any] = asyncio.Queue()
+        # imported once: an import in ``write`` ran importlib's Python code on every decision
+        self.response, self.request, self.wrapped = gateway_pb2.ConnectResponse, gateway_pb2.ConnectRequest, wrapped
 
     async def write(self, data: bytes) -> None:
-        from arena.proto.ohell.v1 import gateway_pb2
-        from arena.wire import wrapped
-
-        action = self.session.handle(gateway_pb2.ConnectResponse.FromString(data).event)
+        action = self.session.handle(self.response.FromString(data).event)
         if action is not None:
-            self.inbox.put_nowait(gateway_pb2.ConnectRequest.FromString(wrapped(action.SerializeToString())))
+            self.inbox.put_nowait(self.request.FromString(self.wrapped(action.SerializeToString())))
 
     async def read(self) -> Any:
         return await self.inbox.get()

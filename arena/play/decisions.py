@@ -12,10 +12,10 @@ from typing import Any
 
 from arena.play import metrics
 from arena.play.events import FeedWriter, PublicFeed
-from arena.play.relay import PLATFORM_FAULT, Reply
+from arena.play.relay import PLATFORM_FAULT, Decision, Reply
 from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import match_pb2
-from arena.wire import ConversionError, ObservationWriter, action_number, add_legal_cards, fault_to_proto
+from arena.wire import ConversionError, DecisionWriter, action_number, fault_to_proto
 from ohell.errors import IllegalActionError
 from ohell.observation import observe
 from ohell.state import BID_BASE, Phase, State, describe_action
@@ -30,7 +30,7 @@ class Decisions:
     players: list[Any]
     bot_executor: Executor | None
     tc: TimeControl
-    observations: ObservationWriter
+    requests: DecisionWriter
     feed: PublicFeed
     writer: FeedWriter | None
     bank_ms: list[float]
@@ -78,44 +78,46 @@ class Decisions:
         spec = self.specs[seat]
         began = time.perf_counter()  # the round trip: building the request to checking the answer
         self.decisions += 1
-        event = match_pb2.AgentEvent()
-        request = event.decision
-        request.match_id, request.seat, request.decision_id = self.match_id, seat, self.decisions
-        request.kind = kind
-        self.observations.write(observe(state, seat), int(self.bank_ms[seat]), request.observation)
-        request.deadline_ms = self.tc.decision_ms
-        if kind == match_pb2.DECISION_KIND_PLAY:
-            add_legal_cards(request, legal)
-        else:
-            request.legal_bids.extend([a - BID_BASE for a in legal])
+        decision_id = self.decisions
+        forbidden = None
         if kind == match_pb2.DECISION_KIND_CHANGE_BID:  # the hook's forbidden bid, as on a bid
             missing = [t for t in range(state.hand_size + 1) if BID_BASE + t not in legal]
-            request.observation.forbidden_bid = missing[0] if missing else -1
+            forbidden = missing[0] if missing else -1
+        data = self.requests.encode(
+            seat,
+            decision_id,
+            kind,
+            observe(state, seat),
+            int(self.bank_ms[seat]),
+            legal,
+            self.tc.decision_ms,
+            forbidden,
+        )
         allowed_s = (self.tc.decision_ms + self.bank_ms[seat]) / 1000
         asked = time.perf_counter()
         try:
-            reply = await self.players[seat].decide(event, allowed_s)
+            reply = await self.players[seat].decide(Decision(self.match_id, seat, decision_id, data), allowed_s)
         except Exception as error:  # a transport failure we did not foresee is still a disconnect
             reply = Reply(undeliverable=f"{spec.kind} seat failed: {error!r}")
         elapsed_ms = (time.perf_counter() - asked) * 1000
         if elapsed_ms > self.tc.decision_ms:
             self.bank_ms[seat] = max(0.0, self.bank_ms[seat] - (elapsed_ms - self.tc.decision_ms))
-        action, fault_kind, detail = self.judge(seat, request, reply, legal, allowed_s)
+        action, fault_kind, detail = self.judge(seat, decision_id, kind, reply, legal, allowed_s)
         metrics.observe_decision(spec.kind, time.perf_counter() - began)
         answer = reply.action if reply is not None else None
         if fault_kind is not None:
             self.fault(seat, fault_kind, detail)
             return None, answer
         if answer is not None and answer.bot_error:
-            self.record_fault(seat, "BOT_ERROR", f"the agent's code failed on decision {request.decision_id}", False)
+            self.record_fault(seat, "BOT_ERROR", f"the agent's code failed on decision {decision_id}", False)
         return action, answer
 
     def judge(
-        self, seat: int, request: match_pb2.DecisionRequest, reply: Reply | None, legal: Sequence[int], allowed_s: float
+        self, seat: int, decision_id: int, kind: Any, reply: Reply | None, legal: Sequence[int], allowed_s: float
     ) -> tuple[int, str | None, str]:
         if reply is None:
             self.bank_ms[seat] = 0.0
-            return -1, "TIMEOUT", f"no action within {allowed_s * 1000:.0f} ms (decision {request.decision_id})"
+            return -1, "TIMEOUT", f"no action within {allowed_s * 1000:.0f} ms (decision {decision_id})"
         if reply.action is None:
             return -1, "DISCONNECTED", reply.undeliverable
         action = reply.action
@@ -129,13 +131,14 @@ class Decisions:
                 ),
             )
         try:
-            number = action_number(action, request.kind)
+            number = action_number(action, kind)
         except ConversionError as error:
             return -1, "GARBAGE", str(error)
         if number in legal:
             return number, None, ""
-        if request.kind == match_pb2.DECISION_KIND_CHANGE_BID:
-            return -1, "ILLEGAL", f"a change to {number - BID_BASE} is not one of legal_bids {list(request.legal_bids)}"
+        if kind == match_pb2.DECISION_KIND_CHANGE_BID:
+            legal_bids = [a - BID_BASE for a in legal]
+            return -1, "ILLEGAL", f"a change to {number - BID_BASE} is not one of legal_bids {legal_bids}"
         try:
             self.state.clone().apply_action(number)
             reason = f"{describe_action(number)} is not legal now"

@@ -32,7 +32,7 @@ from arena.play.players import ConnectedPlayer, EndpointPlayer
 from arena.play.relay import HostLink
 from arena.play.specs import SeatSpec, SeatSpecError, TimeControl
 from arena.proto.ohell.v1 import match_pb2
-from arena.wire import ObservationWriter, fault_to_proto, rules_to_proto
+from arena.wire import DecisionWriter, fault_to_proto, rules_to_proto
 from ohell.bots import make_bot
 from ohell.record import build_record, final_winners
 from ohell.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
@@ -69,7 +69,7 @@ class _Match(Decisions):
         self.link = link
         self.state: State = Game(rules, len(seats)).new_state()
         self.rules_message = rules_to_proto(rules)
-        self.observations = ObservationWriter()
+        self.requests = DecisionWriter(match_id)
         self.feed = PublicFeed(match_id)
         n = len(seats)
         self.bank_ms = [float(time_control.time_bank_ms)] * n

@@ -12,12 +12,12 @@ import contextlib
 
 import grpc
 
-from arena.play.relay import WRITE_LIMIT_S, HostLink, Reply
+from arena.play.relay import WRITE_LIMIT_S, AnyEvent, Decision, HostLink, Reply, event_bytes
 from arena.proto.ohell.v1 import agent_pb2, match_pb2
 from arena.rpc.auth import auth_metadata
 from arena.rpc.ratelimit import LocalLimiter, RateLimit
 from arena.rpc.server import channel_options
-from arena.wire import lenient
+from arena.wire import lenient, message_bytes, wrapped
 
 # grpc.aio's status for a write that met the call already ended (the endpoint's own status, such as a
 # refused token, is then lost): said in the fault as what it most likely was
@@ -27,6 +27,7 @@ PLAY_METHOD = f"/{agent_pb2.DESCRIPTOR.services_by_name['AgentService'].full_nam
 # Answers from an endpoint to no decision waiting (late, repeated, made up): past this the endpoint is
 # flooding the host's loop and its stream is failed, as the gateway closes a connected agent's.
 STRAY_ANSWERS = RateLimit(rate=50.0, burst=500)
+_EVENT = agent_pb2.PlayRequest.DESCRIPTOR.fields_by_name["event"].number
 
 
 class ConnectedPlayer:
@@ -44,14 +45,14 @@ class ConnectedPlayer:
         self.started = match_pb2.AgentEvent(match_started=started)
         self.resend_start = await self.link.send(self.agent_id, self.started) is not None
 
-    async def decide(self, event: match_pb2.AgentEvent, timeout: float) -> Reply | None:
+    async def decide(self, decision: Decision, timeout: float) -> Reply | None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout  # the writes spend the same allowance as the answer
         if self.resend_start and self.started is not None:  # it missed the start: it may be back
             self.resend_start = await self.link.send(self.agent_id, self.started, timeout) is not None
-        decision_id = event.decision.decision_id
+        decision_id = decision.decision_id
         future = self.link.expect(self.agent_id, decision_id, deadline)  # None at the deadline
-        problem = await self.link.send(self.agent_id, event, max(0.0, deadline - loop.time()), self.started)
+        problem = await self.link.send(self.agent_id, decision, max(0.0, deadline - loop.time()), self.started)
         if problem is not None:
             self.link.forget(self.agent_id, decision_id)
             self.resend_start = True
@@ -103,7 +104,7 @@ class EndpointPlayer:
         self.channel = grpc.aio.insecure_channel(self.address, options=channel_options())
         play = self.channel.stream_stream(
             PLAY_METHOD,
-            request_serializer=agent_pb2.PlayRequest.SerializeToString,
+            request_serializer=message_bytes,
             response_deserializer=lenient(agent_pb2.PlayResponse),
         )
         self.call = play(metadata=self.metadata)
@@ -113,13 +114,13 @@ class EndpointPlayer:
         # call (UNAUTHENTICATED) can surface as INTERNAL in grpc.aio, hiding the endpoint's reason
         self.reader = asyncio.create_task(self._read(self.call))
 
-    async def _write(self, event: match_pb2.AgentEvent, timeout: float) -> bool:
+    async def _write(self, event: AnyEvent, timeout: float) -> bool:
         """Write ``event`` within ``timeout`` s; past it the endpoint has stopped reading: broken."""
         if self.call is None or self.broken:
             return False
         try:
             async with asyncio.timeout(timeout):
-                await self.call.write(agent_pb2.PlayRequest(event=event))
+                await self.call.write(wrapped(event_bytes(event), _EVENT))  # a PlayRequest's bytes
             return True
         except TimeoutError:
             self._fail(f"the endpoint is not reading its Play stream (a write waited {timeout:.3g} s)")
@@ -168,15 +169,15 @@ class EndpointPlayer:
                 future.set_result(Reply(undeliverable=why))
         self.waiting.clear()
 
-    async def decide(self, event: match_pb2.AgentEvent, timeout: float) -> Reply | None:
+    async def decide(self, decision: Decision, timeout: float) -> Reply | None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout  # the writes spend the same allowance as the answer
         if self.broken:
             await self._dial(timeout)
-        decision_id = event.decision.decision_id
+        decision_id = decision.decision_id
         future: asyncio.Future[Reply | None] = loop.create_future()
         self.waiting[decision_id] = future
-        if not await self._write(event, max(0.0, deadline - loop.time())):
+        if not await self._write(decision, max(0.0, deadline - loop.time())):
             self.waiting.pop(decision_id, None)
             return Reply(undeliverable=self.broken or "the endpoint is not reachable")
         reply = await wait_reply(future, max(0.0, deadline - loop.time()))

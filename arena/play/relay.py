@@ -49,9 +49,7 @@ class LocalGateway(Protocol):
 
     def accepts_challenges(self, agent_id: str) -> bool: ...
 
-    async def deliver(
-        self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget, timeout: float
-    ) -> str | None: ...
+    async def deliver(self, agent_id: str, event: AnyEvent, reply: ReplyTarget, timeout: float) -> str | None: ...
 
 
 _LOCAL_GATEWAYS: list[LocalGateway] = []  # gateways running in this process
@@ -111,6 +109,35 @@ class Watchdog:
             self._arm(min(self._deadlines.values()))
 
 
+class Decision:
+    """A DecisionRequest on its way to a seat: the bytes of its ``AgentEvent`` (the host writes them
+    straight from the engine's values, ``arena.wire.DecisionWriter``) and the fields a gateway keys
+    it by. Hosts send it where they would send the event; a gateway in this process writes the
+    bytes to the agent's stream as they are."""
+
+    __slots__ = ("data", "decision_id", "match_id", "seat")
+
+    def __init__(self, match_id: str, seat: int, decision_id: int, data: bytes) -> None:
+        self.match_id = match_id
+        self.seat = seat
+        self.decision_id = decision_id
+        self.data = data
+
+    @classmethod
+    def of(cls, event: match_pb2.AgentEvent) -> Decision:
+        """The decision an ``AgentEvent`` message carries (one relayed through Redis, a test's)."""
+        request = event.decision
+        return cls(request.match_id, request.seat, request.decision_id, event.SerializeToString())
+
+
+AnyEvent = match_pb2.AgentEvent | Decision  # what hosts send: a message, or a decision's bytes
+
+
+def event_bytes(event: AnyEvent) -> bytes:
+    """The ``AgentEvent``'s bytes."""
+    return event.data if isinstance(event, Decision) else event.SerializeToString()
+
+
 class Reply:
     """What came back for one decision: an action, or why none will come."""
 
@@ -158,25 +185,29 @@ class HostLink:
         if future is not None:
             self._deadlines.unwatch(future)
 
-    async def send(
+    def send(
         self,
         agent_id: str,
-        event: match_pb2.AgentEvent,
+        event: AnyEvent,
         timeout: float = WRITE_LIMIT_S,
         preface: match_pb2.AgentEvent | None = None,
-    ) -> str | None:
-        """Deliver ``event`` (a local stream write may take at most ``timeout`` s); None when
+    ) -> Coroutine[Any, Any, str | None]:
+        """Deliver ``event`` (a local stream write may take at most ``timeout`` s), awaited: None when
         handed on, else a sentence why it could not be. Never raises: a Redis failure is a reason.
         ``preface`` (the match's MatchStarted) goes first when the agent is found on another gateway
-        than the one remembered, which died: the new one never saw the match start."""
+        than the one remembered, which died: the new one never saw the match start. A gateway in
+        this process is found now and its ``deliver`` returned as it is (no frame of ours around it)."""
         gateway = local_gateway_holding(agent_id)
         if gateway is not None:
-            return await gateway.deliver(agent_id, event, self.answer, timeout)
+            return gateway.deliver(agent_id, event, self.answer, timeout)
+        return self._relay(agent_id, event, preface)
+
+    async def _relay(self, agent_id: str, event: AnyEvent, preface: match_pb2.AgentEvent | None) -> str | None:
         if self.redis is None:
             return f"agent {agent_id!r} is not connected to this engine service"
         # RelayEnvelope(agent_id, reply_channel, to_agent=event) without copying the event into it
         head = relay_pb2.RelayEnvelope(agent_id=agent_id, reply_channel=self.channel).SerializeToString()
-        data = head + wrapped(event.SerializeToString(), _TO_AGENT)
+        data = head + wrapped(event_bytes(event), _TO_AGENT)
         try:
             for attempt in range(2):  # a gateway remembered from an earlier event may be gone: ask the presence once
                 gateway_id = self._gateway_of.get(agent_id)

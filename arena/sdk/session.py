@@ -145,34 +145,35 @@ class Session:
             log.info("  fault in hand %d: %s %s", fault.hand, fault_kind_name(fault.kind), fault.detail)
 
     def decide(self, request: match_pb2.DecisionRequest) -> match_pb2.Action:
-        reader = self.readers.get(request.match_id)
+        match_id, kind = request.match_id, request.kind  # each read of a upb field looks it up by name
+        reader = self.readers.get(match_id)
         if reader is None:
-            check_match_id(request.match_id)
-            reader = self.readers[request.match_id] = ObservationReader(self.rules.get(request.match_id) or Rules())
+            check_match_id(match_id)
+            reader = self.readers[match_id] = ObservationReader(self.rules.get(match_id) or Rules())
             self._forget_oldest()
         rules = reader.rules
         legal = legal_actions_of(request)
         if not legal:  # the bot could not answer, nor the SDK default for it
             raise ConversionError(f"decision {request.decision_id} offers no legal_bids or legal_cards")
         observation = reader.read(request.observation, legal)
-        if request.kind == match_pb2.DECISION_KIND_CHANGE_BID and not (
+        if kind == match_pb2.DECISION_KIND_CHANGE_BID and not (
             0 <= observation.seat < len(observation.bids) and observation.bids[observation.seat] >= 0
         ):
             raise ConversionError(f"observation.bids holds no bid of seat {observation.seat} to change")
-        action = match_pb2.Action(match_id=request.match_id, seat=request.seat, decision_id=request.decision_id)
-        began = time.perf_counter()
+        action = match_pb2.Action(match_id=match_id, seat=request.seat, decision_id=request.decision_id)
+        began = time.perf_counter() if self.timings is not None else 0.0
         try:
-            choice = self.choose(request.kind, observation)
+            choice = self.choose(kind, observation)
         except Exception:
             self.errors += 1
             log.exception(
                 "the bot raised on decision %d of match %s (hand %d); answering the default action",
                 request.decision_id,
-                request.match_id,
+                match_id,
                 observation.hand_number,
             )
             action.bot_error = True
-            choice = self.fallback(request.kind, observation)
+            choice = self.fallback(kind, observation)
         if self.timings is not None:
             self.timings.append(time.perf_counter() - began)
         if choice not in legal:
@@ -181,14 +182,14 @@ class Session:
                 "the bot chose %s on decision %d of match %s, which is not legal (legal: %s): an ILLEGAL fault",
                 describe(choice),
                 request.decision_id,
-                request.match_id,
+                match_id,
                 ", ".join(describe(a) for a in legal),
             )
-        if request.kind == match_pb2.DECISION_KIND_PLAY:
+        if kind == match_pb2.DECISION_KIND_PLAY:
             action.card.CopyFrom(card_to_proto(choice))
         else:
             action.bid = choice - BID_BASE
-            if request.kind == match_pb2.DECISION_KIND_BID:
+            if kind == match_pb2.DECISION_KIND_BID:
                 action.offer_change = self.offers_changes and rules.bid_changes
         return action
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 import grpc
@@ -20,8 +20,11 @@ from arena.play import metrics
 from arena.play.relay import (
     PLATFORM_FAULT,
     WRITE_LIMIT_S,
+    AnyEvent,
+    Decision,
     ReplyTarget,
     Watchdog,
+    event_bytes,
     listen,
     publish_reply,
     register_local_gateway,
@@ -57,9 +60,52 @@ return 1
 """
 
 
+class WriteTurn:
+    """One write at a time on a stream, in the order asked, as an ``asyncio.Lock`` gives; but taken
+    without a coroutine when free (``take_now``), as a host's decision nearly always finds it."""
+
+    def __init__(self) -> None:
+        self.held = False
+        self._waiting: deque[asyncio.Future[None]] = deque()
+
+    def take_now(self) -> bool:
+        if self.held or self._waiting:
+            return False
+        self.held = True
+        return True
+
+    async def take(self) -> None:
+        if self.take_now():
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if not turn.cancelled():  # handed the turn as it was cancelled: pass it on
+                self.give()
+            elif turn in self._waiting:
+                self._waiting.remove(turn)
+            raise
+
+    def give(self) -> None:
+        while self._waiting:
+            turn = self._waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)  # handed over: ``held`` stays set
+                return
+        self.held = False
+
+    async def __aenter__(self) -> None:
+        await self.take()
+
+    async def __aexit__(self, *_: object) -> None:
+        self.give()
+
+
 class Connection:
     """One agent's live stream and what is pending on it. Hosts write to the stream directly
-    (under a lock: one write at a time), which saves a task hop on every decision."""
+    (one write at a time), which saves a task hop on every decision."""
 
     def __init__(
         self, agent_id: str, context: grpc.aio.ServicerContext, challengeable: bool = False, token: str = ""
@@ -68,12 +114,12 @@ class Connection:
         self.context = context
         self.token = token  # checked again now and then: a revoked token ends the stream
         self.challengeable = challengeable  # other agents may seat it in their challenges
-        self.write_lock = asyncio.Lock()
+        self.write_lock = WriteTurn()
         self.closed = asyncio.Event()
         self.seats: OrderedDict[str, int] = OrderedDict()  # match id -> the agent's seat
         self.started: dict[str, match_pb2.AgentEvent] = {}  # match id -> its MatchStarted
-        # (match id, decision id) -> where the answer goes, the request, and until when (loop time)
-        self.pending: dict[tuple[str, int], tuple[ReplyTarget, match_pb2.AgentEvent, float]] = {}
+        # (match id, decision id) -> where the answer goes, the request's AgentEvent bytes, until when (loop time)
+        self.pending: dict[tuple[str, int], tuple[ReplyTarget, bytes, float]] = {}
         self.fatal: tuple[grpc.StatusCode, str] | None = None
         self._writes = Watchdog(self._expire)  # the tasks of the sends in progress, cancelled past their deadline
         self._expired: set[asyncio.Task[Any]] = set()  # sends the watchdog cancelled
@@ -91,18 +137,26 @@ class Connection:
         for stale in [key for key in self.pending if key[0] == match_id]:
             del self.pending[stale]
 
-    async def send(self, event: match_pb2.AgentEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
+    async def send(self, event: AnyEvent, timeout: float = WRITE_LIMIT_S) -> str | None:
         """Write ``event``, waiting at most ``timeout`` s (for the lock and the flow-control
         window): an agent that stops reading its stream is disconnected, not waited for."""
+        return await self.write(event_bytes(event), timeout)
+
+    async def write(self, event: bytes, timeout: float = WRITE_LIMIT_S) -> str | None:
+        """``send`` of an AgentEvent's bytes."""
         if self.closed.is_set():
             return f"agent {self.agent_id!r} is disconnecting" + (f": {self.fatal[1]}" if self.fatal else "")
-        data = wrapped(event.SerializeToString())  # the ConnectResponse's bytes, without copying the event into one
+        data = wrapped(event)  # the ConnectResponse's bytes, without copying the event into one
         task = asyncio.current_task()
         assert task is not None
         self._writes.watch(task, asyncio.get_running_loop().time() + timeout)
         try:
-            async with self.write_lock:
+            if not self.write_lock.take_now():
+                await self.write_lock.take()
+            try:
                 await self.context.write(data)
+            finally:
+                self.write_lock.give()
         except asyncio.CancelledError:
             if task not in self._expired or task.uncancel() > 0:  # cancelled by someone else: pass it on
                 raise
@@ -126,10 +180,11 @@ class Connection:
             self.fatal = (code, message)
         self.closed.set()
 
-    def take_over(self, old: Connection) -> list[match_pb2.AgentEvent]:
-        """A new stream replaces ``old``: keep its matches; returns what to re-send."""
+    def take_over(self, old: Connection) -> list[bytes]:
+        """A new stream replaces ``old``: keep its matches; returns the AgentEvents' bytes to re-send."""
         self.seats, self.started, self.pending = old.seats, old.started, old.pending
-        resend = [self.started[m] for m in {match_id for match_id, _ in self.pending} if m in self.started]
+        matches = {match_id for match_id, _ in self.pending}
+        resend = [self.started[m].SerializeToString() for m in matches if m in self.started]
         return resend + [event for _, event, _ in self.pending.values()]
 
 
@@ -188,30 +243,33 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         return connection is not None and connection.challengeable
 
     async def deliver(
-        self, agent_id: str, event: match_pb2.AgentEvent, reply: ReplyTarget, timeout: float = WRITE_LIMIT_S
+        self, agent_id: str, event: AnyEvent, reply: ReplyTarget, timeout: float = WRITE_LIMIT_S
     ) -> str | None:
         if self.stopping:
             return f"{PLATFORM_FAULT}the engine service holding agent {agent_id!r} is shutting down"
         connection = self.connections.get(agent_id)
         if connection is None:
             return f"agent {agent_id!r} is not connected"
-        kind = event.WhichOneof("event")
-        key = None
-        if kind == "match_started":
-            connection.learn_seat(event.match_started.match_id, event.match_started.seat)
-            connection.started[event.match_started.match_id] = event
-        elif kind == "decision":
-            decision = event.decision
-            connection.learn_seat(decision.match_id, decision.seat)
-            connection.lapse(decision.match_id)  # one decision per match at a time: older ones lapsed
-            key = (decision.match_id, decision.decision_id)
-            # the host stops waiting at the end of ``timeout`` (its allowance): an answer after it is late
-            connection.pending[key] = (reply, event, asyncio.get_running_loop().time() + timeout)
-        elif kind == "match_ended":  # nothing of it is re-sent on a new stream
-            connection.started.pop(event.match_ended.match_id, None)
-            connection.lapse(event.match_ended.match_id)
-        problem = await connection.send(event, timeout)
-        if problem is not None and key is not None:
+        if not isinstance(event, Decision):
+            kind = event.WhichOneof("event")
+            if kind == "decision":
+                event = Decision.of(event)
+            else:
+                if kind == "match_started":
+                    connection.learn_seat(event.match_started.match_id, event.match_started.seat)
+                    connection.started[event.match_started.match_id] = event
+                elif kind == "match_ended":  # nothing of it is re-sent on a new stream
+                    connection.started.pop(event.match_ended.match_id, None)
+                    connection.lapse(event.match_ended.match_id)
+                return await connection.send(event, timeout)
+        connection.learn_seat(event.match_id, event.seat)
+        if connection.pending:
+            connection.lapse(event.match_id)  # one decision per match at a time: older ones lapsed
+        key = (event.match_id, event.decision_id)
+        # the host stops waiting at the end of ``timeout`` (its allowance): an answer after it is late
+        connection.pending[key] = (reply, event.data, asyncio.get_running_loop().time() + timeout)
+        problem = await connection.write(event.data, timeout)
+        if problem is not None:
             connection.pending.pop(key, None)
         return problem
 
@@ -289,7 +347,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         metadata = context.invocation_metadata() or ()
         opted_in = any(key.lower() == CHALLENGES_HEADER and value == "open" for key, value in metadata)
         connection = Connection(agent_id, context, opted_in, bearer_token(metadata) or "")
-        resend: list[match_pb2.AgentEvent] = []
+        resend: list[bytes] = []
         old = self.connections.get(agent_id)
         if old is not None:
             old.end(grpc.StatusCode.ABORTED, f"agent {agent_id!r} connected again: this stream is replaced")
@@ -311,7 +369,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 await context.send_initial_metadata((("ohell-agent-id", agent_id),))  # the agent knows it is live
                 try:
                     for event in resend:
-                        await asyncio.wait_for(context.write(wrapped(event.SerializeToString())), WRITE_LIMIT_S)
+                        await asyncio.wait_for(context.write(wrapped(event)), WRITE_LIMIT_S)
                 except Exception:  # the new stream failed under us, or its agent does not read it: it is over
                     connection.end()
             reader = asyncio.create_task(self._read(connection))
@@ -332,19 +390,28 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                 if request is None:
                     connection.end(grpc.StatusCode.INVALID_ARGUMENT, "a message that is not a ConnectRequest")
                     return
-                await self._on_action(connection, request)
+                rest = self._take_action(connection, request.action)
+                if rest is not None:  # a notice, or a reply published to a host elsewhere
+                    await rest
         except Exception:  # the transport failed under us: the stream is over
             pass
         connection.end()
 
     async def _on_action(self, connection: Connection, request: gateway_pb2.ConnectRequest) -> None:
-        action = request.action
-        if not action.match_id:
-            await self._notice(connection, "INVALID_ARGUMENT", "action.match_id is empty: echo the DecisionRequest's")
-            return
-        seat = connection.seats.get(action.match_id)
-        match_id = action.match_id[:80]  # quoted in the notice: a caller's value, of any length
+        rest = self._take_action(connection, request.action)
+        if rest is not None:
+            await rest
+
+    def _take_action(self, connection: Connection, action: match_pb2.Action) -> Coroutine[Any, Any, None] | None:
+        """Check an agent's action and hand it to its host: a host in this process gets it here and
+        now (None returned: no coroutine made, no loop turn); what is left to await otherwise (a
+        notice to write, a reply to publish) is returned."""
+        full_id, decision_id = action.match_id, action.decision_id  # each read of a upb field looks it up by name
+        if not full_id:
+            return self._notice(connection, "INVALID_ARGUMENT", "action.match_id is empty: echo the DecisionRequest's")
+        seat = connection.seats.get(full_id)
         if seat is None or seat != action.seat:
+            match_id = full_id[:80]  # quoted in the notice: a caller's value, of any length
             where = (
                 f"has no seat in match {match_id!r}"
                 if seat is None
@@ -352,21 +419,23 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
             )
             # a notice, not the end of the stream (unless it floods: _notice): a late or misdirected
             # answer must not cost the agent its other matches (an ended stream faults them DISCONNECTED)
-            await self._notice(connection, "PERMISSION_DENIED", f"agent {connection.agent_id!r} {where}")
-            return
-        pending = connection.pending.pop((action.match_id, action.decision_id), None)
+            return self._notice(connection, "PERMISSION_DENIED", f"agent {connection.agent_id!r} {where}")
+        pending = connection.pending.pop((full_id, decision_id), None)
         if pending is None or pending[2] < asyncio.get_running_loop().time():
-            await self._notice(
+            return self._notice(
                 connection,
                 "FAILED_PRECONDITION",
                 (
-                    f"action.decision_id={action.decision_id} of match {match_id!r} is not pending "
+                    f"action.decision_id={decision_id} of match {full_id[:80]!r} is not pending "
                     "(already answered, timed out or never asked)"
                 ),
             )
-            return
         action.DiscardUnknownFields()  # fields an Action does not have go no further (to Redis, to the host)
-        await reply_to(pending[0], connection.agent_id, action.decision_id, action, "", self._publish)
+        target = pending[0]
+        if callable(target):
+            target(connection.agent_id, decision_id, action, "")
+            return None
+        return reply_to(target, connection.agent_id, decision_id, action, "", self._publish)
 
     async def _notice(self, connection: Connection, code: str, message: str) -> None:
         if self.unusable.wait_ms(connection.agent_id) > 0:

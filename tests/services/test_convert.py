@@ -9,6 +9,7 @@ import pytest
 from arena.proto.ohell.v1 import cards_pb2, gateway_pb2, match_pb2, relay_pb2, rules_pb2
 from arena.wire import (
     ConversionError,
+    DecisionWriter,
     ObservationReader,
     ObservationWriter,
     action_number,
@@ -117,6 +118,39 @@ def test_cached_observation_writer_gives_the_same_bytes_and_the_sdk_the_same_obs
                 checked += 1
             state.apply_action(rng.choice(state.legal_actions()))
         assert checked > 50
+
+
+@pytest.mark.parametrize("preset_name", ["classic", "river-sudden-death", "online-anderson"])
+def test_decision_writer_gives_the_bytes_of_the_event_the_host_built(preset_name: str) -> None:
+    """The host sends each decision as ``DecisionWriter.encode``'s bytes (no message kept): they must be
+    protobuf's for the AgentEvent it built before, for every kind (a bid change with its forbidden bid)."""
+    rules = PRESETS[preset_name]
+    state, rng = Game(rules, 4).new_state(), random.Random(6)
+    writer, decision_id = DecisionWriter("match-1"), 0
+    while state.phase != Phase.GAME_OVER:
+        if state.phase <= Phase.DEAL:
+            state.chance_random(rng)
+            continue
+        seat, legal = state.current, state.legal_actions()
+        kinds = [BID, match_pb2.DECISION_KIND_CHANGE_BID] if state.phase == Phase.BID else [PLAY]
+        for kind in kinds:
+            decision_id += 99
+            forbidden = 2 if kind == match_pb2.DECISION_KIND_CHANGE_BID else None
+            event = match_pb2.AgentEvent()
+            request = event.decision
+            request.match_id, request.seat, request.decision_id, request.kind = "match-1", seat, decision_id, kind
+            observation_to_proto(observe(state, seat), 1234, out=request.observation)
+            request.deadline_ms = 5000
+            if kind == PLAY:
+                add_legal_cards(request, legal)
+            else:
+                request.legal_bids.extend([a - BID_BASE for a in legal])
+            if forbidden is not None:
+                request.observation.forbidden_bid = forbidden
+            encoded = writer.encode(seat, decision_id, kind, observe(state, seat), 1234, legal, 5000, forbidden)
+            assert encoded == event.SerializeToString()
+        state.apply_action(rng.choice(legal))
+    assert decision_id > 99 * 50
 
 
 def test_observation_reader_makes_frozen_observations() -> None:

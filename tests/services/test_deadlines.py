@@ -128,3 +128,40 @@ def test_the_decisions_of_matches_the_gateway_forgot_are_forgotten_too() -> None
 
     connection = asyncio.run(run())
     assert len(connection.seats) == _MATCHES_REMEMBERED and len(connection.pending) <= _MATCHES_REMEMBERED
+
+
+def test_write_turns_go_in_order_and_a_cancelled_writer_never_keeps_or_loses_the_turn() -> None:
+    """The gateway's ``WriteTurn`` (one write at a time on an agent's stream, taken with no coroutine
+    when free): writers get it in the order they asked; one cancelled while waiting drops out, one
+    cancelled just as it was handed the turn passes it on, so no write waits for ever."""
+    from services.engine.gateway import WriteTurn
+
+    async def run() -> tuple[list[str], bool]:
+        turn, order = WriteTurn(), []
+        assert turn.take_now() and not turn.take_now()  # held: the next writer must wait
+
+        async def writer(name: str) -> None:
+            async with turn:
+                order.append(name)
+                await asyncio.sleep(0)
+
+        first, dropped, second = (asyncio.create_task(writer(n)) for n in ("first", "dropped", "second"))
+        await asyncio.sleep(0)  # all three wait, in this order
+        dropped.cancel()
+        turn.give()
+        await asyncio.wait_for(asyncio.gather(first, second), 1)
+        handed = asyncio.create_task(writer("handed"))
+        last = asyncio.create_task(writer("last"))
+        assert turn.take_now()
+        await asyncio.sleep(0)
+        turn.give()  # to "handed", which is cancelled before it runs: "last" must still get it
+        handed.cancel()
+        await asyncio.wait_for(last, 1)
+        with pytest.raises(asyncio.CancelledError):
+            await dropped
+        with pytest.raises(asyncio.CancelledError):
+            await handed
+        return order, turn.held
+
+    order, held = asyncio.run(run())
+    assert order == ["first", "second", "last"] and not held
