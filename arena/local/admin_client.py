@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.local.config import HOST_TOKEN_ENV, SETTINGS, default_data_dir
+from arena.local.config import HOST_TOKEN_ENV, SETTINGS, data_folder_file
 from arena.rpc.settings import ConfigError, read_token_file
 from ohell.errors import OhHellError
 
@@ -32,7 +32,7 @@ def host_token(args: argparse.Namespace) -> tuple[str, str]:
     elif os.environ.get(HOST_TOKEN_ENV):
         return os.environ[HOST_TOKEN_ENV].strip(), f"${HOST_TOKEN_ENV}"
     else:
-        path = Path(os.environ.get("OHELL_DATA_DIR") or default_data_dir()) / "host-token"
+        path = data_folder_file("host-token")
         if not path.exists():  # calls go without a token; admin RPCs then answer UNAUTHENTICATED
             return "", f"no --host-token-file, no ${HOST_TOKEN_ENV}, no {path}"
         try:

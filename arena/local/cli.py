@@ -11,8 +11,16 @@ from urllib.parse import urlsplit
 
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
 from arena.local import admin
-from arena.local.config import CONFIG_ENV, HOST_TOKEN_ENV, SETTINGS, default_data_dir, host_token, resolve
-from arena.rpc.settings import shown_url
+from arena.local.config import (
+    CONFIG_ENV,
+    HOST_TOKEN_ENV,
+    SETTINGS,
+    data_folder_file,
+    default_data_dir,
+    host_token,
+    resolve,
+)
+from arena.rpc.settings import ConfigError, read_token_file, shown_url
 from ohell.errors import OhHellError
 
 if TYPE_CHECKING:  # the stack (SQLAlchemy, Alembic, ...) is loaded by the commands that run it
@@ -102,9 +110,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
     from arena.archive.db import DATABASE_URL_ENV
 
-    url = args.redis_url or os.environ.get("REDIS_URL")
-    if not url:
-        raise OhHellError("give --redis-url or set REDIS_URL")
+    url = args.redis_url or os.environ.get("REDIS_URL") or up_redis_url()
     try:
         return _rebuild(args, url)
     except redis.AuthenticationError:
@@ -119,6 +125,19 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         database = args.database_url or os.environ.get(DATABASE_URL_ENV, "")
         raise OhHellError(f"--database-url {shown_url(database)}: {first}") from None
+
+
+def up_redis_url() -> str:
+    """The URL ``ohell up`` keeps of its embedded Redis in its data folder (the password in it stays
+    off the command line, which ``ps`` shows to every user of the machine)."""
+    path = data_folder_file("redis-url")
+    try:
+        url = read_token_file(path, "ohell up's Redis URL file")
+    except ConfigError as error:
+        raise OhHellError(f"give --redis-url or set REDIS_URL ({error})") from None
+    if not url:
+        raise OhHellError(f"give --redis-url or set REDIS_URL (ohell up's Redis URL file {path} is empty)")
+    return url
 
 
 def _rebuild(args: argparse.Namespace, url: str) -> int:
@@ -194,7 +213,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
     rebuild.add_argument(
-        "--redis-url", help="the stack's Redis (default: $REDIS_URL; ohell up's is in the data folder's file redis-url)"
+        "--redis-url",
+        help="the stack's Redis (default: $REDIS_URL, else ohell up's, from the file redis-url in $OHELL_DATA_DIR "
+        "or the default data folder)",
     )
     rebuild.add_argument("--ladder", help="one ladder (default: all)")
     rebuild.add_argument(

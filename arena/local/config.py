@@ -32,6 +32,12 @@ def default_data_dir() -> str:
     return str(Path(base) / "ohell-arena")
 
 
+def data_folder_file(name: str) -> Path:
+    """The file ``name`` in ``ohell up``'s data folder as a command run beside it finds it:
+    ``$OHELL_DATA_DIR``, else the default folder (the commands read no ``ohell.toml``)."""
+    return Path(os.environ.get("OHELL_DATA_DIR") or default_data_dir()).expanduser() / name
+
+
 @dataclass(frozen=True)
 class Setting:
     kind: type

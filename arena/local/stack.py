@@ -232,6 +232,8 @@ class Stack:
                 self.redis = self._embedded_redis().start()
                 self.redis_url = self.redis.url
                 write_secret(self.redis_url_path, self.redis_url)
+            else:  # one of an earlier embedded run would send ohell ladder rebuild to a Redis not in use
+                self.redis_url_path.unlink(missing_ok=True)
             python = sys.executable
             if self.config.engine:
                 engine = self._spawn(

@@ -96,19 +96,21 @@ def serve(bot: Any, address: str = "0.0.0.0:7000", token: str = "", *, matchmake
     log_to_stderr_unless_configured()
 
     async def run() -> None:
+        if ladder and not matchmaker:
+            raise AgentError(f"to play on ladder {ladder!r}, give the matchmaker's address too")
         served = await serve_async(bot, address, token)
         print(f"endpoint agent {bot_label(bot)} serving on port {served.port}", flush=True)
         if not ladder:
             await serve_until_signal(served)
             return
-        if not matchmaker:
-            raise AgentError(f"to play on ladder {ladder!r}, give the matchmaker's address too")
-        serving = asyncio.create_task(serve_until_signal(served))
         queue = asyncio.create_task(hold_ticket(matchmaker, token, ladder, gateway_up=ready()))
+        # the ticket leaves first: a table formed while calls in flight finish would dial a server that refuses
+        serving = asyncio.create_task(serve_until_signal(served, on_stop=queue.cancel))
         try:
             done, _ = await asyncio.wait({serving, queue}, return_when=asyncio.FIRST_COMPLETED)
-            if queue in done:
+            if queue in done and not queue.cancelled():  # cancelled: by the signal, as serving stops
                 await queue  # it only ends by raising
+            await serving
         finally:
             for task in (serving, queue):
                 task.cancel()

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import grpc
@@ -19,8 +21,8 @@ import redis
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.redis_store import RedisStore
+from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc, matchmaker_pb2_grpc
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
 
 from ..ladder.helpers import match_state
@@ -82,4 +84,47 @@ def test_an_endpoint_on_a_ladder_that_is_not_there_ends_in_one_line(redis_server
         assert done.stderr.strip().startswith("error: the matchmaker at") and "no ladder 'nope'" in done.stderr
         assert "Traceback" not in done.stderr
     finally:
+        stack.cleanup(graceful=False)
+
+
+def test_a_stopping_endpoint_leaves_the_queue_before_its_last_calls_end(redis_server: EmbeddedRedis) -> None:
+    """On Ctrl-C the endpoint's server lets calls in flight finish (5 s) while its ticket stayed
+    queued: a table formed then dialled a server that refused the call, a fault of the agent's. The
+    ticket goes first now."""
+    stack = start_stack(redis_server, engine=False, builtin_workers=0, remote_worker=False)
+    author = None
+    in_flight: queue.Queue[agent_pb2.PlayRequest | None] = queue.Queue()
+    try:
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            host = auth_metadata(stack.host_token)
+            stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="solo", seats=3)), metadata=host)
+            port = free_port()
+            agent = stub.RegisterAgent(
+                pb.RegisterAgentRequest(name="ep", kind=pb.AGENT_KIND_ENDPOINT, endpoint=f"127.0.0.1:{port}"),
+                metadata=host,
+            )
+            command = [sys.executable, "-m", "arena.cli", "bot", "run", "random", "--serve", f"127.0.0.1:{port}"]
+            command += ["--ladder", "solo", "--matchmaker", stack.matchmaker_address, "--token", agent.token]
+            author = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            assert author.stdout is not None and "serving on port" in author.stdout.readline()
+            waiting = lambda: stub.GetLadder(pb.GetLadderRequest(name="solo")).tickets_waiting  # noqa: E731
+            wait_until(lambda: waiting() == 1, 30, "the endpoint's ticket", stack)
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as endpoint:  # a match in play: a call in flight
+                play = agent_pb2_grpc.AgentServiceStub(endpoint).Play(
+                    iter(in_flight.get, None), metadata=auth_metadata(agent.token)
+                )
+                grpc.channel_ready_future(endpoint).result(timeout=10)
+                time.sleep(0.5)  # the call reaches the server
+                author.send_signal(signal.SIGINT)
+                wait_until(lambda: waiting() == 0, 4, "the ticket to leave the queue")
+                assert author.poll() is None  # still serving the call in flight
+                in_flight.put(None)
+                play.cancel()
+        author.wait(20)
+    finally:
+        in_flight.put(None)
+        if author is not None and author.poll() is None:
+            author.kill()
+            author.wait(10)
         stack.cleanup(graceful=False)

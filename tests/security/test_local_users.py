@@ -17,6 +17,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
@@ -35,7 +38,9 @@ def command_lines(pid: int) -> list[str]:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     data = tmp_path_factory.mktemp("data")
-    (data / "redis").mkdir(mode=0o755)  # as an earlier ohell up left it
+    (data / "redis").mkdir(mode=0o755)  # as an earlier ohell up left it: no password, its data on disk
+    with EmbeddedRedis(data_dir=str(data / "redis")) as earlier, redis.Redis.from_url(earlier.url) as client:
+        RedisStore(client).create_ladder(Ladder("earlier", seats=3))
     config = StackConfig(log_dir=str(data), builtin_workers=0, remote_worker=False, save_host_token=False)
     started = Stack(config).start()
     yield started
@@ -60,6 +65,14 @@ def test_the_embedded_redis_answers_only_the_stack(stack: Stack) -> None:
         ladder = pb.Ladder(name="kept", seats=4)
         stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(stack.host_token), timeout=10)
     assert redis.Redis.from_url(stack.redis_url).exists("ohell:ladder:kept")
+
+
+def test_the_data_of_an_earlier_ohell_up_is_kept(stack: Stack) -> None:
+    """A data folder of a version whose Redis asked for no password: its append-only file is read."""
+    with grpc.insecure_channel(stack.matchmaker_address) as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        ladders = stub.ListLadders(pb.ListLaddersRequest(), timeout=10).ladders
+    assert "earlier" in [ladder.name for ladder in ladders]
 
 
 def test_the_data_of_the_embedded_redis_is_the_users_alone(stack: Stack) -> None:

@@ -11,9 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import redis
 
 from arena.cli import main
 from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.model import Ladder
+from arena.ladder.redis_store import RedisStore
+from arena.local.stack import write_secret
 from arena.rpc.server import create_server
 from arena.rpc.settings import ConfigError
 
@@ -49,6 +53,25 @@ def one_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
 @pytest.mark.parametrize("module", ["services.engine", "services.matchmaker", "services.web"])
 def test_a_host_token_file_that_is_not_text(module: str, binary: Path) -> None:
     one_line(start(module, "--host-token-file", str(binary)), str(binary), "not a text file")
+
+
+def test_a_ratings_rebuild_finds_the_redis_of_ohell_up_in_its_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It took the URL only from --redis-url or $REDIS_URL, and docs/operations.md said to give it
+    ``--redis-url "$(cat D/redis-url)"``: the embedded Redis's password on a command line, which
+    ``ps`` shows to every user of the machine. It reads the data folder's file as the host
+    commands read its host-token."""
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setenv("OHELL_DATA_DIR", str(tmp_path))
+    assert main(["ladder", "rebuild"]) == 2
+    out = "".join(capsys.readouterr().err.split("\n"))
+    assert "give --redis-url or set REDIS_URL" in out and str(tmp_path / "redis-url") in out, out
+    with EmbeddedRedis(appendonly=False, password="the-stack-password-0123") as server:
+        RedisStore(redis.Redis.from_url(server.url)).create_ladder(Ladder("class", seats=3))
+        write_secret(tmp_path / "redis-url", server.url)
+        assert main(["ladder", "rebuild"]) == 0
+    assert "class: ratings rebuilt from 0 logged matches" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("module", ["services.engine", "services.matchmaker"])

@@ -617,3 +617,15 @@ def test_a_servers_text_is_logged_without_control_characters(caplog: pytest.LogC
     logged = [record.getMessage() for record in caplog.records]
     assert len(logged) == 2 and "evil?[2J?name" in logged[0], logged
     assert not any(ch in line for line in logged for ch in "\x1b\x07\n\r"), logged
+
+
+def test_serve_on_a_ladder_without_a_matchmaker_stops_before_it_listens(capsys: pytest.CaptureFixture[str]) -> None:
+    """It bound the port and printed 'serving on port' first, then exited 2 with the server never stopped."""
+    from arena.sdk import serve
+
+    port = free_port()
+    with pytest.raises(SystemExit) as stopped:
+        serve(make_bot("random"), f"127.0.0.1:{port}", "a-token", ladder="main")
+    assert stopped.value.code == 2
+    out = capsys.readouterr()
+    assert "serving" not in out.out and "give the matchmaker's address too" in out.err

@@ -233,12 +233,16 @@ def test_the_banner_hides_the_passwords_of_redis_and_the_archive(tmp_path: Path)
     try:
         redis.Redis.from_url(server.url).config_set("requirepass", secret)
         url = server.url.replace("redis://", f"redis://:{secret}@")
+        stale = tmp_path / "data" / "redis-url"  # of an earlier run on its embedded Redis
+        stale.parent.mkdir()
+        stale.write_text("redis://:an-earlier-password@127.0.0.1:6390/0\n")
         args = ["--data-dir", str(tmp_path / "data"), "--redis-url", url, "--workers", "1", "--concurrency", "1"]
         args += [f"--{name}-address=127.0.0.1:0" for name in ("engine", "matchmaker", "web")]
         process, banner = start_up(args, tmp_path / "up.log")
         stop(process)
     finally:
         server.cleanup()
+    assert not stale.exists()  # ohell ladder rebuild would take it for this run's Redis
     assert secret not in banner and re.search(r"^redis\s+redis://:\*\*\*@127\.0\.0\.1:", banner, re.M), banner
     assert shown_url("postgresql://ohell:pw@db:5432/arena") == "postgresql://ohell:***@db:5432/arena"
     assert shown_url("sqlite:////var/ohell/archive.sqlite3") == "sqlite:////var/ohell/archive.sqlite3"
