@@ -1,8 +1,8 @@
-"""``ohell tournament create|list|status|standings|export|resume``: the host's tournament commands.
+"""``ohell tournament create|list|status|standings|export|resume|cancel``: the host's tournament commands.
 
 A gRPC client of the matchmaker's tournament RPCs, like the other host commands
-(arena/local/admin_client.py: ``--matchmaker``, ``--host-token-file``). Creating and resuming need
-the host token; the rest are public reads.
+(arena/local/admin_client.py: ``--matchmaker``, ``--host-token-file``). Creating, resuming and
+cancelling need the host token; the rest are public reads.
 """
 
 from __future__ import annotations
@@ -26,7 +26,12 @@ from ohell.presets import preset_with_options
 
 console = text_console()
 FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
-STATE_NAMES = {tpb.TOURNAMENT_STATE_RUNNING: "running", tpb.TOURNAMENT_STATE_FINISHED: "finished"}
+STATE_NAMES = {
+    tpb.TOURNAMENT_STATE_RUNNING: "running",
+    tpb.TOURNAMENT_STATE_FINISHED: "finished",
+    tpb.TOURNAMENT_STATE_CANCELLED: "cancelled",
+}
+STANDINGS_TITLES = {tpb.TOURNAMENT_STATE_FINISHED: "final", tpb.TOURNAMENT_STATE_CANCELLED: "final (cancelled)"}
 TABLE_PAGE = 500  # tables per GetTournament call: status lists them all
 
 
@@ -101,8 +106,7 @@ def cmd_status(host: Host, args: argparse.Namespace) -> int:
 
 def cmd_standings(host: Host, args: argparse.Namespace) -> int:
     reply = host.call("GetTournament", tournament_id=args.id, replicates=args.replicates)
-    final = reply.progress.state == tpb.TOURNAMENT_STATE_FINISHED
-    table = Table(title=f"{args.id}: {'final' if final else 'provisional'} standings")
+    table = Table(title=f"{args.id}: {STANDINGS_TITLES.get(reply.progress.state, 'provisional')} standings")
     for column in ("#", "entrant", "games", "mean dup", "95% CI", "P(> next)", "deals won", "forfeits"):
         table.add_column(column, justify="left" if column == "entrant" else "right")
     for row in reply.standings:
@@ -135,12 +139,23 @@ def cmd_resume(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cancel(host: Host, args: argparse.Namespace) -> int:
+    reply = host.call("CancelTournament", tournament_id=args.id)
+    p = reply.progress
+    console.print(
+        f"{args.id}: cancelled; {plural(reply.tables_cancelled, 'unfinished table')} stopped, "
+        f"{p.games_done}/{p.games_total} games recorded stay; the standings are final "
+        f"(`ohell tournament standings {args.id}`)"
+    )
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     tournament = sub.add_parser("tournament", help="duplicate-deal tournaments on the stack's workers")
     commands = tournament.add_subparsers(dest="tournament_command", required=True)
 
     def command(name: str, help_text: str, handler: Any, with_id: bool = True) -> argparse.ArgumentParser:
-        public = name not in ("create", "resume")
+        public = name not in ("create", "resume", "cancel")
         parser = add_common(commands.add_parser(name, help=help_text, description=help_text), public)
         if with_id:
             parser.add_argument("id", help="tournament id")
@@ -184,3 +199,4 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             parser.add_argument("--format", choices=("csv", "json"), default="csv")
             parser.add_argument("--out", help="file to write (default: standard output)")
     command("resume", "send every unfinished table to the workers again, after a worker was lost (host)", cmd_resume)
+    command("cancel", "stop a running tournament for good: no further game; games recorded stay (host)", cmd_cancel)

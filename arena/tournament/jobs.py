@@ -9,6 +9,9 @@ A connected entrant that is not online (no gateway presence) when its table star
 up to the tournament's ``grace_s``; if it is still away, it forfeits the table: its seats are played
 by the built-in ``random`` bot under its name (so the others' games and comparisons stand), it is
 charged those results, and each of those games counts as a forfeit in the standings.
+
+A cancelled tournament (``TournamentStore.cancel``) starts no table; a runner in play stops before
+its next game and releases its lease; the sweep, ``advance`` and ``resume`` leave it alone.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 
 from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
-from arena.tournament.model import Tournament, TournamentError
+from arena.tournament.model import Tournament, TournamentEnded, TournamentError
 from arena.tournament.play import play_table_games, table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
@@ -52,6 +55,10 @@ class PlatformFailed(TournamentError):
 
 class LeaseLost(TournamentError):
     """The runner no longer holds its table's lease (another runner took the table over)."""
+
+
+class Cancelled(TournamentError):
+    """The tournament was cancelled while the runner played its table (the lease is released)."""
 
 
 def lease_seconds() -> float:
@@ -108,7 +115,8 @@ def table_seats(tourney: Tournament, plan: TablePlan) -> list[SeatSpec]:
 def run_table(
     store: TournamentStore, tourney_id: str, table: str, dispatch: Dispatch, lease_s: float | None = None
 ) -> str:
-    """Play the table unless finished or held by a live runner: 'finished', 'duplicate', 'busy', 'missing'."""
+    """Play the table unless finished, cancelled or held by a live runner: 'finished', 'duplicate',
+    'busy', 'missing', 'cancelled'."""
     lease = lease_s or lease_seconds()
     runner = runner_id()
     status = store.start_table(tourney_id, table, runner, lease)
@@ -124,7 +132,11 @@ def run_table(
             _play_table(store, tourney, tourney_id, table, entrants, runner, lease)
         except LeaseLost:  # stalled past its lease: the table is another runner's now
             return "busy"
+        except Cancelled:
+            return "cancelled"
         status = store.finish_table(tourney_id, table, games)[0]
+        if status == "cancelled":
+            return status
         if status != "incomplete":  # else results lost with Redis: play the missing games again
             break
     else:
@@ -163,12 +175,16 @@ def _play_table(
         finished = store.finished_games(tourney_id)
 
         def done(game: str) -> bool:
-            """Whether ``game`` is recorded; before one is played, that this runner still holds the
-            lease (one stalled past it, whose table was sent again, would host the same games as the
-            new runner, with the same match ids, for the same agents)."""
+            """Whether ``game`` is recorded; before one is played, that the tournament was not
+            cancelled and that this runner still holds the lease (one stalled past it, whose table was
+            sent again, would host the same games as the new runner, with the same match ids, for the
+            same agents)."""
             if game in finished:
                 return True
-            if not store.renew_table(tourney_id, table, runner, lease):
+            status = store.next_game(tourney_id, table, runner, lease)
+            if status == "cancelled":
+                raise Cancelled(f"table {table!r} of {tourney_id!r}: the tournament was cancelled")
+            if status != "run":
                 raise LeaseLost(f"table {table!r} of {tourney_id!r}: runner {runner} lost its lease")
             return False
 
@@ -198,7 +214,7 @@ def _play_table(
 def advance(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> None:
     """When every table so far is done: open the next Swiss round and send its tables, or end."""
     progress = store.progress(tourney_id)
-    if progress.state == "finished" or progress.tables_done < progress.tables:
+    if progress.state != "running" or progress.tables_done < progress.tables:
         return
     tourney = store.get(tourney_id)
     if progress.round >= tourney.rounds:
@@ -235,7 +251,10 @@ def start(store: TournamentStore, tourney: Tournament, dispatch: Dispatch) -> li
 
 def resume(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> list[str]:
     """Send every unfinished table again (after a whole worker was lost); running ones stay with
-    their live runner (the lease), finished games are not played again."""
+    their live runner (the lease), finished games are not played again. A cancelled tournament
+    refuses (TournamentEnded)."""
+    if store.progress(tourney_id).state == "cancelled":
+        raise TournamentEnded(f"tournament {tourney_id!r} was cancelled: its tables are not played again")
     tourney = store.get(tourney_id)
     plans = store.tables(tourney_id)
     unfinished = store.unfinished_tables(tourney_id)

@@ -60,6 +60,10 @@ class TournamentExists(TournamentError):
     """A tournament with that id exists already."""
 
 
+class TournamentEnded(TournamentError):
+    """An operation a finished or cancelled tournament refuses (cancelling it, resuming a cancelled one)."""
+
+
 @dataclass(frozen=True)
 class Tournament:
     """``entrants`` in seeding order (Swiss round 1 groups them in this order). ``deals`` deal sets

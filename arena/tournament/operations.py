@@ -1,6 +1,6 @@
 """What the matchmaker's tournament RPCs do, as plain functions over the store (the servicer in
 services/matchmaker/tournaments.py is a thin shell over them): create, list, one tournament's
-overview (progress, tables, standings), export, resume.
+overview (progress, tables, standings), export, resume, cancel.
 
 Nothing here hands out a deal set or a game record before the tournament has ended: the overview
 holds only results (who played, the scores), and the JSON export adds the deals and records once
@@ -18,7 +18,14 @@ from dataclasses import dataclass
 
 from arena.play.specs import without_addresses
 from arena.tournament import jobs
-from arena.tournament.model import ID_PATTERN, Tournament, TournamentError, TournamentSummary
+from arena.tournament.model import (
+    ID_PATTERN,
+    Tournament,
+    TournamentEnded,
+    TournamentError,
+    TournamentNotFound,
+    TournamentSummary,
+)
 from arena.tournament.standings import (
     DEFAULT_REPLICATES,
     MAX_REPLICATES,
@@ -28,7 +35,7 @@ from arena.tournament.standings import (
     to_csv,
     to_json,
 )
-from arena.tournament.store import Progress, TablePlan, TournamentStore
+from arena.tournament.store import ENDED, Progress, TablePlan, TournamentStore
 
 MAX_PAGE = 500
 EXPORT_FORMATS = ("csv", "json")
@@ -80,7 +87,7 @@ class StandingsCache:
     """Standings are a bootstrap (thousands of resamples): computed again only when a game was
     recorded since, and while a tournament runs at most once per ``fresh_s`` (a page that refreshes,
     many readers). Thread-safe; keeps the ``size`` most recent running tournaments, and every
-    finished one's final standings (else reading more finished tournaments than ``size`` in turn
+    ended (finished or cancelled) one's final standings (else reading more finished tournaments than ``size`` in turn
     would compute a bootstrap on every read). The tables' views too (thousands of tables are a
     tenth of a second to read): read again at most once per ``fresh_s`` while the tournament runs."""
 
@@ -99,7 +106,7 @@ class StandingsCache:
             cached = self._tables.get(key)
         if cached is not None:
             state, at, views = cached
-            if state == progress.state == "finished" or (state == progress.state and now - at < self.fresh_s):
+            if state == progress.state and (state in ENDED or now - at < self.fresh_s):
                 return views
         views = tables(store, tourney)
         with self._lock:
@@ -113,7 +120,7 @@ class StandingsCache:
         key = (store.keys.prefix, tourney_id, replicates)
         now = time.monotonic()
         with self._lock:
-            final = self._final.get(key) if progress.state == "finished" else None
+            final = self._final.get(key) if progress.state in ENDED else None
             cached = self._rows.get(key)
         if final is not None:
             return final
@@ -124,7 +131,7 @@ class StandingsCache:
                 return rows
         rows = current_standings(store, tourney_id, replicates)
         with self._lock:
-            if progress.state == "finished":
+            if progress.state in ENDED:
                 self._final[key] = rows
                 self._rows.pop(key, None)
                 return rows
@@ -201,7 +208,8 @@ def export(
     cache: StandingsCache | None = None,
     addresses: bool = True,
 ) -> tuple[Iterator[str], bool]:
-    """(the pieces of the CSV or JSON text, whether the tournament had ended). JSON holds the deals
+    """(the pieces of the CSV or JSON text, whether the tournament had ended: finished or cancelled).
+    JSON says its state (running, finished, cancelled) and holds the deals
     and the records only once it has: the store refuses them before; their stored text goes as it is,
     a batch at a time (thousands of records are never all held, nor parsed), but without
     ``addresses`` a record with an endpoint seat loses its address (``without_addresses``: for
@@ -209,7 +217,7 @@ def export(
     if fmt not in EXPORT_FORMATS:
         raise TournamentError(f"format={fmt!r} must be csv or json")
     progress = store.progress(check_id(tourney_id))
-    finished = progress.state == "finished"
+    finished = progress.state in ENDED
     rows = (
         cache.get(store, tourney_id, replicates, progress)
         if cache
@@ -217,7 +225,8 @@ def export(
     )
     if fmt == "csv":
         return iter([to_csv(rows)]), finished
-    head = f'{{\n"tournament": {json.dumps(tourney_id)},\n"finished": {json.dumps(finished)},\n'
+    head = f'{{\n"tournament": {json.dumps(tourney_id)},\n"state": {json.dumps(progress.state)},\n'
+    head += f'"finished": {json.dumps(finished)},\n'
     head += f'"standings": {to_json(rows)}'
     if not finished:
         return iter([head, "\n}\n"]), finished
@@ -250,3 +259,17 @@ def resume(store: TournamentStore, tourney_id: str, dispatch: jobs.Dispatch) -> 
     """Send every unfinished table again (see ``jobs.resume``)."""
     store.progress(check_id(tourney_id))
     return jobs.resume(store, tourney_id, dispatch)
+
+
+def cancel(store: TournamentStore, tourney_id: str) -> tuple[TournamentSummary, Progress, int]:
+    """Cancel a running tournament: (its summary, its progress now, the tables it stopped). Its recorded games
+    stay, no game is recorded after it, no table starts again. TournamentEnded when it had finished
+    or was cancelled already."""
+    status, tables = store.cancel(check_id(tourney_id))
+    if status == "missing":
+        raise TournamentNotFound(f"tournament_id={tourney_id!r}: no such tournament")
+    if status != "done":
+        ended = "has finished" if status == "finished" else "was cancelled"
+        raise TournamentEnded(f"tournament_id={tourney_id!r}: the tournament {ended} already: nothing to cancel")
+    summary, progress = store.summaries([tourney_id])[0]
+    return summary, progress, tables

@@ -23,13 +23,13 @@ return 1
 """
 
 # Start (or resume) a table: ARGV = prefix, id, table, runner, lease_ms, now_ms.
-# Returns {'run'} or {state}: 'missing', 'finished', 'busy' (a live runner holds it).
+# Returns {'run'} or {state}: 'missing', 'finished', 'cancelled', 'busy' (a live runner holds it).
 START = """
 local p, t, x, runner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local table_ = K.tourney_table(p, t, x)
 local state = redis.call('HGET', table_, 'state')
 if not state then return {'missing'} end
-if state == 'finished' then return {'finished'} end
+if state == 'finished' or state == 'cancelled' then return {state} end
 local lease = K.tourney_lease(p, t, x)
 local holder = redis.call('GET', lease)
 if holder and holder ~= runner then return {'busy'} end
@@ -44,6 +44,23 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """
 
+# Before each game of a table: ARGV = prefix, id, table, runner, lease_ms. 'cancelled' (the runner's
+# lease released), 'run' (its lease renewed) or 'lost' (another runner holds the table now).
+NEXT_GAME = """
+local p, t, x, runner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local lease = K.tourney_lease(p, t, x)
+local mine = redis.call('GET', lease) == runner
+if redis.call('HGET', K.tourney_table(p, t, x), 'state') == 'cancelled' then
+  if mine then redis.call('DEL', lease) end
+  return 'cancelled'
+end
+if mine then
+  redis.call('PEXPIRE', lease, ARGV[5])
+  return 'run'
+end
+return 'lost'
+"""
+
 # Decide once which entrants forfeit a table: ARGV = prefix, id, table, forfeits JSON. A resumed
 # table keeps the first decision (returned).
 FORFEITS = """
@@ -53,9 +70,11 @@ return redis.call('HGET', table_, 'forfeits')
 """
 
 # One game: ARGV = prefix, id, game, result JSON, record JSON. The first write wins (1), later ones
-# change nothing (0): a game replayed after a crash is counted once.
+# change nothing (0): a game replayed after a crash is counted once. None is recorded once the
+# tournament is cancelled (a game in play then is dropped: its standings are final).
 GAME = """
 local p, t, g = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('HGET', K.tourney(p, t), 'state') == 'cancelled' then return 0 end
 if redis.call('HSETNX', K.tourney_games(p, t), g, ARGV[4]) == 0 then return 0 end
 redis.call('HSET', K.tourney_records(p, t), g, ARGV[5])
 return 1
@@ -64,8 +83,8 @@ return 1
 # Finish a table: ARGV = prefix, id, table, now_ms, its game ids JSON. Only once every one of its
 # games is recorded ('incomplete' else: Redis restarted after a crash may have lost the last
 # second's results while the runner went on). The first call logs it and counts it; later calls
-# change nothing. Returns {'first'|'duplicate'|'missing'|'incomplete', tables done, tables of the
-# rounds so far, round}.
+# change nothing; a cancelled table stays so. Returns {'first'|'duplicate'|'missing'|'incomplete'|
+# 'cancelled', tables done, tables of the rounds so far, round}.
 FINISH = """
 local p, t, x, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local table_ = K.tourney_table(p, t, x)
@@ -77,6 +96,7 @@ local function counts(status)
 end
 if not state then return {'missing', 0, 0, 0} end
 if state == 'finished' then return counts('duplicate') end
+if state == 'cancelled' then return counts('cancelled') end
 for _, game in ipairs(cjson.decode(ARGV[5])) do
   if redis.call('HEXISTS', K.tourney_games(p, t), game) == 0 then return counts('incomplete') end
 end
@@ -92,6 +112,7 @@ return counts('first')
 NEXT_ROUND = """
 local p, t, r = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local tourney = K.tourney(p, t)
+if redis.call('HGET', tourney, 'state') ~= 'running' then return 0 end
 if tonumber(redis.call('HGET', tourney, 'round')) ~= r then return 0 end
 if redis.call('HGET', tourney, 'tables_done') ~= redis.call('HGET', tourney, 'tables') then return 0 end
 local count = 0
@@ -111,7 +132,28 @@ local p, t, r = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local tourney = K.tourney(p, t)
 if tonumber(redis.call('HGET', tourney, 'round')) ~= r then return 0 end
 if redis.call('HGET', tourney, 'tables_done') ~= redis.call('HGET', tourney, 'tables') then return 0 end
-if redis.call('HGET', tourney, 'state') == 'finished' then return 0 end
+if redis.call('HGET', tourney, 'state') ~= 'running' then return 0 end
 redis.call('HSET', tourney, 'state', 'finished', 'finished_ms', ARGV[4])
 return 1
+"""
+
+# Cancel: ARGV = prefix, id, now_ms. A running tournament becomes 'cancelled' and so does each of its
+# tables not finished (no runner starts one again; a runner in play stops before its next game).
+# Returns {'done', tables cancelled}, or {'missing'|'finished'|'cancelled', 0}, nothing changed.
+CANCEL = """
+local p, t = ARGV[1], ARGV[2]
+local tourney = K.tourney(p, t)
+local state = redis.call('HGET', tourney, 'state')
+if not state then return {'missing', 0} end
+if state ~= 'running' then return {state, 0} end
+redis.call('HSET', tourney, 'state', 'cancelled', 'finished_ms', ARGV[3])
+local count = 0
+for _, x in ipairs(redis.call('HKEYS', K.tourney_tables(p, t))) do
+  local table_ = K.tourney_table(p, t, x)
+  if redis.call('HGET', table_, 'state') ~= 'finished' then
+    redis.call('HSET', table_, 'state', 'cancelled')
+    count = count + 1
+  end
+end
+return {'done', count}
 """

@@ -3,7 +3,8 @@
 Guarantees: a table is run by one live runner at a time (a lease it renews); each game is counted
 once (the first result written wins); each table is finished and logged once; the next Swiss round
 is opened once. The deal sets and the game records stay in Redis and are handed out only once the
-tournament has ended (``deals``/``records`` refuse before).
+tournament has ended, finished or cancelled (``deals``/``records`` refuse before). A cancelled
+tournament records no further game and starts no table again.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from arena.tournament.standings import GameResult
 from ohell.state import Game
 
 TEXT_BATCH = 25  # records (some 20 KB each) read at once for an export: thousands are never all held
+ENDED = ("finished", "cancelled")  # a tournament's states after which nothing changes
 
 
 def now_ms() -> int:
@@ -73,6 +75,8 @@ class TournamentStore:
         self._finish = client.register_script(Keys.lua(scripts.FINISH))
         self._next_round = client.register_script(Keys.lua(scripts.NEXT_ROUND))
         self._end = client.register_script(Keys.lua(scripts.END))
+        self._cancel = client.register_script(Keys.lua(scripts.CANCEL))
+        self._next_game = client.register_script(Keys.lua(scripts.NEXT_GAME))
 
     @classmethod
     def connect(cls, redis_url: str, keys: Keys | None = None, retries: int = 10) -> TournamentStore:
@@ -120,6 +124,12 @@ class TournamentStore:
 
     def end(self, tourney_id: str, last_round: int) -> bool:
         return bool(self._run(self._end, tourney_id, last_round, now_ms()))
+
+    def cancel(self, tourney_id: str) -> tuple[str, int]:
+        """('done', its tables not finished, now cancelled too) or, changing nothing, the state it was
+        in: ('missing' | 'finished' | 'cancelled', 0)."""
+        status, count = self._run(self._cancel, tourney_id, now_ms())
+        return text(status), int(count)
 
     # reading ---------------------------------------------------------------------------------
     def ids(self) -> list[str]:
@@ -244,7 +254,7 @@ class TournamentStore:
         return [text(fields[b"table"] if b"table" in fields else fields["table"]) for _, fields in entries]
 
     def _published(self, tourney_id: str) -> None:
-        if self.progress(tourney_id).state != "finished":
+        if self.progress(tourney_id).state not in ENDED:
             raise TournamentError(f"tournament {tourney_id!r} is still running: its deals and records are secret")
 
     def records(self, tourney_id: str) -> dict[str, dict[str, Any]]:
@@ -291,6 +301,11 @@ class TournamentStore:
         keys = [self.keys.tourney_lease(tourney_id, table)]
         return bool(self._renew(keys=keys, args=[runner, int(lease_s * 1000)]))
 
+    def next_game(self, tourney_id: str, table: str, runner: str, lease_s: float) -> str:
+        """Before each game: 'run' (the lease renewed), 'lost' (another runner's now) or 'cancelled'
+        (the lease released)."""
+        return text(self._run(self._next_game, tourney_id, table, runner, int(lease_s * 1000)))
+
     def decide_forfeits(self, tourney_id: str, table: str, forfeits: list[str]) -> list[str]:
         return list(json.loads(self._run(self._forfeits, tourney_id, table, json.dumps(forfeits))))
 
@@ -298,8 +313,8 @@ class TournamentStore:
         return bool(self._run(self._game, tourney_id, game, json.dumps(result), json.dumps(record)))
 
     def finish_table(self, tourney_id: str, table: str, games: Sequence[str]) -> tuple[str, int, int, int]:
-        """(first|duplicate|missing|incomplete, tables done, tables so far, current round): the table
-        is finished only when every one of ``games`` (its game ids) is recorded."""
+        """(first|duplicate|missing|incomplete|cancelled, tables done, tables so far, current round): the
+        table is finished only when every one of ``games`` (its game ids) is recorded."""
         status, done, tables, current = self._run(self._finish, tourney_id, table, now_ms(), json.dumps(list(games)))
         return text(status), int(done), int(tables), int(current)
 

@@ -1,6 +1,6 @@
 """The matchmaker's tournament RPCs: a mixin of ``MatchmakerServicer``, thin over
-``arena.tournament.operations`` (store calls run in a thread). Creating and resuming need the host
-token; the reads are public. Every caller value is bounded here or by the domain, and the error
+``arena.tournament.operations`` (store calls run in a thread). Creating, resuming and cancelling need
+the host token; the reads are public. Every caller value is bounded here or by the domain, and the error
 names the request's field. Standings are a bootstrap of ``DEFAULT_REPLICATES`` resamples, computed
 once per new result and shared by every reader (``StandingsCache``); another number of resamples is
 the host's to ask for: each costs a computation of its own (about a second of CPU for 10 000
@@ -34,6 +34,7 @@ from arena.tournament.model import (
     MAX_GRACE_S,
     MAX_ROUNDS,
     Tournament,
+    TournamentEnded,
     TournamentError,
     TournamentExists,
     TournamentNotFound,
@@ -55,7 +56,11 @@ MAX_EXPORTS_PER_CALLER = 4
 FORMATS = {tpb.TOURNAMENT_FORMAT_UNSPECIFIED: "round-robin", tpb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round-robin"}
 FORMATS[tpb.TOURNAMENT_FORMAT_SWISS] = "swiss"
 FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
-STATES = {"running": tpb.TOURNAMENT_STATE_RUNNING, "finished": tpb.TOURNAMENT_STATE_FINISHED}
+STATES = {
+    "running": tpb.TOURNAMENT_STATE_RUNNING,
+    "finished": tpb.TOURNAMENT_STATE_FINISHED,
+    "cancelled": tpb.TOURNAMENT_STATE_CANCELLED,
+}
 EXPORTS = {tpb.EXPORT_FORMAT_UNSPECIFIED: "csv", tpb.EXPORT_FORMAT_CSV: "csv", tpb.EXPORT_FORMAT_JSON: "json"}
 CONTENT_TYPES = {"csv": "text/csv", "json": "application/json"}
 
@@ -233,6 +238,7 @@ def _take(pieces: Iterator[str], size: int) -> bytes:
 _CODES: dict[type[Exception], grpc.StatusCode] = {
     TournamentNotFound: grpc.StatusCode.NOT_FOUND,
     TournamentExists: grpc.StatusCode.ALREADY_EXISTS,
+    TournamentEnded: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -252,7 +258,8 @@ class TournamentRpcs:
     _is_host: Callable[[grpc.aio.ServicerContext], bool]
 
     async def _t(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
-        """``fn`` in a thread: NOT_FOUND, ALREADY_EXISTS, else INVALID_ARGUMENT for the domain's errors."""
+        """``fn`` in a thread: NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION, else INVALID_ARGUMENT for
+        the domain's errors."""
         if self.tourneys is None:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this matchmaker was started without tournaments")
         try:
@@ -391,3 +398,11 @@ class TournamentRpcs:
         tourney_id = await self._checked(context, operations.check_id, request.tournament_id)
         tables = await self._t(context, operations.resume, self.tourneys, tourney_id, self.tourney_dispatch)
         return tpb.ResumeTournamentResponse(tables=tables)
+
+    async def CancelTournament(
+        self, request: tpb.CancelTournamentRequest, context: Any
+    ) -> tpb.CancelTournamentResponse:
+        await self._host(context)
+        tourney_id = await self._checked(context, operations.check_id, request.tournament_id)
+        summary, progress, tables = await self._t(context, operations.cancel, self.tourneys, tourney_id)
+        return tpb.CancelTournamentResponse(progress=progress_to_proto(summary, progress), tables_cancelled=tables)

@@ -8,7 +8,11 @@ from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.wire import proto_rules_label
 from services.web.views import Row, when
 
-STATE_NAMES = {tpb.TOURNAMENT_STATE_RUNNING: "running", tpb.TOURNAMENT_STATE_FINISHED: "finished"}
+STATE_NAMES = {
+    tpb.TOURNAMENT_STATE_RUNNING: "running",
+    tpb.TOURNAMENT_STATE_FINISHED: "finished",
+    tpb.TOURNAMENT_STATE_CANCELLED: "cancelled",
+}
 FORMAT_NAMES = {tpb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round robin", tpb.TOURNAMENT_FORMAT_SWISS: "Swiss"}
 
 

@@ -1,7 +1,8 @@
 """Tournament pages: the public list, a tournament's page (progress, tables, standings with their
 95 % intervals and P(above next); its live part is fetched again every few seconds while the
-tournament runs), the exports, and the host's page to create one (behind the host login of
-services/web/host.py). Every read and change goes through the matchmaker's tournament RPCs."""
+tournament runs), the exports, the host's page to create one and the host's forms to resume or
+cancel one (behind the host login of services/web/host.py). Every read and change goes through the
+matchmaker's tournament RPCs."""
 
 from __future__ import annotations
 
@@ -195,16 +196,32 @@ def creation_failed(error: ApiError, tourney_id: str) -> str:
     return f"tournament not created: {error}"
 
 
+async def _host_call(request: Request, tourney_id: str, method: str, message: Any, what: str) -> Response:
+    """A host's RPC on a tournament: back to its page, or the host page saying why not."""
+    try:
+        await api_of(request).call(method, message, sessions(request).host_token)
+    except ApiError as error:
+        return await host_page(request, error=f"{what} {tourney_id}: {error}")
+    return RedirectResponse(f"/tournaments/{tourney_id}", status_code=303)
+
+
 async def resume(request: Request) -> Response:
     await _form(request)
     tourney_id = request.path_params["tid"]
-    try:
-        await api_of(request).call(
-            "ResumeTournament", tpb.ResumeTournamentRequest(tournament_id=tourney_id), sessions(request).host_token
+    message = tpb.ResumeTournamentRequest(tournament_id=tourney_id)
+    return await _host_call(request, tourney_id, "ResumeTournament", message, "resume")
+
+
+async def cancel(request: Request) -> Response:
+    """Cancelling cannot be undone: the host types the tournament's id to confirm it."""
+    form = await _form(request)
+    tourney_id = request.path_params["tid"]
+    if str(form.get("confirm", "")).strip() != tourney_id:
+        return await host_page(
+            request, error=f"cancel {tourney_id}: type the tournament's id ({tourney_id}) to cancel it"
         )
-    except ApiError as error:
-        return await host_page(request, error=f"resume {tourney_id}: {error}")
-    return RedirectResponse(f"/tournaments/{tourney_id}", status_code=303)
+    message = tpb.CancelTournamentRequest(tournament_id=tourney_id)
+    return await _host_call(request, tourney_id, "CancelTournament", message, "cancel")
 
 
 async def host_get(request: Request) -> Response:
@@ -220,4 +237,5 @@ def routes() -> list[Route]:
         Route("/host/tournaments", host_get),
         Route("/host/tournaments/new", create, methods=["POST"]),
         Route("/host/tournaments/{tid}/resume", resume, methods=["POST"]),
+        Route("/host/tournaments/{tid}/cancel", cancel, methods=["POST"]),
     ]

@@ -208,7 +208,7 @@ def test_deals_stay_secret_while_running_then_standings_agree_with_records(rpc: 
     assert (running.progress.tables, running.progress.tables_done, running.progress.games_done) == (1, 0, 0)
     text, pieces = rpc.export("waiting", tpb.EXPORT_FORMAT_JSON)
     document = json.loads(text)
-    assert pieces[0].finished is False and set(document) == {"tournament", "finished", "standings"}
+    assert pieces[0].finished is False and set(document) == {"tournament", "state", "finished", "standings"}
     dealt = [list(cards) for deal_set in rpc.store.table_deals("waiting", "r1t0") for cards in deal_set.decks]
     listed = rpc.stub.ListTournaments(tpb.ListTournamentsRequest())
     answers = [document, MessageToDict(running), MessageToDict(listed)]
@@ -323,3 +323,54 @@ def test_a_connected_entrant_without_a_name_is_named_as_its_agent_is_registered(
     clash = [tpb.TournamentEntrant(agent_id=agent.agent_id), tpb.TournamentEntrant(bot="random", name="student-n")]
     tourney = tpb.Tournament(tournament_id="clash", entrants=[*clash, *bots("strong")], rules=SHORT, deals=1)
     refused(lambda: rpc.create(tourney), grpc.StatusCode.INVALID_ARGUMENT, "'student-n' is given twice", "=NAME")
+
+
+def test_the_host_cancels_a_tournament_that_could_never_finish(rpc: Rpc) -> None:
+    """A connected entrant never online and no remote worker: its table stays queued, sent again by
+    the sweep forever. Cancelled, it ends: state cancelled everywhere, exports published, no resume."""
+    agent = rpc.stub.RegisterAgent(
+        pb.RegisterAgentRequest(name="never", kind=pb.AGENT_KIND_CONNECTED), metadata=rpc.host
+    )
+    entrants = [*bots("random", "heuristic"), tpb.TournamentEntrant(agent_id=agent.agent.agent_id)]
+    rpc.create(tpb.Tournament(tournament_id="stuck", entrants=entrants, rules=SHORT, deals=1, grace_seconds=0))
+    cancel = tpb.CancelTournamentRequest(tournament_id="stuck")
+    refused(lambda: rpc.stub.CancelTournament(cancel), grpc.StatusCode.UNAUTHENTICATED, "authorization")
+    agent_meta = auth_metadata(agent.token)
+    refused(lambda: rpc.stub.CancelTournament(cancel, metadata=agent_meta), grpc.StatusCode.PERMISSION_DENIED, "host")
+    web_meta = auth_metadata(rpc.stack.web_token or "")
+    refused(lambda: rpc.stub.CancelTournament(cancel, metadata=web_meta), grpc.StatusCode.PERMISSION_DENIED, "host")
+    assert rpc.get("stuck").progress.state == tpb.TOURNAMENT_STATE_RUNNING  # nothing refused changed it
+    for tourney_id, code in (("no-such", grpc.StatusCode.NOT_FOUND), ("Bad Id!", grpc.StatusCode.INVALID_ARGUMENT)):
+        request = tpb.CancelTournamentRequest(tournament_id=tourney_id)
+        refused(lambda r=request: rpc.stub.CancelTournament(r, metadata=rpc.host), code, "tournament_id")
+
+    reply = rpc.stub.CancelTournament(cancel, metadata=rpc.host)
+    assert reply.tables_cancelled == 1 and reply.progress.state == tpb.TOURNAMENT_STATE_CANCELLED
+    assert reply.progress.finished_ms >= reply.progress.created_ms > 0 and reply.progress.games_total == 3
+    shown = rpc.get("stuck")
+    assert shown.progress == reply.progress and [t.state for t in shown.tables] == ["cancelled"]
+    listed = rpc.stub.ListTournaments(tpb.ListTournamentsRequest(page_size=500)).tournaments
+    assert [s.progress.state for s in listed if s.tournament.tournament_id == "stuck"] == [
+        tpb.TOURNAMENT_STATE_CANCELLED
+    ]
+    text, pieces = rpc.export("stuck", tpb.EXPORT_FORMAT_JSON)
+    document = json.loads(text)
+    assert pieces[0].finished and document["state"] == "cancelled" and document["records"] == {}
+    assert len(document["deals"]["r1t0"]) == 1  # nothing more is played: the deals are no longer secret
+    again = refused(lambda: rpc.stub.CancelTournament(cancel, metadata=rpc.host), grpc.StatusCode.FAILED_PRECONDITION)
+    assert again == "tournament_id='stuck': the tournament was cancelled already: nothing to cancel"
+    resume = tpb.ResumeTournamentRequest(tournament_id="stuck")
+    refused(
+        lambda: rpc.stub.ResumeTournament(resume, metadata=rpc.host), grpc.StatusCode.FAILED_PRECONDITION, "cancelled"
+    )
+    rpc.create(
+        tpb.Tournament(tournament_id="ended", entrants=bots("random", "heuristic", "strong"), rules=SHORT, deals=1)
+    )
+    wait_until(lambda: rpc.get("ended").progress.state == tpb.TOURNAMENT_STATE_FINISHED, 30, "the tournament to end")
+    finished = tpb.CancelTournamentRequest(tournament_id="ended")
+    refused(
+        lambda: rpc.stub.CancelTournament(finished, metadata=rpc.host),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "tournament_id='ended': the tournament has finished already",
+    )
+    assert rpc.get("ended").progress.state == tpb.TOURNAMENT_STATE_FINISHED

@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import signal
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -110,3 +111,42 @@ def test_whole_worker_killed_mid_table_is_recovered_by_the_sweep(
     wait_until(lambda: store.progress("whole").state == "finished", 90, "the table to be recovered", poll=0.2)
     assert int(store.table_state("whole", "r1t0")["attempts"]) >= 2 and stack.worker_restarts >= 1
     assert store.logged_tables("whole") == ["r1t0"] and len(store.records("whole")) == 9
+
+
+def test_cancelled_mid_run_no_game_is_played_after(
+    make_stack: Callable[..., Stack], redis_server: EmbeddedRedis, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ohell tournament cancel` while a worker plays the table: the runner stops before its next game
+    and releases its lease (30 s here: gone at once only if released), no game is recorded after."""
+    stack = make_stack(engine=False, remote_worker=False, env={"OHELL_MATCH_LEASE_S": "30"})
+    entrants = ["--entrant=builtin:heuristic", "--entrant=builtin:random", "--entrant=builtin:heuristic=h2"]
+    cli(stack, "create", "stop", *entrants, "--deals", "50")  # 150 full classic games: minutes
+    store = TournamentStore(redis.Redis.from_url(redis_server.url))
+    wait_until(lambda: store.progress("stop").games_done >= 3, 60, "the first games of the table", poll=0.05)
+    capsys.readouterr()
+    cli(stack, "cancel", "stop")
+    recorded = store.progress("stop").games_done
+    assert recorded < 150 and capsys.readouterr().out.strip() == (
+        f"stop: cancelled; 1 unfinished table stopped, {recorded}/150 games recorded stay; the standings are final "
+        "(`ohell tournament standings stop`)"
+    )
+    lease = store.keys.tourney_lease("stop", "r1t0")
+    wait_until(lambda: not store.client.exists(lease), 10, "the runner to stop and release its lease", poll=0.05)
+    time.sleep(2)  # a runner that went on would record a game every few tenths of a second
+    progress = store.progress("stop")
+    assert (progress.state, progress.games_done, len(store.records("stop"))) == ("cancelled", recorded, recorded)
+    assert store.table_state("stop", "r1t0")["state"] == "cancelled" and store.logged_tables("stop") == []
+    cli(stack, "status", "stop")
+    cli(stack, "standings", "stop")
+    cli(stack, "list")
+    out = capsys.readouterr().out
+    assert f"stop: cancelled, round 1 of 1, 0/1 tables, {recorded}/150 games played" in out
+    assert "stop: final (cancelled) standings" in out and "stop\tcancelled\tround 1\t0/1 tables" in out
+    connection = ["--matchmaker", stack.matchmaker_address, "--host-token-file", str(stack.host_token_path)]
+    for command, said in (
+        ("resume", "ResumeTournament: FAILED_PRECONDITION: tournament 'stop' was cancelled"),
+        ("cancel", "CancelTournament: FAILED_PRECONDITION: tournament_id='stop': the tournament was cancelled already"),
+    ):
+        assert main(["tournament", command, "stop", *connection]) == 2
+        assert said in " ".join(capsys.readouterr().err.split())
+    assert store.progress("stop").games_done == recorded

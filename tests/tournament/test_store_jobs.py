@@ -429,3 +429,56 @@ def test_a_table_no_worker_starts_is_sent_again_less_and_less_often(tstore: Tour
     tstore.client.delete(tstore.keys.tourney_lease("lonely", "r1t0"))
     assert jobs.sweep(tstore, queue, redispatch_after_s=10) == 1  # at once: its runner is gone
     assert [sweep_after(s) for s in (11, 11, 21)] == [1, 0, 1]  # the count began again
+
+
+def test_a_cancelled_tournament_plays_no_further_game_and_keeps_what_was_recorded(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host cancels once the fourth game of the first table is recorded: its runner stops before
+    the fifth and releases its lease; the other tables, sent already, never start; nothing more is
+    recorded, sent again, resumed or ended; the standings count the one complete deal, and the
+    deals and records are published as once finished."""
+    tourney = Tournament("cx", builtins("heuristic", "random", "heuristic", "random"), deals=2, overrides=OPTIONS)
+    queue = Queue()
+    jobs.start(tstore, tourney, queue)
+    first = queue.sent[0][1]
+    record_game = tstore.record_game
+    recorded: list[str] = []
+
+    def cancelling_after_the_fourth(tourney_id: str, game: str, *args: object) -> bool:
+        recorded.append(game)
+        done = record_game(tourney_id, game, *args)  # type: ignore[arg-type]
+        if len(recorded) == 4:
+            assert operations.cancel(tstore, "cx")[2] == 4  # every table unfinished
+        return done
+
+    monkeypatch.setattr(tstore, "record_game", cancelling_after_the_fourth)
+    assert queue.drain(tstore) == ["cancelled"] * 4
+    assert len(recorded) == 4 and len(tstore.finished_games("cx")) == 4
+    assert not tstore.client.exists(tstore.keys.tourney_lease("cx", first))  # released, not left to lapse
+    progress = tstore.progress("cx")
+    assert (progress.state, progress.tables_done, progress.games_done) == ("cancelled", 0, 4)
+    assert progress.finished_ms >= progress.created_ms
+    assert {state["state"] for state in tstore.table_states("cx", list(tstore.tables("cx"))).values()} == {"cancelled"}
+    assert jobs.run_table(tstore, "cx", first, queue) == "cancelled"  # a task sent again before the cancel
+    game = "r1t1/d0/r0"
+    assert not record_game("cx", game, {"unit": "r1t1/d0", "seats": [], "scores": [], "forfeited": []}, {})
+    assert jobs.sweep(tstore, queue, redispatch_after_s=0) == 0 and queue.sent == []
+    with pytest.raises(TournamentError, match="cancelled"):
+        jobs.resume(tstore, "cx", queue)
+    jobs.advance(tstore, "cx", queue)
+    assert tstore.progress("cx") == progress and tstore.finished_games("cx") == set(recorded)
+    rows = operations.current_standings(tstore, "cx", 100)
+    assert {(row.games, row.deals) for row in rows} == {(3, 1)}  # d0 complete; d1 had one rotation of three
+    assert set(tstore.records("cx")) == set(recorded) and len(tstore.deals("cx")) == 4
+    pieces, ended = operations.export(tstore, "cx", "json", 100)
+    document = json.loads("".join(pieces))
+    assert ended and (document["state"], document["finished"], len(document["records"])) == ("cancelled", True, 4)
+    with pytest.raises(TournamentError, match=r"tournament_id='cx': the tournament was cancelled already"):
+        operations.cancel(tstore, "cx")
+    with pytest.raises(TournamentError, match=r"tournament_id='nope': no such tournament"):
+        operations.cancel(tstore, "nope")
+    jobs.start(tstore, Tournament("done", builtins("random", "random", "random"), deals=1, overrides=OPTIONS), queue)
+    assert queue.drain(tstore) == ["finished"]
+    with pytest.raises(TournamentError, match=r"tournament_id='done': the tournament has finished already"):
+        operations.cancel(tstore, "done")

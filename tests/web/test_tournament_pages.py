@@ -144,3 +144,41 @@ def test_an_id_taken_already_says_so(tsite: TourneySite, page: Any) -> None:
     form.locator("button").click()
     shown = page.locator("#error-message").inner_text()
     assert "taken exists already" in shown and "/tournaments/taken" in shown
+
+
+def test_the_host_cancels_a_running_tournament_from_its_page(tsite: TourneySite, page: Any) -> None:
+    """A tournament that cannot finish (a connected entrant never online, no remote worker): the
+    host types its id in the cancel form of its page; visitors see no form; a post without the
+    session's CSRF token, or without the id typed, cancels nothing."""
+    from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+
+    host = auth_metadata(HOST_TOKEN)
+    agent = tsite.stub.RegisterAgent(pb.RegisterAgentRequest(name="never", kind=pb.AGENT_KIND_CONNECTED), metadata=host)
+    entrants = [*(tpb.TournamentEntrant(bot=bot) for bot in ("heuristic", "random")), tpb.TournamentEntrant(
+        agent_id=agent.agent.agent_id)]  # fmt: skip
+    tourney = tpb.Tournament(tournament_id="stuck", entrants=entrants, deals=1, grace_seconds=0)
+    tsite.stub.CreateTournament(tpb.CreateTournamentRequest(tournament=tourney), metadata=host)
+    page.goto(tsite.url + "/tournaments/stuck")
+    assert page.locator("#cancel").count() == 0  # not signed in
+    assert page.request.post(tsite.url + "/host/tournaments/stuck/cancel", form={"confirm": "stuck"}).status == 403
+    sign_in(tsite, page)
+    forged = page.request.post(tsite.url + "/host/tournaments/stuck/cancel", form={"confirm": "stuck", "csrf": "x"})
+    assert forged.status == 403
+    page.goto(tsite.url + "/tournaments/stuck")
+    page.locator("#cancel input[name=confirm]").fill("stuc")
+    page.locator("#cancel button").click()
+    assert "type the tournament's id (stuck)" in page.locator("#error-message").inner_text()
+    state = tsite.stub.GetTournament(tpb.GetTournamentRequest(tournament_id="stuck")).progress.state
+    assert state == tpb.TOURNAMENT_STATE_RUNNING
+    page.goto(tsite.url + "/tournaments/stuck")
+    page.locator("#cancel input[name=confirm]").fill("stuck")
+    page.locator("#cancel button").click()
+    page.wait_for_url(f"{tsite.url}/tournaments/stuck")
+    assert page.locator("#state").inner_text() == "cancelled"
+    assert page.locator("#standings").locator("xpath=preceding::h2[1]").inner_text() == "Final standings (cancelled)"
+    assert page.locator("#tables tbody tr td").nth(3).inner_text() == "cancelled"
+    assert page.locator("#cancel").count() == 0 and page.locator("#resume").count() == 0
+    state = tsite.stub.GetTournament(tpb.GetTournamentRequest(tournament_id="stuck")).progress.state
+    assert state == tpb.TOURNAMENT_STATE_CANCELLED
+    page.goto(tsite.url + "/tournaments")
+    assert page.locator("#tournaments tbody tr[data-tournament=stuck] td").all_inner_texts()[1] == "cancelled"

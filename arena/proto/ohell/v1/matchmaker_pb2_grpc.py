@@ -164,6 +164,11 @@ class MatchmakerServiceStub:
                 request_serializer=ohell_dot_v1_dot_tournament__pb2.ResumeTournamentRequest.SerializeToString,
                 response_deserializer=ohell_dot_v1_dot_tournament__pb2.ResumeTournamentResponse.FromString,
                 _registered_method=True)
+        self.CancelTournament = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/CancelTournament',
+                request_serializer=ohell_dot_v1_dot_tournament__pb2.CancelTournamentRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_tournament__pb2.CancelTournamentResponse.FromString,
+                _registered_method=True)
 
 
 class MatchmakerServiceServicer:
@@ -403,7 +408,20 @@ class MatchmakerServiceServicer:
         """Send every unfinished table to the workers again at once (the matchmaker's sweep does it by
         itself after a worker is lost; a table still held by a live runner is not played twice).
         Host token only. Status codes: NOT_FOUND, INVALID_ARGUMENT (a bad tournament_id),
-        UNAUTHENTICATED, PERMISSION_DENIED.
+        FAILED_PRECONDITION (the tournament was cancelled; since revision 8), UNAUTHENTICATED,
+        PERMISSION_DENIED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelTournament(self, request, context):
+        """Added in revision 8. Cancel a running tournament: its state becomes cancelled, no table starts
+        after it, a table in play stops before its next game (the game in play then is not recorded);
+        the games recorded stay, and its standings (complete deals only) are final as cancelled; the
+        exports hold its deals and records as once finished. Host token only. Status codes: NOT_FOUND
+        (no such tournament_id), INVALID_ARGUMENT (a bad tournament_id), FAILED_PRECONDITION (it has
+        finished or was cancelled already), UNAUTHENTICATED, PERMISSION_DENIED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -536,6 +554,11 @@ def add_MatchmakerServiceServicer_to_server(servicer, server):
                     servicer.ResumeTournament,
                     request_deserializer=ohell_dot_v1_dot_tournament__pb2.ResumeTournamentRequest.FromString,
                     response_serializer=ohell_dot_v1_dot_tournament__pb2.ResumeTournamentResponse.SerializeToString,
+            ),
+            'CancelTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelTournament,
+                    request_deserializer=ohell_dot_v1_dot_tournament__pb2.CancelTournamentRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_tournament__pb2.CancelTournamentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1217,6 +1240,33 @@ class MatchmakerService:
             '/ohell.v1.MatchmakerService/ResumeTournament',
             ohell_dot_v1_dot_tournament__pb2.ResumeTournamentRequest.SerializeToString,
             ohell_dot_v1_dot_tournament__pb2.ResumeTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/CancelTournament',
+            ohell_dot_v1_dot_tournament__pb2.CancelTournamentRequest.SerializeToString,
+            ohell_dot_v1_dot_tournament__pb2.CancelTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -19,6 +19,7 @@ class TournamentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TOURNAMENT_STATE_UNSPECIFIED: _ClassVar[TournamentState]
     TOURNAMENT_STATE_RUNNING: _ClassVar[TournamentState]
     TOURNAMENT_STATE_FINISHED: _ClassVar[TournamentState]
+    TOURNAMENT_STATE_CANCELLED: _ClassVar[TournamentState]
 
 class ExportFormat(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -31,6 +32,7 @@ TOURNAMENT_FORMAT_SWISS: TournamentFormat
 TOURNAMENT_STATE_UNSPECIFIED: TournamentState
 TOURNAMENT_STATE_RUNNING: TournamentState
 TOURNAMENT_STATE_FINISHED: TournamentState
+TOURNAMENT_STATE_CANCELLED: TournamentState
 EXPORT_FORMAT_UNSPECIFIED: ExportFormat
 EXPORT_FORMAT_CSV: ExportFormat
 EXPORT_FORMAT_JSON: ExportFormat
@@ -236,3 +238,17 @@ class ResumeTournamentResponse(_message.Message):
     TABLES_FIELD_NUMBER: _ClassVar[int]
     tables: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, tables: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CancelTournamentRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+
+class CancelTournamentResponse(_message.Message):
+    __slots__ = ("progress", "tables_cancelled")
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    TABLES_CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    progress: TournamentProgress
+    tables_cancelled: int
+    def __init__(self, progress: _Optional[_Union[TournamentProgress, _Mapping]] = ..., tables_cancelled: _Optional[int] = ...) -> None: ...
