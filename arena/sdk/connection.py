@@ -110,6 +110,10 @@ def retry_after_s(error: grpc.aio.AioRpcError) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
+# what a call fails with while the service is not there yet (not listening, or no headers in time)
+NOT_READY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
 async def retrying(
     attempt: Callable[[], Awaitable[T]],
     what: str,
@@ -141,8 +145,12 @@ async def retrying(
                 log.warning("the %s at %s rate limits this agent: retrying in %.1f s", what, address, pause)
                 await asyncio.sleep(min(max(pause, 0.05), MAX_RATE_LIMIT_WAIT_S))  # never a busy loop
                 continue
-            if state["up"]:
-                backoff.reset()
+            if state["up"] or error.code() not in NOT_READY:
+                # not up: the service answered and ended the call at once (its headers and its status
+                # can arrive together, and grpc.aio then gives the status alone); its reason is news,
+                # but only a stream that was up resets the back-off (no hammering a service that refuses)
+                if state["up"]:
+                    backoff.reset()
                 log.warning(
                     "lost the %s at %s (%s: %s); reconnecting", what, address, error.code().name, error.details()
                 )
