@@ -5,16 +5,18 @@
     ohell.bots            ohell
     ohell.match           ohell, ohell.bots (games between bots in one process)
     arena.proto           (generated code: itself)
-    arena.keys, arena.redis_client, arena.embedded_redis, arena.record_codec   nothing of the project
+    arena.keys, arena.redis_client, arena.embedded_redis, arena.record_codec, arena.redispatch
+                          nothing of the project
     arena.archive         arena.record_codec (SQL only: the ladder calls it, never the reverse)
     arena.wire            ohell, arena.proto
     arena.conformance     ohell
     arena.rpc             arena.keys, arena.proto
     arena.play            the engine (ohell, ohell.bots, ohell.match), arena.proto, arena.keys, arena.wire, arena.rpc
     arena.ladder          the engine, arena.proto, arena.keys, arena.redis_client, arena.record_codec, arena.play,
-                          arena.archive (arena.ladder.archiving only: the job that moves finished matches to SQL)
-    arena.tournament      the engine, arena.proto, arena.keys, arena.redis_client, arena.play (beside the
-                          ladder, never importing it)
+                          arena.redispatch, arena.archive (arena.ladder.archiving only: the job that moves
+                          finished matches to SQL)
+    arena.tournament      the engine, arena.proto, arena.keys, arena.redis_client, arena.play, arena.redispatch
+                          (beside the ladder, never importing it)
     arena.sdk             the engine, arena.proto, arena.wire, arena.rpc
     arena.local           everything of arena below it (not arena.cli), ohell
     arena.cli             arena.local, arena.sdk, ohell (it starts services/ as processes, never imports them)
@@ -38,7 +40,7 @@ IO_MODULES = {"os", "io", "socket", "subprocess", "pathlib", "shutil", "tempfile
 
 ENGINE = {"ohell", "ohell.bots", "ohell.match"}
 BASE = {"arena.proto", "arena.keys", "arena.redis_client", "arena.embedded_redis", "arena.wire", "arena.conformance"}
-BASE |= {"arena.record_codec"}
+BASE |= {"arena.record_codec", "arena.redispatch"}
 BASE |= {"arena.archive"}
 LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.tournament", "arena.sdk"}
 FLOORS: dict[str, set[str]] = {
@@ -52,6 +54,7 @@ FLOORS: dict[str, set[str]] = {
     "arena.redis_client": set(),
     "arena.embedded_redis": set(),
     "arena.record_codec": set(),
+    "arena.redispatch": set(),
     "arena.archive": {"arena.record_codec"},
     "arena.wire": {"ohell", "arena.proto"},
     "arena.conformance": {"ohell"},
@@ -64,6 +67,7 @@ FLOORS: dict[str, set[str]] = {
         "arena.redis_client",
         "arena.record_codec",
         "arena.play",
+        "arena.redispatch",
         "arena.archive",
     },
     "arena.sdk": {*ENGINE, "arena.proto", "arena.wire", "arena.rpc"},
@@ -71,7 +75,7 @@ FLOORS: dict[str, set[str]] = {
     "arena.cli": {"arena.local", "arena.sdk"} | ENGINE,
     "services.engine": LIBRARY,
     "services.matchmaker": LIBRARY,
-    "arena.tournament": {*ENGINE, "arena.proto", "arena.keys", "arena.redis_client", "arena.play"},
+    "arena.tournament": {*ENGINE, "arena.proto", "arena.keys", "arena.redis_client", "arena.play", "arena.redispatch"},
     "workers": LIBRARY,
     "services.web": LIBRARY,
 }

@@ -17,6 +17,7 @@ from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import DEFAULT_BATCH, batch_size, batches
 from arena.ladder.settings import backlog_max
 from arena.ladder.store import StoreError
+from arena.redispatch import due
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ def form_once(store: RedisStore, ladder: Ladder, dispatch: Dispatch | None, batc
 
 @dataclass
 class SweepPolicy:
-    redispatch_after_s: float = 30.0  # a queued match nobody started is sent again after this
+    redispatch_after_s: float = 30.0  # a queued match nobody started is sent again after this (doubled per copy)
     archive_after_s: float = 2.0  # a finished match not archived after this gets an archive task
 
 
@@ -81,7 +82,9 @@ def sweep(
 ) -> int:
     """Send again every unfinished match whose runner is gone (its lease lapsed; once per runner
     that started it, then again only after ``redispatch_after_s``: the copy may wait behind other
-    tasks) or that no worker picked up in time; ask for a rating catch-up where the log is ahead of the ratings,
+    tasks) or that no worker picked up in time, each copy no worker started doubling the next wait
+    (``arena.redispatch``: a queue no worker takes from must not grow by a copy per match every
+    ``redispatch_after_s``); ask for a rating catch-up where the log is ahead of the ratings,
     and for an archive run when a finished match waits too long (unless an archive task already
     waits for the database). Duplicate sends are harmless: every task is idempotent. Returns
     matches sent again."""
@@ -94,11 +97,9 @@ def sweep(
             continue
         if info.state not in ("queued", "running") or store.lease_alive(match_id):
             continue
-        sent_ms, sent_after = store.dispatched(match_id)
-        stale = now - sent_ms >= policy.redispatch_after_s * 1000
-        died = info.state == "running" and sent_after < info.attempts  # not sent since its runner started
-        if died or stale:
-            store.mark_dispatched(match_id, info.attempts)
+        copy = due(store.dispatched(match_id), info.attempts, info.state == "running", now, policy.redispatch_after_s)
+        if copy.died or copy.waited:
+            store.mark_dispatched(match_id, info.attempts, copy.unstarted)
             dispatch([match_id], info.queue)  # alone: it may be one of a batch whose runner died
             metrics.MATCHES_REDISPATCHED.labels(info.ladder).inc()
             sent += 1

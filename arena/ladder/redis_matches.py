@@ -14,6 +14,7 @@ from arena.ladder.model import MatchInfo, now_ms
 from arena.ladder.redis_base import StoreBase, parse_match
 from arena.ladder.store import NotFound
 from arena.record_codec import pack_record, unpack_record, unpack_record_json
+from arena.redispatch import FIELDS, Sent
 
 RECENT_SCAN = 1000  # list_matches looks at this many of the newest unarchived matches at most
 SCAN_BATCH = 100  # ... reading their hashes this many at a time
@@ -90,16 +91,17 @@ class MatchStore(StoreBase):
         self.client.hsetnx(self.keys.match(match_id), "seed", secrets.randbits(63))
         return int(self.client.hget(self.keys.match(match_id), "seed") or 0)
 
-    def mark_dispatched(self, match_id: str, attempts: int = 0) -> None:
-        """The match's task was sent now, after ``attempts`` runs of it had started."""
+    def mark_dispatched(self, match_id: str, attempts: int = 0, unstarted: int = 0) -> None:
+        """The match's task was sent now, after ``attempts`` runs of it had started and ``unstarted``
+        copies had been sent since the last start."""
         self.client.hset(
-            self.keys.match(match_id), mapping={"dispatched_ms": str(now_ms()), "dispatched_after": str(attempts)}
+            self.keys.match(match_id),
+            mapping={"dispatched_ms": str(now_ms()), "dispatched_after": str(attempts), "unstarted": str(unstarted)},
         )
 
-    def dispatched(self, match_id: str) -> tuple[int, int]:
-        """When the match's task was last sent (ms), and after how many started runs of it."""
-        sent_ms, after = self.client.hmget(self.keys.match(match_id), ["dispatched_ms", "dispatched_after"])
-        return int(sent_ms or 0), int(after or 0)
+    def dispatched(self, match_id: str) -> Sent:
+        """The match's last task sent."""
+        return Sent.parse(self.client.hmget(self.keys.match(match_id), FIELDS))
 
     def lease_alive(self, match_id: str) -> bool:
         return bool(self.client.exists(self.keys.match_lease(match_id)))

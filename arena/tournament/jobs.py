@@ -29,6 +29,7 @@ from typing import Any
 
 from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
+from arena.redispatch import FIELDS, Sent, due
 from arena.tournament.model import Tournament, TournamentEnded, TournamentError
 from arena.tournament.play import play_table_games, table_games
 from arena.tournament.schedule import swiss_round
@@ -40,7 +41,6 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE_S = 10.0
 STAND_IN = "random"
 PRESENCE_POLL_S = 0.5
-MAX_BACKOFF_DOUBLINGS = 6  # a table no worker starts is sent again at most every 64 x --redispatch-after
 FINISH_TRIES = 3  # plays of a table's missing games in one run before its task is retried
 
 Dispatch = Callable[[str, str, Sequence[SeatSpec]], None]  # (tournament, table, its seats): send the task
@@ -271,7 +271,8 @@ def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float 
     ``redispatch_after_s``: the copy sent may wait behind other tasks, and every copy of a table
     retries while the table is played), and, when no table of the tournament is being played,
     every queued table that waited ``redispatch_after_s`` (its task was lost with a worker; while
-    tables are being played, queued ones are just waiting their turn). Open the next round or end a
+    tables are being played, queued ones are just waiting their turn); each copy no worker started
+    doubles the next wait (``arena.redispatch``). Open the next round or end a
     tournament whose finisher died before doing it. Returns the tables sent again."""
     sent = 0
     now = int(time.time() * 1000)
@@ -283,15 +284,9 @@ def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float 
         for table, state in unfinished.items():
             attempts = int(state.get("attempts", 0))
             running = state.get("state") == "running"
-            # copies sent since the last start: each waits twice as long as the one before (a queue
-            # no worker takes from, e.g. the remote one down, got a copy of every table every 30 s,
-            # and each copy retried every lease period once its table was in play)
-            unstarted = int(state.get("unstarted", 0)) if int(state.get("dispatched_after", 0)) == attempts else 0
-            wait_s = redispatch_after_s * 2 ** min(unstarted, MAX_BACKOFF_DOUBLINGS)
-            waited = now - int(state.get("dispatched_ms", 0)) >= wait_s * 1000
-            died = running and int(state.get("dispatched_after", 0)) < attempts
-            if table not in alive and (died or (waited and (running or not alive))):
-                send(store, tourney, plans[table], dispatch, attempts, 0 if died else unstarted + 1)
+            copy = due(Sent.parse(map(state.get, FIELDS)), attempts, running, now, redispatch_after_s)
+            if table not in alive and (copy.died or (copy.waited and (running or not alive))):
+                send(store, tourney, plans[table], dispatch, attempts, copy.unstarted)
                 sent += 1
         if not unfinished:
             advance(store, tourney_id, dispatch)

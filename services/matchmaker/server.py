@@ -133,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--redispatch-after",
         type=float,
         default=30.0,
-        help="send a queued match again when no worker started it within this many seconds",
+        help="send a queued match or table again when no worker started it within this many seconds "
+        "(doubled for each copy no worker started, up to 64 times)",
     )
     parser.add_argument(
         "--host-token-file",

@@ -116,7 +116,7 @@ def test_a_whole_worker_killed_mid_batch_is_recovered_match_by_match(
     stack = make_stack(engine=False, matchmaker_args=(*BATCH, "--redispatch-after", str(redispatch_after_s)))
     agents, batch = start_one_batch(store, "w")
     mid_batch_runner(store, "w", batch)
-    first_sent = {match_id: store.dispatched(match_id)[0] for match_id in batch}
+    first_sent = {match_id: store.dispatched(match_id).at_ms for match_id in batch}
     worker = stack.workers[0].popen
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
@@ -124,7 +124,7 @@ def test_a_whole_worker_killed_mid_batch_is_recovered_match_by_match(
 
     def recovered() -> bool:
         for match_id in batch:
-            sent_ms = store.dispatched(match_id)[0]
+            sent_ms = store.dispatched(match_id).at_ms
             if sent_ms and sent_ms != first_sent[match_id]:
                 resent_after_ms.setdefault(match_id, sent_ms - first_sent[match_id])
         return all(match_state(stack, store, m)[0] == "finished" for m in batch)

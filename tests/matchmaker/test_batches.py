@@ -9,14 +9,14 @@ import time
 import pytest
 
 from arena.embedded_redis import EmbeddedRedis
-from arena.ladder import jobs, loop
+from arena.ladder import jobs, loop, redis_matches
 from arena.ladder.leases import runner_id
 from arena.ladder.matchlog import read_log
 from arena.ladder.matchplay import play_builtin
 from arena.ladder.ratings import replay, stored_ratings
 from arena.ladder.redis_matches import Finished
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.routing import MAX_BATCH, batch_size, batches, carried_batch
+from arena.ladder.routing import MAX_BATCH, batch_size, batches, carried_batch, make_celery, matches_sender
 from arena.play.specs import SeatSpec
 
 from ..ladder.helpers import builtin_ladder
@@ -288,3 +288,37 @@ def test_the_sweep_sends_a_match_whose_runner_died_once_per_runner(store: RedisS
     assert [sweep() for _ in range(2)] == [1, 0]
     policy = loop.SweepPolicy(redispatch_after_s=0)
     assert sweep() == 1 and sent == [match_id] * 3  # that copy was lost too: sent after the wait
+
+
+def test_a_match_no_worker_starts_is_sent_again_less_and_less_often(
+    store: RedisStore, redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A queue no worker takes from (the remote worker down) got a copy of every queued match each
+    ``redispatch_after_s`` (120 an hour, 2,880 a day per match, every one kept by the broker until a
+    worker came back, then started only to find the match finished or busy). Now each copy waits
+    twice as long as the one before, up to 64 times ``redispatch_after_s``; a runner that starts the
+    match begins the count again, and a match whose runner died is still sent again at once. Real
+    Celery sends to the test's Redis, with no worker, and the sweep on a clock of its own."""
+    clock = [time.time() * 1000]
+    monkeypatch.setattr(loop, "now_ms", lambda: int(clock[0]))
+    monkeypatch.setattr(redis_matches, "now_ms", lambda: int(clock[0]))
+    builtin_ladder(store, "w", bots=("random",) * 4)
+    dispatch = matches_sender(make_celery(redis_server.url), batch=6)
+    (match_id,) = loop.form_once(store, store.get_ladder("w"), dispatch)
+    policy = loop.SweepPolicy(redispatch_after_s=30)
+
+    def copies_within(seconds: int) -> list[int]:
+        """Sweep every 10 s for ``seconds``: when each copy was sent (s after the first step's start)."""
+        sent = []
+        for step in range(1, seconds // 10 + 1):
+            clock[0] += 10_000
+            if loop.sweep(store, dispatch, lambda ladder: None, policy):
+                sent.append(step * 10)
+        return sent
+
+    assert copies_within(3 * 3600) == [30, 90, 210, 450, 930, 1890, 3810, 5730, 7650, 9570]
+    assert store.client.llen(store.queues.builtin) == 11  # the first send and 10 copies, where 361 were
+    assert store.start_match(match_id, "gone:1:x", 30) == "run"  # a copy started, and died
+    store.client.delete(store.keys.match_lease(match_id))
+    assert loop.sweep(store, dispatch, lambda ladder: None, policy) == 1  # at once: its runner is gone
+    assert copies_within(300) == [30, 90, 210]  # the count began again
