@@ -9,6 +9,7 @@ import redis
 
 import arena.embedded_redis as embedded
 from arena.embedded_redis import EmbeddedRedis, PortTaken
+from arena.redis_client import retrying_client
 
 
 def test_restart_keeps_what_was_written() -> None:
@@ -39,3 +40,17 @@ def test_a_given_port_served_by_another_redis_is_an_error() -> None:
             second.start()
         second.cleanup()
         assert redis.Redis.from_url(first.url).ping()
+
+
+@pytest.mark.parametrize("given", ["", ":wrong@"], ids=["no password", "a wrong one"])
+def test_the_retrying_client_does_not_retry_a_refused_password(given: str) -> None:
+    """redis-py counts a refused password as a connection error: the platform's retrying client tried
+    it again at every level (``ohell ladder rebuild`` took 90 s to say the URL lacked the password)."""
+    with EmbeddedRedis(appendonly=False, password="the-password-0123") as server:
+        admin = redis.Redis(port=server.port, password="the-password-0123")
+        before = int(admin.info("stats")["total_connections_received"])
+        client = retrying_client(f"redis://{given}127.0.0.1:{server.port}/0")
+        with pytest.raises(redis.AuthenticationError):
+            client.ping()
+        tries = int(admin.info("stats")["total_connections_received"]) - before
+        assert tries == 1, tries
