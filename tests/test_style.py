@@ -16,6 +16,7 @@ def run_tool(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_ruff_check_is_clean() -> None:
     done = run_tool("ruff", "check", "--no-cache", ".")
     assert done.returncode == 0, f"ruff check . failed:\n{done.stdout}{done.stderr}"

@@ -90,6 +90,7 @@ def test_win_chance_rises_with_the_lead_and_is_in_scale() -> None:
     assert chances == sorted(chances)
 
 
+@pytest.mark.slow
 def test_fixed_work_never_hits_a_generous_ceiling() -> None:
     bots = [StrongBot(s, budget_ms=1e6, effort=0.2) for s in range(4)]
     from ohell.match import play_game

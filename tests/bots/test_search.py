@@ -55,6 +55,7 @@ def test_the_search_stops_when_out_of_time() -> None:
     assert card in (parse_card("AH"), parse_card("3S"))
 
 
+@pytest.mark.slow
 def test_tree_play_is_deterministic_and_counts_its_work() -> None:
     rules = Rules(hand_sizes=(6, 6))
     game = Game(rules, 4)

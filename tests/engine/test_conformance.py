@@ -24,6 +24,7 @@ def pyspiel():
     return load_pyspiel()
 
 
+@pytest.mark.slow
 def test_thousands_of_hands_over_every_table_and_hand_size_agree() -> None:
     report = run(10_800, seed=20261130)  # 200 hands for each of the 54 (players, size) cases
     every_case = {(n, size) for n in range(3, 8) for size in range(1, 51 // n + 1)}

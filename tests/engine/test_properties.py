@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import fields
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def play_random(name: str, players: int, seed: int):  # type: ignore[no-untyped-
     return state
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(sorted(PRESETS)), st.integers(3, 7), st.integers(0, 2**32))
 def test_random_games_keep_every_invariant_and_referee_clean(name: str, players: int, seed: int) -> None:

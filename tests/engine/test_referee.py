@@ -129,6 +129,7 @@ def test_arbitrary_json_never_raises(document: object) -> None:
     assert not referee(document).valid
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_random_corruption_of_a_real_record_never_raises(record: dict, data: st.DataObject) -> None:

@@ -290,6 +290,7 @@ def test_the_sweep_sends_a_match_whose_runner_died_once_per_runner(store: RedisS
     assert sweep() == 1 and sent == [match_id] * 3  # that copy was lost too: sent after the wait
 
 
+@pytest.mark.slow
 def test_a_match_no_worker_starts_is_sent_again_less_and_less_often(
     store: RedisStore, redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
 ) -> None:

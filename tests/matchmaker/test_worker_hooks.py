@@ -55,6 +55,7 @@ def test_a_malformed_setting_stops_the_worker_at_start_up_in_one_line(
     assert done.returncode != 0 and len(lines) == 1 and f"{name}={value!r}" in lines[0], done.stderr
 
 
+@pytest.mark.slow
 def test_a_malformed_backlog_bound_stops_the_matchmaker_at_start_up_in_one_line(redis_server: EmbeddedRedis) -> None:
     """Its forming loop read it each round and failed every round."""
     env = {**os.environ, "OHELL_ARCHIVE_BACKLOG_MAX": "lots"}

@@ -57,6 +57,7 @@ def finished_match_with(store: RedisStore, endpoint_agent: str) -> str:
     return match_id
 
 
+@pytest.mark.slow
 def test_only_the_host_and_the_agent_itself_see_an_endpoints_address(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis
 ) -> None:
@@ -115,6 +116,7 @@ def test_only_the_host_and_the_agent_itself_see_an_endpoints_address(
     store.client.close()
 
 
+@pytest.mark.slow
 def test_a_wrong_token_is_no_way_to_the_address(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis
 ) -> None:

@@ -27,6 +27,7 @@ def refusal(call: Callable[..., object], request: object, metadata: object = Non
     return error.value.code(), str(error.value.details())
 
 
+@pytest.mark.slow
 def test_long_or_unusual_values_are_refused_naming_the_field(start_service: Callable[..., Service]) -> None:
     with start_service("services.matchmaker").channel() as channel:
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
@@ -76,6 +77,7 @@ def test_long_or_unusual_values_are_refused_naming_the_field(start_service: Call
         assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_a_value_ending_in_a_line_break_is_refused(start_service: Callable[..., Service]) -> None:
     """Names and ids are checked against patterns ending in '$', which also matches before a final
     line break: anyone could self-register 'alice\\n', a second 'alice' on every page (HTML shows the

@@ -33,6 +33,7 @@ def refused(call: Callable[..., object], request: object, metadata: object = Non
     return error.value.code(), error.value.details()
 
 
+@pytest.mark.slow
 def test_only_the_host_administers(start_service: Callable[..., Service]) -> None:
     with start_service("services.matchmaker").channel() as channel:
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
@@ -75,6 +76,7 @@ def test_only_the_host_administers(start_service: Callable[..., Service]) -> Non
         assert refused(stub.GetLadder, pb.GetLadderRequest(name="main"))[0] == grpc.StatusCode.NOT_FOUND
 
 
+@pytest.mark.slow
 def test_open_self_registration_and_ladder_entry(start_service: Callable[..., Service]) -> None:
     with start_service("services.matchmaker").channel() as channel:
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
@@ -115,6 +117,7 @@ OVERSIZED_LADDERS = [
 ]
 
 
+@pytest.mark.slow
 def test_ladder_sizes_are_bounded(start_service: Callable[..., Service]) -> None:
     with start_service("services.matchmaker").channel() as channel:  # one service for every case
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
@@ -124,6 +127,7 @@ def test_ladder_sizes_are_bounded(start_service: Callable[..., Service]) -> None
         assert not stub.ListLadders(pb.ListLaddersRequest(), timeout=10).ladders  # none was created
 
 
+@pytest.mark.slow
 def test_watch_queue_streams_are_bounded_per_agent(start_service: Callable[..., Service]) -> None:
     from services.matchmaker.queueing import MAX_WATCHES_PER_AGENT
 
@@ -168,6 +172,7 @@ def test_watch_queue_streams_are_bounded_per_agent(start_service: Callable[..., 
                 call.cancel()
 
 
+@pytest.mark.slow
 def test_ladder_count_is_bounded(start_service: Callable[..., Service]) -> None:
     from arena.ladder.limits import MAX_LADDERS
 
@@ -226,6 +231,7 @@ def test_a_revoked_token_ends_the_agents_open_stream(start_service: Callable[...
     assert error is not None and error.code() == grpc.StatusCode.UNAUTHENTICATED and "revoked" in error.details()
 
 
+@pytest.mark.slow
 def test_a_revoked_agent_of_any_kind_is_seated_nowhere(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis
 ) -> None:
@@ -264,6 +270,7 @@ def test_a_revoked_agent_of_any_kind_is_seated_nowhere(
     store.client.close()
 
 
+@pytest.mark.slow
 def test_a_ladder_with_matches_in_play_may_change_its_seats(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis
 ) -> None:

@@ -50,6 +50,7 @@ def one_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
     assert len(lines) == 1 and all(word in lines[0] for word in words), done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["services.engine", "services.matchmaker", "services.web"])
 def test_a_host_token_file_that_is_not_text(module: str, binary: Path) -> None:
     one_line(start(module, "--host-token-file", str(binary)), str(binary), "not a text file")
@@ -74,12 +75,14 @@ def test_a_ratings_rebuild_finds_the_redis_of_ohell_up_in_its_data_folder(
     assert "class: ratings rebuilt from 0 logged matches" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["services.engine", "services.matchmaker"])
 def test_a_missing_host_token_file(module: str, tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     one_line(start(module, "--host-token-file", str(missing)), str(missing), "No such file")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["services.engine", "services.matchmaker"])
 @pytest.mark.parametrize(
     ("env", "word"),
@@ -149,6 +152,7 @@ def test_a_ratings_rebuild_without_the_password_of_its_redis_says_so(
     assert "data folder's file redis-url" in out and "HELLO" not in out and "nope" not in out, out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["services.engine", "services.matchmaker"])
 def test_a_grpc_service_at_an_address_it_cannot_parse(module: str) -> None:
     nowhere = ("--redis-url", "redis://127.0.0.1:1") if module == "services.matchmaker" else ()  # not reached

@@ -96,6 +96,7 @@ def test_an_out_path_that_cannot_be_written_is_one_line_before_the_match(engine_
     assert "--out" in done.stderr and "/nonexistent" in done.stderr and "totals" not in done.stdout
 
 
+@pytest.mark.slow
 def test_serving_on_an_address_it_cannot_listen_on_is_one_line(engine_process) -> None:
     """``ohell bot connect --serve``: a port taken (here the engine's) or an address that is not
     HOST:PORT ended in a ConfigError traceback."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import grpc
+import pytest
 from svc_helpers import ScriptedAgent
 
 from arena.play.host import host_match
@@ -17,6 +18,7 @@ from ohell.presets import preset
 from ohell.referee import referee
 
 
+@pytest.mark.slow
 def test_classic_game_mixed_seats_across_processes(engine_process, make_agent, shared_redis_server) -> None:
     sdk_id, sdk_token = make_agent("sdk")
     raw_id, raw_token = make_agent("raw")

@@ -173,6 +173,7 @@ async def _flood(agent: ScriptedAgent, count: int) -> None:
     await asyncio.wait_for(agent.task, 10)
 
 
+@pytest.mark.slow
 def test_a_flood_of_unusable_actions_closes_the_stream(engine_process, make_agent) -> None:
     # each answered with a notice, they took the gateway's loop from every other agent
     from services.engine.gateway import UNUSABLE_ACTIONS
@@ -192,6 +193,7 @@ def test_a_flood_of_unusable_actions_closes_the_stream(engine_process, make_agen
     assert UNUSABLE_ACTIONS.burst <= len(agent.notices) <= UNUSABLE_ACTIONS.burst + refilled + 1
 
 
+@pytest.mark.slow
 def test_a_flooder_reconnecting_does_not_get_a_fresh_allowance(engine_process, make_agent) -> None:
     """Before, the allowance of unusable actions belonged to the stream: an agent closed for
     flooding connected again (its calls allow 100 a second) and had 500 more at once, each time."""

@@ -218,6 +218,7 @@ def test_an_entrant_needs_two_deals_for_an_interval() -> None:
     assert beside_d and all(p is None for p, _ in beside_d) and others and all(p is not None for p in others)
 
 
+@pytest.mark.slow
 def test_the_interval_of_few_deals_is_as_wide_as_students_t() -> None:
     """The percentile bootstrap's 2.5 % and 97.5 % resampled means are too narrow with few deals: of
     its intervals for an entrant whose true mean is 0, 47 % held 0 at 2 deals, 76 % at 3, 85 % at 5."""

@@ -174,6 +174,7 @@ def test_a_short_token_is_refused_before_any_process_starts(tmp_path: Path, monk
         Stack(StackConfig(log_dir=str(tmp_path)))
 
 
+@pytest.mark.slow
 def test_a_taken_redis_port_is_one_line(tmp_path: Path) -> None:
     """A second ``ohell up`` on the default ports ended with redis-server's start-up banner ("O0OoO0Oo
     Redis is starting ...") and six lines of its log, cut mid-line, to say the port was taken."""
