@@ -95,6 +95,7 @@ def test_host_creates_a_tournament_and_watches_it_finish(tsite: TourneySite, pag
     assert {standing.entrant for standing in reply.standings} == {"strong", "h1", "random"}
     assert page.locator("#tables tbody tr td").nth(3).inner_text() == "finished"
     assert page.locator("#resume").count() == 0  # nothing left to resume
+    assert page.locator("#cancel").count() == 0  # the form shown while it ran went with its end
     screenshot(page, "tournament")
 
     with page.expect_download() as download:

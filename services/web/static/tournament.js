@@ -24,6 +24,8 @@
         holder.innerHTML = html;
         var fresh = holder.querySelector("#live");
         if (fresh) { live().replaceWith(fresh); }
+        var cancel = document.getElementById("cancel");  // outside the live part: gone once it ended
+        if (cancel && fresh && fresh.dataset.state !== "running") { cancel.remove(); }
         refreshes += 1;
         document.body.dataset.refreshes = String(refreshes);
       })
