@@ -3,7 +3,9 @@
     python3 dev.py demo   # make .venv, install the project, run the local ladder of built-in bots
     python3 dev.py test   # make .venv, install the project with its test extras, run the tests
 
-Extra arguments after the command go to the program (``ohell`` or ``pytest``). Installing compiles
+Extra arguments after the command go to the program (``ohell`` or ``pytest``). ``test`` spreads the
+tests over one pytest-xdist worker per core (``-n auto``; ``-n 0`` after it runs them in one process).
+Installing compiles
 the engine's hot modules (setup.py); with no extra arguments ``test`` then runs tests/engine a second
 time on the pure-Python engine (``python -X ohell_pure``), so both builds are tested.
 """
@@ -69,10 +71,11 @@ def main(argv: list[str]) -> int:
         ensure_env("")
         return subprocess.call([str(BIN / "ohell"), "demo", *rest], cwd=ROOT)
     ensure_env("test")
-    status = subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)
+    status = subprocess.call([str(PYTHON), "-m", "pytest", "-n", "auto", *rest], cwd=ROOT)
     if rest or status != 0:
         return status
     print("tests/engine again on the pure-Python engine (python -X ohell_pure)", flush=True)
+    # in one process: xdist's workers would not inherit -X ohell_pure
     return subprocess.call([str(PYTHON), "-X", "ohell_pure", "-m", "pytest", "tests/engine"], cwd=ROOT)
 
 

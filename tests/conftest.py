@@ -17,6 +17,10 @@ from arena.archive.local_postgres import LocalPostgres, PostgresUnavailable
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.redis_store import RedisStore
 
+# pytest-xdist's workers run with COLUMNS=80, which the CLI's console would take as the width of a
+# pipe; the tests check the output a host gets in a pipe or a file (not wrapped at 80 columns)
+os.environ.pop("COLUMNS", None)
+
 
 @pytest.fixture
 def redis_server() -> Iterator[EmbeddedRedis]:
