@@ -118,6 +118,15 @@ def test_counts_a_bot_command_cannot_use_are_usage_errors_naming_the_flag() -> N
         assert done.returncode == 2 and refusal in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
+def test_bot_run_refuses_an_engine_address_it_would_not_use() -> None:
+    """``ohell bot run --serve``: the platform dials the endpoint, so the --engine given with it was
+    ignored without a word (the bot served, and the author wondered why it never reached that engine)."""
+    args = ("bot", "run", "random", "--ladder", "main", "--matchmaker", "127.0.0.1:1", "--token", "t")
+    done = ohell(*args, "--serve", "127.0.0.1:0", "--engine", "127.0.0.1:50061")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "--engine: not allowed with argument --serve" in done.stderr, done.stderr
+
+
 @pytest.mark.slow  # over a second: the quick subset stays quick
 def test_command_help_shows_the_defaults() -> None:
     """``--help`` showed ``--address ADDRESS`` with no word of the address used without it."""
