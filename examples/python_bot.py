@@ -1,6 +1,8 @@
 """An Oh Hell agent that enters a ladder: bids its aces and kings, plays its lowest legal card.
-Usage: python examples/python_bot.py ENGINE_ADDRESS MATCHMAKER_ADDRESS TOKEN LADDER"""
+Usage: OHELL_AGENT_TOKEN=TOKEN python examples/python_bot.py ENGINE_ADDRESS MATCHMAKER_ADDRESS LADDER
+(without $OHELL_AGENT_TOKEN: ENGINE_ADDRESS MATCHMAKER_ADDRESS TOKEN LADDER, where ps shows the token)"""
 
+import os
 import sys
 
 from arena.sdk import BaseBot, run_on_ladder
@@ -17,4 +19,7 @@ class HighCards(BaseBot):
 
 
 if __name__ == "__main__":
-    run_on_ladder(HighCards(), *sys.argv[1:]) if len(sys.argv) == 5 else sys.exit(__doc__)
+    args = sys.argv[1:]
+    if "OHELL_AGENT_TOKEN" in os.environ:  # the token goes third, after the two addresses
+        args[2:2] = [os.environ["OHELL_AGENT_TOKEN"]]
+    run_on_ladder(HighCards(), *args) if len(args) == 4 else sys.exit(__doc__)

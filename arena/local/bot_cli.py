@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.local.output import labelled, text_console
-from arena.sdk.arguments import UINT32, agent_token, whole
+from arena.sdk.arguments import UINT32, add_token_options, agent_token, whole
 from ohell.errors import OhHellError
 
 console = text_console()
@@ -83,7 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from arena.sdk import run_on_ladder, serve
     from arena.sdk.local import bot_from_spec
 
-    token = agent_token(args.token)
+    token = agent_token(args)
     if args.serve and args.matches:
         raise OhHellError(
             "--matches counts the matches of a connected agent: an endpoint (--serve) plays until stopped"
@@ -112,18 +112,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "run", help="play a bot on a ladder (connect, or serve with --serve; hold a ticket; play every table)"
     )
     run.add_argument("bot", help="path/to/mybot.py:MyBot, or a built-in bot name")
-    run.add_argument(
-        "--engine", default="127.0.0.1:50051", help="the engine service (gateway) address (default %(default)s)"
+    # an endpoint (--serve) never dials the engine: the platform dials it, so an --engine given with
+    # it would go unused without a word (argparse refuses the pair instead)
+    how = run.add_mutually_exclusive_group()
+    how.add_argument(
+        "--engine",
+        default="127.0.0.1:50051",
+        help="the engine service (gateway) address the bot dials, not with --serve (default %(default)s)",
     )
     run.add_argument("--matchmaker", default="127.0.0.1:50052", help="the matchmaker address (default %(default)s)")
-    run.add_argument("--token", help="your agent token (default: $OHELL_AGENT_TOKEN)")
+    add_token_options(run)
     run.add_argument("--ladder", required=True, help="the ladder's name (the host gives it)")
     run.add_argument("--matches", type=whole(UINT32, 1), help="stop after this many matches (default: play for ever)")
     run.add_argument("--seed", type=int, default=0, help="seed of a built-in bot (default %(default)s)")
-    run.add_argument(
+    how.add_argument(
         "--serve",
         metavar="HOST:PORT",
         help="an endpoint agent: listen here (the address the host registered, or one it forwards to) "
-        "instead of dialling the engine; the platform dials it for each match",
+        "instead of dialling the engine; the platform dials it for each match (so no --engine)",
     )
     run.set_defaults(handler=cmd_run)

@@ -8,6 +8,7 @@ Every process is started in its own session, so a Ctrl-C in the terminal reaches
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import secrets
@@ -46,6 +47,20 @@ def stop_on_signals() -> None:
 
     for stop_signal in STOP_SIGNALS:
         signal.signal(stop_signal, interrupt)
+
+
+def own_folder(folder: Path, archive: Path | None) -> None:
+    """The stack's folder (``ohell up``'s data folder), its logs and the SQLite ``archive`` kept there,
+    this user's alone: a folder of a version before 3 Dec 2026 kept archive.db and the logs readable by
+    all (644). An archive not made yet is made so here, as SQLite would make it readable by all."""
+    folder.chmod(0o700)
+    files = list(folder.glob("*.log"))
+    if archive is not None and archive.parent.resolve() == folder.resolve():
+        os.close(os.open(archive, os.O_WRONLY | os.O_CREAT, 0o600))  # SQLite gives its -wal, -shm the same mode
+        files += folder.glob(glob.escape(archive.name) + "*")  # those, -journal and the migrations' lock too
+    for path in files:
+        if path.is_file() and not path.is_symlink():
+            path.chmod(0o600)
 
 
 def write_secret(path: Path, secret: str) -> None:
@@ -88,7 +103,8 @@ class Proc:
         self.name = name
         self.log_path = log_path
         self.command, self.env = command, env
-        self._log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
+        # closed in stop(); a new log is this user's alone (it may quote what the services were sent)
+        self._log = os.fdopen(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
         self.popen = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
@@ -189,6 +205,8 @@ class Stack:
         if self.config.save_host_token:
             write_secret(self.host_token_path, self.host_token)
         self.database_url = self.config.database_url or os.environ.get(DATABASE_URL_ENV) or sqlite_url(self.log_dir)
+        sqlite = self.database_url.startswith("sqlite:///") and "?" not in self.database_url
+        own_folder(self.log_dir, Path(self.database_url.removeprefix("sqlite:///")) if sqlite else None)
 
     @property
     def matchmaker_address(self) -> str:

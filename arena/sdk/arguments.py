@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from ohell.errors import OhHellError
 
@@ -15,11 +16,35 @@ UINT64 = 2**64 - 1
 AGENT_TOKEN_ENV = "OHELL_AGENT_TOKEN"
 
 
-def agent_token(given: str | None, required: bool = True) -> str:
-    """``--token``, else $OHELL_AGENT_TOKEN (off the command line, where ``ps`` shows it)."""
-    token = given or os.environ.get(AGENT_TOKEN_ENV, "")
+def add_token_options(parser: argparse.ArgumentParser, what: str = "your agent token", otherwise: str = "") -> None:
+    """``--token`` or ``--token-file``, one or the other (else $OHELL_AGENT_TOKEN, else ``otherwise``):
+    a token on the command line is in the process list, which every user of the machine may read (``ps``)."""
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument(
+        "--token", help=f"{what}: ps shows it to every user here, so prefer --token-file or ${AGENT_TOKEN_ENV}"
+    )
+    given.add_argument(
+        "--token-file", metavar="PATH", help=f"read {what} from this file (default: ${AGENT_TOKEN_ENV}{otherwise})"
+    )
+
+
+def agent_token(args: argparse.Namespace, required: bool = True) -> str:
+    """``--token``, else the text of ``--token-file``, else $OHELL_AGENT_TOKEN."""
+    token = args.token or (_read(args.token_file) if args.token_file else os.environ.get(AGENT_TOKEN_ENV, ""))
     if required and not token:
-        raise OhHellError(f"give --token or set {AGENT_TOKEN_ENV} (the token the host gave you)")
+        raise OhHellError(f"give --token-file, set {AGENT_TOKEN_ENV} or give --token (the token the host gave you)")
+    return token
+
+
+def _read(path: str) -> str:
+    try:
+        token = Path(path).read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise OhHellError(f"--token-file {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise OhHellError(f"--token-file {path}: not a text file (it should hold the token as text)") from None
+    if not token:
+        raise OhHellError(f"--token-file {path} is empty")
     return token
 
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from arena.sdk.arguments import UINT32, UINT64, agent_token, whole
+from arena.sdk.arguments import UINT32, UINT64, add_token_options, agent_token, whole
 from ohell.errors import OhHellError
 
 
@@ -42,7 +42,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     with grpc.insecure_channel(args.address) as channel:
         try:
             response = challenge_pb2_grpc.ChallengeServiceStub(channel).Challenge(
-                request, metadata=auth_metadata(agent_token(args.token)), timeout=args.timeout
+                request, metadata=auth_metadata(agent_token(args)), timeout=args.timeout
             )
         except grpc.RpcError as error:
             raise OhHellError(f"challenge refused: {error.code().name}: {error.details()}") from None
@@ -68,7 +68,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
         bot = bot_from_spec(args.bot, args.seed)
     except OhHellError as error:  # an unknown bot, a bot file that does not load
         raise OhHellError(f"--bot: {error}") from None
-    token = agent_token(args.token, required=False)  # an endpoint served without one takes any caller
+    token = agent_token(args, required=False)  # an endpoint served without one takes any caller
     if args.serve:
         serve(bot, args.address, token)
     else:
@@ -79,7 +79,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     challenge = sub.add_parser("challenge", help="play an ad-hoc match on an engine service")
     challenge.add_argument("--address", default="127.0.0.1:50051", help="the engine service (default %(default)s)")
-    challenge.add_argument("--token", help="your agent token (default: $OHELL_AGENT_TOKEN)")
+    add_token_options(challenge)
     challenge.add_argument(
         "--seat", action="append", required=True, help="builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT; 3-7 of them"
     )
@@ -112,6 +112,6 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
         default="127.0.0.1:50051",
         help="the gateway, or with --serve where to listen (default %(default)s)",
     )
-    agent.add_argument("--token", help="the agent token (default: $OHELL_AGENT_TOKEN, else none)")
+    add_token_options(agent, "the agent token", ", else none")
     agent.add_argument("--serve", action="store_true", help="serve AgentService instead of dialling the gateway")
     agent.set_defaults(handler=cmd_agent)

@@ -23,7 +23,6 @@ from arena.tournament.model import (
     Tournament,
     TournamentEnded,
     TournamentError,
-    TournamentNotFound,
     TournamentSummary,
 )
 from arena.tournament.standings import (
@@ -35,7 +34,7 @@ from arena.tournament.standings import (
     to_csv,
     to_json,
 )
-from arena.tournament.store import ENDED, Progress, TablePlan, TournamentStore
+from arena.tournament.store import ENDED, Progress, TablePlan, TournamentStore, not_found
 
 MAX_PAGE = 500
 EXPORT_FORMATS = ("csv", "json")
@@ -267,7 +266,7 @@ def cancel(store: TournamentStore, tourney_id: str) -> tuple[TournamentSummary, 
     or was cancelled already."""
     status, tables = store.cancel(check_id(tourney_id))
     if status == "missing":
-        raise TournamentNotFound(f"tournament_id={tourney_id!r}: no such tournament")
+        raise not_found(tourney_id)
     if status != "done":
         ended = "has finished" if status == "finished" else "was cancelled"
         raise TournamentEnded(f"tournament_id={tourney_id!r}: the tournament {ended} already: nothing to cancel")

@@ -88,11 +88,14 @@ class TournamentStore:
     # creating --------------------------------------------------------------------------------
     def create(self, tourney: Tournament) -> list[TablePlan]:
         """Store the tournament, its first round and all its deal sets (drawn now, secretly)."""
-        for entrant in tourney.entrants:
+        for number, entrant in enumerate(tourney.entrants):
             if entrant.kind == "connected" and not (
                 AGENT_ID.fullmatch(entrant.agent_id) and self.client.exists(self.keys.agent(entrant.agent_id))
             ):
-                raise TournamentNotFound(f"entrant {entrant.name!r}: no registered agent {entrant.agent_id!r}")
+                raise TournamentNotFound(
+                    f"tournament.entrants[{number}].agent_id={entrant.agent_id!r}: no registered agent"
+                    f" (entrant {entrant.name!r})"
+                )
         rules = tourney.rules()
         plans = [TablePlan(table_id(1, i), 1, table) for i, table in enumerate(tourney.first_round())]
         deals = {plan.table_id: self._draw(Game(rules, len(plan.entrants)), tourney.deals) for plan in plans}
@@ -109,7 +112,7 @@ class TournamentStore:
             tourney.summary().to_json(),
         )
         if not created:
-            raise TournamentExists(f"tournament {tourney.tourney_id!r} exists already")
+            raise TournamentExists(f"tournament.tournament_id={tourney.tourney_id!r}: that tournament exists already")
         return plans
 
     @staticmethod
@@ -138,7 +141,7 @@ class TournamentStore:
     def get(self, tourney_id: str) -> Tournament:
         spec = self.client.hget(self.keys.tourney(tourney_id), "spec")
         if spec is None:
-            raise TournamentNotFound(f"no tournament {tourney_id!r}")
+            raise not_found(tourney_id)
         return Tournament.from_json(spec)
 
     def progress(self, tourney_id: str) -> Progress:
@@ -158,7 +161,7 @@ class TournamentStore:
             values = replies[2 * index]
             data = {name: text(value) for name, value in zip(SUMMARY_FIELDS, values, strict=True) if value is not None}
             if "state" not in data:
-                raise TournamentNotFound(f"no tournament {tourney_id!r}")
+                raise not_found(tourney_id)
             # a tournament created before summaries were stored: read its full definition once
             summary = (
                 TournamentSummary.from_json(data["summary"]) if "summary" in data else self.get(tourney_id).summary()
@@ -322,10 +325,15 @@ class TournamentStore:
 SUMMARY_FIELDS = ("summary", "state", "round", "tables", "tables_done", "created_ms", "finished_ms")
 
 
+def not_found(tourney_id: str) -> TournamentNotFound:
+    """NOT_FOUND naming the request's field, as every tournament RPC calls it."""
+    return TournamentNotFound(f"tournament_id={tourney_id!r}: no such tournament")
+
+
 def _fields(tourney_id: str, raw: dict[Any, Any]) -> dict[str, str]:
     """A tournament's hash as text; NOT_FOUND when there is none."""
     if not raw:
-        raise TournamentNotFound(f"no tournament {tourney_id!r}")
+        raise not_found(tourney_id)
     return {text(k): text(v) for k, v in raw.items()}
 
 

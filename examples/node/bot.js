@@ -1,7 +1,8 @@
 // An Oh Hell agent in Node.js, from the .proto files only (no generated code). It enters a ladder
 // and plays every table it is seated at; it bids its aces and kings and plays its lowest legal card.
-// Usage: node bot.js ENGINE_ADDRESS MATCHMAKER_ADDRESS TOKEN LADDER [MATCHES]
+// Usage: OHELL_AGENT_TOKEN=TOKEN node bot.js ENGINE_ADDRESS MATCHMAKER_ADDRESS LADDER [MATCHES]
 //   MATCHES: exit after that many matches (default: play for ever). See docs/protocol.md.
+//   Without $OHELL_AGENT_TOKEN the token is the third argument, where ps shows it to every user.
 "use strict";
 const path = require("path");
 const grpc = require("@grpc/grpc-js");
@@ -101,9 +102,12 @@ function keepOpen(what, address, open, onUp) {
 }
 
 function main() {
-  const [engine, matchmaker, token, ladder, matches] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const fromEnv = process.env.OHELL_AGENT_TOKEN;
+  const [engine, matchmaker, token, ladder, matches] = fromEnv ? [...args.slice(0, 2), fromEnv, ...args.slice(2)] : args;
   if (!engine || !matchmaker || !token || !ladder) {
-    console.error("usage: node bot.js ENGINE_ADDRESS MATCHMAKER_ADDRESS TOKEN LADDER [MATCHES]");
+    console.error("usage: OHELL_AGENT_TOKEN=TOKEN node bot.js ENGINE_ADDRESS MATCHMAKER_ADDRESS LADDER [MATCHES]");
+    console.error("   or: node bot.js ENGINE_ADDRESS MATCHMAKER_ADDRESS TOKEN LADDER [MATCHES] (ps shows the token)");
     process.exit(2);
   }
   const metadata = new grpc.Metadata();

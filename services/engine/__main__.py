@@ -17,17 +17,23 @@ from arena.play.specs import TimeControl
 from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token
 from arena.rpc.metrics_http import start_metrics_server
 from arena.rpc.server import serve_until_signal
-from arena.rpc.settings import ConfigError, shown_url
+from arena.rpc.settings import ConfigError, read_token_file, shown_url
 from ohell.errors import OhHellError
 from services.engine.server import start_engine
 
 
-def _tokens(pairs: list[str]) -> dict[str, str]:
+def _tokens(pairs: list[str], path: str | None = None) -> dict[str, str]:
+    """token -> agent id, from ``--agent`` and the lines of ``--agents-file`` (blank and # lines
+    skipped). An error names a file's line by its number, never its text: that holds a token."""
+    given = [(f"--agent {pair!r}", pair) for pair in pairs]
+    if path:
+        lines = [(n, line.strip()) for n, line in enumerate(read_token_file(path, "--agents-file").splitlines(), 1)]
+        given += [(f"--agents-file {path}: line {n}", line) for n, line in lines if line and not line.startswith("#")]
     tokens = {}
-    for pair in pairs:
+    for where, pair in given:
         agent_id, sep, token = pair.partition("=")
         if not sep or not agent_id or not token:
-            raise OhHellError(f"--agent {pair!r} must look like AGENT_ID=TOKEN")
+            raise OhHellError(f"{where} must look like AGENT_ID=TOKEN")
         tokens[token] = agent_id
     return tokens
 
@@ -40,7 +46,7 @@ def run(args: argparse.Namespace) -> None:
     async def serve() -> None:
         engine = await start_engine(
             args.address,
-            _tokens(args.agent),
+            _tokens(args.agent, args.agents_file),
             args.redis_url or os.environ.get("REDIS_URL"),
             TimeControl(args.decision_ms, args.time_bank_ms, args.max_faults),
             keys=Keys(args.prefix),
@@ -66,7 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="AGENT_ID=TOKEN",
-        help="accept this token for this agent (besides tokens registered in Redis)",
+        help="accept this token for this agent (besides tokens registered in Redis); ps shows it to every user"
+        " here: prefer --agents-file",
+    )
+    parser.add_argument(
+        "--agents-file",
+        metavar="PATH",
+        help="accept the tokens of this file, one AGENT_ID=TOKEN a line, as --agent does (off the command line)",
     )
     parser.add_argument(
         "--prefix",

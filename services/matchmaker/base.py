@@ -51,6 +51,19 @@ _CODES = {
 }
 
 
+# the codes whose message is about a request field: it names the field first
+NAMING = {grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT}
+
+
+def naming_field(error: StoreError, fields: dict[str, str] | None = None) -> str:
+    """The store's refusal naming the request's field first (``agent_id: no agent 'a9'``) unless it
+    starts with it already; ``fields`` maps the store's name of a field to the request's where they
+    differ (GetLadder's ``name`` is the store's ``ladder``)."""
+    field = (fields or {}).get(error.field, error.field)
+    message = str(error)
+    return message if not field or message.startswith(field) else f"{field}: {message}"
+
+
 async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
     """``context.abort``, typed as what it does: it always raises (grpc ships no type hints)."""
     await context.abort(code, message)
@@ -94,11 +107,15 @@ class ServicerBase:
             self._engine = connect(self.database_url)
         return self._engine
 
-    async def _call(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
+    async def _call(
+        self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any, fields: dict[str, str] | None = None
+    ) -> T:
+        """``fn(*args)`` in a thread, its refusals as gRPC codes (``fields``: see ``naming_field``)."""
         try:
             return await asyncio.to_thread(fn, *args)
         except StoreError as error:
-            await context.abort(_CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT), str(error))
+            code = _CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT)
+            await context.abort(code, naming_field(error, fields) if code in NAMING else str(error))
         except OhHellError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except queries.BadCursor:

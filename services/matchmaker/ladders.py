@@ -14,6 +14,9 @@ from ohell.errors import OhHellError
 from services.matchmaker.base import ServicerBase, abort, page_bounds
 from services.matchmaker.messages import ladder_from_proto, ladder_to_proto, standing_to_proto
 
+BY_NAME = {"ladder": "name"}  # the store's field of a ladder's name, the request's `name`
+DEFINITION = {"ladder": "ladder.name", "name": "ladder.name"}  # in a request's `ladder` (its other fields say theirs)
+
 
 class LadderRpcs(ServicerBase):
     """CreateLadder, GetLadder, ListLadders, GetLeaderboard and the host's UpdateLadder,
@@ -22,12 +25,12 @@ class LadderRpcs(ServicerBase):
     async def CreateLadder(self, request: pb.CreateLadderRequest, context: Any) -> pb.CreateLadderResponse:
         await self._host(context)
         ladder = await self._ladder(context, request.ladder)
-        created = await self._call(context, self.store.create_ladder, ladder)
+        created = await self._call(context, self.store.create_ladder, ladder, fields=DEFINITION)
         return pb.CreateLadderResponse(ladder=ladder_to_proto(created))
 
     async def GetLadder(self, request: pb.GetLadderRequest, context: Any) -> pb.GetLadderResponse:
-        ladder = await self._call(context, self.store.get_ladder, request.name)
-        waiting = await self._call(context, self.store.queued, request.name)
+        ladder = await self._call(context, self.store.get_ladder, request.name, fields=BY_NAME)
+        waiting = await self._call(context, self.store.queued, request.name, fields=BY_NAME)
         return pb.GetLadderResponse(ladder=ladder_to_proto(ladder), tickets_waiting=waiting)
 
     async def ListLadders(self, request: pb.ListLaddersRequest, context: Any) -> pb.ListLaddersResponse:
@@ -54,21 +57,21 @@ class LadderRpcs(ServicerBase):
     async def UpdateLadder(self, request: pb.UpdateLadderRequest, context: Any) -> pb.UpdateLadderResponse:
         await self._host(context)
         ladder = await self._ladder(context, request.ladder)
-        updated = await self._call(context, self.store.update_ladder, ladder)
+        updated = await self._call(context, self.store.update_ladder, ladder, fields=DEFINITION)
         return pb.UpdateLadderResponse(ladder=ladder_to_proto(updated))
 
     async def PauseLadder(self, request: pb.PauseLadderRequest, context: Any) -> pb.PauseLadderResponse:
         await self._host(context)
         return pb.PauseLadderResponse(
-            ladder=ladder_to_proto(await self._call(context, self.store.set_paused, request.name, True))
+            ladder=ladder_to_proto(await self._call(context, self.store.set_paused, request.name, True, fields=BY_NAME))
         )
 
     async def ResumeLadder(self, request: pb.ResumeLadderRequest, context: Any) -> pb.ResumeLadderResponse:
         await self._host(context)
-        ladder = await self._call(context, self.store.set_paused, request.name, False)
+        ladder = await self._call(context, self.store.set_paused, request.name, False, fields=BY_NAME)
         return pb.ResumeLadderResponse(ladder=ladder_to_proto(ladder))
 
     async def DeleteLadder(self, request: pb.DeleteLadderRequest, context: Any) -> pb.DeleteLadderResponse:
         await self._host(context)
-        await self._call(context, self.store.delete_ladder, request.name)
+        await self._call(context, self.store.delete_ladder, request.name, fields=BY_NAME)
         return pb.DeleteLadderResponse(deleted=True)

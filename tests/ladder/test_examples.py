@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -50,6 +51,7 @@ def node_ready() -> None:
 
 
 def python_example(stack: Stack, token: str, ladder: str) -> list[str]:
+    """The command with the token in its arguments (the examples' older form: ps shows it)."""
     return [
         sys.executable,
         str(ROOT / "examples" / "python_bot.py"),
@@ -62,6 +64,15 @@ def python_example(stack: Stack, token: str, ladder: str) -> list[str]:
 
 def node_example(stack: Stack, token: str, ladder: str, *extra: str) -> list[str]:
     return ["node", str(NODE_DIR / "bot.js"), stack.engine_address, stack.matchmaker_address, token, ladder, *extra]
+
+
+def token_in_env(command: list[str], token: str) -> tuple[list[str], dict[str, str]]:
+    """The command as the docs give it: the token in $OHELL_AGENT_TOKEN, not among its arguments."""
+    return command[:4] + command[5:], os.environ | {"OHELL_AGENT_TOKEN": token}
+
+
+def without_env_token() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if key != "OHELL_AGENT_TOKEN"}
 
 
 def finished_matches(stack: Stack, agent_id: str) -> list[str]:
@@ -93,11 +104,14 @@ def test_example_bots_and_a_buggy_bot_enter_a_ladder_and_play(
     node_id, node_token = register_connected(stack, "node-example")
     buggy_id, buggy_token = register_connected(stack, "buggy")
     logs = {name: (tmp_path / f"{name}.log").open("w+") for name in ("python", "node")}
+    commands = {
+        "python": token_in_env(python_example(stack, python_token, "kit"), python_token),
+        "node": token_in_env(node_example(stack, node_token, "kit"), node_token),
+    }
+    assert not any(python_token in part or node_token in part for command, _ in commands.values() for part in command)
     processes = {
-        "python": subprocess.Popen(
-            python_example(stack, python_token, "kit"), stdout=logs["python"], stderr=subprocess.STDOUT
-        ),
-        "node": subprocess.Popen(node_example(stack, node_token, "kit"), stdout=logs["node"], stderr=subprocess.STDOUT),
+        name: subprocess.Popen(command, env=env, stdout=logs[name], stderr=subprocess.STDOUT)
+        for name, (command, env) in commands.items()
     }
     buggy = RaisesEveryFifth()
     try:
@@ -152,7 +166,7 @@ def test_examples_print_one_line_for_a_wrong_token_or_an_unknown_ladder(
     }
     for case, (given, ladder, expected) in cases.items():
         for command in (python_example(stack, given, ladder), node_example(stack, given, ladder)):
-            result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=without_env_token())
             lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
             assert result.returncode == 2, (case, command[1], result.stderr[-1500:])
             assert len(lines) == 1 and expected in lines[0] and "Traceback" not in result.stderr, (case, result.stderr)

@@ -143,7 +143,49 @@ def test_deleting_a_ladder_ends_its_queue_streams_not_found(stub: Stub, redis_se
     UNKNOWN, quoting the store's exception class ("Unexpected <class '...NotFound'>")."""
     _, _, call = watching(stub, redis_server)
     assert stub.DeleteLadder(pb.DeleteLadderRequest(name="w"), metadata=HOST).deleted
-    assert code_of(list, call) == (grpc.StatusCode.NOT_FOUND, "no ladder 'w'")
+    assert code_of(list, call) == (grpc.StatusCode.NOT_FOUND, "ladder: no ladder 'w'")
+
+
+def test_not_found_names_the_request_field(stub: Stub) -> None:
+    """A NOT_FOUND said what was missing ("no ladder 'x'", "no tournament 'x'") but not in which field
+    of the request: GetLadder's `name`, JoinQueue's `ladder`, a tournament entrant's `agent_id`..."""
+    alice = register(stub, "alice")
+    stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="l")), metadata=HOST)
+    agent = auth_metadata(alice.token)
+    me = alice.agent.agent_id
+    entrants = [tpb.TournamentEntrant(bot="random"), tpb.TournamentEntrant(bot="strong")]
+    ghost = tpb.Tournament(tournament_id="g", entrants=[*entrants, tpb.TournamentEntrant(agent_id="a99")])
+    calls: list[tuple[Any, Any, Any, str]] = [
+        (stub.GetLadder, pb.GetLadderRequest(name="nope"), None, "name: no ladder 'nope'"),
+        (stub.PauseLadder, pb.PauseLadderRequest(name="nope"), HOST, "name: no ladder 'nope'"),
+        (stub.DeleteLadder, pb.DeleteLadderRequest(name="nope"), HOST, "name: no ladder 'nope'"),
+        (stub.UpdateLadder, pb.UpdateLadderRequest(ladder=pb.Ladder(name="nope")), HOST, "ladder.name: no ladder"),
+        (stub.GetLeaderboard, pb.GetLeaderboardRequest(ladder="nope"), None, "ladder: no ladder 'nope'"),
+        (stub.JoinQueue, pb.JoinQueueRequest(ladder="nope", agent_id=me), agent, "ladder: no ladder 'nope'"),
+        (stub.ListMatches, pb.ListMatchesRequest(ladder="nope"), None, "ladder: no ladder 'nope'"),
+        (stub.GetAgent, pb.GetAgentRequest(agent_id="a99"), None, "agent_id: no agent 'a99'"),
+        (stub.GetAgent, pb.GetAgentRequest(agent_id=me, ladder="nope"), None, "ladder: no ladder 'nope'"),
+        (stub.RevokeAgentToken, pb.RevokeAgentTokenRequest(agent_id="a99"), HOST, "agent_id: no agent 'a99'"),
+        (stub.GetMatch, pb.GetMatchRequest(match_id="l-99"), None, "match_id: no match 'l-99'"),
+        (stub.GetTournament, tpb.GetTournamentRequest(tournament_id="t"), None, "tournament_id='t': no such"),
+        (stub.ResumeTournament, tpb.ResumeTournamentRequest(tournament_id="t"), HOST, "tournament_id='t': no such"),
+        (stub.CancelTournament, tpb.CancelTournamentRequest(tournament_id="t"), HOST, "tournament_id='t': no such"),
+        (
+            lambda r, metadata: list(stub.ExportTournament(r, metadata=metadata)),
+            tpb.ExportTournamentRequest(tournament_id="t"),
+            None,
+            "tournament_id='t': no such",
+        ),
+        (
+            stub.CreateTournament,
+            tpb.CreateTournamentRequest(tournament=ghost),
+            HOST,
+            "tournament.entrants[2].agent_id='a99': no registered agent",
+        ),
+    ]
+    for call, request, metadata, words in calls:
+        code, detail = code_of(call, request, metadata=metadata)
+        assert code == grpc.StatusCode.NOT_FOUND and detail.startswith(words), detail
 
 
 def test_streams_dropped_as_their_tickets_are_queued_leave_the_queue(stub: Stub, redis_server: EmbeddedRedis) -> None:

@@ -39,6 +39,9 @@ def command_lines(pid: int) -> list[str]:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     data = tmp_path_factory.mktemp("data")
     (data / "redis").mkdir(mode=0o755)  # as an earlier ohell up left it: no password, its data on disk
+    data.chmod(0o755)  # and its folder, archive and logs readable by every user
+    for name in ("archive.sqlite3", "matchmaker.log"):
+        (data / name).touch(mode=0o644)
     with EmbeddedRedis(data_dir=str(data / "redis")) as earlier, redis.Redis.from_url(earlier.url) as client:
         RedisStore(client).create_ladder(Ladder("earlier", seats=3))
     config = StackConfig(log_dir=str(data), builtin_workers=0, remote_worker=False, save_host_token=False)
@@ -73,6 +76,15 @@ def test_the_data_of_an_earlier_ohell_up_is_kept(stack: Stack) -> None:
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
         ladders = stub.ListLadders(pb.ListLaddersRequest(), timeout=10).ladders
     assert "earlier" in [ladder.name for ladder in ladders]
+
+
+def test_an_earlier_data_folder_is_made_the_users_alone(stack: Stack) -> None:
+    """Its folder, archive and logs, left readable by all (755, 644) by a version before 3 Dec 2026,
+    and the logs the stack starts now."""
+    assert stack.log_dir.stat().st_mode & 0o777 == 0o700
+    assert stack.database_url.endswith("/archive.sqlite3")
+    for name in ("archive.sqlite3", "matchmaker.log", "engine.log"):
+        assert (stack.log_dir / name).stat().st_mode & 0o777 == 0o600, name
 
 
 def test_the_data_of_the_embedded_redis_is_the_users_alone(stack: Stack) -> None:

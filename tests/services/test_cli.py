@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from svc_helpers import ROOT
+from svc_helpers import ROOT, EngineProcess
 
 from ohell.referee import referee
 
@@ -59,8 +60,33 @@ def test_challenge_takes_the_agent_token_from_the_environment_as_bot_run_does(en
     played = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env | {"OHELL_AGENT_TOKEN": token})
     assert played.returncode == 0 and "winners" in played.stdout, played.stderr
     missing = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
-    assert missing.returncode == 2 and "error: give --token or set OHELL_AGENT_TOKEN" in missing.stderr
+    assert missing.returncode == 2 and "error: give --token-file, set OHELL_AGENT_TOKEN" in missing.stderr
     assert "a secret one the engine draws" in " ".join(ohell("challenge", "--help").stdout.split())
+
+
+@pytest.mark.slow  # starts an engine of its own
+def test_tokens_come_from_files_off_the_command_line(shared_redis_server, tmp_path: Path) -> None:
+    """``ohell engine --agent ID=TOKEN`` and ``--token`` put a token in the process list (``ps``), which
+    every user of the machine reads: ``--agents-file`` and ``--token-file`` keep it off."""
+    token = secrets.token_urlsafe(24)
+    agents, mine = tmp_path / "agents", tmp_path / "token"
+    agents.write_text(f"# the engine's own agents\n\nfile-agent={token}\n")
+    mine.write_text(token + "\n")
+    seats = ("--seat", "builtin:random") * 3
+    engine = EngineProcess(shared_redis_server.url, "--agents-file", str(agents))
+    try:
+        played = ohell("challenge", "--address", engine.address, "--token-file", str(mine), *seats)
+        assert played.returncode == 0 and "winners" in played.stdout, played.stderr
+    finally:
+        assert engine.stop() == 0
+    missing = ohell("challenge", "--address", engine.address, "--token-file", str(tmp_path / "none"), *seats)
+    assert missing.returncode == 2 and f"--token-file {tmp_path / 'none'}: No such file" in missing.stderr
+    both = ohell("bot", "run", "random", "--ladder", "l", "--token", "t", "--token-file", str(mine))
+    assert both.returncode == 2 and "not allowed with argument --token" in both.stderr, both.stderr
+    agents.write_text(f"file-agent={token}\n{token}\n")
+    refused = ohell("engine", "--address", "127.0.0.1:0", "--agents-file", str(agents))
+    assert refused.returncode == 2 and "line 2 must look like AGENT_ID=TOKEN" in refused.stderr, refused.stderr
+    assert token not in refused.stderr  # the line is named by its number, never shown
 
 
 def test_challenge_command_reports_refusals(engine_process) -> None:
@@ -116,6 +142,15 @@ def test_counts_a_bot_command_cannot_use_are_usage_errors_naming_the_flag() -> N
     ):
         done = ohell(*args)
         assert done.returncode == 2 and refusal in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_bot_run_refuses_an_engine_address_it_would_not_use() -> None:
+    """``ohell bot run --serve``: the platform dials the endpoint, so the --engine given with it was
+    ignored without a word (the bot served, and the author wondered why it never reached that engine)."""
+    args = ("bot", "run", "random", "--ladder", "main", "--matchmaker", "127.0.0.1:1", "--token", "t")
+    done = ohell(*args, "--serve", "127.0.0.1:0", "--engine", "127.0.0.1:50061")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "--engine: not allowed with argument --serve" in done.stderr, done.stderr
 
 
 @pytest.mark.slow  # over a second: the quick subset stays quick

@@ -162,7 +162,9 @@ def test_roles_and_bad_input_are_refused_naming_the_field(rpc: Rpc) -> None:
     bad("hand_sizes", rules=rules_pb2.Rules(preset="classic", hand_sizes=[20]))  # 60 cards for 3 seats
     unknown = [tpb.TournamentEntrant(agent_id="a999"), *bots("random", "strong")]
     refused(
-        lambda: rpc.create(tpb.Tournament(tournament_id="ghost", entrants=unknown)), grpc.StatusCode.NOT_FOUND, "a999"
+        lambda: rpc.create(tpb.Tournament(tournament_id="ghost", entrants=unknown)),
+        grpc.StatusCode.NOT_FOUND,
+        "tournament.entrants[0].agent_id='a999'",
     )
 
     for call in (
@@ -170,7 +172,7 @@ def test_roles_and_bad_input_are_refused_naming_the_field(rpc: Rpc) -> None:
         lambda: rpc.export("no-such", tpb.EXPORT_FORMAT_CSV),
         lambda: rpc.stub.ResumeTournament(tpb.ResumeTournamentRequest(tournament_id="no-such"), metadata=rpc.host),
     ):
-        refused(call, grpc.StatusCode.NOT_FOUND, "no-such")
+        refused(call, grpc.StatusCode.NOT_FOUND, "tournament_id='no-such'")
     refused(lambda: rpc.get("../etc"), grpc.StatusCode.INVALID_ARGUMENT, "tournament_id")
     refused(lambda: rpc.get("roles", replicates=10_001), grpc.StatusCode.INVALID_ARGUMENT, "replicates")
     # another number of resamples is a computation of its own (a second of CPU at 10 000): the host's only
@@ -202,7 +204,7 @@ def test_deals_stay_secret_while_running_then_standings_agree_with_records(rpc: 
     created = rpc.create(waiting)
     assert created.tournament.grace_seconds == 0 and created.tournament.seats == 3
     assert created.progress.state == tpb.TOURNAMENT_STATE_RUNNING and created.progress.games_total == 6
-    refused(lambda: rpc.create(waiting), grpc.StatusCode.ALREADY_EXISTS, "waiting")
+    refused(lambda: rpc.create(waiting), grpc.StatusCode.ALREADY_EXISTS, "tournament.tournament_id='waiting'")
     running = rpc.get("waiting")
     assert [t.entrants for t in running.tables] == [["random", "heuristic", "away"]]
     assert (running.progress.tables, running.progress.tables_done, running.progress.games_done) == (1, 0, 0)
@@ -361,7 +363,9 @@ def test_the_host_cancels_a_tournament_that_could_never_finish(rpc: Rpc) -> None
     assert again == "tournament_id='stuck': the tournament was cancelled already: nothing to cancel"
     resume = tpb.ResumeTournamentRequest(tournament_id="stuck")
     refused(
-        lambda: rpc.stub.ResumeTournament(resume, metadata=rpc.host), grpc.StatusCode.FAILED_PRECONDITION, "cancelled"
+        lambda: rpc.stub.ResumeTournament(resume, metadata=rpc.host),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "tournament_id='stuck': the tournament was cancelled",
     )
     rpc.create(
         tpb.Tournament(tournament_id="ended", entrants=bots("random", "heuristic", "strong"), rules=SHORT, deals=1)

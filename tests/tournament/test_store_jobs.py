@@ -109,7 +109,7 @@ def test_absent_connected_entrant_forfeits_its_table(tstore: TournamentStore) ->
     entrants = (*builtins("heuristic", "random"), SeatSpec.connected("a9", "ghost"))
     tourney = Tournament("ff", entrants, seats=3, deals=2, overrides=OPTIONS, grace_s=0.2)
     queue = Queue()
-    with pytest.raises(TournamentError, match="no registered agent 'a9'"):
+    with pytest.raises(TournamentError, match=r"entrants\[2\].agent_id='a9': no registered agent"):
         jobs.start(tstore, tourney, queue)
     tstore.client.hset(tstore.keys.agent("a9"), mapping={"name": "ghost", "kind": "connected"})
     # an id of another shape names no agent, even where a key of that name exists (a9's presence)

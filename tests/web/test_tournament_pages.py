@@ -183,3 +183,14 @@ def test_the_host_cancels_a_running_tournament_from_its_page(tsite: TourneySite,
     assert state == tpb.TOURNAMENT_STATE_CANCELLED
     page.goto(tsite.url + "/tournaments")
     assert page.locator("#tournaments tbody tr[data-tournament=stuck] td").all_inner_texts()[1] == "cancelled"
+
+    # the host's list offers the same form beside each running tournament (it had only Resume)
+    tourney.tournament_id = "stuck2"
+    tsite.stub.CreateTournament(tpb.CreateTournamentRequest(tournament=tourney), metadata=host)
+    page.goto(tsite.url + "/host/tournaments")
+    assert page.locator("#host-tournaments tr[data-tournament=stuck] form.cancel").count() == 0  # it has ended
+    row = page.locator("#host-tournaments tr[data-tournament=stuck2]")
+    row.locator("form.cancel input[name=confirm]").fill("stuck2")
+    row.locator("form.cancel button").click()
+    page.wait_for_url(f"{tsite.url}/tournaments/stuck2")
+    assert page.locator("#state").inner_text() == "cancelled"

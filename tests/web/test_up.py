@@ -61,6 +61,10 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
         # the third run lets the engine take any port: its banner must show that port, not the
         # one the earlier runs wrote into the same engine.log
         extra = ["--engine-address", "127.0.0.1:0"] if run == 2 else []
+        if run == 1:  # as a version before 3 Dec 2026 left its data folder: archive and logs readable by all
+            (tmp_path / "data").chmod(0o755)
+            for name in ("archive.db", "engine.log", "matchmaker.log"):
+                (tmp_path / "data" / name).chmod(0o644)
         process, banner = start_up(args + extra, tmp_path / f"up-{run}.log")
         try:
             banners.append(banner)
@@ -85,6 +89,9 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
             stop(process)
     token_file = tmp_path / "data" / "host-token"
     assert token_file.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700
+    for name in ("archive.db", "engine.log", "matchmaker.log", "web.log"):
+        assert (tmp_path / "data" / name).stat().st_mode & 0o777 == 0o600, name
     assert all(f"host token  {token_file}" in banner for banner in banners)
     # where a host signs in on the web app with it (the banner only said how to send it over gRPC)
     assert all(f"(web sign-in: http://127.0.0.1:{ports['web']}/host;" in banner for banner in banners)
