@@ -97,8 +97,8 @@ async def login(request: Request) -> Response:
         message = "wrong host token" if host.host_token else "host pages are off: start the web app with a host token"
         return page(request, "login.html", 403, enabled=bool(host.host_token), error=message)
     response = RedirectResponse("/host", status_code=303)
-    # Secure when reached over https (behind TLS, uvicorn takes the scheme from the trusted proxy's
-    # X-Forwarded-Proto): the session then never goes over plain http; over http it must not be set
+    # Secure when reached over https (behind TLS, uvicorn takes the scheme from the X-Forwarded-Proto
+    # of a proxy named by --trusted-proxies): the session then never goes over plain http; over http it must not be set
     secure = request.url.scheme == "https"
     response.set_cookie(COOKIE, host.open(), httponly=True, samesite="strict", path="/", secure=secure)
     return response
