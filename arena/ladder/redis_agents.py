@@ -11,10 +11,10 @@ from arena.keys import AGENT_ID, new_token, text, token_hash
 from arena.ladder.model import AGENT_KINDS, Agent, now_ms
 from arena.ladder.redis_base import StoreBase, parse_agent
 from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated, shown
+from arena.play.specs import SeatSpecError, check_endpoint
 from ohell.bots import BOT_FACTORIES
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-ENDPOINT = re.compile(r"^[\w.\-\[\]:]+:[0-9]{1,5}$")
 FORMULA_START = ("=", "+", "-", "@")  # what makes a spreadsheet read a CSV cell as a formula
 HOUSE_PREFIX = "house-"  # the house bots' names: "house-<bot>-<n>" (a ladder finds its house bots by name)
 
@@ -53,12 +53,11 @@ class AgentStore(StoreBase):
             raise StoreError(f"bot {shown(bot)} is not a built-in bot ({', '.join(sorted(BOT_FACTORIES))})", "bot")
         if self_registered and kind != "connected":
             raise PermissionDenied(f"kind {kind!r}: a self-registered agent can only be connected", "kind")
-        if kind == "endpoint" and (
-            len(endpoint) > 255 or not ENDPOINT.fullmatch(endpoint) or not 0 < int(endpoint.rsplit(":", 1)[1]) < 65536
-        ):
-            raise StoreError(
-                f"endpoint {endpoint[:80]!r} must look like host:port (a port from 1 to 65535)", "endpoint"
-            )
+        if kind == "endpoint":
+            try:
+                check_endpoint(endpoint)
+            except SeatSpecError as error:
+                raise StoreError(str(error), "endpoint") from None
         if version:
             check_version(version)
         number = self.client.incr(self.keys.agent_seq)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -13,6 +14,7 @@ from ohell.errors import OhHellError
 
 SEAT_KINDS = ("builtin", "connected", "endpoint")
 ENDPOINT_NAME = "endpoint"  # the name of an endpoint seat given by its address alone
+ENDPOINT = re.compile(r"^[A-Za-z0-9_.\-\[\]:]{1,249}:[0-9]{1,5}$")  # host:port, an IPv6 host in brackets
 
 
 class SeatSpecError(OhHellError):
@@ -78,6 +80,15 @@ class SeatSpec:
             if getattr(self, key):
                 entry[key] = getattr(self, key)
         return entry
+
+
+def check_endpoint(address: str, field: str = "endpoint") -> str:
+    """``address`` when it is host:port with a port from 1 to 65535 (what the platform can dial);
+    SeatSpecError naming ``field`` otherwise. Where a caller gives one: a seat that can never be
+    reached plays every decision as a fault."""
+    if not ENDPOINT.fullmatch(address) or not 0 < int(address.rpartition(":")[2]) < 65536:
+        raise SeatSpecError(f"{field}={address[:80]!r} must look like host:port (a port from 1 to 65535)")
+    return address
 
 
 _SEAT_FIELDS = tuple(f.name for f in fields(SeatSpec))

@@ -256,9 +256,12 @@ class TournamentStore:
         entries = stream_entries(self.client.xrange(self.keys.tourney_log(tourney_id)))
         return [text(fields[b"table"] if b"table" in fields else fields["table"]) for _, fields in entries]
 
-    def _published(self, tourney_id: str) -> None:
-        if self.progress(tourney_id).state not in ENDED:
+    def _published(self, tourney_id: str) -> str:
+        """The tournament's state once it has ended; TournamentError while it runs."""
+        state = self.progress(tourney_id).state
+        if state not in ENDED:
             raise TournamentError(f"tournament {tourney_id!r} is still running: its deals and records are secret")
+        return state
 
     def records(self, tourney_id: str) -> dict[str, dict[str, Any]]:
         return {game: json.loads(raw) for game, raw in self.record_texts(tourney_id)}
@@ -272,12 +275,17 @@ class TournamentStore:
         return self._texts(self.keys.tourney_records(tourney_id))
 
     def deal_texts(self, tourney_id: str) -> Iterator[tuple[str, str]]:
-        """(table id, its deal sets as stored JSON) in table order, read a batch at a time."""
-        self._published(tourney_id)
-        return self._texts(self.keys.tourney_deals(tourney_id))
+        """(table id, its deal sets as stored JSON) in table order, read a batch at a time. A table of
+        a cancelled tournament whose runner still holds it is left out until it lets go: the game in
+        play goes on to its end (unrecorded), its agents holding cards the deals would show."""
+        key = self.keys.tourney_deals(tourney_id)
+        if self._published(tourney_id) != "cancelled":
+            return self._texts(key)
+        in_play = self.leases_alive(tourney_id, [text(field) for field in self.client.hkeys(key)])
+        return self._texts(key, in_play)
 
-    def _texts(self, key: str) -> Iterator[tuple[str, str]]:
-        fields = sorted(text(field) for field in self.client.hkeys(key))
+    def _texts(self, key: str, leave_out: set[str] | frozenset[str] = frozenset()) -> Iterator[tuple[str, str]]:
+        fields = sorted(text(field) for field in self.client.hkeys(key) if text(field) not in leave_out)
         for start in range(0, len(fields), TEXT_BATCH):
             batch = fields[start : start + TEXT_BATCH]
             for field, raw in zip(batch, self.client.hmget(key, batch), strict=True):

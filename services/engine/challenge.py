@@ -31,7 +31,7 @@ import grpc
 from arena.keys import MATCH_EVENTS_TTL_S, Keys
 from arena.play.host import check_seats, host_match, local_events
 from arena.play.relay import local_gateway_holding
-from arena.play.specs import SeatSpec, SeatSpecError, TimeControl
+from arena.play.specs import SeatSpec, SeatSpecError, TimeControl, check_endpoint
 from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2
 from arena.rpc.auth import TokenStore, authenticate, bearer_token, is_host
 from arena.rpc.ratelimit import caller_of
@@ -83,6 +83,8 @@ def seat_from_proto(seat: challenge_pb2.ChallengeSeat, index: int) -> SeatSpec:
     # the name reaches every seated agent (the SDK logs it in its author's terminal) and spectator
     if not seat.name.isprintable():
         raise SeatSpecError(f"{field}.name must be printable text (no control character, line break or bidi override)")
+    if player == "endpoint":
+        check_endpoint(value, f"{field}.endpoint")
     try:
         if player == "builtin":
             return SeatSpec.builtin(value, seat.name or None)

@@ -24,6 +24,7 @@ from arena.wire import match_total_text
 from services.web import host, tournaments, views
 from services.web.api import Api, ApiError
 from services.web.errors import error_page
+from services.web.headers import SecurityHeaders
 from services.web.pages import HERE, api_of, page
 from services.web.replay import replay
 from services.web.visitors import DEFAULT_VISITOR_LIMIT, WEB_RATE_ENV, BodyLimit, VisitorLimit
@@ -219,6 +220,7 @@ def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None =
         exception_handlers={ApiError: api_error, HTTPException: http_error},
         lifespan=lifespan,
         middleware=[
+            Middleware(SecurityHeaders),  # outermost: the limits' refusals carry them too
             Middleware(VisitorLimit, limit=visitor_limit or RateLimit.from_env(WEB_RATE_ENV, DEFAULT_VISITOR_LIMIT)),
             Middleware(BodyLimit),
         ],

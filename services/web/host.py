@@ -1,5 +1,6 @@
 """The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause and
 resume ladders, register agents (one, many, or from a CSV) and download their tokens, faults per agent.
+Sign-in attempts are limited per visitor (``SIGN_IN_LIMIT``).
 
 A session is a random id in an HttpOnly, SameSite=Strict cookie (Secure over https), kept in this
 process; every form carries the session's CSRF token. The host token itself goes with each admin RPC as bearer metadata.
@@ -12,6 +13,7 @@ import base64
 import csv
 import hmac
 import io
+import math
 import secrets
 import time
 from typing import Any
@@ -24,6 +26,7 @@ from starlette.routing import Route
 
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
+from arena.rpc.ratelimit import LocalLimiter, RateLimit, network_of
 from arena.sdk.arguments import UINT32
 from ohell.bots import BOT_FACTORIES
 from ohell.presets import PRESETS
@@ -36,6 +39,9 @@ MAX_SESSIONS = 64
 SESSION_S = 12 * 3600.0
 MAX_AGENTS_PER_FORM = 500
 MAX_CSV_BYTES = 256 * 1024
+# sign-in attempts per visitor (its address, an IPv6 one by its /64), right or wrong: a few typos
+# pass, guessing the host token does not (the visitors' own limit let each try 20 a second)
+SIGN_IN_LIMIT = RateLimit(rate=0.2, burst=10)
 KINDS = {"connected": pb.AGENT_KIND_CONNECTED, "builtin": pb.AGENT_KIND_BUILTIN, "endpoint": pb.AGENT_KIND_ENDPOINT}
 
 
@@ -46,6 +52,7 @@ class HostSessions:
     def __init__(self, host_token: str) -> None:
         self.host_token = host_token
         self._sessions: dict[str, tuple[str, float]] = {}  # session id -> (its CSRF token, expiry)
+        self.sign_ins = LocalLimiter(SIGN_IN_LIMIT)
 
     def check_token(self, token: str) -> bool:
         return bool(self.host_token) and hmac.compare_digest(token.encode(), self.host_token.encode())
@@ -92,13 +99,26 @@ async def login(request: Request) -> Response:
     host = sessions(request)
     if request.method == "GET":
         return page(request, "login.html", enabled=bool(host.host_token), error="")
+    client = request.client.host if request.client else "unknown"
+    wait_ms = host.sign_ins.wait_ms(network_of(client) or client)
+    if wait_ms > 0:  # refused before the token is compared: a guess past the limit learns nothing
+        seconds = str(max(1, math.ceil(wait_ms / 1000)))
+        response = page(
+            request,
+            "login.html",
+            429,
+            enabled=bool(host.host_token),
+            error=f"too many sign-in attempts from your address: try again in {seconds} s",
+        )
+        response.headers["retry-after"] = seconds
+        return response
     form = await request.form(max_files=0, max_fields=5)
     if not host.check_token(str(form.get("token", "")).strip()):
         message = "wrong host token" if host.host_token else "host pages are off: start the web app with a host token"
         return page(request, "login.html", 403, enabled=bool(host.host_token), error=message)
     response = RedirectResponse("/host", status_code=303)
-    # Secure when reached over https (behind TLS, uvicorn takes the scheme from the trusted proxy's
-    # X-Forwarded-Proto): the session then never goes over plain http; over http it must not be set
+    # Secure when reached over https (behind TLS, uvicorn takes the scheme from the X-Forwarded-Proto
+    # of a proxy named by --trusted-proxies): the session then never goes over plain http; over http it must not be set
     secure = request.url.scheme == "https"
     response.set_cookie(COOKIE, host.open(), httponly=True, samesite="strict", path="/", secure=secure)
     return response

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import os
 import socket
 import sys
@@ -17,6 +18,8 @@ from services.web.api import Api
 from services.web.app import create_app
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
+TRUSTED_PROXIES_ENV = "OHELL_WEB_TRUSTED_PROXIES"
+UVICORN_PROXIES_ENV = "FORWARDED_ALLOW_IPS"  # uvicorn's own name, which deployments set before this option
 
 
 def host_token(path: str | None) -> str:
@@ -38,7 +41,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine", default=os.environ.get("OHELL_ENGINE_ADDRESS", "127.0.0.1:50051"), help="for live views"
     )
     parser.add_argument("--host-token-file", help=f"the host credential (default: ${HOST_TOKEN_ENV})")
+    parser.add_argument(
+        "--trusted-proxies",
+        default=os.environ.get(TRUSTED_PROXIES_ENV) or os.environ.get(UVICORN_PROXIES_ENV, ""),
+        help="comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
+        f"X-Forwarded-Proto are believed; default ${TRUSTED_PROXIES_ENV}, else "
+        f"${UVICORN_PROXIES_ENV}, else none: the peer's own address and scheme",
+    )
     return parser
+
+
+def trusted_proxies(value: str) -> list[str]:
+    """The proxies of ``--trusted-proxies`` ([] for none); SystemExit naming an entry that is neither
+    an IP address nor a network (uvicorn would take it for a name no peer has), and for '*': uvicorn
+    then takes the first address of X-Forwarded-For, the one the visitor itself may have written
+    (a proxy appends the address it saw), where with the proxies named it takes the last one that
+    is not theirs."""
+    entries = [entry.strip() for entry in value.split(",") if entry.strip()]
+    if "*" in entries:
+        raise SystemExit(
+            "--trusted-proxies: '*' would believe an X-Forwarded-For the visitor wrote itself: "
+            "name the proxies' addresses or networks (e.g. 10.0.0.0/8)"
+        )
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise SystemExit(f"--trusted-proxies: {entry[:80]!r} is not an IP address or network") from None
+    return entries
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -61,6 +91,7 @@ async def serve(args: argparse.Namespace) -> None:
     if not is_host_port(args.address):
         raise SystemExit(f"--address {args.address!r} must be host:port with a port from 0 to 65535")
     host, _, port = args.address.rpartition(":")
+    proxies = trusted_proxies(args.trusted_proxies)
     token = host_token(args.host_token_file)
     try:
         # reads for every visitor go as the web app (its own rate limit at the services), else as
@@ -77,7 +108,18 @@ async def serve(args: argparse.Namespace) -> None:
             flush=True,
         )
     listening = listen(host, int(port))
-    config = uvicorn.Config(app, host=host, port=int(port), log_level="warning", access_log=False)
+    # a visitor's address (its rate limit) and scheme (the host cookie's Secure flag) come from the
+    # headers only of the proxies named: uvicorn believed any peer on 127.0.0.1 by default, so a
+    # local user (or anything relaying for others) could be any visitor it liked
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=int(port),
+        log_level="warning",
+        access_log=False,
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=proxies or None,
+    )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve(sockets=[listening]))
     while not server.started:

@@ -3,8 +3,8 @@
 The app reads the services with its own token (``OHELL_WEB_TOKEN``, limited there by
 ``arena.rpc.ratelimit.DEFAULT_WEB_APP_LIMIT``, sized for many visitors at this limit), else with the
 host token (not limited), so that its visitors do not share one caller's budget; it limits each
-visitor itself, by client address (an IPv6 address by its /64; behind a reverse proxy
-on this machine, uvicorn takes it from X-Forwarded-For). The limit is GCRA in this process
+visitor itself, by client address (an IPv6 address by its /64; taken from X-Forwarded-For only
+when the peer is a proxy named by ``--trusted-proxies``: services/web/server.py). The limit is GCRA in this process
 (``arena.rpc.ratelimit.LocalLimiter``); a refused request is answered 429 with ``Retry-After``.
 Static files and /healthz are not counted.
 

@@ -482,3 +482,28 @@ def test_a_cancelled_tournament_plays_no_further_game_and_keeps_what_was_recorde
     assert queue.drain(tstore) == ["finished"]
     with pytest.raises(TournamentError, match=r"tournament_id='done': the tournament has finished already"):
         operations.cancel(tstore, "done")
+
+
+def test_a_table_in_play_when_its_tournament_is_cancelled_keeps_its_deals_until_its_runner_stops(
+    tstore: TournamentStore,
+) -> None:
+    """A runner plays the game in hand to its end after a cancel (it stops before the next one; the
+    game is not recorded): the export published every deal set at once, so anyone could read the
+    hands of a game its agents were still playing. Its table's deals now wait until the runner lets
+    go of the table (as it does before its next game, or its lease lapses)."""
+    tourney = Tournament("cp", builtins("heuristic", "random", "heuristic", "random"), deals=1, overrides=OPTIONS)
+    queue = Queue()
+    jobs.start(tstore, tourney, queue)
+    in_play, *others = [table for _, table in queue.sent]
+    assert tstore.start_table("cp", in_play, "runner-1", 30.0) == "run"
+    assert tstore.next_game("cp", in_play, "runner-1", 30.0) == "run"  # its first game starts
+    operations.cancel(tstore, "cp")
+
+    def exported_deals() -> set[str]:
+        pieces, ended = operations.export(tstore, "cp", "json", 100)
+        assert ended
+        return set(json.loads("".join(pieces))["deals"])
+
+    assert exported_deals() == set(others) and set(tstore.deals("cp")) == set(others)
+    assert tstore.next_game("cp", in_play, "runner-1", 30.0) == "cancelled"  # the runner stops
+    assert exported_deals() == {in_play, *others}

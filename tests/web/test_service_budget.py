@@ -39,7 +39,7 @@ def public_site(
 ) -> Iterator[tuple[str, Stack]]:
     """A stack without workers (with ``env``, e.g. ``OHELL_RATE_LIMIT``),
     ``setup(stub, host metadata)`` done, and the web app on it as a host runs it on a public
-    machine: with the web app's token, not the host token."""
+    machine: with the web app's token, not the host token, behind a proxy on 127.0.0.1."""
     config = StackConfig(
         redis_url=redis_url,
         prefix=f"{name}{os.getpid()}:",
@@ -54,6 +54,7 @@ def public_site(
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
             setup(matchmaker_pb2_grpc.MatchmakerServiceStub(channel), auth_metadata(stack.host_token))
         env = {name: value for name, value in stack.env().items() if name != "OHELL_HOST_TOKEN"}
+        env["OHELL_WEB_TRUSTED_PROXIES"] = "127.0.0.1"  # the tests' visitors come through X-Forwarded-For
         web, url = start_web(stack, logs / "web.log", env)
         yield url, stack
     finally:
@@ -77,7 +78,7 @@ def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFa
 
 
 def visit(url: str, visitor: str) -> int:
-    """One page as ``visitor`` (the web app takes the address from X-Forwarded-For, sent from 127.0.0.1)."""
+    """One page as ``visitor`` (the web app takes the address from X-Forwarded-For, sent from 127.0.0.1, its proxy)."""
     request = urllib.request.Request(url, headers={"x-forwarded-for": visitor})
     try:
         with urllib.request.urlopen(request, timeout=30) as reply:

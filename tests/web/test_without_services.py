@@ -84,3 +84,17 @@ def test_a_port_in_use_is_one_line() -> None:
     assert done.stderr.strip().splitlines() == [
         f"the web app cannot listen on 127.0.0.1:{port}: Address already in use"
     ]
+
+
+@pytest.mark.parametrize("path", ["/host/login", "/tournaments", "/static/style.css", "/healthz", "/no/such/page"])
+def test_every_answer_forbids_framing_and_sniffing(url: str, path: str) -> None:
+    """A page, an error page (the matchmaker cannot be reached: 503), a file, the health check, a 404:
+    none carried a header against framing (a host's form could be put under another site's page)
+    nor against the browser sniffing a type of its own."""
+    try:
+        with urllib.request.urlopen(f"{url}{path}", timeout=30) as reply:
+            headers = reply.headers
+    except urllib.error.HTTPError as error:
+        headers = error.headers
+    assert headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "same-origin"
