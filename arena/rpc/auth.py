@@ -20,6 +20,9 @@ from arena.rpc.settings import ConfigError, read_token_file
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
 WEB_TOKEN_ENV = "OHELL_WEB_TOKEN"  # the web app's own credential: reads only (load_web_token)
 MIN_HOST_TOKEN = 16  # characters: a short host token is refused at start-up
+# headers a stream's service sends once it has taken the call (the SDK waits for them)
+AGENT_ID_HEADER = "ohell-agent-id"  # the gateway, with the agent's id: its stream is registered
+QUEUED_HEADER = "ohell-queued"  # the matchmaker's WatchQueue: the ticket is queued
 
 
 def load_host_token(path: str | None = None) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import grpc
 
 from arena.proto.ohell.v1 import gateway_pb2
-from arena.rpc.auth import auth_metadata
+from arena.rpc.auth import AGENT_ID_HEADER, auth_metadata
 from arena.rpc.server import channel_options
 from arena.sdk.session import Session, printable
 from arena.wire import ConversionError, lenient, message_bytes, wrapped
@@ -180,7 +180,7 @@ async def connect_async(
     async def hold() -> Session:
         async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
             call = open_connect(channel, token)
-            await established(call, connect_timeout)  # the gateway sends its headers once it has registered the stream
+            await established(call, connect_timeout, AGENT_ID_HEADER)  # sent once the gateway registered the stream
             if not state.get("accepted"):
                 log.info("connected to the gateway at %s", address)
             elif not state["up"]:
@@ -232,13 +232,20 @@ def open_connect(channel: grpc.aio.Channel, token: str) -> Any:
     return connect(metadata=auth_metadata(token))
 
 
-async def established(call: Any, timeout: float) -> None:
+# How long a call whose headers lack the service's mark of acceptance waits for its status: a call
+# refused before its headers comes back trailers-only, and grpc.aio can hand back the (empty)
+# headers before the status. A service older than the mark sends it never: past this, taken as up.
+UNMARKED_WAIT_S = 1.0
+
+
+async def established(call: Any, timeout: float, accepted_mark: str) -> None:
     """Wait at most ``timeout`` s for the call's response headers; raise its AioRpcError when it
     failed instead (grpc.aio returns empty headers then), DEADLINE_EXCEEDED when none came (a
-    service that takes the call and never answers was waited for without end)."""
+    service that takes the call and never answers was waited for without end). ``accepted_mark``:
+    the header the service sends when it takes the call."""
     try:
         async with asyncio.timeout(timeout):
-            await call.initial_metadata()
+            headers = await call.initial_metadata()
     except TimeoutError:
         call.cancel()
         raise grpc.aio.AioRpcError(
@@ -247,6 +254,11 @@ async def established(call: Any, timeout: float) -> None:
             grpc.aio.Metadata(),
             f"no answer within {timeout:g} s",
         ) from None
+    if not call.done() and accepted_mark not in dict(headers or ()):
+        try:
+            await asyncio.wait_for(asyncio.shield(call.code()), UNMARKED_WAIT_S)
+        except TimeoutError:
+            pass
     if call.done():
         code = await call.code()
         if code != grpc.StatusCode.OK:  # the trailers too: a rate limit's retry-after is there

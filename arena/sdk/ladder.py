@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 
 from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
-from arena.rpc.auth import auth_metadata
+from arena.rpc.auth import QUEUED_HEADER, auth_metadata
 from arena.rpc.server import channel_options
 from arena.sdk.connection import (
     CONNECT_TIMEOUT_S,
@@ -62,7 +62,7 @@ async def hold_ticket(
             )
             call = watch_queue(matchmaker_pb2.WatchQueueRequest(ladder=ladder), metadata=auth_metadata(token))
             try:
-                await established(call, connect_timeout)  # the matchmaker has checked the token and queued the ticket
+                await established(call, connect_timeout, QUEUED_HEADER)  # the token checked, the ticket queued
             except grpc.aio.AioRpcError as error:
                 if error.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
                     raise AgentError(await _no_ladder(stub, address, ladder, error.details() or "")) from None

@@ -32,7 +32,7 @@ from arena.play.relay import (
     unregister_local_gateway,
 )
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, relay_pb2
-from arena.rpc.auth import TokenStore, authenticate, bearer_token
+from arena.rpc.auth import AGENT_ID_HEADER, TokenStore, authenticate, bearer_token
 from arena.rpc.ratelimit import LocalLimiter, RateLimit
 from arena.wire import lenient, message_bytes, wrapped
 
@@ -366,7 +366,7 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
                             await self.redis.set(self.keys.challengeable(agent_id), b"1", ex=PRESENCE_TTL_S)
                         else:
                             await self.redis.delete(self.keys.challengeable(agent_id))
-                await context.send_initial_metadata((("ohell-agent-id", agent_id),))  # the agent knows it is live
+                await context.send_initial_metadata(((AGENT_ID_HEADER, agent_id),))  # the agent knows it is live
                 try:
                     for event in resend:
                         await asyncio.wait_for(context.write(wrapped(event)), WRITE_LIMIT_S)

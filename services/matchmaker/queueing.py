@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.rpc.auth import QUEUED_HEADER
 from services.matchmaker.base import ServicerBase, abort
 
 DEFAULT_LEASE_S = 30.0
@@ -67,7 +68,7 @@ class QueueRpcs(ServicerBase):
         lease = max(DEFAULT_LEASE_S, 3 * self.renew_s)
         try:  # a stream that ends at any point, even while its ticket is being made, leaves the queue
             await self._call(context, self.store.join, ladder, agent_id, lease, False)
-            await context.send_initial_metadata(())  # tells the caller its ticket is queued
+            await context.send_initial_metadata(((QUEUED_HEADER, ladder),))  # tells the caller its ticket is queued
             loop = asyncio.get_running_loop()
             renewed = loop.time()
             after = await asyncio.to_thread(self.store.last_seated_id, agent_id)

@@ -20,7 +20,7 @@ from arena.play.host import host_match
 from arena.play.players import CLOSED_UNREAD
 from arena.play.specs import SeatSpec, TimeControl
 from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, matchmaker_pb2, matchmaker_pb2_grpc
-from arena.rpc.auth import auth_metadata
+from arena.rpc.auth import AGENT_ID_HEADER, auth_metadata
 from arena.rpc.ratelimit import RateLimit
 from arena.rpc.server import Limits, Served, Service, create_server, stop_server
 from arena.sdk import AgentError, BaseBot, connect_async, run_on_ladder_async, serve_async
@@ -152,7 +152,10 @@ async def first_connect_refusal(rate: float, connect_timeout: float) -> str:
     try:
         async with grpc.aio.insecure_channel(address) as channel:  # spends the burst of one call
             call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=auth_metadata("t"))
-            await call.initial_metadata()
+            headers = await call.initial_metadata()
+            # it must have been taken (so counted): 3 runs in ~100 on a loaded machine (3 Dec) timed
+            # out at the wait_for below reading a stream the SDK took as accepted; cause not found
+            assert AGENT_ID_HEADER in dict(headers), f"the call that spends the burst failed: {await call.code()}"
             call.cancel()
         with pytest.raises(AgentError) as limited:
             await asyncio.wait_for(connect_async(BaseBot(), address, "t", connect_timeout=connect_timeout), 20)
@@ -379,7 +382,7 @@ class OddGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         self.actions: list[match_pb2.Action] = []
 
     async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
-        await context.send_initial_metadata(())
+        await context.send_initial_metadata(((AGENT_ID_HEADER, "agent-1"),))
         odd = match_pb2.AgentEvent()
         odd.match_started.match_id, odd.match_started.rules.scoring = "odd", 99  # a Scoring it does not know
         yield gateway_pb2.ConnectResponse(event=odd)
@@ -441,7 +444,7 @@ class ClosingGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
     async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
         self.streams += 1
         if self.headers:
-            await context.send_initial_metadata(())
+            await context.send_initial_metadata(((AGENT_ID_HEADER, "agent-1"),))
         await context.abort(
             grpc.StatusCode.RESOURCE_EXHAUSTED, "more than 100 actions that answered no pending decision"
         )
@@ -473,6 +476,37 @@ def test_a_stream_the_gateway_closes_is_reconnected_with_its_reason_in_one_line(
     lost = [r.getMessage() for r in caplog.records if r.getMessage().startswith("lost the gateway")]
     assert lost and "RESOURCE_EXHAUSTED: more than 100 actions that answered no pending decision" in lost[0]
     assert "\n" not in lost[0]
+
+
+class LimitingGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
+    """Refuses every stream on a rate limit, after empty headers: what the agent sees when grpc.aio
+    hands it a trailers-only refusal's (empty) headers before its status."""
+
+    async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        await context.send_initial_metadata(())
+        await context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED, "rate limit reached", trailing_metadata=(("retry-after", "100"),)
+        )
+        yield gateway_pb2.ConnectResponse()
+
+
+def test_headers_without_the_gateways_mark_are_no_accepted_stream() -> None:
+    """Before, headers alone counted as the gateway taking the stream: a refusal whose status came a
+    moment after them was taken for a stream lost once up, and its 100 s retry-after waited out (no
+    connect timeout applies once up)."""
+
+    async def run() -> str:
+        served = await serve_gateway(LimitingGateway())
+        try:
+            with pytest.raises(AgentError) as refused:
+                await asyncio.wait_for(
+                    connect_async(BaseBot(), f"127.0.0.1:{served.port}", "t", connect_timeout=30), 10
+                )
+        finally:
+            await stop_server(served, 0)
+        return str(refused.value)
+
+    assert "rate limits this agent" in asyncio.run(run())
 
 
 class SilentGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
@@ -557,7 +591,7 @@ class OversizedGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
 
     async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
         self.streams += 1
-        await context.send_initial_metadata(())
+        await context.send_initial_metadata(((AGENT_ID_HEADER, "agent-1"),))
         yield gateway_pb2.ConnectResponse(event=match_pb2.AgentEvent(notice=match_pb2.Notice(message="x" * (5 << 20))))
         await asyncio.sleep(3600)
 

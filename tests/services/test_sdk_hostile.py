@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 from arena.proto.ohell.v1 import gateway_pb2, match_pb2, matchmaker_pb2
+from arena.rpc.auth import AGENT_ID_HEADER, QUEUED_HEADER
 from arena.rpc.server import Served, Service, create_server, stop_server
 from arena.sdk import AgentError, connect_async, serve_async
 from arena.sdk.connection import handled
@@ -147,7 +148,7 @@ def test_bytes_that_are_no_message_are_one_line_and_the_agent_plays_on(caplog: p
     answers: list[bytes] = []
 
     async def connect(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
-        await context.send_initial_metadata(())
+        await context.send_initial_metadata(((AGENT_ID_HEADER, "agent-1"),))
         yield b"\xff\xff\xff\xff\x0f"  # corrupt wire format
         yield _response(started())
         yield _response(decision())
@@ -195,7 +196,7 @@ def test_a_matchmaker_sending_bytes_that_are_no_message_is_one_line_and_the_tick
     service = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
 
     async def watch_queue(request: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
-        await context.send_initial_metadata(())
+        await context.send_initial_metadata(((QUEUED_HEADER, "main"),))
         yield b"\xff\xff\xff\xff\x0f"
         yield matchmaker_pb2.WatchQueueResponse(match_id="seated-1", seat=2).SerializeToString()
         await asyncio.sleep(3600)
