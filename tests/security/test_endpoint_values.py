@@ -22,6 +22,8 @@ pytestmark = pytest.mark.slow  # service processes
 HOST = auth_metadata(HOST_TOKEN)
 SHORT = rules_pb2.Rules(preset="classic", hand_sizes=[1])
 BAD = ["10.0.0.1:7000\n", "ééé", "bot.example", "bot.example:7OOO", "bot.example:0", "bot.example:65536", "a b:80"]
+# gRPC target schemes: the platform dialled a local unix socket ("sock:80", the abstract "bot:80")
+BAD += ["unix:sock:80", "unix-abstract:bot:80", "::1:7000"]
 
 
 def details(call: Callable[..., object], request: object) -> tuple[grpc.StatusCode, str]:
