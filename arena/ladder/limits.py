@@ -25,7 +25,7 @@ def check_ladder(ladder: Ladder) -> None:
     """Refuse a ladder definition that cannot be played or is out of bounds (StoreError naming
     the field): every number finite and bounded, a schedule of at most MAX_SCHEDULE hands."""
     if not LADDER_NAME.fullmatch(ladder.name):
-        raise StoreError(f"ladder name {shown(ladder.name)} must be 1-64 of a-z 0-9 '_' '.'", "name")
+        raise StoreError(f"name={shown(ladder.name)} must be 1-64 of a-z 0-9 '_' '.'", "name")
     if not 3 <= ladder.seats <= 7:
         raise StoreError(f"seats={ladder.seats} must be from 3 to 7", "seats")
     if ladder.entry not in LADDER_ENTRIES:
@@ -46,7 +46,7 @@ def check_ladder(ladder: Ladder) -> None:
         raise StoreError(str(error), "rules") from None
     if len(schedule) > MAX_SCHEDULE:
         raise StoreError(
-            f"ladder.rules.hand_sizes: a schedule of {len(schedule)} hands is over {MAX_SCHEDULE}",
+            f"rules.hand_sizes: a schedule of {len(schedule)} hands is over {MAX_SCHEDULE}",
             "rules.hand_sizes",
         )
     if len(ladder.house_bots) > MAX_HOUSE_BOTS:

@@ -21,10 +21,10 @@ class LadderStore(AgentStore):
     def create_ladder(self, ladder: Ladder) -> Ladder:
         check_ladder(ladder)
         if self.client.scard(self.keys.ladders) >= MAX_LADDERS:
-            raise LimitReached(f"there are {MAX_LADDERS} ladders already (the limit): delete one first", "ladder")
+            raise LimitReached(f"there are {MAX_LADDERS} ladders already (the limit): delete one first")
         house_ids = self._house_agents(ladder)
         if not self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), nx=True):
-            raise AlreadyExists(f"ladder {ladder.name!r} exists", "name")
+            raise AlreadyExists(f"a ladder named {ladder.name!r} exists", "name")
         self.client.sadd(self.keys.ladders, ladder.name)
         self._set_house(ladder.name, house_ids)
         return ladder

@@ -32,7 +32,7 @@ class QueueStore(StoreBase):
         if agent.house:
             raise PermissionDenied(f"house agent {agent_id!r} fills tables; it does not queue", "agent_id")
         if agent.self_registered and definition.entry != "open":
-            raise PermissionDenied(f"ladder {ladder!r} admits only agents the host registered", "agent_id")
+            raise PermissionDenied(f"ladder {ladder!r} admits only agents the host registered", "ladder")
         lease_ms = 0 if lease_s is None else max(1, int(lease_s * 1000))
         now = now_ms()
         value = f"g:{now}" if agent.kind == "connected" else str(now)
@@ -40,7 +40,7 @@ class QueueStore(StoreBase):
         queued_at = self._join(args=args)
         if queued_at is None:
             raise Revoked(
-                f"agent {agent_id!r}: its token was revoked (rotate it to let the agent play again)", "agent_id"
+                f"agent_id={agent_id!r}: its token was revoked (rotate it to let the agent play again)", "agent_id"
             )
         return float(queued_at)
 

@@ -101,7 +101,8 @@ class EndpointPlayer:
     async def _dial(self, timeout: float) -> None:
         await self._hang_up()
         self.broken = ""
-        self.channel = grpc.aio.insecure_channel(self.address, options=channel_options())
+        # by DNS, always: gRPC reads "unix:80" (a host named "unix") as its scheme, a local socket
+        self.channel = grpc.aio.insecure_channel(f"dns:///{self.address}", options=channel_options())
         play = self.channel.stream_stream(
             PLAY_METHOD,
             request_serializer=message_bytes,

@@ -14,7 +14,9 @@ from ohell.errors import OhHellError
 
 SEAT_KINDS = ("builtin", "connected", "endpoint")
 ENDPOINT_NAME = "endpoint"  # the name of an endpoint seat given by its address alone
-ENDPOINT = re.compile(r"^[A-Za-z0-9_.\-\[\]:]{1,249}:[0-9]{1,5}$")  # host:port, an IPv6 host in brackets
+# host:port: a DNS name or IPv4 address, or an IPv6 address in brackets. No ':' elsewhere: gRPC reads
+# "unix:sock:80" or "unix-abstract:bot:80" as a scheme and dials a local unix socket
+ENDPOINT = re.compile(r"^(?:[A-Za-z0-9_.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):[0-9]{1,5}$")
 
 
 class SeatSpecError(OhHellError):

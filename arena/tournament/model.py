@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from arena.play.specs import ENDPOINT_NAME, SeatSpec, SeatSpecError
+from arena.play.specs import ENDPOINT_NAME, SeatSpec, SeatSpecError, check_endpoint
 from arena.tournament.deals import decks_per_set
 from arena.tournament.schedule import (
     ScheduleError,
@@ -28,7 +28,6 @@ from ohell.state import Game
 FORMATS = ("round-robin", "swiss")
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # entrant names (":": older endpoints were named by address)
-ENDPOINT_PATTERN = re.compile(r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$")  # host:port
 MAX_ENTRANTS = 200
 MAX_DEALS_PER_TABLE = 50
 MAX_ROUNDS = 20
@@ -221,11 +220,11 @@ def rules_of(preset_name: str, overrides: dict[str, Any]) -> Rules:
 
 
 def check_entrant(entrant: SeatSpec, field: str) -> None:
-    """Bounds of an entrant beyond ``SeatSpec``'s own: its name, an endpoint's address."""
+    """Bounds of an entrant beyond ``SeatSpec``'s own: its name, a connected one's agent id. An
+    endpoint's address is checked where a request gives it (``parse_entrant``, CreateTournament's
+    ``entrant_from_proto``: ``check_endpoint``), so a tournament stored under an older rule stays readable."""
     if not NAME_PATTERN.fullmatch(entrant.name):
         raise TournamentError(f"{field}.name={entrant.name[:80]!r} must be 1-64 of letters, digits, '_', '.', ':', '-'")
-    if entrant.kind == "endpoint" and not ENDPOINT_PATTERN.fullmatch(entrant.address):
-        raise TournamentError(f"{field}.endpoint={entrant.address[:80]!r} must be host:port")
     if entrant.kind == "connected" and not 1 <= len(entrant.agent_id) <= 64:
         raise TournamentError(f"{field}.agent_id must be 1-64 characters")
 
@@ -239,6 +238,8 @@ def parse_entrant(text: str) -> SeatSpec:
     if kind not in makers:
         raise TournamentError(f"entrant {text[:80]!r}: expected builtin:BOT, connected:AGENT_ID or endpoint:HOST:PORT")
     try:
+        if kind == "endpoint":
+            check_endpoint(value.strip())
         entrant = makers[kind](value.strip(), name.strip() or None)
     except SeatSpecError as error:
         raise TournamentError(f"entrant {text[:80]!r}: {error}") from None

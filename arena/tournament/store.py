@@ -92,9 +92,10 @@ class TournamentStore:
             if entrant.kind == "connected" and not (
                 AGENT_ID.fullmatch(entrant.agent_id) and self.client.exists(self.keys.agent(entrant.agent_id))
             ):
+                # an entrant with no name of its own is named by its agent id, said once already
+                named = f" (entrant {entrant.name!r})" if entrant.name != entrant.agent_id else ""
                 raise TournamentNotFound(
-                    f"tournament.entrants[{number}].agent_id={entrant.agent_id!r}: no registered agent"
-                    f" (entrant {entrant.name!r})"
+                    f"tournament.entrants[{number}].agent_id={entrant.agent_id!r}: no registered agent{named}"
                 )
         rules = tourney.rules()
         plans = [TablePlan(table_id(1, i), 1, table) for i, table in enumerate(tourney.first_round())]

@@ -51,17 +51,19 @@ _CODES = {
 }
 
 
-# the codes whose message is about a request field: it names the field first
-NAMING = {grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT}
-
-
 def naming_field(error: StoreError, fields: dict[str, str] | None = None) -> str:
-    """The store's refusal naming the request's field first (``agent_id: no agent 'a9'``) unless it
-    starts with it already; ``fields`` maps the store's name of a field to the request's where they
-    differ (GetLadder's ``name`` is the store's ``ladder``)."""
+    """The store's refusal naming the request's field first, once (``agent_id: no agent 'a9'``);
+    ``fields`` maps the store's name of a field to the request's where they differ (GetLadder's
+    ``name`` is the store's ``ladder``, CreateLadder's ``ladder.seats`` its ``seats``). A refusal
+    that starts with the store's name of its field gets the request's in its place
+    (``seats=9 must be ...``: ``ladder.seats=9 must be ...``). One with no field (a limit) is sent as it is."""
     field = (fields or {}).get(error.field, error.field)
     message = str(error)
-    return message if not field or message.startswith(field) else f"{field}: {message}"
+    if not field or message.startswith(field):
+        return message
+    if re.match(rf"{re.escape(error.field)}\b", message):
+        return field + message[len(error.field) :]
+    return f"{field}: {message}"
 
 
 async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
@@ -114,8 +116,7 @@ class ServicerBase:
         try:
             return await asyncio.to_thread(fn, *args)
         except StoreError as error:
-            code = _CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT)
-            await context.abort(code, naming_field(error, fields) if code in NAMING else str(error))
+            await context.abort(_CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT), naming_field(error, fields))
         except OhHellError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except queries.BadCursor:

@@ -15,7 +15,10 @@ from services.matchmaker.base import ServicerBase, abort, page_bounds
 from services.matchmaker.messages import ladder_from_proto, ladder_to_proto, standing_to_proto
 
 BY_NAME = {"ladder": "name"}  # the store's field of a ladder's name, the request's `name`
-DEFINITION = {"ladder": "ladder.name", "name": "ladder.name"}  # in a request's `ladder` (its other fields say theirs)
+# the fields of a request's `ladder` (the store calls them by their own names: `seats`, `rules.hand_sizes`)
+DEFINITION = {"ladder": "ladder.name"} | {
+    field: f"ladder.{field}" for field in (*(f.name for f in pb.Ladder.DESCRIPTOR.fields), "rules.hand_sizes")
+}
 
 
 class LadderRpcs(ServicerBase):

@@ -21,7 +21,7 @@ import grpc
 
 from arena.ladder.redis_agents import FORMULA_START
 from arena.ladder.redis_store import RedisStore
-from arena.play.specs import SeatSpec, SeatSpecError
+from arena.play.specs import SeatSpec, SeatSpecError, check_endpoint
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.auth import bearer_token, is_host, same_secret
 from arena.rpc.ratelimit import caller_of, peer_of
@@ -78,9 +78,11 @@ def entrant_from_proto(message: tpb.TournamentEntrant, field: str) -> SeatSpec:
         raise Invalid(f"{field}: name over 64 or {which} over 253 characters")
     if message.name.startswith(FORMULA_START):  # a new one: a stored tournament's names stay readable
         raise Invalid(f"{field}.name={message.name!r} must not start with {' '.join(FORMULA_START)} (CSV formulas)")
-    port = message.endpoint.rpartition(":")[2]
-    if which == "endpoint" and port.isascii() and port.isdigit() and not 0 < int(port) < 65536:  # a new one, too
-        raise Invalid(f"{field}.endpoint={message.endpoint[:80]!r}: the port must be from 1 to 65535")
+    if which == "endpoint":  # a new one, too: a stored tournament's entrants are not checked again
+        try:
+            check_endpoint(value, f"{field}.endpoint")
+        except SeatSpecError as error:
+            raise Invalid(str(error)) from None
     try:
         if which == "bot":
             return SeatSpec.builtin(value, message.name or None)

@@ -119,6 +119,7 @@ async def serve(args: argparse.Namespace) -> None:
         access_log=False,
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies or None,
+        server_header=False,  # "server: uvicorn" on every answer told a visitor nothing it needs
     )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve(sockets=[listening]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,7 @@ def register(stub: Stub, name: str, kind: int = pb.AGENT_KIND_CONNECTED, **field
 def test_status_codes_name_the_problem(stub: Stub) -> None:
     alice = register(stub, "alice")
     assert alice.token and alice.agent.agent_id
-    assert code_of(register, stub, "alice") == (grpc.StatusCode.ALREADY_EXISTS, "an agent named 'alice' exists")
+    assert code_of(register, stub, "alice") == (grpc.StatusCode.ALREADY_EXISTS, "name: an agent named 'alice' exists")
     code, detail = code_of(register, stub, "bob", pb.AGENT_KIND_UNSPECIFIED)
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "kind" in detail
     code, detail = code_of(register, stub, "bob", pb.AGENT_KIND_BUILTIN, bot="nobot")
@@ -186,6 +187,68 @@ def test_not_found_names_the_request_field(stub: Stub) -> None:
     for call, request, metadata, words in calls:
         code, detail = code_of(call, request, metadata=metadata)
         assert code == grpc.StatusCode.NOT_FOUND and detail.startswith(words), detail
+
+
+def test_every_refusal_names_the_request_field_once(stub: Stub, redis_server: EmbeddedRedis) -> None:
+    """ALREADY_EXISTS, FAILED_PRECONDITION and PERMISSION_DENIED from the ladder store named no field
+    ("an agent named 'alice' exists"), and some that did said it twice ("ladder.name: ladder name
+    'Bad!' ...", "rules.hand_sizes: ladder.rules.hand_sizes: ...", "(entrant 'a99')" after its id)."""
+    import redis
+
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    classic = rules_pb2.Rules(preset="classic")
+    register(stub, "alice")
+    stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="l", rules=classic, seats=3)), metadata=HOST)
+    stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="open", entry=pb.LADDER_ENTRY_OPEN)), metadata=HOST)
+    visitor = stub.RegisterAgent(pb.RegisterAgentRequest(name="visitor", kind=pb.AGENT_KIND_CONNECTED))
+    bots = [register(stub, f"b{n}", pb.AGENT_KIND_BUILTIN, bot="random").agent.agent_id for n in range(3)]
+    for agent_id in bots:
+        store.join("l", agent_id, None)
+    assert store.claim("l", [bots], int(time.time() * 1000))[0]  # a match in play: the ladder stays
+    entrants = [tpb.TournamentEntrant(bot="random"), tpb.TournamentEntrant(bot="strong")]
+    ghost = tpb.Tournament(tournament_id="g", entrants=[*entrants, tpb.TournamentEntrant(agent_id="a99")])
+    named = tpb.Tournament(tournament_id="g", entrants=[*entrants, tpb.TournamentEntrant(agent_id="a99", name="x")])
+
+    def create(**fields: Any) -> tuple[Any, pb.CreateLadderRequest, Any]:
+        return stub.CreateLadder, pb.CreateLadderRequest(ladder=pb.Ladder(**fields)), HOST
+
+    calls: list[tuple[tuple[Any, Any, Any], grpc.StatusCode, str]] = [
+        (
+            (stub.RegisterAgent, pb.RegisterAgentRequest(name="alice", kind=pb.AGENT_KIND_CONNECTED), HOST),
+            grpc.StatusCode.ALREADY_EXISTS,
+            "name: an agent named 'alice' exists",
+        ),
+        (create(name="l"), grpc.StatusCode.ALREADY_EXISTS, "ladder.name: a ladder named 'l' exists"),
+        (create(name="Bad!"), grpc.StatusCode.INVALID_ARGUMENT, "ladder.name='Bad!' must be 1-64 of a-z 0-9 '_' '.'"),
+        (create(name="x", seats=9), grpc.StatusCode.INVALID_ARGUMENT, "ladder.seats=9 must be from 3 to 7"),
+        (
+            create(name="x", rules=rules_pb2.Rules(hand_sizes=[1] * 101)),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "ladder.rules.hand_sizes: a schedule of 101 hands is over 100",
+        ),
+        (
+            (stub.DeleteLadder, pb.DeleteLadderRequest(name="l"), HOST),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "name: ladder 'l' has 1 match(es) in play: pause it and retry",
+        ),
+        (
+            (stub.JoinQueue, pb.JoinQueueRequest(ladder="l"), auth_metadata(visitor.token)),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "ladder 'l' admits only agents the host registered",  # named as RegisterAgent's "bot 'x' ..."
+        ),
+        (
+            (stub.CreateTournament, tpb.CreateTournamentRequest(tournament=ghost), HOST),
+            grpc.StatusCode.NOT_FOUND,
+            "tournament.entrants[2].agent_id='a99': no registered agent",
+        ),
+        (
+            (stub.CreateTournament, tpb.CreateTournamentRequest(tournament=named), HOST),
+            grpc.StatusCode.NOT_FOUND,
+            "tournament.entrants[2].agent_id='a99': no registered agent (entrant 'x')",
+        ),
+    ]
+    said = [code_of(call, request, metadata=metadata) for (call, request, metadata), _, _ in calls]
+    assert said == [(code, words) for _, code, words in calls]
 
 
 def test_streams_dropped_as_their_tickets_are_queued_leave_the_queue(stub: Stub, redis_server: EmbeddedRedis) -> None:

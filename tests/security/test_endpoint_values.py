@@ -6,12 +6,16 @@ token (the only caller who may name an endpoint)."""
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 import pytest
 
-from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, matchmaker_pb2_grpc, rules_pb2
+from arena.play.players import EndpointPlayer
+from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2, matchmaker_pb2_grpc, rules_pb2
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
 
@@ -22,6 +26,8 @@ pytestmark = pytest.mark.slow  # service processes
 HOST = auth_metadata(HOST_TOKEN)
 SHORT = rules_pb2.Rules(preset="classic", hand_sizes=[1])
 BAD = ["10.0.0.1:7000\n", "ééé", "bot.example", "bot.example:7OOO", "bot.example:0", "bot.example:65536", "a b:80"]
+# gRPC target schemes: the platform dialled a local unix socket ("sock:80", the abstract "bot:80")
+BAD += ["unix:sock:80", "unix-abstract:bot:80", "::1:7000"]
 
 
 def details(call: Callable[..., object], request: object) -> tuple[grpc.StatusCode, str]:
@@ -61,3 +67,25 @@ def test_an_agent_endpoint_is_ascii_host_port(start_service: Callable[..., Servi
         for number, address in enumerate(("bot.example:7000", "10.0.0.1:1", "[::1]:65535")):  # still registered
             request = pb.RegisterAgentRequest(name=f"ok{number}", kind=pb.AGENT_KIND_ENDPOINT, endpoint=address)
             assert stub.RegisterAgent(request, metadata=HOST).agent.endpoint == address
+
+
+def test_an_endpoint_is_dialled_by_dns_never_as_a_grpc_scheme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """'unix:80' is host:port (a host named 'unix'), yet gRPC reads it as its unix scheme: the
+    platform dialled the local socket '80' in its working folder, as it would any address an older
+    rule let in and a store still holds."""
+    monkeypatch.chdir(tmp_path)
+    with socket.socket(socket.AF_UNIX) as local:
+        local.bind("80")
+        local.listen()
+        local.settimeout(2.0)
+
+        async def dial() -> None:
+            player = EndpointPlayer("unix:80")
+            try:
+                await player.open(match_pb2.MatchStarted(match_id="m"))
+            finally:
+                await player.close()
+
+        asyncio.run(dial())
+        with pytest.raises(TimeoutError):  # a connection made would be waiting here
+            local.accept()[0].close()

@@ -112,7 +112,7 @@ OVERSIZED_LADDERS = [
     (pb.Ladder(name="inf", rules=CLASSIC, base_window=float("inf")), "base_window"),
     (pb.Ladder(name="neg", rules=CLASSIC, widen_per_second=-1.0), "widen_per_second"),
     (pb.Ladder(name="long", rules=rules_pb2.Rules(hand_sizes=[1] * 5000)), "hand_sizes"),
-    (pb.Ladder(name="x" * 65, rules=CLASSIC), "ladder name"),
+    (pb.Ladder(name="x" * 65, rules=CLASSIC), "ladder.name"),
     (pb.Ladder(name="bots", rules=CLASSIC, house_bots=["random"] * 6), "house_bots"),
 ]
 

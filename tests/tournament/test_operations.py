@@ -6,19 +6,21 @@ from __future__ import annotations
 import json
 import math
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.keys import Keys
+from arena.play.specs import check_endpoint
 from arena.proto.ohell.v1 import rules_pb2
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.tournament import jobs, operations
 from arena.tournament.messages import entrant_from_text
 from arena.tournament.model import Tournament, TournamentError, parse_entrant
 from arena.tournament.store import TournamentStore
+from ohell.errors import OhHellError
 from services.matchmaker.tournaments import tournament_from_proto, tournament_to_proto
 from services.web.tournaments import tournament_from_form
 
@@ -43,6 +45,37 @@ def test_entrants_from_text() -> None:
     ):
         with pytest.raises(TournamentError, match=words):
             parse_entrant(text)
+
+
+@pytest.mark.parametrize(
+    ("address", "taken"),
+    [
+        ("bot.example:7000", True),
+        ("bot_1.internal:7000", True),  # a compose service's name: taken by RegisterAgent, refused here
+        ("[::1]:7000", True),  # IPv6 in brackets: likewise
+        ("bot.example:0", False),  # ports no one can dial: taken here, refused by RegisterAgent
+        ("bot.example:65536", False),
+        ("unix:sock:80", False),  # gRPC target schemes: RegisterAgent took them, and the platform
+        ("unix-abstract:bot:80", False),  # dialled a local unix socket ("sock:80", abstract "bot:80")
+        ("dns:bot.example:80", False),
+        ("::1:7000", False),  # IPv6 without brackets: which colon starts the port?
+    ],
+)
+def test_an_entrant_endpoint_is_checked_as_every_endpoint_address(address: str, taken: bool) -> None:
+    """Three checks of one thing disagreed: a tournament entrant's own pattern, RegisterAgent's and
+    the host's challenge seats' (``check_endpoint``); now there is one, naming the field."""
+    entrants = [tpb.TournamentEntrant(endpoint=address), *good().entrants]
+    checks: list[Callable[[], object]] = [
+        lambda: parse_entrant(f"endpoint:{address}=e"),
+        lambda: tournament_from_proto(tpb.Tournament(tournament_id="t", entrants=entrants)),
+        lambda: check_endpoint(address),
+    ]
+    for check in checks:
+        if taken:
+            check()
+        else:
+            with pytest.raises(OhHellError, match=r"endpoint='.*' must look like host:port"):
+                check()
 
 
 def good() -> tpb.Tournament:

@@ -90,7 +90,8 @@ def test_a_port_in_use_is_one_line() -> None:
 def test_every_answer_forbids_framing_and_sniffing(url: str, path: str) -> None:
     """A page, an error page (the matchmaker cannot be reached: 503), a file, the health check, a 404:
     none carried a header against framing (a host's form could be put under another site's page)
-    nor against the browser sniffing a type of its own."""
+    nor against the browser sniffing a type of its own. Each also said what serves it
+    (``server: uvicorn``): nothing a visitor needs, and a version hunt's first clue."""
     try:
         with urllib.request.urlopen(f"{url}{path}", timeout=30) as reply:
             headers = reply.headers
@@ -98,3 +99,4 @@ def test_every_answer_forbids_framing_and_sniffing(url: str, path: str) -> None:
         headers = error.headers
     assert headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in headers["content-security-policy"]
     assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "same-origin"
+    assert "server" not in headers, headers["server"]
