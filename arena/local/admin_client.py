@@ -101,12 +101,12 @@ class Host:
         import grpc
 
         code, details = error.code(), error.details() or ""  # type: ignore[attr-defined]
-        if code == grpc.StatusCode.UNAVAILABLE and not self.reachable() and self.address.startswith("unix:"):
-            return OhHellError(
-                f"the local stack is not running: nothing answers on {self.address} (start `ohell up`;"
-                " for a matchmaker elsewhere give --matchmaker ADDRESS)"
-            )
         if code == grpc.StatusCode.UNAVAILABLE and not self.reachable():
+            if self.address.startswith("unix:"):  # ohell up's socket file: its stack is down (TCP is not tried)
+                return OhHellError(
+                    f"the local stack is not running: nothing answers on {self.address} (start `ohell up`;"
+                    " for a matchmaker elsewhere give --matchmaker ADDRESS)"
+                )
             return OhHellError(
                 f"cannot reach the matchmaker at {self.address}: is `ohell up` running? (--matchmaker ADDRESS)"
             )
