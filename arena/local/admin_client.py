@@ -1,6 +1,9 @@
 """The host commands' connection: the matchmaker's stub with the host credential on every call.
 
-The matchmaker's address: ``--matchmaker``, else $OHELL_MATCHMAKER_ADDRESS, else ``ohell up``'s default.
+The matchmaker's address: ``--matchmaker``, else $OHELL_MATCHMAKER_ADDRESS, else ``ohell up``'s unix
+socket in its data folder when that file is there, else ``ohell up``'s default TCP address. A socket
+file with nothing answering is a stack that is down: the commands say so and do not try TCP, where
+another user of the machine may listen while the stack is down and take the host token.
 The host token: ``--host-token-file``, else $OHELL_HOST_TOKEN, else the file ``ohell up`` keeps in its
 data folder. Admin RPCs that the matchmaker does not have yet fail with UNIMPLEMENTED, named.
 """
@@ -14,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.local.config import HOST_TOKEN_ENV, SETTINGS, data_folder_file
+from arena.local.config import HOST_TOKEN_ENV, MATCHMAKER_SOCKET, SETTINGS, data_folder_file
 from arena.rpc.settings import ConfigError, read_token_file
 from ohell.errors import OhHellError
 
@@ -99,6 +102,11 @@ class Host:
 
         code, details = error.code(), error.details() or ""  # type: ignore[attr-defined]
         if code == grpc.StatusCode.UNAVAILABLE and not self.reachable():
+            if self.address.startswith("unix:"):  # ohell up's socket file: its stack is down (TCP is not tried)
+                return OhHellError(
+                    f"the local stack is not running: nothing answers on {self.address} (start `ohell up`;"
+                    " for a matchmaker elsewhere give --matchmaker ADDRESS)"
+                )
             return OhHellError(
                 f"cannot reach the matchmaker at {self.address}: is `ohell up` running? (--matchmaker ADDRESS)"
             )
@@ -139,11 +147,22 @@ class Host:
                 return
 
 
+def default_address() -> str:
+    """``ohell up``'s unix socket when its file is in the data folder (also a closed one: the stack is
+    down), else its default TCP address."""
+    path = data_folder_file(MATCHMAKER_SOCKET)
+    try:
+        os.lstat(path)
+    except OSError:  # none there, or a folder this user may not enter (another user's)
+        return str(SETTINGS["matchmaker_address"].default)
+    return f"unix:{path.absolute()}"
+
+
 @contextmanager
 def connect(args: argparse.Namespace) -> Iterator[Host]:
     import grpc
 
-    address = args.matchmaker or os.environ.get("OHELL_MATCHMAKER_ADDRESS") or SETTINGS["matchmaker_address"].default
+    address = args.matchmaker or os.environ.get("OHELL_MATCHMAKER_ADDRESS") or default_address()
     with grpc.insecure_channel(address) as channel:
         yield Host(channel, address, *host_token(args))
 
@@ -161,7 +180,11 @@ def with_host(command: Callable[[Host, argparse.Namespace], int]) -> Callable[[a
 
 def add_common(parser: argparse.ArgumentParser, public: bool = False) -> argparse.ArgumentParser:
     """``public``: a read anyone may make (a bot author too), told so in its help."""
-    parser.add_argument("--matchmaker", help="host:port (default: $OHELL_MATCHMAKER_ADDRESS, else 127.0.0.1:50052)")
+    parser.add_argument(
+        "--matchmaker",
+        help="HOST:PORT or unix:PATH (default: $OHELL_MATCHMAKER_ADDRESS, else ohell up's socket in its data folder, "
+        "else 127.0.0.1:50052)",
+    )
     credential = "not needed: anyone may read this" if public else "the host credential"
     parser.add_argument("--host-token-file", help=f"{credential} (default: ${HOST_TOKEN_ENV}, else ohell up's)")
     return parser

@@ -25,6 +25,7 @@ from ohell.errors import OhHellError
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
 CONFIG_ENV = "OHELL_CONFIG"
+MATCHMAKER_SOCKET = "matchmaker.sock"  # in the data folder: the host commands' way to ohell up's matchmaker
 
 
 def default_data_dir() -> str:

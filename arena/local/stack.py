@@ -26,7 +26,10 @@ from arena.archive.db import DATABASE_URL_ENV, sqlite_url
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
 from arena.ladder.routing import Queues
+from arena.local.config import MATCHMAKER_SOCKET
 from arena.rpc.auth import HOST_TOKEN_ENV, MIN_HOST_TOKEN, WEB_TOKEN_ENV, new_host_token
+from arena.rpc.settings import ConfigError
+from arena.rpc.unix_socket import socket_path
 from ohell.errors import OhHellError
 
 PORT_LINE = re.compile(r"service on port (\d+)")
@@ -202,6 +205,14 @@ class Stack:
         self.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.host_token_path = self.log_dir / "host-token"
         self.redis_url_path = self.log_dir / "redis-url"  # the embedded Redis's URL with its password, mode 600
+        # the matchmaker listens here too, for the host commands: a TCP port is every local user's (one may
+        # listen on it while the stack is down and take the host token a command sends), this folder ours alone
+        self.matchmaker_socket: Path | None = None
+        self.no_socket_why = ""  # a folder too deep for a unix socket's path: the host commands use TCP
+        try:
+            self.matchmaker_socket = Path(socket_path(self.log_dir / MATCHMAKER_SOCKET))
+        except ConfigError as error:
+            self.no_socket_why = str(error)
         if self.config.save_host_token:
             write_secret(self.host_token_path, self.host_token)
         self.database_url = self.config.database_url or os.environ.get(DATABASE_URL_ENV) or sqlite_url(self.log_dir)
@@ -274,6 +285,7 @@ class Stack:
                     "--address",
                     self.config.matchmaker_address,
                     *self._metrics_args("matchmaker"),
+                    *(["--admin-socket", str(self.matchmaker_socket)] if self.matchmaker_socket else []),
                     *(["--batch", str(self.config.batch)] if self.config.batch else []),
                     *self.config.matchmaker_args,
                 ],

@@ -3,6 +3,7 @@ reflection, message size limits and keepalive; ``serve_until_signal`` stops it g
 
     served = await create_server("127.0.0.1:0", [Service(name, register)])
     print(served.port)                      # port 0 binds a free port (tests)
+    served = await create_server("127.0.0.1:50052", services, unix_socket="/data/matchmaker.sock")  # also there
     await serve_until_signal(served)        # SIGTERM/SIGINT: NOT_SERVING, drain, stop
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -18,6 +20,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.rpc import unix_socket as unix
 from arena.rpc.settings import ConfigError, is_host_port
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -80,6 +83,7 @@ class Served(NamedTuple):
     server: grpc.aio.Server
     port: int
     health: health.HealthServicer
+    unix_socket: str | None = None  # its absolute path
 
 
 async def create_server(
@@ -87,8 +91,11 @@ async def create_server(
     services: Sequence[Service] = (),
     limits: Limits = DEFAULT_LIMITS,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    unix_socket: str | None = None,
 ) -> Served:
-    """A started server on ``address`` (port 0: a free port, returned in ``Served.port``)."""
+    """A started server on ``address`` (port 0: a free port, returned in ``Served.port``), and on
+    the path ``unix_socket`` too when given (a closed socket left there by a killed or stopped
+    server is replaced; one a process listens on, or a path too long, is a ConfigError)."""
     server = grpc.aio.server(interceptors=list(interceptors), options=server_options(limits))
     for service in services:
         service.register(server)
@@ -108,16 +115,30 @@ async def create_server(
         raise ConfigError(
             f"cannot listen on {address!r}: another process listens there, or it is not HOST:PORT of this machine"
         )
+    if unix_socket is not None:
+        unix_socket = unix.socket_path(unix_socket)
+        unix.clear_stale(unix_socket)
+        try:
+            bound = server.add_insecure_port(f"unix:{unix_socket}")
+        except RuntimeError:
+            bound = 0
+        if bound == 0:
+            raise ConfigError(f"cannot listen on unix socket {unix_socket} (is its folder there, and writable?)")
     await server.start()
     for name in ["", *names]:  # "" is the whole server
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return Served(server, port, health_servicer)
+    return Served(server, port, health_servicer, unix_socket)
 
 
 async def stop_server(served: Served, grace: float = 5.0) -> None:
     """Report NOT_SERVING, let calls in flight finish for ``grace`` seconds, then stop."""
     served.health.enter_graceful_shutdown()
     await served.server.stop(grace)
+    if served.unix_socket is not None:  # gRPC removed its file: a closed one tells clients the server is down
+        try:
+            unix.leave_closed(served.unix_socket)
+        except OSError as error:
+            print(f"warning: no closed socket left at {served.unix_socket}: {error.strerror or error}", file=sys.stderr)
 
 
 async def serve_until_signal(served: Served, grace: float = 5.0, on_stop: Callable[[], Any] | None = None) -> None:

@@ -62,7 +62,7 @@ async def serve(args: argparse.Namespace) -> None:
     service = Service(
         SERVICE_NAME, lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)
     )
-    served = await create_server(args.address, [service], interceptors=[guard])
+    served = await create_server(args.address, [service], interceptors=[guard], unix_socket=args.admin_socket)
     stopping = threading.Event()
     worker = None
     if not args.no_forming:
@@ -95,6 +95,8 @@ async def serve(args: argparse.Namespace) -> None:
 
         _, _, port = start_metrics_server(args.metrics_port, args.metrics_address)
         print(f"metrics on http://{args.metrics_address}:{port}/metrics", flush=True)
+    if served.unix_socket is not None:
+        print(f"matchmaker service on unix socket {served.unix_socket}", flush=True)
     print(f"matchmaker service on port {served.port}", flush=True)
     await serve_until_signal(served, on_stop=stopping.set)
     if worker is not None:
@@ -105,6 +107,12 @@ async def serve(args: argparse.Namespace) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m services.matchmaker", description=__doc__.splitlines()[0])
     parser.add_argument("--address", default="127.0.0.1:50052", help="where to listen (default %(default)s)")
+    parser.add_argument(
+        "--admin-socket",
+        metavar="PATH",
+        help="also listen on this unix socket, for the host's commands: only those who may enter its folder "
+        "reach it (ohell up's is in its data folder, mode 700)",
+    )
     parser.add_argument(
         "--redis-url",
         default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),

@@ -49,6 +49,7 @@ def test_other_networks_are_other_callers(one: str, other: str) -> None:
 
 def test_peers_that_are_not_addresses_are_kept() -> None:
     assert peer("unix:/tmp/socket") == "p:unix:/tmp/socket"
+    assert peer("unix:") == "p:unix:"  # what gRPC names a client of a unix socket (ohell up's matchmaker.sock)
     assert peer("") == "p:unknown"
     assert peer("ipv6:[not an address]:5000") == "p:ipv6:[not an address]"
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import socket
+from pathlib import Path
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.rpc.server import create_server, stop_server
+from arena.rpc.settings import ConfigError
+from arena.rpc.unix_socket import MAX_PATH_BYTES
 
 
 @pytest.mark.slow  # over a second: the quick subset stays quick
@@ -34,3 +38,55 @@ def test_a_burst_of_calls_on_one_connection_is_served_not_cancelled() -> None:
             await stop_server(served, 0)
 
     assert asyncio.run(run()) == {"OK": 3000}
+
+
+def check(address: str) -> str:
+    """The health of the server at ``address``, or the code of the call's error."""
+    with grpc.insecure_channel(address) as channel:
+        try:
+            return health_pb2.HealthCheckResponse.ServingStatus.Name(
+                health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5).status
+            )
+        except grpc.RpcError as error:
+            return str(error.code().name)  # type: ignore[attr-defined]
+
+
+def test_a_unix_socket_beside_the_port_outlives_the_server_closed(tmp_path: Path) -> None:
+    """gRPC removes its socket file on a clean stop: a client that then found none would turn to the TCP
+    address, which any user of the machine may take while the server is down. A closed one is left."""
+    path = tmp_path / "a.sock"
+
+    async def serve_once() -> tuple[str, str]:
+        served = await create_server(unix_socket=str(path))
+        try:
+            return await asyncio.to_thread(check, f"unix:{path}"), await asyncio.to_thread(
+                check, f"127.0.0.1:{served.port}"
+            )
+        finally:
+            await stop_server(served, 0)
+
+    assert asyncio.run(serve_once()) == ("SERVING", "SERVING")
+    assert path.is_socket() and check(f"unix:{path}") == "UNAVAILABLE"
+    assert asyncio.run(serve_once()) == ("SERVING", "SERVING")  # the closed one is replaced at the next start
+
+
+def test_a_unix_socket_another_server_holds_is_not_taken(tmp_path: Path) -> None:
+    """gRPC removes a socket file to bind its path, also one a live server listens on: its callers
+    would have come to the second server."""
+    path = tmp_path / "a.sock"
+    with socket.socket(socket.AF_UNIX) as live:
+        live.bind(str(path))
+        live.listen()
+        with pytest.raises(ConfigError, match=f"cannot listen on unix socket {path}: another process listens there"):
+            asyncio.run(create_server(unix_socket=str(path)))
+    other = tmp_path / "b.sock"
+    other.write_text("not a socket")
+    with pytest.raises(ConfigError, match="a file that is no socket is there"):
+        asyncio.run(create_server(unix_socket=str(other)))
+    assert other.read_text() == "not a socket"
+
+
+def test_a_unix_socket_path_too_long_is_refused_in_a_line(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * (MAX_PATH_BYTES - len(str(tmp_path))))
+    with pytest.raises(ConfigError, match=rf"the path is {len(str(deep)) + 7} bytes, over the {MAX_PATH_BYTES}"):
+        asyncio.run(create_server(unix_socket=str(deep / "a.sock")))

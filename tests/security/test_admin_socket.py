@@ -1,0 +1,124 @@
+"""The host commands reach ``ohell up``'s matchmaker through a unix socket in its data folder (mode 700),
+not through its TCP port. Until 3 Dec 2026 a host command sent the host token to whatever listened at
+127.0.0.1:50052, and while the host's stack was down any user of the machine could listen there."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena.local.config import SETTINGS
+from arena.local.stack import Stack, StackConfig
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+
+pytestmark = pytest.mark.slow  # starts the stack twice
+
+DEFAULT = str(SETTINGS["matchmaker_address"].default)
+SETTINGS_FRAME = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # an empty HTTP/2 SETTINGS: the client then sends its call
+
+
+class Stranger:
+    """Another user's listener on the matchmaker's default address: answers as an HTTP/2 server would
+    at first, so that a client sends its call, and keeps whatever it is sent."""
+
+    def __init__(self, address: str) -> None:
+        host, _, port = address.rpartition(":")
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # not SO_REUSEPORT: never shared
+        try:
+            self.listener.bind((host, int(port)))
+        except OSError as error:
+            self.listener.close()
+            pytest.skip(f"{address} is taken by another process ({error.strerror}): the stranger cannot listen there")
+        self.listener.listen()
+        self.received = bytearray()
+        self.connections = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:  # closed
+                return
+            self.connections += 1
+            with connection:
+                connection.settimeout(1.0)
+                connection.sendall(SETTINGS_FRAME)
+                try:
+                    while data := connection.recv(65536):
+                        self.received += data
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.listener.close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def stranger() -> Iterator[Stranger]:
+    listening = Stranger(DEFAULT)
+    yield listening
+    listening.close()
+
+
+def start(data: Path) -> Stack:
+    """``ohell up``'s processes that a host command talks to, on any free ports (not the default)."""
+    return Stack(StackConfig(log_dir=str(data), engine=False, builtin_workers=0, remote_worker=False)).start()
+
+
+def host_command(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``ohell ARGS`` as the host types it beside ``ohell up``: no --matchmaker, no address or token in
+    the environment (the token from the data folder's host-token)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OHELL_MATCHMAKER_ADDRESS", "OHELL_HOST_TOKEN")}
+    env |= {"OHELL_DATA_DIR": str(data), "COLUMNS": "200"}
+    command = [sys.executable, "-m", "arena.cli", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+
+
+def says_down(result: subprocess.CompletedProcess[str], data: Path) -> bool:
+    line = f"the local stack is not running: nothing answers on unix:{data / 'matchmaker.sock'}"
+    return result.returncode == 2 and line in result.stderr
+
+
+def test_the_host_token_goes_through_the_socket_never_to_the_default_port(stranger: Stranger, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    stack = start(data)
+    try:
+        made = host_command(data, "ladder", "create", "by_socket", "--seats", "3")
+        assert stranger.connections == 0, f"the stranger was sent {bytes(stranger.received)!r}"
+        assert made.returncode == 0, made.stdout + made.stderr
+        listed = host_command(data, "agent", "list")  # a host read: the token is sent
+        assert listed.returncode == 0, listed.stdout + listed.stderr
+    finally:
+        stack.stop(graceful=False)  # killed: the socket file stays, nothing listens on it
+    assert (data / "matchmaker.sock").is_socket()
+    down = host_command(data, "ladder", "list")
+    assert says_down(down, data), down.stdout + down.stderr
+
+    stack = start(data)  # on the same folder: the socket the killed run left is replaced
+    try:
+        listed = host_command(data, "ladder", "list")
+        assert listed.returncode == 0 and "by_socket" in listed.stdout, listed.stdout + listed.stderr
+        # without a token: the call is rate-limited as its peer's, a unix one
+        with grpc.insecure_channel(f"unix:{stack.matchmaker_socket}") as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            assert stub.ListLadders(pb.ListLaddersRequest(), timeout=10).ladders
+    finally:
+        stack.cleanup()  # stopped as Ctrl-C stops it: gRPC removes its socket, a closed one is left
+    assert (data / "matchmaker.sock").is_socket()
+    down = host_command(data, "agent", "list")
+    assert says_down(down, data), down.stdout + down.stderr
+
+    assert (stranger.connections, bytes(stranger.received)) == (0, b"")
