@@ -52,8 +52,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local step, window = tonumber(ARGV[3]), tonumber(ARGV[4])
 local tat = tonumber(redis.call('GET', key) or now)
 if tat < now then tat = now end
-local wait = tat + step - window - now
-if wait > 0 then return wait end
+local wait = (tat - now) - (window - step)
+if wait > 0.001 then return wait end  -- under a microsecond: rounding (ROUNDING_MS)
 redis.call('SET', key, tat + step, 'PX', math.ceil(tat + step - now) + 1000)
 return 0
 """
@@ -95,6 +95,9 @@ class RateLimit:
 DEFAULT_WEB_APP_LIMIT = RateLimit(rate=2000.0, burst=8000)
 
 
+ROUNDING_MS = 1e-3
+
+
 class LocalLimiter:
     """GCRA in this process: the fallback when there is no Redis (or it is away)."""
 
@@ -106,8 +109,11 @@ class LocalLimiter:
     def wait_ms(self, caller: str) -> float:
         now = time.monotonic() * 1000
         tat = max(self.tat.get(caller, now), now)
-        wait = tat + self.limit.step_ms - self.limit.window_ms - now
-        if wait > 0:
+        # in this order: tat + step - window - now rounds when now + step crosses a power of two (the
+        # clock's milliseconds just below 2**21, 2**22, ...): a burst of one then refused a first call.
+        # A wait under ROUNDING_MS is what the sums of steps lost in rounding, not a limit reached.
+        wait = (tat - now) - (self.limit.window_ms - self.limit.step_ms)
+        if wait > ROUNDING_MS:
             return wait
         if caller not in self.tat and len(self.tat) >= self.max_callers:
             self.tat = {c: t for c, t in self.tat.items() if t > now}  # forget callers at rest
