@@ -153,8 +153,8 @@ async def first_connect_refusal(rate: float, connect_timeout: float) -> str:
         async with grpc.aio.insecure_channel(address) as channel:  # spends the burst of one call
             call = gateway_pb2_grpc.AgentGatewayServiceStub(channel).Connect(metadata=auth_metadata("t"))
             headers = await call.initial_metadata()
-            # it must have been taken (so counted): 3 runs in ~100 on a loaded machine (3 Dec) timed
-            # out at the wait_for below reading a stream the SDK took as accepted; cause not found
+            # it must have been taken (so counted): when the rate limit's rounding refused it (fixed 3 Dec,
+            # tests/security/test_rate_limit_clock.py), the SDK's stream was taken and the test timed out
             assert AGENT_ID_HEADER in dict(headers), f"the call that spends the burst failed: {await call.code()}"
             call.cancel()
         with pytest.raises(AgentError) as limited:
