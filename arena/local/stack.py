@@ -14,6 +14,7 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -55,8 +56,15 @@ def stop_on_signals() -> None:
 def own_folder(folder: Path, archive: Path | None) -> None:
     """The stack's folder (``ohell up``'s data folder), its logs and the SQLite ``archive`` kept there,
     this user's alone: a folder of a version before 3 Dec 2026 kept archive.db and the logs readable by
-    all (644). An archive not made yet is made so here, as SQLite would make it readable by all."""
-    folder.chmod(0o700)
+    all (644). An archive not made yet is made so here, as SQLite would make it readable by all.
+    OhHellError for a folder others may write in (``/tmp``: it is not made 700, as root would) or
+    one this user cannot make its own (another user's)."""
+    if folder.stat().st_mode & stat.S_IWOTH:
+        raise OhHellError(f"data folder {folder}: every user may write in it (a shared folder): give one of your own")
+    try:
+        folder.chmod(0o700)
+    except PermissionError:
+        raise OhHellError(f"data folder {folder} is another user's: give one of your own") from None
     files = list(folder.glob("*.log"))
     if archive is not None and archive.parent.resolve() == folder.resolve():
         os.close(os.open(archive, os.O_WRONLY | os.O_CREAT, 0o600))  # SQLite gives its -wal, -shm the same mode
@@ -203,6 +211,9 @@ class Stack:
         self._own_log_dir = self.config.log_dir is None
         self.log_dir = Path(self.config.log_dir or tempfile.mkdtemp(prefix="ohell-stack-"))
         self.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.database_url = self.config.database_url or os.environ.get(DATABASE_URL_ENV) or sqlite_url(self.log_dir)
+        sqlite = self.database_url.startswith("sqlite:///") and "?" not in self.database_url
+        own_folder(self.log_dir, Path(self.database_url.removeprefix("sqlite:///")) if sqlite else None)
         self.host_token_path = self.log_dir / "host-token"
         self.redis_url_path = self.log_dir / "redis-url"  # the embedded Redis's URL with its password, mode 600
         # the matchmaker listens here too, for the host commands: a TCP port is every local user's (one may
@@ -215,9 +226,6 @@ class Stack:
             self.no_socket_why = str(error)
         if self.config.save_host_token:
             write_secret(self.host_token_path, self.host_token)
-        self.database_url = self.config.database_url or os.environ.get(DATABASE_URL_ENV) or sqlite_url(self.log_dir)
-        sqlite = self.database_url.startswith("sqlite:///") and "?" not in self.database_url
-        own_folder(self.log_dir, Path(self.database_url.removeprefix("sqlite:///")) if sqlite else None)
 
     @property
     def matchmaker_address(self) -> str:

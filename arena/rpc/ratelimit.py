@@ -53,7 +53,8 @@ local step, window = tonumber(ARGV[3]), tonumber(ARGV[4])
 local tat = tonumber(redis.call('GET', key) or now)
 if tat < now then tat = now end
 local wait = (tat - now) - (window - step)
-if wait > 0.001 then return wait end  -- under a microsecond: rounding (ROUNDING_MS)
+-- under a microsecond: rounding (ROUNDING_MS). Whole ms: a Lua number's reply is an integer, and 0.5 was 0 (allowed)
+if wait > 0.001 then return math.ceil(wait) end
 redis.call('SET', key, tat + step, 'PX', math.ceil(tat + step - now) + 1000)
 return 0
 """

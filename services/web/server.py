@@ -43,7 +43,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host-token-file", help=f"the host credential (default: ${HOST_TOKEN_ENV})")
     parser.add_argument(
         "--trusted-proxies",
-        default=os.environ.get(TRUSTED_PROXIES_ENV) or os.environ.get(UVICORN_PROXIES_ENV, ""),
         help="comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
         f"X-Forwarded-Proto are believed; default ${TRUSTED_PROXIES_ENV}, else "
         f"${UVICORN_PROXIES_ENV}, else none: the peer's own address and scheme",
@@ -51,23 +50,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def trusted_proxies(value: str) -> list[str]:
-    """The proxies of ``--trusted-proxies`` ([] for none); SystemExit naming an entry that is neither
-    an IP address nor a network (uvicorn would take it for a name no peer has), and for '*': uvicorn
-    then takes the first address of X-Forwarded-For, the one the visitor itself may have written
-    (a proxy appends the address it saw), where with the proxies named it takes the last one that
-    is not theirs."""
+def trusted_proxies(given: str | None) -> list[str]:
+    """The proxies of ``--trusted-proxies`` (``given``), else of its variables ([] for none); SystemExit
+    naming where the value came from (a deployment that set uvicorn's variable gave no flag) and an
+    entry that is neither an IP address nor a network (uvicorn would take it for a name no peer
+    has), and for '*': uvicorn then takes the first address of X-Forwarded-For, the one the visitor
+    itself may have written (a proxy appends the address it saw), where with the proxies named it
+    takes the last one that is not theirs."""
+    where, value = "--trusted-proxies", given or ""
+    for variable in (TRUSTED_PROXIES_ENV, UVICORN_PROXIES_ENV):
+        if given is None and not value:
+            where, value = f"${variable}", os.environ.get(variable, "")
     entries = [entry.strip() for entry in value.split(",") if entry.strip()]
     if "*" in entries:
         raise SystemExit(
-            "--trusted-proxies: '*' would believe an X-Forwarded-For the visitor wrote itself: "
+            f"{where}: '*' would believe an X-Forwarded-For the visitor wrote itself: "
             "name the proxies' addresses or networks (e.g. 10.0.0.0/8)"
         )
     for entry in entries:
         try:
             ipaddress.ip_network(entry, strict=False)
         except ValueError:
-            raise SystemExit(f"--trusted-proxies: {entry[:80]!r} is not an IP address or network") from None
+            raise SystemExit(f"{where}: {entry[:80]!r} is not an IP address or network") from None
     return entries
 
 

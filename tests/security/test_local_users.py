@@ -24,6 +24,7 @@ from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
+from ohell.errors import OhHellError
 
 
 def command_lines(pid: int) -> list[str]:
@@ -85,6 +86,18 @@ def test_an_earlier_data_folder_is_made_the_users_alone(stack: Stack) -> None:
     assert stack.database_url.endswith("/archive.sqlite3")
     for name in ("archive.sqlite3", "matchmaker.log", "engine.log"):
         assert (stack.log_dir / name).stat().st_mode & 0o777 == 0o600, name
+
+
+def test_a_shared_folder_is_refused_as_data_folder_and_left_as_it_was(tmp_path: Path) -> None:
+    """``--data-dir /tmp``: the stack made it 700 (as root, /tmp itself), its *.log files 600."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    (shared / "someone.log").touch(mode=0o644)
+    with pytest.raises(OhHellError, match="every user may write in it"):
+        Stack(StackConfig(log_dir=str(shared), builtin_workers=0, remote_worker=False, save_host_token=False))
+    assert shared.stat().st_mode & 0o7777 == 0o1777
+    assert (shared / "someone.log").stat().st_mode & 0o777 == 0o644
 
 
 def test_the_data_of_the_embedded_redis_is_the_users_alone(stack: Stack) -> None:

@@ -97,17 +97,21 @@ def test_behind_a_proxy_an_address_the_visitor_put_first_is_not_believed(proxied
 
 
 @pytest.mark.parametrize("value", ["localhost", "127.0.0.1,proxy.internal", "10.0.0.0/33", "*", "10.0.0.1,*"])
-def test_a_proxy_that_is_not_an_address_is_named_at_start(value: str) -> None:
+@pytest.mark.parametrize("source", ["--trusted-proxies", *PROXY_VARIABLES])
+def test_a_proxy_that_is_not_an_address_is_named_at_start(value: str, source: str) -> None:
     """uvicorn takes an entry it cannot parse for a literal name no peer ever has: the proxy's
     visitors would all share its limit, and nothing would say why. With '*' it takes the first
-    address of X-Forwarded-For, which the visitor may have written itself (a proxy appends)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "services.web", "--address", "127.0.0.1:0", "--matchmaker", "127.0.0.1:9"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=os.environ | {"OHELL_WEB_TRUSTED_PROXIES": value, "OHELL_WEB_TOKEN": "w" * 32},
-    )
+    address of X-Forwarded-For, which the visitor may have written itself (a proxy appends). The
+    refusal names where the value came from: one set in uvicorn's FORWARDED_ALLOW_IPS (as the k8s
+    manifest advised, '*' included) was refused as a --trusted-proxies no one gave."""
+    command = [sys.executable, "-m", "services.web", "--address", "127.0.0.1:0", "--matchmaker", "127.0.0.1:9"]
+    env = {name: text for name, text in os.environ.items() if name not in PROXY_VARIABLES}
+    if source.startswith("--"):
+        command += [source, value]
+    else:
+        env[source] = value
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env | {"OHELL_WEB_TOKEN": "w" * 32})
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
     [line] = done.stderr.strip().splitlines()
-    assert line.startswith("--trusted-proxies: ") and ("is not an IP address" in line or "'*' would" in line), line
+    where = source if source.startswith("--") else f"${source}"
+    assert line.startswith(f"{where}: ") and ("is not an IP address" in line or "'*' would" in line), line
