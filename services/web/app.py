@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -24,6 +24,7 @@ from arena.wire import match_total_text
 from services.web import host, tournaments, views
 from services.web.api import Api, ApiError
 from services.web.errors import error_page
+from services.web.headers import HEADERS as SECURITY_HEADERS
 from services.web.headers import SecurityHeaders
 from services.web.pages import HERE, api_of, page
 from services.web.replay import replay
@@ -193,6 +194,12 @@ async def http_error(request: Request, exc: Exception) -> Response:
     return page(request, "error.html", exc.status_code, title=str(exc.status_code), message=exc.detail)
 
 
+async def server_error(request: Request, exc: Exception) -> Response:
+    """A fault of the app itself: plain words, nothing of the error. Starlette answers it outside
+    every middleware, so it carries the security headers itself."""
+    return PlainTextResponse("500: the web app failed on this page", 500, headers=SECURITY_HEADERS)
+
+
 def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None = None) -> Starlette:
     """``visitor_limit``: each visitor's requests (default: ``$OHELL_WEB_RATE_LIMIT``, else 20/s, bursts of 60)."""
 
@@ -217,7 +224,7 @@ def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None =
     ]
     app = Starlette(
         routes=routes,
-        exception_handlers={ApiError: api_error, HTTPException: http_error},
+        exception_handlers={ApiError: api_error, HTTPException: http_error, Exception: server_error},
         lifespan=lifespan,
         middleware=[
             Middleware(SecurityHeaders),  # outermost: the limits' refusals carry them too

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Iterator
 
 import pytest
+from starlette.applications import Starlette
 from starlette.exceptions import StarletteDeprecationWarning
 from starlette.requests import Request
 
@@ -111,3 +112,17 @@ def test_a_page_the_signed_in_host_gets_is_not_stored_by_the_browser(app: object
         assert client.get("/host/login").headers["cache-control"] == "no-store"
         failed = client.get("/tournaments/t1")  # an error page (no matchmaker here) is a page too
         assert failed.status_code >= 500 and failed.headers["cache-control"] == "no-store"
+
+
+def test_a_fault_of_the_app_carries_the_security_headers_and_no_details(app: Starlette) -> None:
+    """Starlette answers an unhandled error outside every middleware: its 500 carried none of the
+    headers every other answer has (docs/operations.md said every answer did)."""
+
+    async def broken(request: Request) -> None:
+        raise RuntimeError("secret detail of the failure")
+
+    app.add_route("/broken", broken)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        reply = client.get("/broken")
+    assert reply.status_code == 500 and "secret detail" not in reply.text
+    assert reply.headers["x-frame-options"] == "DENY" and reply.headers["x-content-type-options"] == "nosniff"
