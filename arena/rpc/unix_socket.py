@@ -46,7 +46,12 @@ def clear_stale(path: str) -> None:
         try:
             probe.connect(path)
         except ConnectionRefusedError:
-            os.unlink(path)
+            try:
+                os.unlink(path)
+            except FileNotFoundError:  # removed meanwhile
+                pass
+            except OSError as error:  # another user's, in a folder with the sticky bit (/tmp)
+                raise ConfigError(f"unix socket {path}: cannot remove the old one: {error.strerror}") from None
             return
         except OSError as error:
             if error.errno == errno.ENOENT:  # removed meanwhile

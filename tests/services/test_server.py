@@ -13,7 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.rpc.server import create_server, stop_server
 from arena.rpc.settings import ConfigError
-from arena.rpc.unix_socket import MAX_PATH_BYTES
+from arena.rpc.unix_socket import MAX_PATH_BYTES, clear_stale, leave_closed
 
 
 @pytest.mark.slow  # over a second: the quick subset stays quick
@@ -90,3 +90,17 @@ def test_a_unix_socket_path_too_long_is_refused_in_a_line(tmp_path: Path) -> Non
     deep = tmp_path / ("d" * (MAX_PATH_BYTES - len(str(tmp_path))))
     with pytest.raises(ConfigError, match=rf"the path is {len(str(deep)) + 7} bytes, over the {MAX_PATH_BYTES}"):
         asyncio.run(create_server(unix_socket=str(deep / "a.sock")))
+
+
+def test_an_old_socket_this_user_may_not_remove_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another user's closed socket in a sticky folder (/tmp): its unlink raised PermissionError, a
+    traceback at start. (As root the unlink never fails, so the refusal is made here.)"""
+    path = str(tmp_path / "old.sock")
+    leave_closed(path)
+
+    def refused(target: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr("arena.rpc.unix_socket.os.unlink", refused)
+    with pytest.raises(ConfigError, match="cannot remove the old one: Operation not permitted"):
+        clear_stale(path)
