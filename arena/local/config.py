@@ -12,6 +12,7 @@ environment variable or a TOML config file (flags win over the environment, whic
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -129,6 +130,13 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_path: s
     return settings
 
 
+def refuse_shared(folder: Path) -> None:
+    """OhHellError for a data folder every user may write in (``/tmp``): it is never made 700, as
+    root could, nor given the host token."""
+    if folder.stat().st_mode & stat.S_IWOTH:
+        raise OhHellError(f"data folder {folder}: every user may write in it (a shared folder): give one of your own")
+
+
 def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
     """(token, where it comes from): $OHELL_HOST_TOKEN, the host token file, or a new one written
     (mode 600) to the data folder's ``host-token`` and kept there across restarts."""
@@ -144,6 +152,7 @@ def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
             raise OhHellError(f"host token file {path} is empty")
         return token, str(path)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new data folder: the user's alone
+    refuse_shared(path.parent)  # before the token goes there, not after (the stack checks it again)
     token = new_token(32)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w") as out:

@@ -14,7 +14,6 @@ import re
 import secrets
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from arena.archive.db import DATABASE_URL_ENV, sqlite_url
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
 from arena.ladder.routing import Queues
-from arena.local.config import MATCHMAKER_SOCKET
+from arena.local.config import MATCHMAKER_SOCKET, refuse_shared
 from arena.rpc.auth import HOST_TOKEN_ENV, MIN_HOST_TOKEN, WEB_TOKEN_ENV, new_host_token
 from arena.rpc.settings import ConfigError
 from arena.rpc.unix_socket import socket_path
@@ -59,8 +58,7 @@ def own_folder(folder: Path, archive: Path | None) -> None:
     all (644). An archive not made yet is made so here, as SQLite would make it readable by all.
     OhHellError for a folder others may write in (``/tmp``: it is not made 700, as root would) or
     one this user cannot make its own (another user's)."""
-    if folder.stat().st_mode & stat.S_IWOTH:
-        raise OhHellError(f"data folder {folder}: every user may write in it (a shared folder): give one of your own")
+    refuse_shared(folder)
     try:
         folder.chmod(0o700)
     except PermissionError:

@@ -20,6 +20,7 @@ from redis.retry import Retry
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
+from arena.local.config import host_token
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
@@ -98,6 +99,10 @@ def test_a_shared_folder_is_refused_as_data_folder_and_left_as_it_was(tmp_path: 
         Stack(StackConfig(log_dir=str(shared), builtin_workers=0, remote_worker=False, save_host_token=False))
     assert shared.stat().st_mode & 0o7777 == 0o1777
     assert (shared / "someone.log").stat().st_mode & 0o777 == 0o644
+    # ohell up makes the host token before its stack: it was left in the shared folder
+    with pytest.raises(OhHellError, match="every user may write in it"):
+        host_token({"host_token_file": "", "data_dir": str(shared)}, {})
+    assert not (shared / "host-token").exists()
 
 
 def test_the_data_of_the_embedded_redis_is_the_users_alone(stack: Stack) -> None:
