@@ -59,7 +59,7 @@ def naming_field(error: StoreError, fields: dict[str, str] | None = None) -> str
     (``seats=9 must be ...``: ``ladder.seats=9 must be ...``). One with no field (a limit) is sent as it is."""
     field = (fields or {}).get(error.field, error.field)
     message = str(error)
-    if not field or message.startswith(field):
+    if not field or re.match(rf"{re.escape(field)}\b", message):
         return message
     if re.match(rf"{re.escape(error.field)}\b", message):
         return field + message[len(error.field) :]

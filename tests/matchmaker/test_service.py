@@ -15,11 +15,13 @@ import pytest
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.redis_store import RedisStore
+from arena.ladder.store import StoreError
 from arena.local.stack import PORT_LINE, Proc
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.auth import auth_metadata
+from services.matchmaker.base import naming_field
 
 from ..ladder.helpers import wait_until
 
@@ -399,3 +401,9 @@ def test_ladder_show_says_a_ladder_is_paused(
         Stub(channel).PauseLadder(pb.PauseLadderRequest(name="main"), metadata=HOST)
     assert main(show) == 0
     assert "paused: no tables are formed until `ohell ladder resume main`" in capsys.readouterr().out
+
+
+def test_a_refusal_is_taken_to_name_its_field_only_by_the_whole_word() -> None:
+    """A message that began with a longer word ('names ...' for the field 'name') went out naming no field."""
+    assert naming_field(StoreError("names must be unique", field="name")) == "name: names must be unique"
+    assert naming_field(StoreError("name='x' is taken", field="name")) == "name='x' is taken"
