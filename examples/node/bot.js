@@ -101,15 +101,25 @@ function keepOpen(what, address, open, onUp) {
   attempt();
 }
 
+// ENGINE MATCHMAKER LADDER [MATCHES] with $OHELL_AGENT_TOKEN, else ENGINE MATCHMAKER TOKEN LADDER [MATCHES];
+// undefined for any other form. MATCHES must be a whole number: with the env token, a call in the token
+// form (its LADDER fourth) is refused like examples/python_bot.py does, rather than taking TOKEN for LADDER.
+function parseArgs(args, fromEnv) {
+  if (fromEnv && args[2] === fromEnv) return undefined;
+  const given = fromEnv ? [...args.slice(0, 2), fromEnv, ...args.slice(2)] : args;
+  const [engine, matchmaker, token, ladder, matches] = given;
+  const counted = given.length === 4 || (given.length === 5 && /^[1-9][0-9]*$/.test(matches));
+  return counted && engine && matchmaker && token && ladder ? { engine, matchmaker, token, ladder, matches } : undefined;
+}
+
 function main() {
-  const args = process.argv.slice(2);
-  const fromEnv = process.env.OHELL_AGENT_TOKEN;
-  const [engine, matchmaker, token, ladder, matches] = fromEnv ? [...args.slice(0, 2), fromEnv, ...args.slice(2)] : args;
-  if (!engine || !matchmaker || !token || !ladder) {
+  const parsed = parseArgs(process.argv.slice(2), process.env.OHELL_AGENT_TOKEN);
+  if (!parsed) {
     console.error("usage: OHELL_AGENT_TOKEN=TOKEN node bot.js ENGINE_ADDRESS MATCHMAKER_ADDRESS LADDER [MATCHES]");
     console.error("   or: node bot.js ENGINE_ADDRESS MATCHMAKER_ADDRESS TOKEN LADDER [MATCHES] (ps shows the token)");
     process.exit(2);
   }
+  const { engine, matchmaker, token, ladder, matches } = parsed;
   const metadata = new grpc.Metadata();
   metadata.add("authorization", `Bearer ${token}`);
   const gateway = new ohell.AgentGatewayService(engine, grpc.credentials.createInsecure(), OPTIONS);

@@ -170,3 +170,19 @@ def test_examples_print_one_line_for_a_wrong_token_or_an_unknown_ladder(
             lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
             assert result.returncode == 2, (case, command[1], result.stderr[-1500:])
             assert len(lines) == 1 and expected in lines[0] and "Traceback" not in result.stderr, (case, result.stderr)
+
+
+def test_with_the_env_token_a_token_among_the_arguments_is_refused_with_the_usage() -> None:
+    """Before, node took the token given third as the ladder name (and sent it to the matchmaker) when
+    $OHELL_AGENT_TOKEN was set too; the Python example already exits with its usage there."""
+    node_ready()
+    env = os.environ | {"OHELL_AGENT_TOKEN": "env-token"}
+    addresses = ["127.0.0.1:1", "127.0.0.1:2"]
+    commands = {
+        "python": [sys.executable, str(ROOT / "examples" / "python_bot.py"), *addresses, "argument-token", "kit"],
+        "node": ["node", str(NODE_DIR / "bot.js"), *addresses, "argument-token", "kit"],
+        "node, the env token again": ["node", str(NODE_DIR / "bot.js"), *addresses, "env-token", "3"],
+    }
+    for case, command in commands.items():
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+        assert result.returncode != 0 and "usage" in result.stderr.lower(), (case, result.stderr[-1500:])
