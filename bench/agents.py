@@ -44,6 +44,7 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 RAW_METHOD = "/bench.Raw/PingPong"
 LOOP_ENV = "OHELL_BENCH_LOOP"  # the event loop of this run's every process (--loop)
+TOKENS_ENV = "OHELL_BENCH_TOKENS"  # the agent subprocess's tokens, space-separated (not in argv: ps shows it)
 
 
 def use_loop(name: str) -> None:
@@ -269,10 +270,10 @@ class Ours:
                 "agent",
                 "--address",
                 f"127.0.0.1:{self.engine.port}",
-                *sum((["--token", t] for t in tokens), []),
                 *child_cpu(),
             ],
             cwd=ROOT,
+            env=os.environ | {TOKENS_ENV: " ".join(tokens)},
         )
         while len(self.engine.gateway.connections) < self.streams:
             await asyncio.sleep(0.02)
@@ -464,7 +465,6 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
-    parser.add_argument("--token", action="append", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     pin(args.cpu if args.role != "bench" else 0)
@@ -472,7 +472,7 @@ def main() -> int:
         os.environ[LOOP_ENV] = args.loop  # the subprocesses (agent, echo, host) run on the same loop
     use_loop(os.environ.get(LOOP_ENV, "asyncio"))
     if args.role == "agent":
-        asyncio.run(agent_role(args.address, args.token))
+        asyncio.run(agent_role(args.address, os.environ[TOKENS_ENV].split()))
         return 0
     if args.role == "host":
         asyncio.run(host_role(args.redis, "bench-0", args.games, args.seed))
