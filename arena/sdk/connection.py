@@ -8,6 +8,7 @@ the engine service, a network blip) is retried with back-off for as long as it t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -255,10 +256,11 @@ async def established(call: Any, timeout: float, accepted_mark: str) -> None:
             f"no answer within {timeout:g} s",
         ) from None
     if not call.done() and accepted_mark not in dict(headers or ()):
-        try:
-            await asyncio.wait_for(asyncio.shield(call.code()), UNMARKED_WAIT_S)
-        except TimeoutError:
-            pass
+        # the timeout cancels only this wait (grpc.aio's code() awaits a future of its own), not the
+        # call; no task is started, so none is left pending until the call ends
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(UNMARKED_WAIT_S):
+                await call.code()
     if call.done():
         code = await call.code()
         if code != grpc.StatusCode.OK:  # the trailers too: a rate limit's retry-after is there

@@ -24,7 +24,7 @@ from arena.rpc.auth import AGENT_ID_HEADER, auth_metadata
 from arena.rpc.ratelimit import RateLimit
 from arena.rpc.server import Limits, Served, Service, create_server, stop_server
 from arena.sdk import AgentError, BaseBot, connect_async, run_on_ladder_async, serve_async
-from arena.sdk.connection import retry_after_s
+from arena.sdk.connection import established, open_connect, retry_after_s
 from arena.sdk.session import Session
 from arena.wire import observation_to_proto, rules_to_proto
 from ohell.bots import make_bot
@@ -507,6 +507,39 @@ def test_headers_without_the_gateways_mark_are_no_accepted_stream() -> None:
         return str(refused.value)
 
     assert "rate limits this agent" in asyncio.run(run())
+
+
+class UnmarkedGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
+    """Takes the stream with headers that lack the mark (a gateway older than it) and keeps it open."""
+
+    async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        await context.send_initial_metadata(())
+        await asyncio.sleep(3600)
+        yield gateway_pb2.ConnectResponse()
+
+
+def test_a_stream_taken_without_the_mark_leaves_no_task_waiting_for_its_status() -> None:
+    """Before, the wait for the status of a stream whose headers lack the mark ran in a shielded
+    task that stayed pending, after the UNMARKED_WAIT_S timeout, until the stream ended."""
+
+    async def run() -> tuple[list[asyncio.Task[Any]], bool]:
+        served = await serve_gateway(UnmarkedGateway())
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{served.port}") as channel:
+                call = open_connect(channel, "t")
+                await call.initial_metadata()
+                before = asyncio.all_tasks()
+                await established(call, 5, AGENT_ID_HEADER)  # taken as up after UNMARKED_WAIT_S
+                await asyncio.sleep(0)  # a cancelled task ends on the loop's next turn
+                left = [task for task in asyncio.all_tasks() - before if not task.done()]
+                open_after = not call.done()
+                call.cancel()
+        finally:
+            await stop_server(served, 0)
+        return left, open_after
+
+    left, open_after = asyncio.run(run())
+    assert left == [] and open_after, left
 
 
 class SilentGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
