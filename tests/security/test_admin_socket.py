@@ -167,3 +167,20 @@ def test_a_socket_in_a_folder_others_may_write_in_is_not_dialled(tmp_path: Path)
         assert done.returncode == 2 and f"others may write in {data}: the host commands do not dial" in done.stderr, (
             done.stderr
         )
+
+
+def test_the_stack_replaces_a_link_where_it_keeps_a_secret(tmp_path: Path) -> None:
+    """host-token and redis-url were opened for writing through whatever was at their names: a link
+    left by someone who could write in the folder before it was made 700 had the host token written
+    into (and the rest of) the file it named cut off, a FIFO held ``ohell up`` for ever."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    victim = tmp_path / "notes"
+    victim.write_text("the host's own file\n")
+    (data / "host-token").symlink_to(victim)
+    stack = Stack(StackConfig(log_dir=str(data), host_token="a-host-token-long-enough-0123"))
+    assert victim.read_text() == "the host's own file\n"
+    token = data / "host-token"
+    assert not token.is_symlink() and token.read_text() == "a-host-token-long-enough-0123\n"
+    assert token.stat().st_mode & 0o777 == 0o600 and stack.host_token_path == token
+    assert not list(data.glob(".host-token*"))  # no temporary file left
