@@ -17,11 +17,12 @@ class ConfigError(ValueError):
 MAX_TOKEN_FILE_BYTES = 1 << 20
 
 
-def read_token_file(path: str | Path, label: str = "--host-token-file") -> str:
+def read_token_file(path: str | Path, label: str = "--host-token-file", lines: bool = False) -> str:
     """The token a file holds (its text, stripped); ConfigError "``label`` ``path``: why" when the
     file cannot be read, is not text or is over MAX_TOKEN_FILE_BYTES. A FIFO no process writes to
     reads as empty rather than waiting for a writer for ever (a pipe with one, as ``<(command)``
-    gives, is read to its end); the error never quotes the file."""
+    gives, is read to its end). Unless ``lines``, the text must be one line of printable ASCII: gRPC
+    refused a token with more ("INTERNAL: Invalid metadata", naming no file). Errors never quote the file."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO waits for a writer without it
         with os.fdopen(descriptor, "rb") as file:
@@ -32,9 +33,14 @@ def read_token_file(path: str | Path, label: str = "--host-token-file") -> str:
     if len(data) > MAX_TOKEN_FILE_BYTES:
         raise ConfigError(f"{label} {path}: over {MAX_TOKEN_FILE_BYTES} bytes (it should hold the token as text)")
     try:
-        return data.decode("utf-8").strip()
+        text = data.decode("utf-8").strip()
     except UnicodeDecodeError:
         raise ConfigError(f"{label} {path}: not a text file (it should hold the token as text)") from None
+    if not lines and not (text.isascii() and text.isprintable()):
+        raise ConfigError(
+            f"{label} {path}: holds more than one line of printable ASCII (it should hold the token alone)"
+        )
+    return text
 
 
 def is_host_port(address: str) -> bool:

@@ -212,3 +212,18 @@ def test_a_token_file_that_never_ends(args: tuple[str, ...]) -> None:
     """/dev/zero (or a disk image given by mistake) was read whole into memory: a MemoryError traceback
     under the cap, the machine's memory without it."""
     one_line(ohell(*args), "/dev/zero", "over 1048576 bytes")
+
+
+@pytest.mark.parametrize("text", ["line-one-0123\nline-two-0123\n", "t\u00f6ken-secret-0123\n", "tab\tin-it-0123"])
+def test_a_token_file_of_more_than_one_token(tmp_path: Path, text: str) -> None:
+    """Two lines (the agents file given as --token-file, a .env), or a letter outside ASCII: gRPC
+    refused the call with "INTERNAL: Invalid metadata" and a C++ log, naming no file."""
+    path = tmp_path / "token"
+    path.write_text(text)
+    for args in (
+        ("challenge", "--address", "127.0.0.1:1", "--token-file", str(path), *("--seat", "builtin:random") * 3),
+        ("tournament", "list", "--matchmaker", "127.0.0.1:1", "--host-token-file", str(path)),
+    ):
+        done = ohell(*args)
+        one_line(done, str(path), "more than one line of printable ASCII")
+        assert "0123" not in done.stderr
