@@ -3,7 +3,8 @@
 The matchmaker's address: ``--matchmaker``, else $OHELL_MATCHMAKER_ADDRESS, else ``ohell up``'s unix
 socket in its data folder when that file is there, else ``ohell up``'s default TCP address. A socket
 file with nothing answering is a stack that is down: the commands say so and do not try TCP, where
-another user of the machine may listen while the stack is down and take the host token.
+another user of the machine may listen while the stack is down and take the host token. Nor do they
+dial a socket, or read a host-token, in a data folder another user owns or may write in.
 The host token: ``--host-token-file``, else $OHELL_HOST_TOKEN, else the file ``ohell up`` keeps in its
 data folder. Admin RPCs that the matchmaker does not have yet fail with UNIMPLEMENTED, named.
 """
@@ -12,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.local.config import HOST_TOKEN_ENV, MATCHMAKER_SOCKET, SETTINGS, data_folder_file
+from arena.local.config import HOST_TOKEN_ENV, MATCHMAKER_SOCKET, SETTINGS, data_folder_file, not_ours
 from arena.rpc.settings import ConfigError, read_token_file
 from ohell.errors import OhHellError
 
@@ -36,6 +38,8 @@ def host_token(args: argparse.Namespace) -> tuple[str, str]:
         return os.environ[HOST_TOKEN_ENV].strip(), f"${HOST_TOKEN_ENV}"
     else:
         path = data_folder_file("host-token")
+        if path.exists() and (why := not_ours(path.parent)):  # a file anyone may have put there, or linked to theirs
+            return "", f"no --host-token-file, no ${HOST_TOKEN_ENV}; {path} not read: {why}"
         if not path.exists():  # calls go without a token; admin RPCs then answer UNAUTHENTICATED
             return "", f"no --host-token-file, no ${HOST_TOKEN_ENV}, no {path}"
         try:
@@ -149,12 +153,21 @@ class Host:
 
 def default_address() -> str:
     """``ohell up``'s unix socket when its file is in the data folder (also a closed one: the stack is
-    down), else its default TCP address."""
+    down), else its default TCP address. OhHellError for a socket another user may have put there:
+    what listens on it would be sent the host token."""
     path = data_folder_file(MATCHMAKER_SOCKET)
     try:
-        os.lstat(path)
+        info = os.lstat(path)
     except OSError:  # none there, or a folder this user may not enter (another user's)
         return str(SETTINGS["matchmaker_address"].default)
+    why = not_ours(path.parent)
+    if not why and (not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid()):
+        why = f"{path} is another user's" if stat.S_ISSOCK(info.st_mode) else f"{path} is no socket"
+    if why:
+        raise OhHellError(
+            f"{why}: the host commands do not dial the socket there (the host token goes to what listens on it);"
+            " give --matchmaker ADDRESS, or make the data folder your own"
+        )
     return f"unix:{path.absolute()}"
 
 

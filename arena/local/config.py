@@ -137,6 +137,21 @@ def refuse_shared(folder: Path) -> None:
         raise OhHellError(f"data folder {folder}: every user may write in it (a shared folder): give one of your own")
 
 
+def not_ours(folder: Path) -> str:
+    """Why a file in ``folder`` may have been put there by another user ("" when it cannot): the
+    folder, or the link that names it (they may point it elsewhere), is another user's, or others
+    may write in it. The host commands then neither dial its socket nor read its host-token."""
+    try:
+        named, folder_info = os.lstat(folder), os.stat(folder)
+    except OSError as error:
+        return f"{folder}: {error.strerror}"
+    if os.getuid() != named.st_uid or os.getuid() != folder_info.st_uid:
+        return f"{folder} is another user's"
+    if folder_info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"others may write in {folder}"
+    return ""
+
+
 def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
     """(token, where it comes from): $OHELL_HOST_TOKEN, the host token file, or a new one written
     (mode 600) to the data folder's ``host-token`` and kept there across restarts."""

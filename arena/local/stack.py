@@ -73,12 +73,17 @@ def own_folder(folder: Path, archive: Path | None) -> None:
 
 
 def write_secret(path: Path, secret: str) -> None:
-    """``secret`` and a line break as the whole of ``path``, readable by this user alone (also a
-    file that was there before, readable by others)."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(descriptor, 0o600)
-    with os.fdopen(descriptor, "w") as out:
-        out.write(secret + "\n")
+    """``secret`` and a line break as the whole of ``path``, readable by this user alone: written to a
+    new file that then replaces the name, so that a link or a FIFO found there (left by whoever could
+    write in the folder before it was made 700) is replaced, not written through or waited on."""
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mode 600
+    try:
+        with os.fdopen(descriptor, "w") as out:
+            out.write(secret + "\n")
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 @dataclass

@@ -3,6 +3,7 @@ was given. Without gRPC, so that the ``ohell`` commands that never connect do no
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -12,15 +13,34 @@ class ConfigError(ValueError):
     says which in one line and stops."""
 
 
-def read_token_file(path: str | Path, label: str = "--host-token-file") -> str:
+# an agents file of thousands of lines fits; /dev/zero, a log or a disk image given by mistake does not
+MAX_TOKEN_FILE_BYTES = 1 << 20
+
+
+def read_token_file(path: str | Path, label: str = "--host-token-file", lines: bool = False) -> str:
     """The token a file holds (its text, stripped); ConfigError "``label`` ``path``: why" when the
-    file cannot be read or is not text."""
+    file cannot be read, is not text or is over MAX_TOKEN_FILE_BYTES. A FIFO no process writes to
+    reads as empty rather than waiting for a writer for ever (a pipe with one, as ``<(command)``
+    gives, is read to its end). Unless ``lines``, the text must be one line of printable ASCII: gRPC
+    refused a token with more ("INTERNAL: Invalid metadata", naming no file). Errors never quote the file."""
     try:
-        return Path(path).read_text(encoding="utf-8").strip()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO waits for a writer without it
+        with os.fdopen(descriptor, "rb") as file:
+            os.set_blocking(descriptor, True)  # a FIFO's writer may not have written yet: wait for it
+            data = file.read(MAX_TOKEN_FILE_BYTES + 1)
     except OSError as error:
         raise ConfigError(f"{label} {path}: {error.strerror or error}") from None
+    if len(data) > MAX_TOKEN_FILE_BYTES:
+        raise ConfigError(f"{label} {path}: over {MAX_TOKEN_FILE_BYTES} bytes (it should hold the token as text)")
+    try:
+        text = data.decode("utf-8").strip()
     except UnicodeDecodeError:
         raise ConfigError(f"{label} {path}: not a text file (it should hold the token as text)") from None
+    if not lines and not (text.isascii() and text.isprintable()):
+        raise ConfigError(
+            f"{label} {path}: holds more than one line of printable ASCII (it should hold the token alone)"
+        )
+    return text
 
 
 def is_host_port(address: str) -> bool:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from pathlib import Path
 
+from arena.rpc.settings import ConfigError, read_token_file
 from ohell.errors import OhHellError
 
 UINT32 = 2**32 - 1
@@ -38,11 +38,9 @@ def agent_token(args: argparse.Namespace, required: bool = True) -> str:
 
 def _read(path: str) -> str:
     try:
-        token = Path(path).read_text(encoding="utf-8").strip()
-    except OSError as error:
-        raise OhHellError(f"--token-file {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise OhHellError(f"--token-file {path}: not a text file (it should hold the token as text)") from None
+        token = read_token_file(path, "--token-file")
+    except ConfigError as error:
+        raise OhHellError(str(error)) from None
     if not token:
         raise OhHellError(f"--token-file {path} is empty")
     return token

@@ -27,7 +27,10 @@ def _tokens(pairs: list[str], path: str | None = None) -> dict[str, str]:
     skipped). An error names a file's line by its number, never its text: that holds a token."""
     given = [(f"--agent {pair!r}", pair) for pair in pairs]
     if path:
-        lines = [(n, line.strip()) for n, line in enumerate(read_token_file(path, "--agents-file").splitlines(), 1)]
+        lines = [
+            (n, line.strip())
+            for n, line in enumerate(read_token_file(path, "--agents-file", lines=True).splitlines(), 1)
+        ]
         given += [(f"--agents-file {path}: line {n}", line) for n, line in lines if line and not line.startswith("#")]
     tokens = {}
     for where, pair in given:

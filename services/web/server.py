@@ -67,12 +67,13 @@ def trusted_proxies(given: str | None) -> list[str]:
             f"{where}: '*' would believe an X-Forwarded-For the visitor wrote itself: "
             "name the proxies' addresses or networks (e.g. 10.0.0.0/8)"
         )
+    networks = []
     for entry in entries:
-        try:
-            ipaddress.ip_network(entry, strict=False)
+        try:  # as a network: uvicorn took 10.0.0.1/8 (host bits set) for a name no peer has
+            networks.append(str(ipaddress.ip_network(entry, strict=False)))
         except ValueError:
             raise SystemExit(f"{where}: {entry[:80]!r} is not an IP address or network") from None
-    return entries
+    return networks
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -26,19 +26,12 @@ DEFAULT = str(SETTINGS["matchmaker_address"].default)
 SETTINGS_FRAME = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # an empty HTTP/2 SETTINGS: the client then sends its call
 
 
-class Stranger:
-    """Another user's listener on the matchmaker's default address: answers as an HTTP/2 server would
-    at first, so that a client sends its call, and keeps whatever it is sent."""
+class Keeper:
+    """A listener that answers as an HTTP/2 server would at first, so that a client sends its call,
+    and keeps whatever it is sent."""
 
-    def __init__(self, address: str) -> None:
-        host, _, port = address.rpartition(":")
-        self.listener = socket.socket()
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # not SO_REUSEPORT: never shared
-        try:
-            self.listener.bind((host, int(port)))
-        except OSError as error:
-            self.listener.close()
-            pytest.skip(f"{address} is taken by another process ({error.strerror}): the stranger cannot listen there")
+    def __init__(self, listener: socket.socket) -> None:
+        self.listener = listener
         self.listener.listen()
         self.received = bytearray()
         self.connections = 0
@@ -64,6 +57,21 @@ class Stranger:
     def close(self) -> None:
         self.listener.close()
         self.thread.join(5)
+
+
+class Stranger(Keeper):
+    """Another user's listener on the matchmaker's default address."""
+
+    def __init__(self, address: str) -> None:
+        host, _, port = address.rpartition(":")
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # not SO_REUSEPORT: never shared
+        try:
+            listener.bind((host, int(port)))
+        except OSError as error:
+            listener.close()
+            pytest.skip(f"{address} is taken by another process ({error.strerror}): the stranger cannot listen there")
+        super().__init__(listener)
 
 
 @pytest.fixture
@@ -122,3 +130,57 @@ def test_the_host_token_goes_through_the_socket_never_to_the_default_port(strang
     assert says_down(down, data), down.stdout + down.stderr
 
     assert (stranger.connections, bytes(stranger.received)) == (0, b"")
+
+
+class PlantedSocket(Keeper):
+    """What another user leaves in a data folder they may write in: a unix socket that keeps what it is sent."""
+
+    def __init__(self, path: Path) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(path))
+        super().__init__(listener)
+
+
+def test_a_socket_in_a_folder_others_may_write_in_is_not_dialled(tmp_path: Path) -> None:
+    """$OHELL_DATA_DIR at a folder others may write in (under /tmp, say), or a link to it another user
+    owns: the host command dialled any socket there and sent it $OHELL_HOST_TOKEN, or the data folder's
+    host-token, which could be a link to a file of the host's that the listener then read."""
+    data = tmp_path / "data"
+    data.mkdir()
+    data.chmod(0o777)
+    secret = tmp_path / "secret"
+    secret.write_text("a-secret-of-the-hosts-0123\n")
+    (data / "host-token").symlink_to(secret)
+    planted = PlantedSocket(data / "matchmaker.sock")
+    try:
+        without = host_command(data, "agent", "list")
+        env_token = dict(os.environ, OHELL_HOST_TOKEN="the-real-host-token-0123")
+        command = [sys.executable, "-m", "arena.cli", "agent", "list"]
+        env_token |= {"OHELL_DATA_DIR": str(data), "COLUMNS": "200"}
+        env_token.pop("OHELL_MATCHMAKER_ADDRESS", None)
+        with_env = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env_token)
+    finally:
+        planted.close()
+    assert b"secret-of-the-hosts" not in planted.received and b"real-host-token" not in planted.received
+    assert planted.received == b""
+    for done in (without, with_env):
+        assert done.returncode == 2 and f"others may write in {data}: the host commands do not dial" in done.stderr, (
+            done.stderr
+        )
+
+
+def test_the_stack_replaces_a_link_where_it_keeps_a_secret(tmp_path: Path) -> None:
+    """host-token and redis-url were opened for writing through whatever was at their names: a link
+    left by someone who could write in the folder before it was made 700 had the host token written
+    into (and the rest of) the file it named cut off, a FIFO held ``ohell up`` for ever."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    victim = tmp_path / "notes"
+    victim.write_text("the host's own file\n")
+    (data / "host-token").symlink_to(victim)
+    stack = Stack(StackConfig(log_dir=str(data), host_token="a-host-token-long-enough-0123"))
+    assert victim.read_text() == "the host's own file\n"
+    token = data / "host-token"
+    assert not token.is_symlink() and token.read_text() == "a-host-token-long-enough-0123\n"
+    assert token.stat().st_mode & 0o777 == 0o600 and stack.host_token_path == token
+    assert not list(data.glob(".host-token*"))  # no temporary file left

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +173,57 @@ def test_a_grpc_service_on_a_port_another_process_serves_refuses_to_start() -> N
             await first.server.stop(0)
 
     asyncio.run(both())
+
+
+def under_1_gib() -> None:
+    """A child's address space capped: a reader that takes /dev/zero whole fails fast, not the machine."""
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+def ohell(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        preexec_fn=under_1_gib,
+    )
+
+
+def test_a_token_file_that_is_a_fifo_no_one_writes_to(tmp_path: Path) -> None:
+    """Opening a FIFO waits for a writer, for ever: the command hung before it said anything."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    seats = ("--seat", "builtin:random") * 3
+    done = ohell("challenge", "--address", "127.0.0.1:1", "--token-file", str(fifo), *seats)
+    one_line(done, f"--token-file {fifo} is empty")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("challenge", "--address", "127.0.0.1:1", "--token-file", "/dev/zero", *("--seat", "builtin:random") * 3),
+        ("engine", "--address", "127.0.0.1:0", "--agents-file", "/dev/zero"),
+        ("tournament", "list", "--matchmaker", "127.0.0.1:1", "--host-token-file", "/dev/zero"),
+    ],
+)
+def test_a_token_file_that_never_ends(args: tuple[str, ...]) -> None:
+    """/dev/zero (or a disk image given by mistake) was read whole into memory: a MemoryError traceback
+    under the cap, the machine's memory without it."""
+    one_line(ohell(*args), "/dev/zero", "over 1048576 bytes")
+
+
+@pytest.mark.parametrize("text", ["line-one-0123\nline-two-0123\n", "t\u00f6ken-secret-0123\n", "tab\tin-it-0123"])
+def test_a_token_file_of_more_than_one_token(tmp_path: Path, text: str) -> None:
+    """Two lines (the agents file given as --token-file, a .env), or a letter outside ASCII: gRPC
+    refused the call with "INTERNAL: Invalid metadata" and a C++ log, naming no file."""
+    path = tmp_path / "token"
+    path.write_text(text)
+    for args in (
+        ("challenge", "--address", "127.0.0.1:1", "--token-file", str(path), *("--seat", "builtin:random") * 3),
+        ("tournament", "list", "--matchmaker", "127.0.0.1:1", "--host-token-file", str(path)),
+    ):
+        done = ohell(*args)
+        one_line(done, str(path), "more than one line of printable ASCII")
+        assert "0123" not in done.stderr

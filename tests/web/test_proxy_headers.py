@@ -96,6 +96,20 @@ def test_behind_a_proxy_an_address_the_visitor_put_first_is_not_believed(proxied
     assert [status for status, _ in written] == [200, 200, 429] and "from 203.0.113.7" in written[2][1]
 
 
+def test_a_proxy_network_written_with_its_host_bits_is_believed(tmp_path: Path) -> None:
+    """127.0.0.1/8 passed the check (a network, host bits allowed) but uvicorn, which reads networks
+    strictly, took it for a name no peer has: the proxy was believed in nothing, every visitor had its
+    address (a stranger's requests held the host's back) and the cookie lost its Secure flag."""
+    process, address = web_app(tmp_path / "web.log", OHELL_WEB_TRUSTED_PROXIES="127.0.0.1/8, ::1/64")
+    try:
+        statuses = [visit(address, {"x-forwarded-for": f"203.0.113.{n}"})[0] for n in range(1, 4)]
+        assert statuses == [200, 200, 200]
+        assert "secure" in login_cookie(address, {"x-forwarded-proto": "https"}).lower()
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
 @pytest.mark.parametrize("value", ["localhost", "127.0.0.1,proxy.internal", "10.0.0.0/33", "*", "10.0.0.1,*"])
 @pytest.mark.parametrize("source", ["--trusted-proxies", *PROXY_VARIABLES])
 def test_a_proxy_that_is_not_an_address_is_named_at_start(value: str, source: str) -> None:
