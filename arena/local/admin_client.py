@@ -176,8 +176,9 @@ def connect(args: argparse.Namespace) -> Iterator[Host]:
     import grpc
 
     address = args.matchmaker or os.environ.get("OHELL_MATCHMAKER_ADDRESS") or default_address()
+    token = host_token(args)  # a bad token file is said before gRPC starts
     with grpc.insecure_channel(address) as channel:
-        yield Host(channel, address, *host_token(args))
+        yield Host(channel, address, *token)
 
 
 def with_host(command: Callable[[Host, argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

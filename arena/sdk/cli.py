@@ -39,10 +39,11 @@ def cmd_challenge(args: argparse.Namespace) -> int:
         seed=args.seed,
         time_control=match_pb2.TimeControl(decision_ms=args.decision_ms),
     )
+    metadata = auth_metadata(agent_token(args))  # a bad token file is said before gRPC starts
     with grpc.insecure_channel(args.address) as channel:
         try:
             response = challenge_pb2_grpc.ChallengeServiceStub(channel).Challenge(
-                request, metadata=auth_metadata(agent_token(args)), timeout=args.timeout
+                request, metadata=metadata, timeout=args.timeout
             )
         except grpc.RpcError as error:
             raise OhHellError(f"challenge refused: {error.code().name}: {error.details()}") from None

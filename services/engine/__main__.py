@@ -45,11 +45,12 @@ def run(args: argparse.Namespace) -> None:
     # built-in bots of challenges think in a thread: let it hand the GIL back to the event loop
     # every millisecond rather than every 5 (other callers' latency; bench/challenge.py)
     sys.setswitchinterval(0.001)
+    tokens = _tokens(args.agent, args.agents_file)  # a bad file is said before anything starts
 
     async def serve() -> None:
         engine = await start_engine(
             args.address,
-            _tokens(args.agent, args.agents_file),
+            tokens,
             args.redis_url or os.environ.get("REDIS_URL"),
             TimeControl(args.decision_ms, args.time_bank_ms, args.max_faults),
             keys=Keys(args.prefix),
