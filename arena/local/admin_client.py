@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.local.config import HOST_TOKEN_ENV, MATCHMAKER_SOCKET, SETTINGS, data_folder_file, not_ours
+from arena.local.config import HOST_TOKEN_ENV
+from arena.rpc.data_folder import MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET, data_folder_file, not_ours, stack_address
 from arena.rpc.settings import ConfigError, read_token_file
 from ohell.errors import OhHellError
 
@@ -155,20 +155,12 @@ def default_address() -> str:
     """``ohell up``'s unix socket when its file is in the data folder (also a closed one: the stack is
     down), else its default TCP address. OhHellError for a socket another user may have put there:
     what listens on it would be sent the host token."""
-    path = data_folder_file(MATCHMAKER_SOCKET)
     try:
-        info = os.lstat(path)
-    except OSError:  # none there, or a folder this user may not enter (another user's)
-        return str(SETTINGS["matchmaker_address"].default)
-    why = not_ours(path.parent)
-    if not why and (not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid()):
-        why = f"{path} is another user's" if stat.S_ISSOCK(info.st_mode) else f"{path} is no socket"
-    if why:
-        raise OhHellError(
-            f"{why}: the host commands do not dial the socket there (the host token goes to what listens on it);"
-            " give --matchmaker ADDRESS, or make the data folder your own"
+        return stack_address(
+            MATCHMAKER_SOCKET, MATCHMAKER_ADDRESS, who="the host commands", sent="the host token", flag="--matchmaker"
         )
-    return f"unix:{path.absolute()}"
+    except ConfigError as error:
+        raise OhHellError(str(error)) from None
 
 
 @contextmanager

@@ -10,7 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.local.output import labelled, text_console
-from arena.sdk.arguments import UINT32, add_token_options, agent_token, whole
+from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET, MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET
+from arena.sdk.arguments import UINT32, add_token_options, address_or_stack, agent_token, stack_default, whole
 from ohell.errors import OhHellError
 
 console = text_console()
@@ -89,10 +90,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             "--matches counts the matches of a connected agent: an endpoint (--serve) plays until stopped"
         )
     bot = bot_from_spec(args.bot, args.seed)  # a clear error for an unknown bot or a bad file, before connecting
+    matchmaker = address_or_stack(args.matchmaker, MATCHMAKER_SOCKET, MATCHMAKER_ADDRESS, "--matchmaker")
     if args.serve:
-        serve(bot, args.serve, token, matchmaker=args.matchmaker, ladder=args.ladder)
+        serve(bot, args.serve, token, matchmaker=matchmaker, ladder=args.ladder)
     else:
-        run_on_ladder(bot, args.engine, args.matchmaker, token, args.ladder, matches=args.matches)
+        engine = address_or_stack(args.engine, ENGINE_SOCKET, ENGINE_ADDRESS, "--engine")
+        run_on_ladder(bot, engine, matchmaker, token, args.ladder, matches=args.matches)
     return 0
 
 
@@ -117,10 +120,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     how = run.add_mutually_exclusive_group()
     how.add_argument(
         "--engine",
-        default="127.0.0.1:50051",
-        help="the engine service (gateway) address the bot dials, not with --serve (default %(default)s)",
+        help="the engine service (gateway) the bot dials, HOST:PORT or unix:PATH, not with --serve (default: "
+        f"{stack_default(ENGINE_SOCKET, ENGINE_ADDRESS)})",
     )
-    run.add_argument("--matchmaker", default="127.0.0.1:50052", help="the matchmaker address (default %(default)s)")
+    run.add_argument(
+        "--matchmaker",
+        help="the matchmaker, HOST:PORT or unix:PATH (default: "
+        f"{stack_default(MATCHMAKER_SOCKET, MATCHMAKER_ADDRESS)})",
+    )
     add_token_options(run)
     run.add_argument("--ladder", required=True, help="the ladder's name (the host gives it)")
     run.add_argument("--matches", type=whole(UINT32, 1), help="stop after this many matches (default: play for ever)")

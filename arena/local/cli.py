@@ -15,11 +15,10 @@ from arena.local.config import (
     CONFIG_ENV,
     HOST_TOKEN_ENV,
     SETTINGS,
-    data_folder_file,
-    default_data_dir,
     host_token,
     resolve,
 )
+from arena.rpc.data_folder import data_folder_file, default_data_dir
 from arena.rpc.settings import ConfigError, read_token_file, shown_url
 from ohell.errors import OhHellError
 
@@ -70,10 +69,14 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"web         {stack.web_url}   (leaderboards, replays, live matches; host pages)")
         print(f"engine      {stack.engine_address}   (agents connect here)")
         print(f"matchmaker  {stack.matchmaker_address}   (ohell ladder/agent/leaderboard/matches)")
-        if stack.matchmaker_socket:
-            print(f"socket      unix:{stack.matchmaker_socket}   (the matchmaker's for the host commands, yours alone)")
-        else:
-            print(f"socket      none: {stack.no_socket_why}; the host commands go over TCP (a shorter --data-dir)")
+        for service, path, users in (
+            ("engine", stack.engine_socket, "the bot commands"),
+            ("matchmaker", stack.matchmaker_socket, "the host and bot commands"),
+        ):
+            if path:
+                print(f"socket      unix:{path}   (the {service}'s for {users}, yours alone)")
+            else:
+                print(f"socket      none: {stack.no_socket_why[service]}; {users} go over TCP (a shorter --data-dir)")
         embedded = f"  (embedded, AOF on; with its password in {stack.redis_url_path})" if stack.redis else ""
         print(f"redis       {shown_url(stack.redis_url)}{embedded}")
         print(f"archive     {shown_url(stack.database_url)}")

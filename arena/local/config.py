@@ -21,23 +21,12 @@ from typing import Any
 
 from arena.keys import new_token
 from arena.ladder.routing import BATCH_ENV, DEFAULT_BATCH, MAX_BATCH
-from arena.rpc.settings import ConfigError, is_host_port, read_token_file
+from arena.rpc.data_folder import DATA_DIR_ENV, ENGINE_ADDRESS, MATCHMAKER_ADDRESS, default_data_dir
+from arena.rpc.settings import ConfigError, is_host_port, read_token
 from ohell.errors import OhHellError
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
 CONFIG_ENV = "OHELL_CONFIG"
-MATCHMAKER_SOCKET = "matchmaker.sock"  # in the data folder: the host commands' way to ohell up's matchmaker
-
-
-def default_data_dir() -> str:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return str(Path(base) / "ohell-arena")
-
-
-def data_folder_file(name: str) -> Path:
-    """The file ``name`` in ``ohell up``'s data folder as a command run beside it finds it:
-    ``$OHELL_DATA_DIR``, else the default folder (the commands read no ``ohell.toml``)."""
-    return Path(os.environ.get("OHELL_DATA_DIR") or default_data_dir()).expanduser() / name
 
 
 @dataclass(frozen=True)
@@ -49,9 +38,9 @@ class Setting:
 
 
 SETTINGS: dict[str, Setting] = {
-    "data_dir": Setting(str, "OHELL_DATA_DIR", None, "Redis data, the archive, logs and the host token"),
-    "engine_address": Setting(str, "OHELL_ENGINE_ADDRESS", "127.0.0.1:50051", "engine service (agents connect)"),
-    "matchmaker_address": Setting(str, "OHELL_MATCHMAKER_ADDRESS", "127.0.0.1:50052", "matchmaker service"),
+    "data_dir": Setting(str, DATA_DIR_ENV, None, "Redis data, the archive, logs and the host token"),
+    "engine_address": Setting(str, "OHELL_ENGINE_ADDRESS", ENGINE_ADDRESS, "engine service (agents connect)"),
+    "matchmaker_address": Setting(str, "OHELL_MATCHMAKER_ADDRESS", MATCHMAKER_ADDRESS, "matchmaker service"),
     "web_address": Setting(str, "OHELL_WEB_ADDRESS", "127.0.0.1:8080", "the web app"),
     "redis_url": Setting(str, "REDIS_URL", "", "use this Redis instead of the embedded one"),
     "database_url": Setting(str, "OHELL_DATABASE_URL", "", "the match archive (default: SQLite in the data folder)"),
@@ -137,21 +126,6 @@ def refuse_shared(folder: Path) -> None:
         raise OhHellError(f"data folder {folder}: every user may write in it (a shared folder): give one of your own")
 
 
-def not_ours(folder: Path) -> str:
-    """Why a file in ``folder`` may have been put there by another user ("" when it cannot): the
-    folder, or the link that names it (they may point it elsewhere), is another user's, or others
-    may write in it. The host commands then neither dial its socket nor read its host-token."""
-    try:
-        named, folder_info = os.lstat(folder), os.stat(folder)
-    except OSError as error:
-        return f"{folder}: {error.strerror}"
-    if os.getuid() != named.st_uid or os.getuid() != folder_info.st_uid:
-        return f"{folder} is another user's"
-    if folder_info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"others may write in {folder}"
-    return ""
-
-
 def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
     """(token, where it comes from): $OHELL_HOST_TOKEN, the host token file, or a new one written
     (mode 600) to the data folder's ``host-token`` and kept there across restarts."""
@@ -160,12 +134,9 @@ def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
     path = Path(settings["host_token_file"] or Path(settings["data_dir"]) / "host-token")
     if settings["host_token_file"] or path.exists():
         try:
-            token = read_token_file(path, "host token file")
+            return read_token(path, "host token file"), str(path)
         except ConfigError as error:
             raise OhHellError(str(error)) from None
-        if not token:
-            raise OhHellError(f"host token file {path} is empty")
-        return token, str(path)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new data folder: the user's alone
     refuse_shared(path.parent)  # before the token goes there, not after (the stack checks it again)
     token = new_token(32)

@@ -26,8 +26,9 @@ from arena.archive.db import DATABASE_URL_ENV, sqlite_url
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
 from arena.ladder.routing import Queues
-from arena.local.config import MATCHMAKER_SOCKET, refuse_shared
+from arena.local.config import refuse_shared
 from arena.rpc.auth import HOST_TOKEN_ENV, MIN_HOST_TOKEN, WEB_TOKEN_ENV, new_host_token
+from arena.rpc.data_folder import ENGINE_SOCKET, MATCHMAKER_SOCKET
 from arena.rpc.settings import ConfigError
 from arena.rpc.unix_socket import socket_path
 from ohell.errors import OhHellError
@@ -219,16 +220,20 @@ class Stack:
         own_folder(self.log_dir, Path(self.database_url.removeprefix("sqlite:///")) if sqlite else None)
         self.host_token_path = self.log_dir / "host-token"
         self.redis_url_path = self.log_dir / "redis-url"  # the embedded Redis's URL with its password, mode 600
-        # the matchmaker listens here too, for the host commands: a TCP port is every local user's (one may
-        # listen on it while the stack is down and take the host token a command sends), this folder ours alone
-        self.matchmaker_socket: Path | None = None
-        self.no_socket_why = ""  # a folder too deep for a unix socket's path: the host commands use TCP
-        try:
-            self.matchmaker_socket = Path(socket_path(self.log_dir / MATCHMAKER_SOCKET))
-        except ConfigError as error:
-            self.no_socket_why = str(error)
+        # the services listen here too, for the host and bot commands: a TCP port is every local user's (one
+        # may listen on it while the stack is down and take the token a command sends), this folder ours alone
+        self.no_socket_why: dict[str, str] = {}  # a folder too deep for a unix socket's path: the commands use TCP
+        self.engine_socket = self._socket("engine", ENGINE_SOCKET)
+        self.matchmaker_socket = self._socket("matchmaker", MATCHMAKER_SOCKET)
         if self.config.save_host_token:
             write_secret(self.host_token_path, self.host_token)
+
+    def _socket(self, service: str, name: str) -> Path | None:
+        try:
+            return Path(socket_path(self.log_dir / name))
+        except ConfigError as error:
+            self.no_socket_why[service] = str(error)
+            return None
 
     @property
     def matchmaker_address(self) -> str:
@@ -285,6 +290,7 @@ class Stack:
                         "--address",
                         self.config.engine_address,
                         *self._metrics_args("engine"),
+                        *(["--agent-socket", str(self.engine_socket)] if self.engine_socket else []),
                     ],
                 )
             matchmaker = self._spawn(

@@ -43,6 +43,15 @@ def read_token_file(path: str | Path, label: str = "--host-token-file", lines: b
     return text
 
 
+def read_token(path: str | Path, label: str) -> str:
+    """``read_token_file``, and a ConfigError "``label`` ``path`` is empty" for a file with no token:
+    a command that needs one would send none and be refused without a word of the file."""
+    token = read_token_file(path, label)
+    if not token:
+        raise ConfigError(f"{label} {path} is empty")
+    return token
+
+
 def is_host_port(address: str) -> bool:
     """``address`` is HOST:PORT with a port from 0 to 65535 (ASCII digits: "²" is a digit to
     ``str.isdigit`` but not to ``int``)."""

@@ -1,6 +1,7 @@
 """argparse types for the numbers a command puts in a request message: a value the message's field
 cannot hold is the command's usage error naming the flag, not protobuf's "Value out of range"
-traceback once the request is built. The service still checks its own, narrower ranges."""
+traceback once the request is built. The service still checks its own, narrower ranges. Also what
+the bot commands share: the agent token's options, and the addresses they dial when given none."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import argparse
 import os
 from collections.abc import Callable
 
-from arena.rpc.settings import ConfigError, read_token_file
+from arena.rpc.data_folder import nothing_listens, stack_address
+from arena.rpc.settings import ConfigError, read_token
 from ohell.errors import OhHellError
 
 UINT32 = 2**32 - 1
@@ -38,12 +40,33 @@ def agent_token(args: argparse.Namespace, required: bool = True) -> str:
 
 def _read(path: str) -> str:
     try:
-        token = read_token_file(path, "--token-file")
+        return read_token(path, "--token-file")
     except ConfigError as error:
         raise OhHellError(str(error)) from None
-    if not token:
-        raise OhHellError(f"--token-file {path} is empty")
-    return token
+
+
+def stack_default(name: str, tcp: str) -> str:
+    """What a bot command's help says of an address left out: ``name`` the stack's socket, ``tcp`` its port."""
+    return f"ohell up's socket {name} in $OHELL_DATA_DIR or its default data folder when that file is there, else {tcp}"
+
+
+def address_or_stack(given: str | None, name: str, tcp: str, flag: str) -> str:
+    """``given`` (HOST:PORT or unix:PATH) as it is, else ``ohell up``'s socket ``name`` in its data
+    folder when that file is there, else ``tcp``. OhHellError for a socket another user may have put
+    there, and for one nothing answers on: the stack is down, and whoever listens on its TCP port
+    meanwhile (any user of the machine) is not sent the agent's token."""
+    if given:
+        return given
+    try:
+        address = stack_address(name, tcp, who="the bot commands", sent="the agent token", flag=flag)
+    except ConfigError as error:
+        raise OhHellError(str(error)) from None
+    if nothing_listens(address):
+        raise OhHellError(
+            f"the local stack is not running: nothing answers on {address} (start `ohell up`;"
+            f" for a service elsewhere give {flag} ADDRESS)"
+        )
+    return address
 
 
 def whole(largest: int, smallest: int = 0) -> Callable[[str], int]:

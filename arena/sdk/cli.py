@@ -9,7 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from arena.sdk.arguments import UINT32, UINT64, add_token_options, agent_token, whole
+from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET
+from arena.sdk.arguments import UINT32, UINT64, add_token_options, address_or_stack, agent_token, stack_default, whole
 from ohell.errors import OhHellError
 
 
@@ -40,7 +41,8 @@ def cmd_challenge(args: argparse.Namespace) -> int:
         time_control=match_pb2.TimeControl(decision_ms=args.decision_ms),
     )
     metadata = auth_metadata(agent_token(args))  # a bad token file is said before gRPC starts
-    with grpc.insecure_channel(args.address) as channel:
+    address = address_or_stack(args.address, ENGINE_SOCKET, ENGINE_ADDRESS, "--address")
+    with grpc.insecure_channel(address) as channel:
         try:
             response = challenge_pb2_grpc.ChallengeServiceStub(channel).Challenge(
                 request, metadata=metadata, timeout=args.timeout
@@ -70,16 +72,19 @@ def cmd_agent(args: argparse.Namespace) -> int:
     except OhHellError as error:  # an unknown bot, a bot file that does not load
         raise OhHellError(f"--bot: {error}") from None
     token = agent_token(args, required=False)  # an endpoint served without one takes any caller
-    if args.serve:
-        serve(bot, args.address, token)
+    if args.serve:  # where to listen: a TCP address, the platform dials it
+        serve(bot, args.address or ENGINE_ADDRESS, token)
     else:
-        connect(bot, args.address, token)
+        connect(bot, address_or_stack(args.address, ENGINE_SOCKET, ENGINE_ADDRESS, "--address"), token)
     return 0
 
 
 def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     challenge = sub.add_parser("challenge", help="play an ad-hoc match on an engine service")
-    challenge.add_argument("--address", default="127.0.0.1:50051", help="the engine service (default %(default)s)")
+    challenge.add_argument(
+        "--address",
+        help=f"the engine service, HOST:PORT or unix:PATH (default: {stack_default(ENGINE_SOCKET, ENGINE_ADDRESS)})",
+    )
     add_token_options(challenge)
     challenge.add_argument(
         "--seat", action="append", required=True, help="builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT; 3-7 of them"
@@ -110,8 +115,8 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
     agent.add_argument("--seed", type=int, default=0, help="the bot's seed (default %(default)s)")
     agent.add_argument(
         "--address",
-        default="127.0.0.1:50051",
-        help="the gateway, or with --serve where to listen (default %(default)s)",
+        help="the gateway, HOST:PORT or unix:PATH (default: "
+        f"{stack_default(ENGINE_SOCKET, ENGINE_ADDRESS)}); with --serve where to listen (default {ENGINE_ADDRESS})",
     )
     add_token_options(agent, "the agent token", ", else none")
     agent.add_argument("--serve", action="store_true", help="serve AgentService instead of dialling the gateway")

@@ -55,10 +55,13 @@ def run(args: argparse.Namespace) -> None:
             TimeControl(args.decision_ms, args.time_bank_ms, args.max_faults),
             keys=Keys(args.prefix),
             host_token=load_host_token(args.host_token_file),
+            unix_socket=args.agent_socket,
         )
         if args.metrics_port is not None:
             _, _, port = start_metrics_server(args.metrics_port, args.metrics_address)
             print(f"metrics on http://{args.metrics_address}:{port}/metrics", flush=True)
+        if engine.served.unix_socket is not None:
+            print(f"engine service on unix socket {engine.served.unix_socket}", flush=True)
         print(f"engine service on port {engine.port}", flush=True)
         await serve_until_signal(engine.served, on_stop=engine.gateway.stop)
         if engine.redis is not None:
@@ -70,6 +73,12 @@ def run(args: argparse.Namespace) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m services.engine", description=__doc__.splitlines()[0])
     parser.add_argument("--address", default="127.0.0.1:50051", help="where to listen (default %(default)s)")
+    parser.add_argument(
+        "--agent-socket",
+        metavar="PATH",
+        help="also listen on this unix socket, for the bot commands of this machine: only those who may enter "
+        "its folder reach it (ohell up's is in its data folder, mode 700)",
+    )
     parser.add_argument("--redis-url", help="relay and spectate through Redis (default: $REDIS_URL)")
     parser.add_argument(
         "--agent",

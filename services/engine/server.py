@@ -62,10 +62,12 @@ async def start_engine(
     host_token: str | None = None,
     rate_limit: RateLimit | None = None,
     web_token: str | None = None,
+    unix_socket: str | None = None,
 ) -> Engine:
     """Start the engine service. ``tokens`` maps token -> agent id (besides those in Redis);
     ``host_token`` defaults to ``$OHELL_HOST_TOKEN``; ``rate_limit`` to ``$OHELL_RATE_LIMIT``;
-    ``web_token`` (the web app's: its own rate limit) to ``$OHELL_WEB_TOKEN``."""
+    ``web_token`` (the web app's: its own rate limit) to ``$OHELL_WEB_TOKEN``; ``unix_socket``: a path
+    it listens on too (create_server's)."""
     host_token = host_token or load_host_token()
     web_token = web_token or load_web_token()
     redis_client = None
@@ -103,5 +105,7 @@ async def start_engine(
         ),
     ]
     guard = CallGuard.from_env(redis_client, keys, host_token, web_token, rate_limit, token_store)
-    served = await create_server(address, services, limits or DEFAULT_LIMITS, interceptors=[guard])
+    served = await create_server(
+        address, services, limits or DEFAULT_LIMITS, interceptors=[guard], unix_socket=unix_socket
+    )
     return Engine(served, gateway, redis_client)

@@ -110,8 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--admin-socket",
         metavar="PATH",
-        help="also listen on this unix socket, for the host's commands: only those who may enter its folder "
-        "reach it (ohell up's is in its data folder, mode 700)",
+        help="also listen on this unix socket, for the host's commands and the bot commands of this machine: "
+        "only those who may enter its folder reach it (ohell up's is in its data folder, mode 700)",
     )
     parser.add_argument(
         "--redis-url",

@@ -160,7 +160,11 @@ def test_command_help_shows_the_defaults() -> None:
         (("challenge", "--help"), ("127.0.0.1:50051", "default classic", "default 600.0")),
         (("bot", "connect", "--help"), ("127.0.0.1:50051", "default heuristic")),
         # ohell bot run's addresses, ohell ladder create's rules, seats and wait had none either
-        (("bot", "run", "--help"), ("(default 127.0.0.1:50051)", "(default 127.0.0.1:50052)", "(default 0)")),
+        # and given none, the stack's sockets when their files are in the data folder
+        (
+            ("bot", "run", "--help"),
+            ("socket engine.sock", "else 127.0.0.1:50051)", "else 127.0.0.1:50052)", "(default 0)"),
+        ),
         (("ladder", "create", "--help"), ("default classic", "(default 4)", "(default 10)")),
         (("demo", "--help"), ("(default 150)", "default classic", "3..7 (default 4)")),
         (("engine", "--help"), ("(default 127.0.0.1:50051)", "(default 1000)", "(default 10000)", "(default 10)")),

@@ -75,7 +75,8 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
             with socket.create_connection(("127.0.0.1", engine_port), timeout=5):
                 pass
             assert re.search(rf"^matchmaker\s+127\.0\.0\.1:{ports['matchmaker']}\s", banner, re.M), banner
-            assert f"\nsocket      unix:{tmp_path / 'data' / 'matchmaker.sock'}   (" in banner, banner
+            for name in ("engine.sock", "matchmaker.sock"):
+                assert f"\nsocket      unix:{tmp_path / 'data' / name}   (" in banner, banner
             with urllib.request.urlopen(f"http://127.0.0.1:{ports['web']}/healthz", timeout=5) as reply:
                 assert reply.status == 200
             with grpc.insecure_channel(f"127.0.0.1:{ports['matchmaker']}") as channel:
@@ -108,14 +109,15 @@ def test_up_in_a_data_folder_too_deep_for_a_socket_starts_without_one(tmp_path: 
     args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0", "--concurrency", "1"]
     process, banner = start_up(args, tmp_path / "up.log")
     try:
-        path = data / "matchmaker.sock"
-        line = f"\nsocket      none: unix socket {path}: the path is {len(str(path))} bytes, over the 107 "
-        assert line in banner and "the host commands go over TCP (a shorter --data-dir)" in banner, banner
+        for name, users in (("engine.sock", "the bot commands"), ("matchmaker.sock", "the host and bot commands")):
+            path = data / name
+            line = f"\nsocket      none: unix socket {path}: the path is {len(str(path))} bytes, over the 107 "
+            assert line in banner and f"{users} go over TCP (a shorter --data-dir)" in banner, banner
         port = re.search(r"^matchmaker\s+127\.0\.0\.1:(\d+)\s", banner, re.M).group(1)  # type: ignore[union-attr]
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
             assert list(stub.ListLadders(pb.ListLaddersRequest(), timeout=10).ladders) == []
-        assert not path.exists()
+        assert not (data / "engine.sock").exists() and not (data / "matchmaker.sock").exists()
     finally:
         stop(process)
 
