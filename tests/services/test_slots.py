@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from arena.keys import Keys
 from services.engine.slots import Slots
