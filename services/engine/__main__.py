@@ -32,12 +32,18 @@ def _tokens(pairs: list[str], path: str | None = None) -> dict[str, str]:
             for n, line in enumerate(read_token_file(path, "--agents-file", lines=True).splitlines(), 1)
         ]
         given += [(f"--agents-file {path}: line {n}", line) for n, line in lines if line and not line.startswith("#")]
-    tokens = {}
+    tokens: dict[str, str] = {}
+    given_at: dict[str, str] = {}
     for where, pair in given:
         agent_id, sep, token = pair.partition("=")
         if not sep or not agent_id or not token:
             raise OhHellError(f"{where} must look like AGENT_ID=TOKEN")
-        tokens[token] = agent_id
+        if tokens.get(token, agent_id) != agent_id:  # else whoever holds it would play as the later agent
+            raise OhHellError(
+                f"{where} gives agent {agent_id!r} the token {given_at[token]} gave agent {tokens[token]!r}:"
+                " every agent needs a token of its own"
+            )
+        tokens[token], given_at[token] = agent_id, where
     return tokens
 
 

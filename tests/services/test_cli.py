@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from svc_helpers import ROOT, EngineProcess
 
+from ohell.errors import OhHellError
 from ohell.referee import referee
 
 
@@ -200,3 +201,18 @@ def test_bot_connect_plays_a_bot_file_online_on_the_gateway(engine_process, make
     finally:
         online.terminate()
         online.wait(10)
+
+
+def test_one_token_given_to_two_agents_is_refused_naming_both_places(tmp_path: Path) -> None:
+    """The later agent took the token silently: whoever held it played as that agent."""
+    from services.engine.__main__ import _tokens
+
+    agents = tmp_path / "agents"
+    agents.write_text("alice=shared-secret\nbob=own-secret\ncarol=shared-secret\n")
+    assert _tokens(["alice=shared-secret"] * 2) == {"shared-secret": "alice"}  # the same pair twice is no clash
+    with pytest.raises(OhHellError) as refused:
+        _tokens([], str(agents))
+    message = str(refused.value)
+    assert f"--agents-file {agents}: line 3" in message and "--agents-file" in message and "line 1" in message
+    assert "'carol'" in message and "'alice'" in message and "shared-secret" not in message
+    assert _tokens(["alice=a", "alice=b"]) == {"a": "alice", "b": "alice"}  # an agent may have two tokens
