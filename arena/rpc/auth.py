@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import grpc
 
 from arena.keys import Keys, new_token, token_hash
-from arena.rpc.settings import ConfigError, read_token_file
+from arena.rpc.settings import ConfigError, read_token
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
 WEB_TOKEN_ENV = "OHELL_WEB_TOKEN"  # the web app's own credential: reads only (load_web_token)
@@ -26,8 +26,9 @@ QUEUED_HEADER = "ohell-queued"  # the matchmaker's WatchQueue: the ticket is que
 
 
 def load_host_token(path: str | None = None) -> str | None:
-    """The host token from ``path`` or else ``$OHELL_HOST_TOKEN``; None if neither."""
-    token = read_token_file(path) if path else os.environ.get(HOST_TOKEN_ENV, "").strip()
+    """The host token from ``path`` or else ``$OHELL_HOST_TOKEN``; None if neither. A file given
+    must hold one: an empty one would run the service with no host at all, without a word."""
+    token = read_token(path, "--host-token-file") if path else os.environ.get(HOST_TOKEN_ENV, "").strip()
     return _checked(token, "the host token")
 
 

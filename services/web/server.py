@@ -13,7 +13,7 @@ import sys
 import uvicorn
 
 from arena.rpc.auth import WEB_TOKEN_ENV, load_web_token
-from arena.rpc.settings import ConfigError, is_host_port, read_token_file
+from arena.rpc.settings import ConfigError, is_host_port, read_token
 from services.web.api import Api
 from services.web.app import create_app
 
@@ -25,7 +25,7 @@ UVICORN_PROXIES_ENV = "FORWARDED_ALLOW_IPS"  # uvicorn's own name, which deploym
 def host_token(path: str | None) -> str:
     if path:
         try:
-            return read_token_file(path)
+            return read_token(path, "--host-token-file")  # an empty one would leave the site with no host
         except ConfigError as error:
             raise SystemExit(str(error)) from None
     return os.environ.get(HOST_TOKEN_ENV, "").strip()

@@ -76,6 +76,15 @@ def test_a_ratings_rebuild_finds_the_redis_of_ohell_up_in_its_data_folder(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("module", ["services.engine", "services.matchmaker", "services.web"])
+def test_an_empty_host_token_file(module: str, tmp_path: Path) -> None:
+    """The service started with no host at all (every host command refused) and said nothing."""
+    empty = tmp_path / "host-token"
+    empty.write_text("\n")
+    one_line(start(module, "--host-token-file", str(empty)), str(empty), "is empty")
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["services.engine", "services.matchmaker"])
 def test_a_missing_host_token_file(module: str, tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
