@@ -75,10 +75,15 @@ def progress_line(tournament_id: str, progress: Any) -> str:
 
 
 def cmd_list(host: Host, args: argparse.Namespace) -> int:
+    """One tab-separated line a tournament (for scripts); none at all is said on standard error."""
+    listed = 0
     for summary in host.pages("ListTournaments", "tournaments"):
         p = summary.progress
         state = STATE_NAMES.get(p.state, "?")
         print(f"{summary.tournament.tournament_id}\t{state}\tround {p.round}\t{p.tables_done}/{p.tables} tables")
+        listed += 1
+    if not listed:
+        text_console(stderr=True).print("no tournaments yet (create one: ohell tournament create --help)")
     return 0
 
 
@@ -122,8 +127,11 @@ def cmd_export(host: Host, args: argparse.Namespace) -> int:
     fmt = tpb.EXPORT_FORMAT_JSON if args.format == "json" else tpb.EXPORT_FORMAT_CSV
     pieces = host.stream("ExportTournament", tournament_id=args.id, format=fmt, replicates=args.replicates)
     text = b"".join(piece.data for piece in pieces).decode()
-    if args.out:
-        Path(args.out).write_text(text)
+    if args.out and args.out != "-":
+        try:
+            Path(args.out).write_text(text)
+        except OSError as error:
+            raise OhHellError(f"cannot write --out {args.out}: {error.strerror or error}") from None
         console.print(f"written to {args.out}")
     else:
         print(text, end="" if text.endswith("\n") else "\n")
@@ -197,6 +205,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         )
         if name == "export":
             parser.add_argument("--format", choices=("csv", "json"), default="csv")
-            parser.add_argument("--out", help="file to write (default: standard output)")
+            parser.add_argument("--out", help="file to write (default, or -: standard output)")
     command("resume", "send every unfinished table to the workers again, after a worker was lost (host)", cmd_resume)
     command("cancel", "stop a running tournament for good: no further game; games recorded stay (host)", cmd_cancel)

@@ -304,6 +304,12 @@ def test_host_commands_go_through_the_rpcs(
     out = tmp_path / "cli.json"
     assert main(["tournament", "export", "cli", "--format", "json", "--out", str(out), *where]) == 0
     assert len(json.loads(out.read_text())["records"]) == 3
+    capsys.readouterr()
+    assert main(["tournament", "export", "cli", "--format", "json", "--out", "-", *where]) == 0  # not a file '-'
+    assert len(json.loads(capsys.readouterr().out)["records"]) == 3 and not Path("-").exists()
+    nowhere = tmp_path / "missing" / "cli.json"
+    assert main(["tournament", "export", "cli", "--out", str(nowhere), *where]) == 2  # was an OSError traceback
+    assert f"cannot write --out {nowhere}: No such file" in " ".join(capsys.readouterr().err.split())
     assert main(["tournament", "status", "nope", *where]) == 2
     assert "NOT_FOUND" in capsys.readouterr().err
 

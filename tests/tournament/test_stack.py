@@ -45,6 +45,8 @@ def test_round_robin_of_six_builtins_completes_and_exports(
     stack = make_stack(engine=False, remote_worker=False)
     bots = ("heuristic", "random", "heuristic", "random", "heuristic", "random")
     entrants = [f"--entrant=builtin:{bot}={bot}-{n}" for n, bot in enumerate(bots)]
+    cli(stack, "list")  # none yet: said on standard error (it printed nothing); standard output stays empty
+    assert capsys.readouterr() == ("", "no tournaments yet (create one: ohell tournament create --help)\n")
     cli(stack, "create", "six", *entrants, "--deals", "1", "--option", "hand_sizes=[3,2,1]")
     assert "tournament six: 20 tables in round 1, 60 games in all" in capsys.readouterr().out
     store = TournamentStore(redis.Redis.from_url(redis_server.url))
