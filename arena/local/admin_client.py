@@ -67,6 +67,10 @@ def request_type_of(method: str) -> Any:
     return getattr(pb, f"{method}Request", None) or getattr(tpb, f"{method}Request", None)
 
 
+class Unreachable(OhHellError):
+    """Nothing answers at the matchmaker's address: a command with another way to its data says so."""
+
+
 class Host:
     """The matchmaker's stub with the host token on every call, and errors as ``OhHellError``."""
 
@@ -107,11 +111,11 @@ class Host:
         code, details = error.code(), error.details() or ""  # type: ignore[attr-defined]
         if code == grpc.StatusCode.UNAVAILABLE and not self.reachable():
             if self.address.startswith("unix:"):  # ohell up's socket file: its stack is down (TCP is not tried)
-                return OhHellError(
+                return Unreachable(
                     f"the local stack is not running: nothing answers on {self.address} (start `ohell up`;"
                     " for a matchmaker elsewhere give --matchmaker ADDRESS)"
                 )
-            return OhHellError(
+            return Unreachable(
                 f"cannot reach the matchmaker at {self.address}: is `ohell up` running? (--matchmaker ADDRESS)"
             )
         if code == grpc.StatusCode.UNAVAILABLE:  # it answered: something behind it is away (its Redis, the archive)

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from arena.local.admin_client import Host, with_host
+from arena.local.admin_client import Host, Unreachable, with_host
+from arena.rpc.data_folder import data_folder_file
 from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
@@ -148,4 +149,9 @@ def run(args: argparse.Namespace) -> int:
         except SQLAlchemyError as error:  # a URL it cannot use, a database it cannot reach
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise OhHellError(f"--database-url {shown_url(args.database_url)}: {first}") from None
-    return with_host(from_stack)(args)
+    try:
+        return with_host(from_stack)(args)
+    except Unreachable as error:
+        archive = data_folder_file("archive.db")
+        where = f"sqlite:///{archive}" if archive.is_file() else "URL"
+        raise OhHellError(f"{error}; or read the archive with no stack running: --database-url {where}") from None

@@ -111,3 +111,22 @@ def test_every_spectate_write_caps_the_stream_and_renews_its_expiry(redis_server
     ttl, again = asyncio.run(run())
     assert 0 < ttl <= MATCH_EVENTS_TTL_S and 0 < again <= MATCH_EVENTS_TTL_S
     assert MATCH_EVENTS_MAXLEN <= 20_000
+
+
+def test_export_with_the_stack_down_names_the_archive_it_could_read_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said only that the matchmaker could not be reached, though the archive of ``ohell up``
+    lay in the data folder and --database-url reads it with no stack running."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    monkeypatch.setenv("OHELL_DATA_DIR", str(data))
+    monkeypatch.delenv("OHELL_MATCHMAKER_ADDRESS", raising=False)
+    command = ["ladder", "export", "main", "--out", str(tmp_path / "out"), "--matchmaker", "127.0.0.1:1"]
+    assert main(command) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "cannot reach the matchmaker at 127.0.0.1:1" in said and "--database-url URL" in said, said
+    (data / "archive.db").touch()
+    assert main(command) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"--database-url sqlite:///{data / 'archive.db'}" in said, said
