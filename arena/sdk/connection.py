@@ -181,9 +181,9 @@ async def connect_async(
     async def hold() -> Session:
         async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
             call = open_connect(channel, token)
-            await established(call, connect_timeout, AGENT_ID_HEADER)  # sent once the gateway registered the stream
-            if not state.get("accepted"):
-                log.info("connected to the gateway at %s", address)
+            agent_id = await established(call, connect_timeout, AGENT_ID_HEADER)  # once the stream is registered
+            if not state.get("accepted"):  # which agent the token is: the author's first question
+                log.info("connected to the gateway at %s as agent %s", address, printable(agent_id) or "?")
             elif not state["up"]:
                 log.info("reconnected to the gateway at %s", address)
             state["accepted"] = state["up"] = True
@@ -239,11 +239,11 @@ def open_connect(channel: grpc.aio.Channel, token: str) -> Any:
 UNMARKED_WAIT_S = 1.0
 
 
-async def established(call: Any, timeout: float, accepted_mark: str) -> None:
+async def established(call: Any, timeout: float, accepted_mark: str) -> str:
     """Wait at most ``timeout`` s for the call's response headers; raise its AioRpcError when it
     failed instead (grpc.aio returns empty headers then), DEADLINE_EXCEEDED when none came (a
     service that takes the call and never answers was waited for without end). ``accepted_mark``:
-    the header the service sends when it takes the call."""
+    the header the service sends when it takes the call; returns its value ('' without one)."""
     try:
         async with asyncio.timeout(timeout):
             headers = await call.initial_metadata()
@@ -255,7 +255,8 @@ async def established(call: Any, timeout: float, accepted_mark: str) -> None:
             grpc.aio.Metadata(),
             f"no answer within {timeout:g} s",
         ) from None
-    if not call.done() and accepted_mark not in dict(headers or ()):
+    mark = str(dict(headers or ()).get(accepted_mark, ""))
+    if not call.done() and not mark:
         # the timeout cancels only this wait (grpc.aio's code() awaits a future of its own), not the
         # call; no task is started, so none is left pending until the call ends
         with contextlib.suppress(TimeoutError):
@@ -266,6 +267,7 @@ async def established(call: Any, timeout: float, accepted_mark: str) -> None:
         if code != grpc.StatusCode.OK:  # the trailers too: a rate limit's retry-after is there
             trailers = await call.trailing_metadata()
             raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailers, await call.details())
+    return mark
 
 
 def stream_ended(what: str) -> grpc.aio.AioRpcError:

@@ -191,7 +191,8 @@ def test_bot_connect_plays_a_bot_file_online_on_the_gateway(engine_process, make
     online = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     try:
         assert online.stderr is not None
-        assert "connected to the gateway" in online.stderr.readline()
+        greeting = online.stderr.readline()  # names the agent the token is (it did not: a bot file's author guessed)
+        assert f"connected to the gateway at {engine_process.address} as agent {agent_id}" in greeting, greeting
         seats = ("--seat", f"agent:{agent_id}", "--seat", "builtin:random", "--seat", "builtin:random")
         out = tmp_path / "record.json"
         played = ohell("challenge", "--address", engine_process.address, "--token", token, *seats, "--out", str(out))
