@@ -57,12 +57,34 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
     return config, settings, token_source
 
 
+def hold_data_folder(folder: Path) -> int:
+    """Lock ``folder`` for this ``ohell up`` (the descriptor returned holds it until the process
+    ends): two stacks on one data folder would share its Redis files, archive and sockets, each
+    replacing the other's. OhHellError naming the pid of the one that holds it."""
+    import fcntl
+
+    lock = os.open(folder / "up.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(lock, 32).decode(errors="replace").strip() or "?"
+        os.close(lock)
+        raise OhHellError(
+            f"another `ohell up` (pid {holder}) is running on the data folder {folder}: stop it, or give"
+            " this one a --data-dir of its own"
+        ) from None
+    os.ftruncate(lock, 0)
+    os.write(lock, f"{os.getpid()}\n".encode())
+    return lock
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     from arena.embedded_redis import PortTaken
     from arena.local.stack import Stack, stop_on_signals
 
     config, settings, token_source = up_config(args)
-    stack = Stack(config)
+    stack = Stack(config)  # makes the data folder this user's alone first
+    hold_data_folder(Path(settings["data_dir"]))
     stop_on_signals()
     try:
         stack.start()

@@ -291,3 +291,29 @@ def test_a_process_that_does_not_get_ready_is_shown_in_whole_lines(tmp_path: Pat
         proc.stop()
     shown = str(refused.value).split("\n", 1)[1]
     assert shown.startswith("line ") and shown.rstrip().endswith("line 299") and len(shown) <= 1500
+
+
+def test_a_second_up_on_the_same_data_folder_is_refused_before_it_starts_anything(tmp_path: Path) -> None:
+    """Two stacks on one data folder shared its Redis files, archive and sockets: the second one's
+    sockets replaced the first's, whose commands then reached the second stack. (The lock here is
+    this test process's, held as a running ``ohell up`` holds it.)"""
+    from arena.local.cli import hold_data_folder
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    lock = hold_data_folder(data)
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
+        args = ["--data-dir", str(data), "--web-address", "127.0.0.1:0", "--engine-address", "127.0.0.1:0"]
+        args += ["--matchmaker-address", "127.0.0.1:0", "--redis-port", str(free_port())]
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "up", *args], capture_output=True, text=True, timeout=60, env=env
+        )
+        assert done.returncode == 2 and done.stderr.splitlines() == [
+            f"error: another `ohell up` (pid {os.getpid()}) is running on the data folder {data}: stop it, or give"
+            " this one a --data-dir of its own"
+        ], done.stderr
+        assert not (data / "redis-url").exists() and not list(data.glob("*.sock"))  # nothing started
+    finally:
+        os.close(lock)
+    os.close(hold_data_folder(data))  # free again once its holder is gone
