@@ -41,6 +41,10 @@ async def serve(args: argparse.Namespace) -> None:
     import redis.asyncio as aioredis
 
     settings.check()  # the forming loop reads them each round: a malformed one stops the start instead
+    try:  # --batch, else $OHELL_MATCH_BATCH: a malformed one is said in one line, before anything starts
+        batch = args.batch or batch_size()
+    except ValueError as error:
+        raise settings.SettingError(str(error)) from None
     keys = Keys(args.prefix)
     host_token = load_host_token(args.host_token_file)
     web_token = load_web_token()  # the web app's: its own rate limit, no more rights than anonymous
@@ -67,7 +71,6 @@ async def serve(args: argparse.Namespace) -> None:
     worker = None
     if not args.no_forming:
         # the batch size travels with each batch task: the workers' next batches take it too
-        batch = args.batch or batch_size()
         dispatch, rate, archive = celery_senders(args.redis_url, args.prefix, batch)
         sweep = loop.SweepPolicy(redispatch_after_s=args.redispatch_after)
         worker = threading.Thread(
