@@ -43,6 +43,16 @@ def start_up(args: list[str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
     return process, log.read_text()
 
 
+def up_on_free_ports(data: Path, redis_port: int) -> subprocess.CompletedProcess[str]:
+    """``ohell up`` on ``data`` and ``redis_port``, every service on a free port, run to its end (a
+    refusal: these tests never let it start)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
+    args = ["--data-dir", str(data), "--redis-port", str(redis_port), "--web-address", "127.0.0.1:0"]
+    args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0"]
+    command = [sys.executable, "-m", "arena.cli", "up", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     process.send_signal(signal.SIGINT)
     process.wait(30)
@@ -209,14 +219,9 @@ def test_a_short_token_is_refused_before_any_process_starts(tmp_path: Path, monk
 def test_a_taken_redis_port_is_one_line(tmp_path: Path) -> None:
     """A second ``ohell up`` on the default ports ended with redis-server's start-up banner ("O0OoO0Oo
     Redis is starting ...") and six lines of its log, cut mid-line, to say the port was taken."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        args = ["--data-dir", str(tmp_path), "--redis-port", str(port), "--web-address", "127.0.0.1:0"]
-        args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0"]
-        done = subprocess.run(
-            [sys.executable, "-m", "arena.cli", "up", *args], capture_output=True, text=True, timeout=60, env=env
-        )
+        done = up_on_free_ports(tmp_path, port)
     assert done.returncode == 2 and done.stderr.splitlines() == [
         f"error: the embedded Redis: port {port} is taken: redis-server cannot listen there (Address already in use);"
         " is another `ohell up` running? (--redis-port)"
@@ -303,12 +308,7 @@ def test_a_second_up_on_the_same_data_folder_is_refused_before_it_starts_anythin
     data.mkdir(mode=0o700)
     lock = hold_data_folder(data)
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
-        args = ["--data-dir", str(data), "--web-address", "127.0.0.1:0", "--engine-address", "127.0.0.1:0"]
-        args += ["--matchmaker-address", "127.0.0.1:0", "--redis-port", str(free_port())]
-        done = subprocess.run(
-            [sys.executable, "-m", "arena.cli", "up", *args], capture_output=True, text=True, timeout=60, env=env
-        )
+        done = up_on_free_ports(data, free_port())
         assert done.returncode == 2 and done.stderr.splitlines() == [
             f"error: another `ohell up` (pid {os.getpid()}) is running on the data folder {data}: stop it, or give"
             " this one a --data-dir of its own"
