@@ -88,11 +88,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"host token  {token_source}   (web sign-in: {stack.web_url}/host; the host commands read it)")
         print(f"data        {settings['data_dir']}   (Redis data, archive, logs: kept across restarts)")
         print("Ctrl-C stops everything.", flush=True)
-        services = [proc for proc in stack.procs if proc not in stack.workers]  # workers are restarted
-        while all(proc.popen.poll() is None for proc in services):
+        while not (ended := stack.ended_services()):
             time.sleep(0.5)
-        dead = [proc.name for proc in services if proc.popen.poll() is not None]
-        print(f"stopping: {', '.join(dead)} exited (logs in {stack.log_dir})")
+        print(f"stopping: {'; '.join(ended)} (logs in {stack.log_dir})", flush=True)
         return 1
     except KeyboardInterrupt:
         print("stopping every process of the stack (a few seconds)", flush=True)

@@ -291,3 +291,47 @@ def test_a_process_that_does_not_get_ready_is_shown_in_whole_lines(tmp_path: Pat
         proc.stop()
     shown = str(refused.value).split("\n", 1)[1]
     assert shown.startswith("line ") and shown.rstrip().endswith("line 299") and len(shown) <= 1500
+
+
+def test_a_service_that_ends_is_said_with_how_it_ended(tmp_path: Path) -> None:
+    """``ohell up`` said only "stopping: engine exited" when a service ended: a crash (a status), the
+    kernel's OOM killer (SIGKILL) and a kill by hand read the same. Now the signal or the status is named,
+    the workers left out (the supervisor starts them again) and the embedded Redis watched too."""
+    stack = Stack(StackConfig(log_dir=str(tmp_path)))
+    try:
+        waiting = [sys.executable, "-c", "import time; time.sleep(120)"]
+        engine = stack._spawn("engine", waiting)
+        stack._spawn("matchmaker", [sys.executable, "-c", "raise SystemExit(3)"])
+        worker = stack.start_worker("builtin0")
+        worker.kill()
+        stack.procs[1].popen.wait(30)
+        worker.popen.wait(30)
+        assert stack.ended_services() == ["matchmaker exited with status 3"]
+        engine.kill()
+        engine.popen.wait(30)
+        assert stack.ended_services() == ["engine was killed by SIGKILL (signal 9)", "matchmaker exited with status 3"]
+    finally:
+        stack.stop(graceful=False)
+
+
+@pytest.mark.slow
+def test_up_says_which_signal_ended_a_service(tmp_path: Path) -> None:
+    args = ["--data-dir", str(tmp_path / "data"), "--redis-port", str(free_port()), "--web-address", "127.0.0.1:0"]
+    args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0", "--concurrency", "1"]
+    process, _ = start_up(args, tmp_path / "up.log")
+    try:
+        engines = [
+            pid
+            for pid in children_of(process.pid)
+            if b"services.engine" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        ]
+        assert len(engines) == 1
+        os.kill(engines[0], signal.SIGKILL)
+        assert process.wait(60) == 1
+    finally:
+        if process.poll() is None:
+            stop(process)
+    assert (
+        f"stopping: engine was killed by SIGKILL (signal 9) (logs in {tmp_path / 'data'})"
+        in (tmp_path / "up.log").read_text()
+    )
