@@ -7,6 +7,7 @@ import re
 
 from arena.ladder.model import Ladder
 from arena.ladder.store import StoreError, shown
+from arena.play.specs import builtin_bots
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.schedule import hand_sizes
@@ -53,6 +54,6 @@ def check_ladder(ladder: Ladder) -> None:
         raise StoreError(f"house_bots: at most {MAX_HOUSE_BOTS}", "house_bots")
     unknown = [bot for bot in ladder.house_bots if bot not in BOT_FACTORIES]
     if unknown:
-        raise StoreError(f"house bot {shown(unknown[0])} is not a built-in bot", "house_bots")
+        raise StoreError(f"house bot {shown(unknown[0])} is not a built-in bot ({builtin_bots()})", "house_bots")
     if ladder.house_fill and not ladder.house_bots:
         raise StoreError("house_fill needs at least one house bot", "house_bots")

@@ -11,7 +11,7 @@ from arena.keys import AGENT_ID, new_token, text, token_hash
 from arena.ladder.model import AGENT_KINDS, Agent, now_ms
 from arena.ladder.redis_base import StoreBase, parse_agent
 from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated, shown
-from arena.play.specs import SeatSpecError, check_endpoint
+from arena.play.specs import SeatSpecError, builtin_bots, check_endpoint
 from ohell.bots import BOT_FACTORIES
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -50,7 +50,7 @@ class AgentStore(StoreBase):
         if kind not in AGENT_KINDS:
             raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
         if kind == "builtin" and bot not in BOT_FACTORIES:
-            raise StoreError(f"bot {shown(bot)} is not a built-in bot ({', '.join(sorted(BOT_FACTORIES))})", "bot")
+            raise StoreError(f"bot {shown(bot)} is not a built-in bot ({builtin_bots()})", "bot")
         if self_registered and kind != "connected":
             raise PermissionDenied(f"kind {kind!r}: a self-registered agent can only be connected", "kind")
         if kind == "endpoint":

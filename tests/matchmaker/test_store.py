@@ -16,6 +16,7 @@ from arena.ladder import archiving, jobs, loop
 from arena.ladder.model import Ladder, now_ms
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
+from ohell.bots import BOT_FACTORIES
 from ohell.record import RECORD_FORMAT
 
 from ..ladder.helpers import builtin_ladder
@@ -103,6 +104,19 @@ def test_bad_registrations_name_the_field(store: RedisStore, args: tuple[str, ..
     with pytest.raises(StoreError) as error:
         store.register_agent(*args)
     assert error.value.field == field
+
+
+def test_an_unknown_built_in_bot_is_refused_with_the_names_of_those_there_are(store: RedisStore) -> None:
+    """A ladder's unknown house bot was refused as "house bot 'strnog' is not a built-in bot", naming
+    none of the bots the host could have meant (an agent's unknown bot already listed them)."""
+    known = ", ".join(sorted(BOT_FACTORIES))
+    with pytest.raises(StoreError) as refused:
+        store.create_ladder(Ladder("x", house_bots=("random", "strnog")))
+    assert str(refused.value) == f"house bot 'strnog' is not a built-in bot (built-in bots: {known})"
+    assert refused.value.field == "house_bots"
+    with pytest.raises(StoreError) as refused:
+        store.register_agent("alice", "builtin", bot="strnog")
+    assert str(refused.value) == f"bot 'strnog' is not a built-in bot (built-in bots: {known})"
 
 
 def test_ladder_validation(store: RedisStore) -> None:
