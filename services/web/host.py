@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from arena.ladder.model import AGENT_NAME_RULE
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
 from arena.rpc.ratelimit import LocalLimiter, RateLimit, network_of
@@ -156,6 +157,7 @@ async def dashboard(
         ],
         presets=sorted(PRESETS),
         bots=sorted(BOT_FACTORIES),
+        name_rule=AGENT_NAME_RULE,
         message=message,
         error=error,
         tokens=tokens,

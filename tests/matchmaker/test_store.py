@@ -106,6 +106,20 @@ def test_bad_registrations_name_the_field(store: RedisStore, args: tuple[str, ..
     assert error.value.field == field
 
 
+@pytest.mark.parametrize("name", ["-lead", ".hidden", "al ice", "élise", "x" * 65, "house-mine", ""])
+def test_a_bad_agent_name_is_refused_with_the_whole_rule(store: RedisStore, name: str) -> None:
+    """The refusal said "1-64 letters, digits, '_', '.', '-'": '-lead' and 'élise' fit that and were
+    refused all the same (the first must be a letter or digit; ASCII only), and 'house-mine' got
+    another message that did not say the rest."""
+    with pytest.raises(StoreError) as refused:
+        store.register_agent(name, "connected")
+    rule = (
+        "must be 1-64 characters of ASCII letters, digits, '_', '.' and '-', the first a letter or digit, "
+        "not starting 'house-' (kept for the ladders' house bots)"
+    )
+    assert str(refused.value) == f"name {name[:80]!r} {rule}" and refused.value.field == "name"
+
+
 def test_an_unknown_built_in_bot_is_refused_with_the_names_of_those_there_are(store: RedisStore) -> None:
     """A ladder's unknown house bot was refused as "house bot 'strnog' is not a built-in bot", naming
     none of the bots the host could have meant (an agent's unknown bot already listed them)."""
@@ -323,7 +337,7 @@ def test_house_bot_names_are_the_house_bots_own(store: RedisStore) -> None:
     with pytest.raises(StoreError, match="house") as refused:
         store.register_agent("house-heuristic-1", "connected", self_registered=True)
     assert refused.value.field == "name"
-    assert str(refused.value).endswith("choose another")  # README's example used such a name once
+    assert "not starting 'house-' (kept for the ladders' house bots)" in str(refused.value)  # README's example used one
     squatter, _ = store.register_agent("squatter", "connected")
     store.client.hset("ohell:agent-names", "house-heuristic-2", squatter.agent_id)  # one registered before the rule
     store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True))
