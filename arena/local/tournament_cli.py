@@ -163,8 +163,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         return parser
 
     create = command("create", "create a tournament and send its tables to the workers (host)", cmd_create)
-    create.add_argument("--entrant", action="append", required=True, metavar="KIND:WHAT[=NAME]",
-                        help="builtin:BOT, connected:AGENT_ID or endpoint:HOST:PORT; repeat per entrant")  # fmt: skip
+    entrant_help = (
+        "builtin:BOT, connected:AGENT_ID or endpoint:HOST:PORT, each with an optional =NAME "
+        "(without one a connected agent is named as registered); repeat per entrant"
+    )
+    create.add_argument("--entrant", action="append", required=True, metavar="KIND:WHAT[=NAME]", help=entrant_help)
     create.add_argument("--seats", type=whole(UINT32), default=3, help="seats per table (3-7; default %(default)s)")
     create.add_argument("--format", choices=FORMATS, default="round-robin", help="default %(default)s")
     create.add_argument("--rounds", type=whole(UINT32), default=1, help="Swiss rounds (default %(default)s)")

@@ -134,6 +134,18 @@ def test_an_entrant_name_a_spreadsheet_would_read_as_a_formula_is_refused() -> N
     assert tournament_from_proto(message).entrants[1].name == "A1-"
 
 
+def test_a_connected_entrant_without_a_name_is_sent_unnamed() -> None:
+    """`ohell tournament create --entrant connected:a12` and the host page sent the entrant named
+    'a12' (its agent id), so the matchmaker, which names only an unnamed one as its agent is
+    registered, kept 'a12' in the standings, against docs/tournaments.md ('alice', not 'a12')."""
+    assert entrant_from_text("connected:a12").name == ""
+    assert entrant_from_text(" connected:a12 = ").name == ""  # an empty =NAME is no name either
+    assert entrant_from_text("connected:a12").agent_id == "a12"
+    assert entrant_from_text("connected:a12=alice").name == "alice"
+    message = tournament_from_form({"tournament_id": "cup", "entrants": "connected:a3\nbuiltin:random\nbuiltin:strong"})
+    assert [entrant.name for entrant in message.entrants] == ["", "random", "strong"]
+
+
 def test_host_form_to_request() -> None:
     form = {
         "tournament_id": "cup",
