@@ -12,7 +12,7 @@ from rich.table import Table
 
 from arena.local import bot_cli, tournament_cli
 from arena.local import cli as ladder_cli
-from arena.local.output import labelled, options_text, text_console
+from arena.local.output import fixed, labelled, options_text, text_console
 from arena.sdk import cli as engine_cli
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS, preset_with_options
@@ -42,7 +42,7 @@ def print_tally(tally: SeriesTally, title: str) -> None:
         table.add_row(
             bot.name,
             str(bot.games),
-            f"{bot.mean_score:.1f}",
+            fixed(bot.mean_score, 1),
             f"{100 * bot.exact_rate:.1f}%",
             f"{bot.wins:g}",
             f"{100 * bot.win_rate:.1f}%",

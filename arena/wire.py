@@ -562,6 +562,22 @@ def proto_rules_label(message: rules_pb2.Rules) -> str:
 MATCHES_COUNTED_UP_TO = 10_000
 
 
+def fixed(value: float, places: int, sign: bool = False) -> str:
+    """``value`` as the tables show a number, with ``places`` decimals; never ``-0.0``: a value that
+    rounds to zero is ``0.0`` (``f"{-0.01:.1f}"`` is ``-0.0``). ``sign``: a ``+`` before a positive
+    value and zero (``+1.50``, ``+0.00``, ``-1.50``), as a difference from zero is shown."""
+    rounded = round(value, places) + 0.0  # -0.0 + 0.0 is 0.0
+    return f"{rounded:+.{places}f}" if sign else f"{rounded:.{places}f}"
+
+
+def interval_text(standing: Any) -> str:
+    """A tournament standing's 95 % interval (``TournamentStanding.ci_low``, ``ci_high``) as shown:
+    ``[-1.25, +0.50]``, or "needs 2 deals" while it has none."""
+    if not standing.HasField("ci_low"):
+        return "needs 2 deals"
+    return f"[{fixed(standing.ci_low, 2, sign=True)}, {fixed(standing.ci_high, 2, sign=True)}]"
+
+
 def match_total_text(total_size: int) -> str:
     """A match list's ``total_size`` as said to a reader: "more than 10,000" past what is counted."""
     return f"more than {MATCHES_COUNTED_UP_TO:,}" if total_size > MATCHES_COUNTED_UP_TO else str(total_size)

@@ -16,7 +16,7 @@ from arena.local.admin_client import Host
 from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, options_text, text_console, win_share
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.wire import match_total_text, proto_rules_label, rules_from_proto, rules_to_proto
+from arena.wire import fixed, match_total_text, proto_rules_label, rules_from_proto, rules_to_proto
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
@@ -262,7 +262,15 @@ def leaderboard(host: Host, args: argparse.Namespace) -> int:
     for column in ("exact bids", "win share", "faults"):
         out.add_column(column, justify="right")
     for s in host.pages("GetLeaderboard", "standings", ladder=args.ladder):
-        row = [str(s.rank or ""), s.agent_id, s.name, f"{s.ordinal:.2f}", f"{s.mu:.2f}", f"{s.sigma:.2f}", str(s.games)]
+        row = [
+            str(s.rank or ""),
+            s.agent_id,
+            s.name,
+            fixed(s.ordinal, 2),
+            fixed(s.mu, 2),
+            fixed(s.sigma, 2),
+            str(s.games),
+        ]
         out.add_row(*row, f"{100 * s.exact_bid_rate:.1f}%", win_share(s.wins, s.games), str(s.faults))
     console.print(out if out.row_count else f"no agent has played on ladder {args.ladder} yet")
     return 0

@@ -12,6 +12,7 @@ from rich.text import Text
 from arena.local.output import labelled, text_console
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET, MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET
 from arena.sdk.arguments import UINT32, add_token_options, address_or_stack, agent_token, stack_default, whole
+from arena.wire import fixed
 from ohell.errors import OhHellError
 
 console = text_console()
@@ -69,7 +70,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             f"{result.percentile_ms(0.50):.3f}",
             f"{result.percentile_ms(0.95):.3f}",
             f"{100 * result.exact_rate:.1f}%",
-            f"{result.mean_score:.1f}",
+            fixed(result.mean_score, 1),
             *(f"{100 * result.opponents_exact[bot]:.1f}%" for bot in opponents),
         )
     console.print(table)

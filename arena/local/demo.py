@@ -16,7 +16,7 @@ from arena.local.stack import Stack, StackConfig, stop_on_signals
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
-from arena.wire import rules_to_proto
+from arena.wire import fixed, rules_to_proto
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
@@ -146,9 +146,9 @@ def board_table(standings: list[pb.Standing]) -> Table:
         table.add_row(
             str(s.rank),
             s.name,
-            f"{s.ordinal:.2f}",
-            f"{s.mu:.2f}",
-            f"{s.sigma:.2f}",
+            fixed(s.ordinal, 2),
+            fixed(s.mu, 2),
+            fixed(s.sigma, 2),
             str(s.games),
             f"{100 * s.exact_bid_rate:.1f}%",
             win_share(s.wins, s.games),

@@ -20,7 +20,7 @@ from arena.sdk.arguments import UINT32, whole
 from arena.tournament.messages import entrant_from_text
 from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, TournamentError
 from arena.tournament.standings import DEFAULT_REPLICATES, MAX_REPLICATES
-from arena.wire import rules_to_proto
+from arena.wire import fixed, interval_text, rules_to_proto
 from ohell.errors import OhHellError
 from ohell.presets import preset_with_options
 
@@ -111,8 +111,16 @@ def cmd_standings(host: Host, args: argparse.Namespace) -> int:
         table.add_column(column, justify="left" if column == "entrant" else "right")
     for row in reply.standings:
         p_next = f"{row.p_above_next:.3f}" if row.HasField("p_above_next") else ""
-        interval = f"[{row.ci_low:+.2f}, {row.ci_high:+.2f}]" if row.HasField("ci_low") else "needs 2 deals"
-        cells = (row.rank, row.entrant, row.games, f"{row.mean_duplicate:+.2f}", interval, p_next, row.deals_won)
+        interval = interval_text(row)
+        cells = (
+            row.rank,
+            row.entrant,
+            row.games,
+            fixed(row.mean_duplicate, 2, sign=True),
+            interval,
+            p_next,
+            row.deals_won,
+        )
         table.add_row(*map(str, cells), str(row.forfeits))
     console.print(table)
     return 0

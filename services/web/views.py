@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from arena.wire import proto_rules_label, rules_label
+from arena.wire import fixed, proto_rules_label, rules_label
 from ohell.rules import Rules, RulesError
 
 Row = dict[str, Any]
@@ -43,9 +43,9 @@ def standing_row(s: Any) -> Row:
         "rank": s.rank or "",
         "agent_id": s.agent_id,
         "name": s.name,
-        "ordinal": f"{s.ordinal:.2f}",
-        "mu": f"{s.mu:.2f}",
-        "sigma": f"{s.sigma:.2f}",
+        "ordinal": fixed(s.ordinal, 2),
+        "mu": fixed(s.mu, 2),
+        "sigma": fixed(s.sigma, 2),
         "games": s.games,
         "exact": f"{100 * s.exact_bid_rate:.1f}%",
         "win_share": f"{100 * s.wins / s.games:.1f}%" if s.games else "",
