@@ -63,7 +63,11 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     reg.add_argument("--tokens", help="append name,agent_id,token to this CSV file instead of printing the token")
     reg.add_argument("--join", action="append", metavar="LADDER", help=JOIN_HELP)
     imp = command(agent_sub, "import", c.agent_import, "register every name of a CSV; write their tokens to a file")
-    imp.add_argument("csv", help=f"a CSV whose first column is the name (a header row 'name' is skipped); {NAME_HELP}")
+    imp.add_argument(
+        "csv",
+        help="a CSV whose first column is the name (a header row 'name' is skipped; columns separated by "
+        f", ; or tab); {NAME_HELP}",
+    )
     imp.add_argument("--tokens", required=True, help="write name,agent_id,token here (created; mode 600)")
     imp.add_argument("--kind", choices=KINDS, default="connected", help=KIND_HELP)
     imp.add_argument("--bot", default="", help=BOT_HELP)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import json
 import os
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
+from arena.ladder.roster import roster_names
 from arena.local.admin_client import Host
 from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, options_text, text_console, win_share
@@ -187,12 +187,9 @@ def read_names(path: str) -> list[str]:
     except (OSError, UnicodeDecodeError) as error:
         raise OhHellError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
     try:
-        rows = [row for row in csv.reader(io.StringIO(text)) if row and row[0].strip()]
+        names = roster_names(text)
     except csv.Error as error:  # a field over the reader's limit of 128 KB
         raise OhHellError(f"cannot read {path} as a CSV: {error}") from None
-    if rows and rows[0][0].strip().lower() == "name":
-        rows = rows[1:]
-    names = [row[0].strip() for row in rows]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise OhHellError(f"{path}: the name {repeated[0]!r} appears more than once")

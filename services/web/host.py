@@ -25,6 +25,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from arena.ladder.model import AGENT_NAME_RULE
+from arena.ladder.roster import roster_names
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
 from arena.rpc.ratelimit import LocalLimiter, RateLimit, network_of
@@ -217,15 +218,12 @@ async def agent_names(form: Any) -> list[str]:
 
 
 def names_from_csv(text: str) -> list[str]:
-    """The first column of each row; a first row whose first cell is "name" is a header. ValueError
-    for a text the CSV reader refuses (a field over its limit of 128 KB)."""
+    """The names of an uploaded import file (arena.ladder.roster: the first column; columns separated
+    by ',', ';' or a tab). ValueError for a text the CSV reader refuses (a field over its limit of 128 KB)."""
     try:
-        rows = [row for row in csv.reader(io.StringIO(text)) if row and row[0].strip()]
+        return roster_names(text)
     except csv.Error as error:
         raise ValueError(f"the CSV cannot be read: {error}") from None
-    if rows and rows[0][0].strip().lower() == "name":
-        rows = rows[1:]
-    return [row[0].strip() for row in rows]
 
 
 async def register_agents(request: Request) -> Response:
