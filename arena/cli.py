@@ -15,7 +15,7 @@ from arena.local import cli as ladder_cli
 from arena.local.output import fixed, labelled, options_text, text_console
 from arena.sdk import cli as engine_cli
 from ohell.errors import OhHellError
-from ohell.presets import PRESETS, preset_with_options
+from ohell.presets import PRESETS
 from ohell.referee import referee_text
 from ohell.tally import SeriesTally
 
@@ -51,17 +51,13 @@ def print_tally(tally: SeriesTally, title: str) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from arena.local.play import play_series, seat_maker
-    from ohell.state import Game
+    from arena.local.play import play_series, series_setup
 
     names = [name.strip() for name in args.bots.split(",") if name.strip()]
-    rules = preset_with_options(args.rules, args.option)
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
-    # an unknown bot, a bot file that does not load or a seat count the rules cannot deal: one line
-    # on stderr before the progress bar, which would be left on stdout above it
-    makers = {name: seat_maker(name) for name in names}
-    Game(rules, len(names))
+    # one line on stderr before the progress bar, which would be left on stdout above it
+    rules, makers = series_setup(args.rules, args.option, names)
     with progress_bar() as progress:
         task = progress.add_task(f"{args.rules}: {len(names)} seats", total=args.games)
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -14,7 +14,7 @@ from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
 from ohell.cards import NO_CARD
 from ohell.errors import OhHellError, RulesError
 from ohell.observation import Observation
-from ohell.presets import PRESETS, preset_name
+from ohell.presets import PRESETS, preset, preset_name, preset_with_options
 from ohell.rules import Bidding, Direction, MaxCards, Rules, Scoring, TieBreak
 from ohell.schedule import hand_sizes
 from ohell.state import BID_BASE, Phase, Trick
@@ -527,6 +527,25 @@ def record_to_proto(record: dict[str, Any], rules: Rules) -> match_pb2.MatchReco
 
 
 # The rules as the web app and the host commands name them.
+
+
+def given_rules(name: str, options: Sequence[str], fields: tuple[str, str] = ("--rules", "--option")) -> Rules:
+    """A preset with ``name=value`` overrides as a person gives them (``--rules NAME --option
+    NAME=VALUE``, a host page's form): RulesError naming the field at fault (``fields``: the preset's,
+    the options'), with the rule options listed when one is not a rule option."""
+    preset_field, options_field = fields
+    try:
+        base = preset(name)
+    except RulesError as error:
+        raise RulesError(f"{preset_field}: {error}") from None
+    try:
+        return preset_with_options(name, options)
+    except RulesError as error:
+        known = base.to_dict()
+        listed = (
+            f" (rule options: {', '.join(known)})" if any(o.partition("=")[0] not in known for o in options) else ""
+        )
+        raise RulesError(f"{options_field}: {error}{listed}") from None
 
 
 def rules_label(rules: Rules, chosen: str = "") -> str:

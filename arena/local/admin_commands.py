@@ -16,10 +16,9 @@ from arena.local.admin_client import Host
 from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, options_text, text_console, win_share
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.wire import fixed, match_total_text, proto_rules_label, rules_from_proto, rules_to_proto
+from arena.wire import fixed, given_rules, match_total_text, proto_rules_label, rules_from_proto, rules_to_proto
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
-from ohell.presets import preset_with_options
 from ohell.referee import referee
 
 console = text_console()
@@ -44,7 +43,7 @@ def table(title: str, *columns: str) -> Table:
 
 
 def ladder_create(host: Host, args: argparse.Namespace) -> int:
-    rules = rules_to_proto(preset_with_options(args.rules, args.option))
+    rules = rules_to_proto(given_rules(args.rules, args.option))
     rules.preset = args.rules
     bots = [b.strip() for b in args.house_bots.split(",") if b.strip()]
     ladder = pb.Ladder(

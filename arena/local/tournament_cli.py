@@ -20,9 +20,8 @@ from arena.sdk.arguments import UINT32, whole
 from arena.tournament.messages import entrant_from_text
 from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, TournamentError
 from arena.tournament.standings import DEFAULT_REPLICATES, MAX_REPLICATES
-from arena.wire import fixed, interval_text, rules_to_proto
+from arena.wire import fixed, given_rules, interval_text, rules_to_proto
 from ohell.errors import OhHellError
-from ohell.presets import preset_with_options
 
 console = text_console()
 FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
@@ -47,7 +46,7 @@ def entrant_message(text: str) -> tpb.TournamentEntrant:
 
 
 def cmd_create(host: Host, args: argparse.Namespace) -> int:
-    rules = rules_to_proto(preset_with_options(args.rules, args.option))
+    rules = rules_to_proto(given_rules(args.rules, args.option))
     rules.preset = args.rules
     tourney = tpb.Tournament(
         tournament_id=args.id,
