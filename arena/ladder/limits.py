@@ -13,6 +13,9 @@ from ohell.errors import OhHellError
 from ohell.schedule import hand_sizes
 
 LADDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}$")  # no '-': match ids are "{ladder}-{n}"
+LADDER_NAME_RULE = (
+    "1-64 characters of a-z, 0-9, '_' and '.', the first a letter or digit (no '-': match ids are <ladder>-<n>)"
+)
 LADDER_ENTRIES = ("host", "open")
 MAX_LADDERS = 50  # every ladder costs the forming loop a round trip per tick
 MAX_SCHEDULE = 100  # hands per match (a classic game of 4 has 25)
@@ -26,7 +29,7 @@ def check_ladder(ladder: Ladder) -> None:
     """Refuse a ladder definition that cannot be played or is out of bounds (StoreError naming
     the field): every number finite and bounded, a schedule of at most MAX_SCHEDULE hands."""
     if not LADDER_NAME.fullmatch(ladder.name):
-        raise StoreError(f"name={shown(ladder.name)} must be 1-64 of a-z 0-9 '_' '.'", "name")
+        raise StoreError(f"name={shown(ladder.name)} must be {LADDER_NAME_RULE}", "name")
     if not 3 <= ladder.seats <= 7:
         raise StoreError(f"seats={ladder.seats} must be from 3 to 7", "seats")
     if ladder.entry not in LADDER_ENTRIES:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from arena.ladder.limits import LADDER_NAME_RULE
 from arena.ladder.model import AGENT_NAME_RULE
 from arena.local import admin_commands as c
 from arena.local import export
@@ -34,7 +35,7 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
         return parser
 
     create = command(ladder_sub, "create", c.ladder_create, "create a ladder")
-    create.add_argument("name")
+    create.add_argument("name", help=f"the ladder's name: {LADDER_NAME_RULE}")
     create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules'; default %(default)s)")
     create.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
     create.add_argument("--seats", type=whole(UINT32), default=4, help="seats per table, 3..7 (default %(default)s)")

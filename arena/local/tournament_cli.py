@@ -18,7 +18,7 @@ from arena.local.output import text_console
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.sdk.arguments import UINT32, whole
 from arena.tournament.messages import entrant_from_text
-from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, TournamentError
+from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, ID_RULE, TournamentError
 from arena.tournament.standings import DEFAULT_REPLICATES, MAX_REPLICATES
 from arena.wire import fixed, given_rules, interval_text, rules_to_proto
 from ohell.errors import OhHellError
@@ -165,7 +165,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         public = name not in ("create", "resume", "cancel")
         parser = add_common(commands.add_parser(name, help=help_text, description=help_text), public)
         if with_id:
-            parser.add_argument("id", help="tournament id")
+            parser.add_argument("id", help=f"tournament id: {ID_RULE}" if name == "create" else "tournament id")
         parser.set_defaults(handler=with_host(handler))
         return parser
 

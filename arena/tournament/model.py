@@ -27,6 +27,7 @@ from ohell.state import Game
 
 FORMATS = ("round-robin", "swiss")
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+ID_RULE = "1-40 characters of a-z, 0-9, '_' and '-', the first a letter or digit"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # entrant names (":": older endpoints were named by address)
 MAX_ENTRANTS = 200
 MAX_DEALS_PER_TABLE = 50
@@ -82,7 +83,7 @@ class Tournament:
 
     def __post_init__(self) -> None:
         if not ID_PATTERN.fullmatch(self.tourney_id):
-            raise TournamentError(f"tourney_id={self.tourney_id!r} must match {ID_PATTERN.pattern}")
+            raise TournamentError(f"tourney_id={self.tourney_id[:80]!r} must be {ID_RULE}")
         if not 1 <= len(self.entrants) <= MAX_ENTRANTS:
             raise TournamentError(f"entrants: {len(self.entrants)} given, 1 to {MAX_ENTRANTS} allowed")
         names = [entrant.name for entrant in self.entrants]

@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from arena.ladder.limits import LADDER_NAME_RULE
 from arena.ladder.model import AGENT_NAME_RULE
 from arena.ladder.roster import roster_names
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
@@ -159,6 +160,7 @@ async def dashboard(
         presets=sorted(PRESETS),
         bots=sorted(BOT_FACTORIES),
         name_rule=AGENT_NAME_RULE,
+        ladder_name_rule=LADDER_NAME_RULE,
         message=message,
         error=error,
         tokens=tokens,

@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.tournament.messages import entrant_from_text
-from arena.tournament.model import MAX_ENTRANTS, TournamentError
+from arena.tournament.model import ID_RULE, MAX_ENTRANTS, TournamentError
 from arena.wire import given_rules, rules_to_proto
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
@@ -154,6 +154,7 @@ async def host_page(request: Request, error: str = "", form: Any = None) -> Resp
         form=dict(form or {}),
         presets=sorted(PRESETS),
         bots=sorted(BOT_FACTORIES),
+        id_rule=ID_RULE,
         tournaments=[tv.summary_row(s.tournament, s.progress, s.entrant_count) for s in reply.tournaments],
     )
 

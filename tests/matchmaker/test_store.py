@@ -133,6 +133,16 @@ def test_an_unknown_built_in_bot_is_refused_with_the_names_of_those_there_are(st
     assert str(refused.value) == f"bot 'strnog' is not a built-in bot (built-in bots: {known})"
 
 
+@pytest.mark.parametrize("name", ["_class", ".class", "Class", "class-2", "c" * 65])
+def test_a_bad_ladder_name_is_refused_with_the_whole_rule(store: RedisStore, name: str) -> None:
+    """The refusal said "1-64 of a-z 0-9 '_' '.'": '_class' and '.class' fit that and were refused all
+    the same (the first must be a letter or digit), and it did not say why '-' is out."""
+    with pytest.raises(StoreError) as refused:
+        store.create_ladder(Ladder(name))
+    rule = "1-64 characters of a-z, 0-9, '_' and '.', the first a letter or digit (no '-': match ids are <ladder>-<n>)"
+    assert str(refused.value) == f"name={name[:80]!r} must be {rule}" and refused.value.field == "name"
+
+
 def test_ladder_validation(store: RedisStore) -> None:
     with pytest.raises(StoreError, match="seats=8"):
         store.create_ladder(Ladder("x", seats=8))

@@ -134,6 +134,19 @@ def test_an_entrant_name_a_spreadsheet_would_read_as_a_formula_is_refused() -> N
     assert tournament_from_proto(message).entrants[1].name == "A1-"
 
 
+@pytest.mark.parametrize("tourney_id", ["Cup", "-cup", "_cup", "c" * 41, ""])
+def test_a_bad_tournament_id_is_refused_in_words(tourney_id: str) -> None:
+    """The refusal quoted the pattern ("must match ^[a-z0-9][a-z0-9_-]{0,39}$"): a regular expression
+    for a host to decode at the command line and on the host page."""
+    rule = "must be 1-40 characters of a-z, 0-9, '_' and '-', the first a letter or digit"
+    with pytest.raises(TournamentError) as refused:
+        operations.check_id(tourney_id, "tournament.tournament_id")
+    assert str(refused.value) == f"tournament.tournament_id={tourney_id!r} {rule}"
+    with pytest.raises(TournamentError) as refused:
+        Tournament(tourney_id, builtins("random", "heuristic", "strong"))
+    assert str(refused.value) == f"tourney_id={tourney_id!r} {rule}"
+
+
 def test_a_connected_entrant_without_a_name_is_sent_unnamed() -> None:
     """`ohell tournament create --entrant connected:a12` and the host page sent the entrant named
     'a12' (its agent id), so the matchmaker, which names only an unnamed one as its agent is
