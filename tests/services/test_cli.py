@@ -200,3 +200,18 @@ def test_bot_connect_plays_a_bot_file_online_on_the_gateway(engine_process, make
     finally:
         online.terminate()
         online.wait(10)
+
+
+def test_bot_connect_takes_the_bot_as_bot_run_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """``ohell bot run BOT`` takes the bot first; ``ohell bot connect BOT`` ended with argparse's
+    "unrecognized arguments: BOT" under the usage of every ``ohell`` command: only --bot was read."""
+    from arena.cli import main
+
+    nowhere = ["--address", "127.0.0.1:1"]  # every case is refused before dialling
+    for args, said in (
+        (["nobot"], "error: BOT: unknown bot 'nobot'; built-in bots: heuristic, random, strong"),
+        (["--bot", "nobot"], "error: --bot: unknown bot 'nobot'"),
+        (["random", "--bot", "strong"], "error: give the bot once: random or --bot strong"),
+    ):
+        assert main(["bot", "connect", *args, *nowhere]) == 2
+        assert capsys.readouterr().err.startswith(said), args
