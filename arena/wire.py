@@ -529,23 +529,36 @@ def record_to_proto(record: dict[str, Any], rules: Rules) -> match_pb2.MatchReco
 # The rules as the web app and the host commands name them.
 
 
-def given_rules(name: str, options: Sequence[str], fields: tuple[str, str] = ("--rules", "--option")) -> Rules:
+def given_rules(
+    name: str,
+    options: Sequence[str],
+    fields: tuple[str, str] = ("--rules", "--option"),
+    table: tuple[int, str] | None = None,
+) -> Rules:
     """A preset with ``name=value`` overrides as a person gives them (``--rules NAME --option
     NAME=VALUE``, a host page's form): RulesError naming the field at fault (``fields``: the preset's,
-    the options'), with the rule options listed when one is not a rule option."""
+    the options'), with the rule options listed when one is not a rule option. ``table``: a number of
+    seats the rules must deal for, and the words that say where it was given (``--seats 5``)."""
     preset_field, options_field = fields
     try:
         base = preset(name)
     except RulesError as error:
         raise RulesError(f"{preset_field}: {error}") from None
     try:
-        return preset_with_options(name, options)
+        rules = preset_with_options(name, options)
     except RulesError as error:
         known = base.to_dict()
         listed = (
             f" (rule options: {', '.join(known)})" if any(o.partition("=")[0] not in known for o in options) else ""
         )
         raise RulesError(f"{options_field}: {error}{listed}") from None
+    if table is not None:
+        seats, where = table
+        try:
+            hand_sizes(rules, seats)
+        except OhHellError as error:
+            raise RulesError(f"{where}: {error}") from None
+    return rules
 
 
 def rules_label(rules: Rules, chosen: str = "") -> str:

@@ -28,13 +28,8 @@ def series_setup(preset_name: str, options: Sequence[str], names: Sequence[str])
     """``ohell play``'s ``--rules``, ``--option`` and ``--bots`` as rules and a seat maker per bot,
     checked before any game: OhHellError naming the flag for bad rules, an unknown bot, a bot file
     that does not load, or a seat count the rules cannot deal."""
-    rules = given_rules(preset_name, options)
-    makers = {name: seat_maker(name) for name in names}
-    try:
-        Game(rules, len(names))
-    except OhHellError as error:
-        raise OhHellError(f"--bots gives {len(names)} seats: {error}") from None
-    return rules, makers
+    rules = given_rules(preset_name, options, table=(len(names), f"--bots gives {len(names)} seats"))
+    return rules, {name: seat_maker(name) for name in names}
 
 
 def seat_maker(name: str, timings: list[float] | None = None) -> SeatMaker:

@@ -36,3 +36,14 @@ def test_given_rules_name_the_fields_they_are_told() -> None:
     form = {"tournament_id": "cup", "entrants": "builtin:random\nbuiltin:strong\nbuiltin:heuristic", "options": "x=1"}
     with pytest.raises(OhHellError, match=r"^options: unknown rule option\(s\): x \(rule options: "):
         tournament_from_form(form)
+
+
+def test_ohell_demo_refuses_rules_its_tables_cannot_deal_before_starting(capsys: pytest.CaptureFixture[str]) -> None:
+    """``ohell demo --seats 5 --option hand_sizes=[13]`` started the whole stack, printed the web
+    app's address and then ended with a gRPC traceback (CreateLadder's INVALID_ARGUMENT)."""
+    assert main(["demo", "--seats", "5", "--option", "hand_sizes=[13]"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "error: --seats 5: hand_sizes has 13 cards, more than 10 for 5 players\n"
+    assert "leaderboard in the browser" not in captured.out
+    assert main(["demo", "--option", "colour=red"]) == 2
+    assert capsys.readouterr().err.startswith("error: --option: unknown rule option(s): colour (rule options: ")
