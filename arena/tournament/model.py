@@ -91,9 +91,10 @@ class Tournament:
             check_entrant(entrant, f"entrants[{number}]")
         if len(set(names)) != len(names):
             twice = next(name for name in names if names.count(name) > 1)
+            why = " (an endpoint given by address alone is named so)" if twice == ENDPOINT_NAME else ""
             raise TournamentError(
-                f"entrants: every entrant needs its own name; {twice!r} is given twice"
-                + (" (an endpoint given by address alone is named so: add =NAME)" if twice == ENDPOINT_NAME else "")
+                f"entrants: every entrant needs its own name; {twice!r} is given twice{why}: tell them apart "
+                "with =NAME (builtin:random=random-2)"
             )
         first_entry: dict[str, int] = {}  # one agent in two seats of a table cannot be played
         for number, entrant in enumerate(self.entrants):

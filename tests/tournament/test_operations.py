@@ -351,3 +351,19 @@ def test_a_json_export_holds_a_few_records_at_a_time(tstore: TournamentStore) ->
     document = json.loads("".join(operations.export(tstore, "big", "json", 100)[0]))
     assert document["records"] == records and document["deals"] == tstore.deals("big")
     assert document["tournament"] == "big" and document["finished"] and len(document["standings"]) == 6
+
+
+def test_a_refused_field_says_how_to_mend_it() -> None:
+    """Two built-in entrants of one bot were refused as "'random' is given twice", saying nothing of
+    =NAME, and more seats than entrants as "3 entrants cannot fill a table of 4 seats", naming no field."""
+    with pytest.raises(TournamentError) as refused:
+        Tournament(
+            "t", (parse_entrant("builtin:random"), parse_entrant("builtin:random"), parse_entrant("builtin:strong"))
+        )
+    assert str(refused.value) == (
+        "entrants: every entrant needs its own name; 'random' is given twice: tell them apart with =NAME "
+        "(builtin:random=random-2)"
+    )
+    with pytest.raises(TournamentError) as refused:
+        Tournament("t", builtins("random", "heuristic", "strong"), seats=4)
+    assert str(refused.value) == "seats=4: 3 entrants cannot fill a table of 4 seats"
