@@ -335,3 +335,24 @@ def test_up_says_which_signal_ended_a_service(tmp_path: Path) -> None:
         f"stopping: engine was killed by SIGKILL (signal 9) (logs in {tmp_path / 'data'})"
         in (tmp_path / "up.log").read_text()
     )
+
+
+def test_a_bad_setting_says_where_it_came_from(tmp_path: Path) -> None:
+    """A setting is read from a flag, the environment or ohell.toml: "workers must be at least 1, got 0"
+    left the host to find which of the three held the 0 (an old $OHELL_WORKERS, say)."""
+    config = tmp_path / "c.toml"
+    config.write_text("batch = 33\nconcurrency = 0\n")
+    for flags, env, said in (
+        ({}, {"OHELL_WORKERS": "0"}, "workers must be at least 1, got 0 (from $OHELL_WORKERS)"),
+        ({"workers": 0}, {"OHELL_WORKERS": "2"}, "workers must be at least 1, got 0 (from --workers)"),
+        ({}, {}, f"concurrency must be at least 1, got 0 (from concurrency in the config file {config})"),
+        ({"concurrency": 1}, {}, f"batch must be from 1 to 32, got 33 (from batch in the config file {config})"),
+        (
+            {"concurrency": 1, "batch": 2},
+            {"OHELL_WEB_ADDRESS": "localhost"},
+            "web-address must be HOST:PORT with a port from 0 to 65535, got 'localhost' (from $OHELL_WEB_ADDRESS)",
+        ),
+    ):
+        with pytest.raises(OhHellError) as refused:
+            resolve(flags, env, str(config))
+        assert str(refused.value) == said
