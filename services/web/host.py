@@ -168,17 +168,22 @@ async def dashboard(
     )
 
 
-async def create_ladder(request: Request) -> Response:
-    form = await _form(request)
+def ladder_from_form(form: Any) -> pb.Ladder:
+    """The host page's new ladder; ValueError naming the field (as the form labels it) that is not a number."""
+    seats_text = str(form.get("seats", "4")).strip()
+    fill_text = str(form.get("fill_after_seconds", "0")).strip() or "0"
     try:
-        seats = int(str(form.get("seats", "4")))
-        fill_after = float(str(form.get("fill_after_seconds", "0") or 0))
+        seats = int(seats_text)
         if not 0 <= seats <= UINT32:  # what the request's field holds (the matchmaker says 3 to 7)
             raise ValueError(seats)
     except ValueError:
-        return await dashboard(request, error="seats must be a whole number and fill-after a number of seconds")
+        raise ValueError(f"seats: {seats_text[:20]!r} is not a whole number from 3 to 7") from None
+    try:
+        fill_after = float(fill_text)
+    except ValueError:
+        raise ValueError(f"fill after: {fill_text[:20]!r} is not a number of seconds") from None
     house_bots = [b.strip() for b in str(form.get("house_bots", "")).split(",") if b.strip()]
-    ladder = pb.Ladder(
+    return pb.Ladder(
         name=str(form.get("name", "")).strip(),
         rules=rules_pb2.Rules(preset=str(form.get("preset", "classic"))),
         seats=seats,
@@ -186,6 +191,14 @@ async def create_ladder(request: Request) -> Response:
         fill_after_seconds=fill_after,
         house_bots=house_bots,
     )
+
+
+async def create_ladder(request: Request) -> Response:
+    form = await _form(request)
+    try:
+        ladder = ladder_from_form(form)
+    except ValueError as error:
+        return await dashboard(request, error=f"ladder not created: {error}")
     try:
         created = await api_of(request).create_ladder(sessions(request).host_token, ladder)
     except ApiError as error:

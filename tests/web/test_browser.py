@@ -209,7 +209,8 @@ def test_a_seat_count_no_request_holds_is_the_forms_error(site: Site, page: Any)
     for seats in ("99999999999", "-1"):
         form = {"csrf": csrf, "name": "huge", "preset": "classic", "seats": seats}
         response = page.request.post(site.url + "/host/ladders", form=form)
-        assert response.status == 400 and "seats must be a whole number" in response.text(), response.text()[:300]
+        said = "ladder not created: seats: &#39;" + seats + "&#39; is not a whole number from 3 to 7"
+        assert response.status == 400 and said in response.text(), response.text()[:300]
 
 
 def stub_ladder(site: Site, name: str) -> Any:
