@@ -145,11 +145,27 @@ def build_parser() -> argparse.ArgumentParser:
 SERVICES = {"engine": "services.engine", "matchmaker": "services.matchmaker"}
 
 
+def parse_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parser.parse_args``, but arguments left over are refused by the command they were given to,
+    under its own usage (``ohell ladder rebuild: error: unrecognized arguments: class``): argparse
+    refuses them at the top, under the usage of every ``ohell`` command, which says nothing of the
+    command's own arguments."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command = parser
+        while chosen := next(
+            (action for action in command._actions if isinstance(action, argparse._SubParsersAction)), None
+        ):
+            command = chosen.choices[getattr(args, chosen.dest)]
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] and argv[0] in SERVICES:  # a deployable above this library: run it as its own module
         os.execv(sys.executable, [sys.executable, "-m", SERVICES[argv[0]], *argv[1:]])
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(build_parser(), argv)
     try:
         return int(args.handler(args))
     except OhHellError as error:

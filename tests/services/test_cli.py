@@ -215,3 +215,19 @@ def test_bot_connect_takes_the_bot_as_bot_run_does(capsys: pytest.CaptureFixture
     ):
         assert main(["bot", "connect", *args, *nowhere]) == 2
         assert capsys.readouterr().err.startswith(said), args
+
+
+def test_an_argument_a_command_does_not_take_is_refused_under_its_own_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``ohell ladder rebuild class`` (its ladder is --ladder) was refused as "ohell: error:
+    unrecognized arguments: class" under the usage of every ohell command, which shows none of
+    rebuild's own options."""
+    from arena.cli import main
+
+    for argv, command in ((["ladder", "rebuild", "class"], "ladder rebuild"), (["rules", "extra"], "rules")):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and err.startswith(f"usage: ohell {command} "), err
+        assert err.endswith(f"ohell {command}: error: unrecognized arguments: {argv[-1]}\n"), err
