@@ -104,3 +104,10 @@ def test_an_old_socket_this_user_may_not_remove_is_one_line(tmp_path: Path, monk
     monkeypatch.setattr("arena.rpc.unix_socket.os.unlink", refused)
     with pytest.raises(ConfigError, match="cannot remove the old one: Operation not permitted"):
         clear_stale(path)
+
+
+def test_an_address_that_is_not_host_port_is_refused_by_its_flag() -> None:
+    """``ohell engine --address nope`` said "address 'nope' must be ...", naming no flag (the web
+    app's refusal already said --address)."""
+    with pytest.raises(ConfigError, match=r"^--address 'nope' must be HOST:PORT with a port from 0 to 65535$"):
+        asyncio.run(create_server("nope"))
