@@ -88,7 +88,11 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"host token  {token_source}   (web sign-in: {stack.web_url}/host; the host commands read it)")
         print(f"data        {settings['data_dir']}   (Redis data, archive, logs: kept across restarts)")
         print("Ctrl-C stops everything.", flush=True)
+        said = 0  # of stack.worker_ends
         while not (ended := stack.ended_services()):
+            for line in stack.worker_ends[said:]:
+                print(line, flush=True)
+                said += 1
             time.sleep(0.5)
         print(f"stopping: {'; '.join(ended)} (logs in {stack.log_dir})", flush=True)
         return 1

@@ -224,6 +224,9 @@ class Stack:
         self.metrics_ports: dict[str, int] = {}
         self.workers: list[Proc] = []
         self.worker_restarts = 0
+        # each end of a worker the supervisor met, and how, for ohell up to say: "worker builtin0 exited with
+        # status 1; started again (its log: PATH)" (a worker that ends at once every time is otherwise unseen)
+        self.worker_ends: list[str] = []
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
         self._own_log_dir = self.config.log_dir is None
@@ -350,9 +353,13 @@ class Stack:
         or a Kubernetes Deployment would (a Celery worker can exit on a lost broker connection)."""
         while not self._stopping.wait(every_s):
             for worker in list(self.workers):
-                if worker.popen.poll() is not None and not self._stopping.is_set():
+                code = worker.popen.poll()
+                if code is not None and not self._stopping.is_set():
                     worker.respawn()
                     self.worker_restarts += 1
+                    self.worker_ends.append(
+                        f"{worker.name} {how_ended(code)}; started again (its log: {worker.log_path})"
+                    )
 
     def start_worker(self, name: str, remote: bool = False, concurrency: int | None = None) -> Proc:
         """A Celery worker process (call ``wait_for(WORKER_READY)`` on the result before relying on it)."""

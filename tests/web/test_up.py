@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -314,27 +315,50 @@ def test_a_service_that_ends_is_said_with_how_it_ended(tmp_path: Path) -> None:
         stack.stop(graceful=False)
 
 
+def test_a_worker_the_supervisor_starts_again_is_said_with_how_it_ended(tmp_path: Path) -> None:
+    """A worker that ended was started again without a word: one that ends at once every time (a
+    broken environment) went on so unseen while no match was played."""
+    stack = Stack(StackConfig(log_dir=str(tmp_path)))
+    worker = Proc("worker w", [sys.executable, "-c", "raise SystemExit(3)"], stack.env(), tmp_path / "w.log")
+    stack.procs.append(worker)
+    stack.workers.append(worker)
+    supervisor = threading.Thread(target=stack._supervise, args=(0.05,))
+    supervisor.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(stack.worker_ends) < 2:  # ended, started again, ended again
+            assert time.monotonic() < deadline, stack.worker_ends
+            time.sleep(0.05)
+    finally:
+        stack.stop(graceful=False)
+        supervisor.join()
+    said = f"worker w exited with status 3; started again (its log: {tmp_path / 'w.log'})"
+    assert stack.worker_ends[:2] == [said, said] and stack.worker_restarts >= 2
+
+
 @pytest.mark.slow
 def test_up_says_which_signal_ended_a_service(tmp_path: Path) -> None:
     args = ["--data-dir", str(tmp_path / "data"), "--redis-port", str(free_port()), "--web-address", "127.0.0.1:0"]
     args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0", "--concurrency", "1"]
-    process, _ = start_up(args, tmp_path / "up.log")
+    log = tmp_path / "up.log"
+    process, _ = start_up(args, log)
+
+    def child(word: bytes) -> int:
+        (pid,) = [pid for pid in children_of(process.pid) if word in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        return pid
+
     try:
-        engines = [
-            pid
-            for pid in children_of(process.pid)
-            if b"services.engine" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        ]
-        assert len(engines) == 1
-        os.kill(engines[0], signal.SIGKILL)
+        os.killpg(child(b"ohell.builtin"), signal.SIGKILL)  # the worker and its pool: started again, said
+        deadline = time.monotonic() + 30
+        while "worker builtin0 was killed by SIGKILL (signal 9); started again (its log: " not in log.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        os.kill(child(b"services.engine"), signal.SIGKILL)
         assert process.wait(60) == 1
     finally:
         if process.poll() is None:
             stop(process)
-    assert (
-        f"stopping: engine was killed by SIGKILL (signal 9) (logs in {tmp_path / 'data'})"
-        in (tmp_path / "up.log").read_text()
-    )
+    assert f"stopping: engine was killed by SIGKILL (signal 9) (logs in {tmp_path / 'data'})" in log.read_text()
 
 
 def test_a_bad_setting_says_where_it_came_from(tmp_path: Path) -> None:
