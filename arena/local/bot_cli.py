@@ -12,7 +12,7 @@ from rich.text import Text
 from arena.local.output import labelled, text_console
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET, MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET
 from arena.sdk.arguments import UINT32, add_token_options, address_or_stack, agent_token, stack_default, whole
-from arena.wire import fixed
+from arena.wire import fixed, given_rules
 from ohell.errors import OhHellError
 
 console = text_console()
@@ -41,6 +41,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     presets = [name.strip() for name in args.presets.split(",")] if args.presets else list(CHECK_PRESETS)
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
+    for name in presets:  # all before the first game: "classic,nope" played classic, then said "unknown preset"
+        given_rules(name, (), ("--presets", ""))
     sdk_log, first_tracebacks = logging.getLogger("arena.sdk"), FirstTracebacks(3)
     sdk_log.addFilter(first_tracebacks)  # for this check only: the command may run inside a longer process
     try:

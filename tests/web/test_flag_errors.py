@@ -47,3 +47,11 @@ def test_ohell_demo_refuses_rules_its_tables_cannot_deal_before_starting(capsys:
     assert "leaderboard in the browser" not in captured.out
     assert main(["demo", "--option", "colour=red"]) == 2
     assert capsys.readouterr().err.startswith("error: --option: unknown rule option(s): colour (rule options: ")
+
+
+def test_ohell_bot_check_refuses_an_unknown_preset_before_any_game(capsys: pytest.CaptureFixture[str]) -> None:
+    """``ohell bot check BOT --presets classic,nope`` played every game of classic, then ended with
+    "unknown preset 'nope'", naming no flag."""
+    assert main(["bot", "check", "random", "--presets", "classic,nope"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: --presets: unknown preset 'nope'; known: classic, ") and not captured.out
