@@ -29,6 +29,12 @@ FORMATS = ("round-robin", "swiss")
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 ID_RULE = "1-40 characters of a-z, 0-9, '_' and '-', the first a letter or digit"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # entrant names (":": older endpoints were named by address)
+# the whole rule of a new entrant's name, as its refusals and docs/tournaments.md say it (a stored one
+# may start with '-': the start is checked where a request gives the name)
+NAME_RULE = (
+    "1-64 characters of ASCII letters, digits, '_', '.', ':' and '-', not starting with '-' "
+    "(a spreadsheet reads such a cell of the standings CSV as a formula)"
+)
 MAX_ENTRANTS = 200
 MAX_DEALS_PER_TABLE = 50
 MAX_ROUNDS = 20
@@ -226,7 +232,7 @@ def check_entrant(entrant: SeatSpec, field: str) -> None:
     endpoint's address is checked where a request gives it (``parse_entrant``, CreateTournament's
     ``entrant_from_proto``: ``check_endpoint``), so a tournament stored under an older rule stays readable."""
     if not NAME_PATTERN.fullmatch(entrant.name):
-        raise TournamentError(f"{field}.name={entrant.name[:80]!r} must be 1-64 of letters, digits, '_', '.', ':', '-'")
+        raise TournamentError(f"{field}.name={entrant.name[:80]!r} must be {NAME_RULE}")
     if entrant.kind == "connected" and not 1 <= len(entrant.agent_id) <= 64:
         raise TournamentError(f"{field}.agent_id must be 1-64 characters")
 

@@ -367,3 +367,21 @@ def test_a_refused_field_says_how_to_mend_it() -> None:
     with pytest.raises(TournamentError) as refused:
         Tournament("t", builtins("random", "heuristic", "strong"), seats=4)
     assert str(refused.value) == "seats=4: 3 entrants cannot fill a table of 4 seats"
+
+
+def test_a_bad_entrant_name_is_refused_with_the_whole_rule() -> None:
+    """A name with a space was refused as "1-64 of letters, digits, '_', '.', ':', '-'", which '-A1'
+    fits, and '-A1' then as "must not start with = + - @ (CSV formulas)", which 'a b' fits: each
+    refusal gave half the rule."""
+    rule = (
+        "must be 1-64 characters of ASCII letters, digits, '_', '.', ':' and '-', not starting with '-' "
+        "(a spreadsheet reads such a cell of the standings CSV as a formula)"
+    )
+    with pytest.raises(TournamentError) as refused:
+        parse_entrant("builtin:random=a b")
+    assert str(refused.value) == f"entrant 'builtin:random=a b'.name='a b' {rule}"
+    message = good()
+    message.entrants[1].name = "-A1"
+    with pytest.raises(TournamentError) as refused:
+        tournament_from_proto(message)
+    assert str(refused.value) == f"tournament.entrants[1].name='-A1' {rule}"
