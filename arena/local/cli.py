@@ -89,10 +89,13 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"data        {settings['data_dir']}   (Redis data, archive, logs: kept across restarts)")
         print("Ctrl-C stops everything.", flush=True)
         said = 0  # of stack.worker_ends
-        while not (ended := stack.ended_services()):
-            for line in stack.worker_ends[said:]:
+        while True:
+            ended = stack.ended_services()
+            for line in stack.worker_ends[said:]:  # also those of the last turn, before the stopping line
                 print(line, flush=True)
                 said += 1
+            if ended:
+                break
             time.sleep(0.5)
         print(f"stopping: {'; '.join(ended)} (logs in {stack.log_dir})", flush=True)
         return 1
