@@ -39,7 +39,11 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules'; default %(default)s)")
     create.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
     create.add_argument("--seats", type=whole(UINT32), default=4, help="seats per table, 3..7 (default %(default)s)")
-    create.add_argument("--house-bots", default="", help="comma-separated built-in bots that fill tables")
+    create.add_argument(
+        "--house-bots",
+        default="",
+        help=f"comma-separated built-in bots that fill tables ({', '.join(sorted(BOT_FACTORIES))})",
+    )
     create.add_argument(
         "--fill-after",
         type=float,
