@@ -11,7 +11,15 @@ from rich.text import Text
 
 from arena.local.output import labelled, text_console
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET, MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET
-from arena.sdk.arguments import UINT32, add_token_options, address_or_stack, agent_token, stack_default, whole
+from arena.sdk.arguments import (
+    UINT32,
+    add_token_options,
+    address_or_stack,
+    agent_token,
+    host_port,
+    stack_default,
+    whole,
+)
 from arena.wire import fixed, given_rules
 from ohell.errors import OhHellError
 
@@ -138,6 +146,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     how.add_argument(
         "--serve",
         metavar="HOST:PORT",
+        type=host_port,
         help="an endpoint agent: listen here (the address the host registered, or one it forwards to) "
         "instead of dialling the engine; the platform dials it for each match (so no --engine)",
     )

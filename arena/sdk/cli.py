@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET
+from arena.rpc.settings import is_host_port
 from arena.sdk.arguments import UINT32, UINT64, add_token_options, address_or_stack, agent_token, stack_default, whole
 from ohell.errors import OhHellError
 
@@ -79,6 +80,8 @@ def cmd_agent(args: argparse.Namespace) -> int:
         raise OhHellError(f"{flag}: {error}") from None
     token = agent_token(args, required=False)  # an endpoint served without one takes any caller
     if args.serve:  # where to listen: a TCP address, the platform dials it
+        if args.address and not is_host_port(args.address):
+            raise OhHellError(f"--address {args.address[:80]!r}: with --serve, where to listen: HOST:PORT")
         serve(bot, args.address or ENGINE_ADDRESS, token)
     else:
         connect(bot, address_or_stack(args.address, ENGINE_SOCKET, ENGINE_ADDRESS, "--address"), token)
