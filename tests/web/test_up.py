@@ -302,17 +302,26 @@ def test_a_service_that_ends_is_said_with_how_it_ended(tmp_path: Path) -> None:
     try:
         waiting = [sys.executable, "-c", "import time; time.sleep(120)"]
         engine = stack._spawn("engine", waiting)
-        stack._spawn("matchmaker", [sys.executable, "-c", "raise SystemExit(3)"])
-        worker = stack.start_worker("builtin0")
-        worker.kill()
-        stack.procs[1].popen.wait(30)
+        matchmaker = stack._spawn("matchmaker", [sys.executable, "-c", "raise SystemExit(3)"])
+        worker = Proc("worker builtin0", [sys.executable, "-c", "raise SystemExit(1)"], stack.env(), tmp_path / "w.log")
+        stack.procs.append(worker)
+        stack.workers.append(worker)
+        stack.redis = stack._embedded_redis().start()
+        matchmaker.popen.wait(30)
         worker.popen.wait(30)
         assert stack.ended_services() == ["matchmaker exited with status 3"]
         engine.kill()
         engine.popen.wait(30)
-        assert stack.ended_services() == ["engine was killed by SIGKILL (signal 9)", "matchmaker exited with status 3"]
+        assert stack.redis.process is not None
+        stack.redis.process.kill()
+        stack.redis.process.wait(30)
+        assert stack.ended_services() == [
+            "engine was killed by SIGKILL (signal 9)",
+            "matchmaker exited with status 3",
+            "redis was killed by SIGKILL (signal 9)",
+        ]
     finally:
-        stack.stop(graceful=False)
+        stack.cleanup(graceful=False)
 
 
 def test_a_worker_the_supervisor_starts_again_is_said_with_how_it_ended(tmp_path: Path) -> None:
