@@ -34,7 +34,8 @@ function loadServices() {
   const missing = PROTO_FILES.filter((file) => !fs.existsSync(path.join(folder, file)));
   if (missing.length) {
     fail(`cannot find ${missing.join(" and ")} in ${folder} (${whence}): set ${PROTOS_ENV} to the folder ` +
-      "that holds ohell/v1/*.proto, the protos/ of an ohell-arena checkout (OHELL_PROTOS=/path/to/ohell-arena/protos)");
+      "that holds ohell/v1/*.proto, the protos/ of an ohell-arena checkout " +
+      "(OHELL_PROTOS=/path/to/ohell-arena/protos)");
   }
   try {
     const definition = protoLoader.loadSync(PROTO_FILES, {
@@ -45,6 +46,7 @@ function loadServices() {
     return fail(`cannot read the .proto files in ${folder} (${whence}): ${error.message}`);
   }
 }
+
 const RANKS = ["RANK_TWO", "RANK_THREE", "RANK_FOUR", "RANK_FIVE", "RANK_SIX", "RANK_SEVEN", "RANK_EIGHT",
   "RANK_NINE", "RANK_TEN", "RANK_JACK", "RANK_QUEEN", "RANK_KING", "RANK_ACE"];
 const rank = (card) => RANKS.indexOf(card.rank);
