@@ -12,10 +12,10 @@ from rich.table import Table
 
 from arena.local import bot_cli, tournament_cli
 from arena.local import cli as ladder_cli
-from arena.local.output import labelled, options_text, text_console
+from arena.local.output import fixed, labelled, options_text, text_console
 from arena.sdk import cli as engine_cli
 from ohell.errors import OhHellError
-from ohell.presets import PRESETS, preset_with_options
+from ohell.presets import PRESETS
 from ohell.referee import referee_text
 from ohell.tally import SeriesTally
 
@@ -42,7 +42,7 @@ def print_tally(tally: SeriesTally, title: str) -> None:
         table.add_row(
             bot.name,
             str(bot.games),
-            f"{bot.mean_score:.1f}",
+            fixed(bot.mean_score, 1),
             f"{100 * bot.exact_rate:.1f}%",
             f"{bot.wins:g}",
             f"{100 * bot.win_rate:.1f}%",
@@ -51,17 +51,13 @@ def print_tally(tally: SeriesTally, title: str) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from arena.local.play import play_series, seat_maker
-    from ohell.state import Game
+    from arena.local.play import play_series, series_setup
 
     names = [name.strip() for name in args.bots.split(",") if name.strip()]
-    rules = preset_with_options(args.rules, args.option)
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
-    # an unknown bot, a bot file that does not load or a seat count the rules cannot deal: one line
-    # on stderr before the progress bar, which would be left on stdout above it
-    makers = {name: seat_maker(name) for name in names}
-    Game(rules, len(names))
+    # one line on stderr before the progress bar, which would be left on stdout above it
+    rules, makers = series_setup(args.rules, args.option, names)
     with progress_bar() as progress:
         task = progress.add_task(f"{args.rules}: {len(names)} seats", total=args.games)
         try:
@@ -149,11 +145,27 @@ def build_parser() -> argparse.ArgumentParser:
 SERVICES = {"engine": "services.engine", "matchmaker": "services.matchmaker"}
 
 
+def parse_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parser.parse_args``, but arguments left over are refused by the command they were given to,
+    under its own usage (``ohell ladder rebuild: error: unrecognized arguments: class``): argparse
+    refuses them at the top, under the usage of every ``ohell`` command, which says nothing of the
+    command's own arguments."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command = parser
+        while chosen := next(
+            (action for action in command._actions if isinstance(action, argparse._SubParsersAction)), None
+        ):
+            command = chosen.choices[getattr(args, chosen.dest)]
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] and argv[0] in SERVICES:  # a deployable above this library: run it as its own module
         os.execv(sys.executable, [sys.executable, "-m", SERVICES[argv[0]], *argv[1:]])
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(build_parser(), argv)
     try:
         return int(args.handler(args))
     except OhHellError as error:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -14,7 +14,7 @@ from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
 from ohell.cards import NO_CARD
 from ohell.errors import OhHellError, RulesError
 from ohell.observation import Observation
-from ohell.presets import PRESETS, preset_name
+from ohell.presets import PRESETS, preset, preset_name, preset_with_options
 from ohell.rules import Bidding, Direction, MaxCards, Rules, Scoring, TieBreak
 from ohell.schedule import hand_sizes
 from ohell.state import BID_BASE, Phase, Trick
@@ -529,6 +529,38 @@ def record_to_proto(record: dict[str, Any], rules: Rules) -> match_pb2.MatchReco
 # The rules as the web app and the host commands name them.
 
 
+def given_rules(
+    name: str,
+    options: Sequence[str],
+    fields: tuple[str, str] = ("--rules", "--option"),
+    table: tuple[int, str] | None = None,
+) -> Rules:
+    """A preset with ``name=value`` overrides as a person gives them (``--rules NAME --option
+    NAME=VALUE``, a host page's form): RulesError naming the field at fault (``fields``: the preset's,
+    the options'), with the rule options listed when one is not a rule option. ``table``: a number of
+    seats the rules must deal for, and the words that say where it was given (``--seats 5``)."""
+    preset_field, options_field = fields
+    try:
+        base = preset(name)
+    except RulesError as error:
+        raise RulesError(f"{preset_field}: {error}") from None
+    try:
+        rules = preset_with_options(name, options)
+    except RulesError as error:
+        known = base.to_dict()
+        listed = (
+            f" (rule options: {', '.join(known)})" if any(o.partition("=")[0] not in known for o in options) else ""
+        )
+        raise RulesError(f"{options_field}: {error}{listed}") from None
+    if table is not None:
+        seats, where = table
+        try:
+            hand_sizes(rules, seats)
+        except OhHellError as error:
+            raise RulesError(f"{where}: {error}") from None
+    return rules
+
+
 def rules_label(rules: Rules, chosen: str = "") -> str:
     """A preset's name, or the preset the rules were made from (``chosen``, else the nearest) and the
     options that differ from it: "classic, hand_sizes=5,4,3,2,1"."""
@@ -560,6 +592,22 @@ def proto_rules_label(message: rules_pb2.Rules) -> str:
 
 # ListMatchesResponse.total_size counts archived matches up to one past this (arena.archive.queries.COUNT_CAP)
 MATCHES_COUNTED_UP_TO = 10_000
+
+
+def fixed(value: float, places: int, sign: bool = False) -> str:
+    """``value`` as the tables show a number, with ``places`` decimals; never ``-0.0``: a value that
+    rounds to zero is ``0.0`` (``f"{-0.01:.1f}"`` is ``-0.0``). ``sign``: a ``+`` before a positive
+    value and zero (``+1.50``, ``+0.00``, ``-1.50``), as a difference from zero is shown."""
+    rounded = round(value, places) + 0.0  # -0.0 + 0.0 is 0.0
+    return f"{rounded:+.{places}f}" if sign else f"{rounded:.{places}f}"
+
+
+def interval_text(standing: Any) -> str:
+    """A tournament standing's 95 % interval (``TournamentStanding.ci_low``, ``ci_high``) as shown:
+    ``[-1.25, +0.50]``, or "needs 2 deals" while it has none."""
+    if not standing.HasField("ci_low"):
+        return "needs 2 deals"
+    return f"[{fixed(standing.ci_low, 2, sign=True)}, {fixed(standing.ci_high, 2, sign=True)}]"
 
 
 def match_total_text(total_size: int) -> str:

@@ -7,11 +7,15 @@ import re
 
 from arena.ladder.model import Ladder
 from arena.ladder.store import StoreError, shown
+from arena.play.specs import builtin_bots
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.schedule import hand_sizes
 
 LADDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}$")  # no '-': match ids are "{ladder}-{n}"
+LADDER_NAME_RULE = (
+    "1-64 characters of a-z, 0-9, '_' and '.', the first a letter or digit (no '-': match ids are <ladder>-<n>)"
+)
 LADDER_ENTRIES = ("host", "open")
 MAX_LADDERS = 50  # every ladder costs the forming loop a round trip per tick
 MAX_SCHEDULE = 100  # hands per match (a classic game of 4 has 25)
@@ -25,7 +29,7 @@ def check_ladder(ladder: Ladder) -> None:
     """Refuse a ladder definition that cannot be played or is out of bounds (StoreError naming
     the field): every number finite and bounded, a schedule of at most MAX_SCHEDULE hands."""
     if not LADDER_NAME.fullmatch(ladder.name):
-        raise StoreError(f"name={shown(ladder.name)} must be 1-64 of a-z 0-9 '_' '.'", "name")
+        raise StoreError(f"name={shown(ladder.name)} must be {LADDER_NAME_RULE}", "name")
     if not 3 <= ladder.seats <= 7:
         raise StoreError(f"seats={ladder.seats} must be from 3 to 7", "seats")
     if ladder.entry not in LADDER_ENTRIES:
@@ -53,6 +57,6 @@ def check_ladder(ladder: Ladder) -> None:
         raise StoreError(f"house_bots: at most {MAX_HOUSE_BOTS}", "house_bots")
     unknown = [bot for bot in ladder.house_bots if bot not in BOT_FACTORIES]
     if unknown:
-        raise StoreError(f"house bot {shown(unknown[0])} is not a built-in bot", "house_bots")
+        raise StoreError(f"house bot {shown(unknown[0])} is not a built-in bot ({builtin_bots()})", "house_bots")
     if ladder.house_fill and not ladder.house_bots:
         raise StoreError("house_fill needs at least one house bot", "house_bots")

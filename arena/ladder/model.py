@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -12,6 +13,13 @@ from ohell.presets import preset
 from ohell.rules import Rules
 
 AGENT_KINDS = SEAT_KINDS
+HOUSE_PREFIX = "house-"  # the house bots' names: "house-<bot>-<n>" (a ladder finds its house bots by name)
+AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# the whole rule, as every refusal of a name and the docs say it (docs/operations.md, "Host commands")
+AGENT_NAME_RULE = (
+    "1-64 characters of ASCII letters, digits, '_', '.' and '-', the first a letter or digit, "
+    f"not starting {HOUSE_PREFIX!r} (kept for the ladders' house bots)"
+)
 
 
 def now_ms() -> int:

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import re
 import secrets
 
 from redis.typing import EncodableT, FieldT
 
 from arena.keys import AGENT_ID, new_token, text, token_hash
-from arena.ladder.model import AGENT_KINDS, Agent, now_ms
+from arena.ladder.model import AGENT_KINDS, AGENT_NAME, AGENT_NAME_RULE, HOUSE_PREFIX, Agent, now_ms
 from arena.ladder.redis_base import StoreBase, parse_agent
 from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated, shown
-from arena.play.specs import SeatSpecError, check_endpoint
+from arena.play.specs import SeatSpecError, builtin_bots, check_endpoint
 from ohell.bots import BOT_FACTORIES
 
-AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 FORMULA_START = ("=", "+", "-", "@")  # what makes a spreadsheet read a CSV cell as a formula
-HOUSE_PREFIX = "house-"  # the house bots' names: "house-<bot>-<n>" (a ladder finds its house bots by name)
 
 
 def check_version(version: str) -> None:
@@ -40,17 +37,12 @@ class AgentStore(StoreBase):
         house: bool = False,
         self_registered: bool = False,
     ) -> tuple[Agent, str]:
-        if not AGENT_NAME.fullmatch(name):
-            raise StoreError(f"name {name[:80]!r} must be 1-64 letters, digits, '_', '.', '-'", "name")
-        if name.startswith(HOUSE_PREFIX) and not house:
-            raise StoreError(
-                f"name {name!r}: names starting {HOUSE_PREFIX!r} are kept for the ladders' house bots: choose another",
-                "name",
-            )
+        if not AGENT_NAME.fullmatch(name) or (name.startswith(HOUSE_PREFIX) and not house):
+            raise StoreError(f"name {shown(name)} must be {AGENT_NAME_RULE}", "name")
         if kind not in AGENT_KINDS:
             raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")
         if kind == "builtin" and bot not in BOT_FACTORIES:
-            raise StoreError(f"bot {shown(bot)} is not a built-in bot ({', '.join(sorted(BOT_FACTORIES))})", "bot")
+            raise StoreError(f"bot {shown(bot)} is not a built-in bot ({builtin_bots()})", "bot")
         if self_registered and kind != "connected":
             raise PermissionDenied(f"kind {kind!r}: a self-registered agent can only be connected", "kind")
         if kind == "endpoint":

@@ -9,9 +9,9 @@ from typing import cast
 from arena.keys import text
 from arena.ladder.forming import HouseBot
 from arena.ladder.limits import MAX_LADDERS, check_ladder
-from arena.ladder.model import Ladder
+from arena.ladder.model import HOUSE_PREFIX, Ladder
 from arena.ladder.ratings import MODEL
-from arena.ladder.redis_agents import HOUSE_PREFIX, AgentStore
+from arena.ladder.redis_agents import AgentStore
 from arena.ladder.store import AlreadyExists, InUse, LimitReached, NotFound
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from arena.ladder.limits import LADDER_NAME_RULE
+from arena.ladder.model import AGENT_NAME_RULE
 from arena.local import admin_commands as c
 from arena.local import export
 from arena.local.admin_client import add_common, with_host
@@ -22,6 +24,7 @@ KIND_HELP = (
     "connected: the author's program dials the engine (default); builtin: a built-in bot the workers play "
     "(--bot); endpoint: the platform dials the author's server (--endpoint)"
 )
+NAME_HELP = f"a name is {AGENT_NAME_RULE}"
 BOT_HELP = f"the built-in bot of a builtin agent: {', '.join(sorted(BOT_FACTORIES))}"
 
 
@@ -32,11 +35,15 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
         return parser
 
     create = command(ladder_sub, "create", c.ladder_create, "create a ladder")
-    create.add_argument("name")
+    create.add_argument("name", help=f"the ladder's name: {LADDER_NAME_RULE}")
     create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules'; default %(default)s)")
     create.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
     create.add_argument("--seats", type=whole(UINT32), default=4, help="seats per table, 3..7 (default %(default)s)")
-    create.add_argument("--house-bots", default="", help="comma-separated built-in bots that fill tables")
+    create.add_argument(
+        "--house-bots",
+        default="",
+        help=f"comma-separated built-in bots that fill tables ({', '.join(sorted(BOT_FACTORIES))})",
+    )
     create.add_argument(
         "--fill-after",
         type=float,
@@ -54,14 +61,18 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     agent = sub.add_parser("agent", help="register agents and manage their tokens (host)")
     agent_sub = agent.add_subparsers(dest="agent_command", required=True)
     reg = command(agent_sub, "register", c.agent_register, "register one agent and print (or save) its token")
-    reg.add_argument("name")
+    reg.add_argument("name", help=NAME_HELP)
     reg.add_argument("--kind", choices=KINDS, default="connected", help=KIND_HELP)
     reg.add_argument("--bot", default="", help=BOT_HELP)
     reg.add_argument("--endpoint", default="", help="host:port (kind endpoint)")
     reg.add_argument("--tokens", help="append name,agent_id,token to this CSV file instead of printing the token")
     reg.add_argument("--join", action="append", metavar="LADDER", help=JOIN_HELP)
     imp = command(agent_sub, "import", c.agent_import, "register every name of a CSV; write their tokens to a file")
-    imp.add_argument("csv", help="a CSV whose first column is the name (a header row 'name' is skipped)")
+    imp.add_argument(
+        "csv",
+        help="a CSV whose first column is the name (a header row 'name' is skipped; columns separated by "
+        f", ; or tab); {NAME_HELP}",
+    )
     imp.add_argument("--tokens", required=True, help="write name,agent_id,token here (created; mode 600)")
     imp.add_argument("--kind", choices=KINDS, default="connected", help=KIND_HELP)
     imp.add_argument("--bot", default="", help=BOT_HELP)

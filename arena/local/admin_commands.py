@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import json
 import os
 from pathlib import Path
@@ -12,14 +11,14 @@ from typing import Any
 
 from rich.table import Table
 
+from arena.ladder.roster import roster_names
 from arena.local.admin_client import Host
 from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, options_text, text_console, win_share
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.wire import match_total_text, proto_rules_label, rules_from_proto, rules_to_proto
+from arena.wire import fixed, given_rules, match_total_text, proto_rules_label, rules_from_proto, rules_to_proto
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
-from ohell.presets import preset_with_options
 from ohell.referee import referee
 
 console = text_console()
@@ -44,7 +43,7 @@ def table(title: str, *columns: str) -> Table:
 
 
 def ladder_create(host: Host, args: argparse.Namespace) -> int:
-    rules = rules_to_proto(preset_with_options(args.rules, args.option))
+    rules = rules_to_proto(given_rules(args.rules, args.option))
     rules.preset = args.rules
     bots = [b.strip() for b in args.house_bots.split(",") if b.strip()]
     ladder = pb.Ladder(
@@ -187,12 +186,9 @@ def read_names(path: str) -> list[str]:
     except (OSError, UnicodeDecodeError) as error:
         raise OhHellError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
     try:
-        rows = [row for row in csv.reader(io.StringIO(text)) if row and row[0].strip()]
+        names = roster_names(text)
     except csv.Error as error:  # a field over the reader's limit of 128 KB
         raise OhHellError(f"cannot read {path} as a CSV: {error}") from None
-    if rows and rows[0][0].strip().lower() == "name":
-        rows = rows[1:]
-    names = [row[0].strip() for row in rows]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise OhHellError(f"{path}: the name {repeated[0]!r} appears more than once")
@@ -262,7 +258,15 @@ def leaderboard(host: Host, args: argparse.Namespace) -> int:
     for column in ("exact bids", "win share", "faults"):
         out.add_column(column, justify="right")
     for s in host.pages("GetLeaderboard", "standings", ladder=args.ladder):
-        row = [str(s.rank or ""), s.agent_id, s.name, f"{s.ordinal:.2f}", f"{s.mu:.2f}", f"{s.sigma:.2f}", str(s.games)]
+        row = [
+            str(s.rank or ""),
+            s.agent_id,
+            s.name,
+            fixed(s.ordinal, 2),
+            fixed(s.mu, 2),
+            fixed(s.sigma, 2),
+            str(s.games),
+        ]
         out.add_row(*row, f"{100 * s.exact_bid_rate:.1f}%", win_share(s.wins, s.games), str(s.faults))
     console.print(out if out.row_count else f"no agent has played on ladder {args.ladder} yet")
     return 0

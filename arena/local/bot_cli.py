@@ -11,7 +11,16 @@ from rich.text import Text
 
 from arena.local.output import labelled, text_console
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET, MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET
-from arena.sdk.arguments import UINT32, add_token_options, address_or_stack, agent_token, stack_default, whole
+from arena.sdk.arguments import (
+    UINT32,
+    add_token_options,
+    address_or_stack,
+    agent_token,
+    host_port,
+    stack_default,
+    whole,
+)
+from arena.wire import fixed, given_rules
 from ohell.errors import OhHellError
 
 console = text_console()
@@ -40,6 +49,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     presets = [name.strip() for name in args.presets.split(",")] if args.presets else list(CHECK_PRESETS)
     if args.games < 1:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
+    for name in presets:  # all before the first game: "classic,nope" played classic, then said "unknown preset"
+        given_rules(name, (), ("--presets", ""))
     sdk_log, first_tracebacks = logging.getLogger("arena.sdk"), FirstTracebacks(3)
     sdk_log.addFilter(first_tracebacks)  # for this check only: the command may run inside a longer process
     try:
@@ -69,7 +80,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             f"{result.percentile_ms(0.50):.3f}",
             f"{result.percentile_ms(0.95):.3f}",
             f"{100 * result.exact_rate:.1f}%",
-            f"{result.mean_score:.1f}",
+            fixed(result.mean_score, 1),
             *(f"{100 * result.opponents_exact[bot]:.1f}%" for bot in opponents),
         )
     console.print(table)
@@ -135,6 +146,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     how.add_argument(
         "--serve",
         metavar="HOST:PORT",
+        type=host_port,
         help="an endpoint agent: listen here (the address the host registered, or one it forwards to) "
         "instead of dialling the engine; the platform dials it for each match (so no --engine)",
     )

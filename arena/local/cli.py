@@ -110,11 +110,16 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"host token  {token_source}   (web sign-in: {stack.web_url}/host; the host commands read it)")
         print(f"data        {settings['data_dir']}   (Redis data, archive, logs: kept across restarts)")
         print("Ctrl-C stops everything.", flush=True)
-        services = [proc for proc in stack.procs if proc not in stack.workers]  # workers are restarted
-        while all(proc.popen.poll() is None for proc in services):
+        said = 0  # of stack.worker_ends
+        while True:
+            ended = stack.ended_services()
+            for line in stack.worker_ends[said:]:  # also those of the last turn, before the stopping line
+                print(line, flush=True)
+                said += 1
+            if ended:
+                break
             time.sleep(0.5)
-        dead = [proc.name for proc in services if proc.popen.poll() is not None]
-        print(f"stopping: {', '.join(dead)} exited (logs in {stack.log_dir})")
+        print(f"stopping: {'; '.join(ended)} (logs in {stack.log_dir})", flush=True)
         return 1
     except KeyboardInterrupt:
         print("stopping every process of the stack (a few seconds)", flush=True)

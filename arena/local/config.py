@@ -89,9 +89,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return {name: _convert(name, value, f"config file {path}") for name, value in data.items()}
 
 
-def check_address(name: str, address: str) -> None:
+def check_address(name: str, address: str, source: str = "") -> None:
+    """``source``: where the value came from, said after the refusal (``from $OHELL_WEB_ADDRESS``)."""
     if not is_host_port(address):
-        raise OhHellError(f"{name} must be HOST:PORT with a port from 0 to 65535, got {address!r}")
+        raise OhHellError(f"{name} must be HOST:PORT with a port from 0 to 65535, got {address!r}{source}")
 
 
 def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_path: str | None = None) -> dict[str, Any]:
@@ -99,23 +100,26 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_path: s
     path = config_path or environ.get(CONFIG_ENV) or ("ohell.toml" if Path("ohell.toml").is_file() else None)
     from_file = read_config_file(Path(path)) if path else {}
     settings = {}
+    source = {}  # where each value came from, as a refusal of it says: " (from $OHELL_WORKERS)"
     for name, setting in SETTINGS.items():
         if flags.get(name) is not None:
-            settings[name] = flags[name]
+            settings[name], source[name] = flags[name], f" (from --{name.replace('_', '-')})"
         elif environ.get(setting.env):
             settings[name] = _convert(name, environ[setting.env], f"${setting.env}")
+            source[name] = f" (from ${setting.env})"
         else:
             settings[name] = from_file.get(name, setting.default)
+            source[name] = f" (from {name} in the config file {path})" if name in from_file else ""
     settings["data_dir"] = str(Path(settings["data_dir"] or default_data_dir()).expanduser())
     for name in ("engine_address", "matchmaker_address", "web_address"):
-        check_address(name.replace("_", "-"), settings[name])
+        check_address(name.replace("_", "-"), settings[name], source[name])
     for name in ("workers", "concurrency", "remote_concurrency"):
         if settings[name] < 1:
-            raise OhHellError(f"{name.replace('_', '-')} must be at least 1, got {settings[name]}")
+            raise OhHellError(f"{name.replace('_', '-')} must be at least 1, got {settings[name]}{source[name]}")
     if not 1 <= settings["batch"] <= MAX_BATCH:
-        raise OhHellError(f"batch must be from 1 to {MAX_BATCH}, got {settings['batch']}")
+        raise OhHellError(f"batch must be from 1 to {MAX_BATCH}, got {settings['batch']}{source['batch']}")
     if not 0 <= settings["redis_port"] <= 65535:
-        raise OhHellError(f"redis-port must be from 0 to 65535, got {settings['redis_port']}")
+        raise OhHellError(f"redis-port must be from 0 to 65535, got {settings['redis_port']}{source['redis_port']}")
     return settings
 
 

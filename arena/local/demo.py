@@ -16,10 +16,9 @@ from arena.local.stack import Stack, StackConfig, stop_on_signals
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
-from arena.wire import rules_to_proto
+from arena.wire import fixed, given_rules, rules_to_proto
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
-from ohell.presets import preset_with_options
 
 console = text_console()
 DEMO_LADDER = "demo"
@@ -41,8 +40,8 @@ def demo_agents() -> list[tuple[str, str]]:
     return agents
 
 
-def demo_rules(preset_name: str, options: list[str]) -> pb.Ladder:
-    rules = preset_with_options(preset_name, options or DEMO_OPTIONS)
+def demo_rules(preset_name: str, options: list[str], seats: int) -> pb.Ladder:
+    rules = given_rules(preset_name, options or DEMO_OPTIONS, table=(seats, f"--seats {seats}"))
     message = rules_to_proto(rules)
     message.preset = preset_name
     return message
@@ -59,7 +58,7 @@ def run_demo(args: argparse.Namespace) -> int:
     if not 3 <= args.seats <= 7:
         raise OhHellError(f"--seats must be from 3 to 7, got {args.seats}")
     check_address("--web-address", args.web_address)
-    rules = demo_rules(args.rules, args.option)
+    rules = demo_rules(args.rules, args.option, args.seats)
     stop_on_signals()
     stack = Stack(StackConfig(engine=False, concurrency=1, remote_worker=False, web_address=args.web_address))
     try:
@@ -146,9 +145,9 @@ def board_table(standings: list[pb.Standing]) -> Table:
         table.add_row(
             str(s.rank),
             s.name,
-            f"{s.ordinal:.2f}",
-            f"{s.mu:.2f}",
-            f"{s.sigma:.2f}",
+            fixed(s.ordinal, 2),
+            fixed(s.mu, 2),
+            fixed(s.sigma, 2),
             str(s.games),
             f"{100 * s.exact_bid_rate:.1f}%",
             win_share(s.wins, s.games),

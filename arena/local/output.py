@@ -19,6 +19,8 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
+from arena.wire import fixed
+
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
 
 
@@ -54,4 +56,4 @@ def options_text(options: dict[str, Any]) -> str:
 def win_share(wins: float, games: int) -> str:
     """A standing's wins per game as a percentage (a shared win counts as a fraction); empty before
     its first game."""
-    return f"{100 * wins / games:.1f}%" if games else ""
+    return f"{fixed(100 * wins / games, 1)}%" if games else ""

@@ -11,6 +11,7 @@ from typing import Any
 
 from arena.sdk.local import WireSeat, is_local_spec, load_bot, unknown_bot
 from arena.sdk.session import Session
+from arena.wire import given_rules
 from ohell.bots import BOT_FACTORIES, make_bot
 from ohell.errors import OhHellError
 from ohell.match import play_game
@@ -21,6 +22,14 @@ from ohell.state import Game, State
 from ohell.tally import SeriesTally
 
 SeatMaker = Callable[[int, Rules, int], Any]  # (seed, rules, seat) -> a player
+
+
+def series_setup(preset_name: str, options: Sequence[str], names: Sequence[str]) -> tuple[Rules, dict[str, SeatMaker]]:
+    """``ohell play``'s ``--rules``, ``--option`` and ``--bots`` as rules and a seat maker per bot,
+    checked before any game: OhHellError naming the flag for bad rules, an unknown bot, a bot file
+    that does not load, or a seat count the rules cannot deal."""
+    rules = given_rules(preset_name, options, table=(len(names), f"--bots gives {len(names)} seats"))
+    return rules, {name: seat_maker(name) for name in names}
 
 
 def seat_maker(name: str, timings: list[float] | None = None) -> SeatMaker:

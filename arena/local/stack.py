@@ -53,6 +53,18 @@ def stop_on_signals() -> None:
         signal.signal(stop_signal, interrupt)
 
 
+def how_ended(returncode: int) -> str:
+    """How a process ended, from its ``returncode``: "was killed by SIGKILL (signal 9)" (a signal,
+    which Popen gives as a negative number) or "exited with status 1"."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:  # a real-time signal has no name
+            return f"was killed by signal {-returncode}"
+        return f"was killed by {name} (signal {-returncode})"
+    return f"exited with status {returncode}"
+
+
 def own_folder(folder: Path, archive: Path | None) -> None:
     """The stack's folder (``ohell up``'s data folder), its logs and the SQLite ``archive`` kept there,
     this user's alone: a folder of a version before 3 Dec 2026 kept archive.db and the logs readable by
@@ -155,7 +167,9 @@ class Proc:
             if self.popen.poll() is not None or time.monotonic() > deadline:
                 text = self.log_text()
                 tail = text[-1500:].partition("\n")[2] if len(text) > 1500 else text  # whole lines
-                raise RuntimeError(f"{self.name} did not get ready (exit {self.popen.poll()}):\n{tail}")
+                code = self.popen.poll()
+                how = "in time" if code is None else f"(it {how_ended(code)})"
+                raise RuntimeError(f"{self.name} did not get ready {how}:\n{tail}")
             time.sleep(0.05)
 
     def terminate(self) -> None:
@@ -210,6 +224,9 @@ class Stack:
         self.metrics_ports: dict[str, int] = {}
         self.workers: list[Proc] = []
         self.worker_restarts = 0
+        # each end of a worker the supervisor met, and how, for ohell up to say: "worker builtin0 exited with
+        # status 1; started again (its log: PATH)" (a worker that ends at once every time is otherwise unseen)
+        self.worker_ends: list[str] = []
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
         self._own_log_dir = self.config.log_dir is None
@@ -336,9 +353,13 @@ class Stack:
         or a Kubernetes Deployment would (a Celery worker can exit on a lost broker connection)."""
         while not self._stopping.wait(every_s):
             for worker in list(self.workers):
-                if worker.popen.poll() is not None and not self._stopping.is_set():
+                code = worker.popen.poll()
+                if code is not None and not self._stopping.is_set():
                     worker.respawn()
                     self.worker_restarts += 1
+                    self.worker_ends.append(
+                        f"{worker.name} {how_ended(code)}; started again (its log: {worker.log_path})"
+                    )
 
     def start_worker(self, name: str, remote: bool = False, concurrency: int | None = None) -> Proc:
         """A Celery worker process (call ``wait_for(WORKER_READY)`` on the result before relying on it)."""
@@ -381,6 +402,22 @@ class Stack:
         proc = Proc(name, command, self.env(), self.log_dir / f"{name}.log")
         self.procs.append(proc)
         return proc
+
+    def ended_services(self) -> list[str]:
+        """Each service of the stack that has ended, and how (``engine was killed by SIGKILL (signal 9)``):
+        the embedded Redis and every process but the workers (the supervisor starts those again)."""
+        ended = [
+            f"{proc.name} {how_ended(code)}"
+            for proc in self.procs
+            if proc not in self.workers and (code := proc.popen.poll()) is not None
+        ]
+        if (
+            self.redis is not None
+            and self.redis.process is not None
+            and (code := self.redis.process.poll()) is not None
+        ):
+            ended.append(f"redis {how_ended(code)}")
+        return ended
 
     def log_tails(self, chars: int = 3000) -> str:
         """The end of each running process's log, for a report when something went wrong."""

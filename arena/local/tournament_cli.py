@@ -18,11 +18,10 @@ from arena.local.output import text_console
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.sdk.arguments import UINT32, whole
 from arena.tournament.messages import entrant_from_text
-from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, TournamentError
+from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, ID_RULE, TournamentError
 from arena.tournament.standings import DEFAULT_REPLICATES, MAX_REPLICATES
-from arena.wire import rules_to_proto
+from arena.wire import fixed, given_rules, interval_text, rules_to_proto
 from ohell.errors import OhHellError
-from ohell.presets import preset_with_options
 
 console = text_console()
 FORMAT_NUMBERS = {"round-robin": tpb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": tpb.TOURNAMENT_FORMAT_SWISS}
@@ -47,7 +46,7 @@ def entrant_message(text: str) -> tpb.TournamentEntrant:
 
 
 def cmd_create(host: Host, args: argparse.Namespace) -> int:
-    rules = rules_to_proto(preset_with_options(args.rules, args.option))
+    rules = rules_to_proto(given_rules(args.rules, args.option))
     rules.preset = args.rules
     tourney = tpb.Tournament(
         tournament_id=args.id,
@@ -116,8 +115,16 @@ def cmd_standings(host: Host, args: argparse.Namespace) -> int:
         table.add_column(column, justify="left" if column == "entrant" else "right")
     for row in reply.standings:
         p_next = f"{row.p_above_next:.3f}" if row.HasField("p_above_next") else ""
-        interval = f"[{row.ci_low:+.2f}, {row.ci_high:+.2f}]" if row.HasField("ci_low") else "needs 2 deals"
-        cells = (row.rank, row.entrant, row.games, f"{row.mean_duplicate:+.2f}", interval, p_next, row.deals_won)
+        interval = interval_text(row)
+        cells = (
+            row.rank,
+            row.entrant,
+            row.games,
+            fixed(row.mean_duplicate, 2, sign=True),
+            interval,
+            p_next,
+            row.deals_won,
+        )
         table.add_row(*map(str, cells), str(row.forfeits))
     console.print(table)
     return 0
@@ -166,13 +173,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         public = name not in ("create", "resume", "cancel")
         parser = add_common(commands.add_parser(name, help=help_text, description=help_text), public)
         if with_id:
-            parser.add_argument("id", help="tournament id")
+            parser.add_argument("id", help=f"tournament id: {ID_RULE}" if name == "create" else "tournament id")
         parser.set_defaults(handler=with_host(handler))
         return parser
 
     create = command("create", "create a tournament and send its tables to the workers (host)", cmd_create)
-    create.add_argument("--entrant", action="append", required=True, metavar="KIND:WHAT[=NAME]",
-                        help="builtin:BOT, connected:AGENT_ID or endpoint:HOST:PORT; repeat per entrant")  # fmt: skip
+    entrant_help = (
+        "builtin:BOT, connected:AGENT_ID or endpoint:HOST:PORT, each with an optional =NAME "
+        "(without one a connected agent is named as registered); repeat per entrant"
+    )
+    create.add_argument("--entrant", action="append", required=True, metavar="KIND:WHAT[=NAME]", help=entrant_help)
     create.add_argument("--seats", type=whole(UINT32), default=3, help="seats per table (3-7; default %(default)s)")
     create.add_argument("--format", choices=FORMATS, default="round-robin", help="default %(default)s")
     create.add_argument("--rounds", type=whole(UINT32), default=1, help="Swiss rounds (default %(default)s)")

@@ -193,7 +193,7 @@ class _Match(Decisions):
 
 def check_seats(seats: Sequence[SeatSpec]) -> None:
     if not MIN_PLAYERS <= len(seats) <= MAX_PLAYERS:
-        raise SeatSpecError(f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} seats, got {len(seats)}")
+        raise SeatSpecError(f"seats: a match needs {MIN_PLAYERS} to {MAX_PLAYERS} seats, got {len(seats)}")
     # A gateway knows a connected agent's seat by the match id its answers carry: one seat per agent.
     first_seat: dict[str, int] = {}
     for index, seat in enumerate(seats):

@@ -19,6 +19,11 @@ ENDPOINT_NAME = "endpoint"  # the name of an endpoint seat given by its address 
 ENDPOINT = re.compile(r"^(?:[A-Za-z0-9_.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):[0-9]{1,5}$")
 
 
+def builtin_bots() -> str:
+    """The list an error about a name that is no built-in bot ends with: "built-in bots: heuristic, random, strong"."""
+    return f"built-in bots: {', '.join(sorted(BOT_FACTORIES))}"
+
+
 class SeatSpecError(OhHellError):
     """A seat or time control that cannot be hosted; the text names the field."""
 
@@ -48,7 +53,7 @@ class SeatSpec:
         if not getattr(self, needed):
             raise SeatSpecError(f"a {self.kind} seat needs {needed}")
         if self.kind == "builtin" and self.bot not in BOT_FACTORIES:
-            raise SeatSpecError(f"bot={self.bot!r} is not a built-in bot; known: {', '.join(sorted(BOT_FACTORIES))}")
+            raise SeatSpecError(f"bot={self.bot[:80]!r} is not a built-in bot ({builtin_bots()})")
 
     @classmethod
     def builtin(cls, bot: str, name: str | None = None) -> SeatSpec:

@@ -106,7 +106,7 @@ async def create_server(
         [*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME], server
     )
     if not is_host_port(address):
-        raise ConfigError(f"address {address!r} must be HOST:PORT with a port from 0 to 65535")
+        raise ConfigError(f"address {address[:80]!r} must be HOST:PORT with a port from 0 to 65535")
     try:
         port = server.add_insecure_port(address)
     except RuntimeError:  # grpc's "failed to bind", whatever the reason

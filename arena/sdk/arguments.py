@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 
 from arena.rpc.data_folder import nothing_listens, stack_address
-from arena.rpc.settings import ConfigError, read_token
+from arena.rpc.settings import ConfigError, is_host_port, read_token
 from ohell.errors import OhHellError
 
 UINT32 = 2**32 - 1
@@ -67,6 +67,13 @@ def address_or_stack(given: str | None, name: str, tcp: str, flag: str) -> str:
             f" for a service elsewhere give {flag} ADDRESS)"
         )
     return address
+
+
+def host_port(text: str) -> str:
+    """An address to listen on, HOST:PORT (argparse names the flag of one that is not)."""
+    if not is_host_port(text):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} must be HOST:PORT with a port from 0 to 65535")
+    return text
 
 
 def whole(largest: int, smallest: int = 0) -> Callable[[str], int]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET
+from arena.rpc.settings import is_host_port
 from arena.sdk.arguments import UINT32, UINT64, add_token_options, address_or_stack, agent_token, stack_default, whole
 from ohell.errors import OhHellError
 
@@ -63,16 +64,24 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     return 0
 
 
+DEFAULT_BOT = "heuristic"  # ohell bot connect's bot when none is given
+
+
 def cmd_agent(args: argparse.Namespace) -> int:
     from arena.sdk import connect, serve
     from arena.sdk.local import bot_from_spec
 
+    if args.bot and args.bot_given:
+        raise OhHellError(f"give the bot once: {args.bot_given} or --bot {args.bot}")
+    spec, flag = (args.bot_given, "BOT") if args.bot_given else (args.bot or DEFAULT_BOT, "--bot")
     try:
-        bot = bot_from_spec(args.bot, args.seed)
+        bot = bot_from_spec(spec, args.seed)
     except OhHellError as error:  # an unknown bot, a bot file that does not load
-        raise OhHellError(f"--bot: {error}") from None
+        raise OhHellError(f"{flag}: {error}") from None
     token = agent_token(args, required=False)  # an endpoint served without one takes any caller
     if args.serve:  # where to listen: a TCP address, the platform dials it
+        if args.address and not is_host_port(args.address):
+            raise OhHellError(f"--address {args.address[:80]!r}: with --serve, where to listen: HOST:PORT")
         serve(bot, args.address or ENGINE_ADDRESS, token)
     else:
         connect(bot, address_or_stack(args.address, ENGINE_SOCKET, ENGINE_ADDRESS, "--address"), token)
@@ -110,8 +119,9 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
         "or --serve",
     )
     agent.add_argument(
-        "--bot", default="heuristic", help="a built-in bot or path/to/mybot.py:MyBot (default %(default)s)"
+        "bot_given", nargs="?", metavar="BOT", help="the bot, as for ohell bot run: the same as --bot BOT"
     )
+    agent.add_argument("--bot", help=f"a built-in bot or path/to/mybot.py:MyBot (default {DEFAULT_BOT})")
     agent.add_argument("--seed", type=int, default=0, help="the bot's seed (default %(default)s)")
     agent.add_argument(
         "--address",

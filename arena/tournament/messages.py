@@ -18,5 +18,11 @@ def entrant_to_proto(entrant: SeatSpec) -> tpb.TournamentEntrant:
 
 
 def entrant_from_text(text: str) -> tpb.TournamentEntrant:
-    """TournamentError naming the entrant when the text is not one."""
-    return entrant_to_proto(parse_entrant(text))
+    """TournamentError naming the entrant when the text is not one. A ``connected:`` entrant without
+    ``=NAME`` is sent with no name, so the matchmaker names it as its agent is registered (``alice``,
+    not ``a12``: docs/tournaments.md); the others' defaults are the same on both sides."""
+    entrant = parse_entrant(text)
+    message = entrant_to_proto(entrant)
+    if entrant.kind == "connected" and not text.partition("=")[2].strip():
+        message.name = ""
+    return message

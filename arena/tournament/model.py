@@ -27,7 +27,14 @@ from ohell.state import Game
 
 FORMATS = ("round-robin", "swiss")
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+ID_RULE = "1-40 characters of a-z, 0-9, '_' and '-', the first a letter or digit"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # entrant names (":": older endpoints were named by address)
+# the whole rule of a new entrant's name, as its refusals and docs/tournaments.md say it (a stored one
+# may start with '-': the start is checked where a request gives the name)
+NAME_RULE = (
+    "1-64 characters of ASCII letters, digits, '_', '.', ':' and '-', not starting with '-' "
+    "(a spreadsheet reads such a cell of the standings CSV as a formula)"
+)
 MAX_ENTRANTS = 200
 MAX_DEALS_PER_TABLE = 50
 MAX_ROUNDS = 20
@@ -82,7 +89,7 @@ class Tournament:
 
     def __post_init__(self) -> None:
         if not ID_PATTERN.fullmatch(self.tourney_id):
-            raise TournamentError(f"tourney_id={self.tourney_id!r} must match {ID_PATTERN.pattern}")
+            raise TournamentError(f"tourney_id={self.tourney_id[:80]!r} must be {ID_RULE}")
         if not 1 <= len(self.entrants) <= MAX_ENTRANTS:
             raise TournamentError(f"entrants: {len(self.entrants)} given, 1 to {MAX_ENTRANTS} allowed")
         names = [entrant.name for entrant in self.entrants]
@@ -90,9 +97,10 @@ class Tournament:
             check_entrant(entrant, f"entrants[{number}]")
         if len(set(names)) != len(names):
             twice = next(name for name in names if names.count(name) > 1)
+            why = " (an endpoint given by address alone is named so)" if twice == ENDPOINT_NAME else ""
             raise TournamentError(
-                f"entrants: every entrant needs its own name; {twice!r} is given twice"
-                + (" (an endpoint given by address alone is named so: add =NAME)" if twice == ENDPOINT_NAME else "")
+                f"entrants: every entrant needs its own name; {twice!r} is given twice{why}: tell them apart "
+                "with =NAME (builtin:random=random-2)"
             )
         first_entry: dict[str, int] = {}  # one agent in two seats of a table cannot be played
         for number, entrant in enumerate(self.entrants):
@@ -224,7 +232,7 @@ def check_entrant(entrant: SeatSpec, field: str) -> None:
     endpoint's address is checked where a request gives it (``parse_entrant``, CreateTournament's
     ``entrant_from_proto``: ``check_endpoint``), so a tournament stored under an older rule stays readable."""
     if not NAME_PATTERN.fullmatch(entrant.name):
-        raise TournamentError(f"{field}.name={entrant.name[:80]!r} must be 1-64 of letters, digits, '_', '.', ':', '-'")
+        raise TournamentError(f"{field}.name={entrant.name[:80]!r} must be {NAME_RULE}")
     if entrant.kind == "connected" and not 1 <= len(entrant.agent_id) <= 64:
         raise TournamentError(f"{field}.agent_id must be 1-64 characters")
 

@@ -20,6 +20,7 @@ from arena.play.specs import without_addresses
 from arena.tournament import jobs
 from arena.tournament.model import (
     ID_PATTERN,
+    ID_RULE,
     Tournament,
     TournamentEnded,
     TournamentError,
@@ -63,7 +64,7 @@ class Overview:
 
 def check_id(tourney_id: str, field: str = "tournament_id") -> str:
     if not ID_PATTERN.fullmatch(tourney_id):
-        raise TournamentError(f"{field}={tourney_id[:80]!r} must match {ID_PATTERN.pattern}")
+        raise TournamentError(f"{field}={tourney_id[:80]!r} must be {ID_RULE}")
     return tourney_id
 
 

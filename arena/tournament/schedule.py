@@ -35,7 +35,7 @@ def check_field(entrants: int, seats: int) -> None:
     if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
         raise ScheduleError(f"seats={seats} must be from {MIN_PLAYERS} to {MAX_PLAYERS}")
     if entrants < seats:
-        raise ScheduleError(f"{entrants} entrants cannot fill a table of {seats} seats")
+        raise ScheduleError(f"seats={seats}: {entrants} entrants cannot fill a table of {seats} seats")
 
 
 def round_robin(entrants: int, seats: int, max_tables: int = MAX_ALL_COMBINATIONS) -> list[Table]:

@@ -185,6 +185,12 @@ def bootstrap_means(
     return means
 
 
+def rounded(value: float) -> float:
+    """A standing's number to 4 decimals, never -0.0 (a sum of duplicate points that should be 0 comes
+    out -1e-15, which the CSV and JSON exports wrote as -0.0)."""
+    return round(value, 4) + 0.0  # -0.0 + 0.0 is 0.0
+
+
 def standings(
     observations: Sequence[Observation], replicates: int = DEFAULT_REPLICATES, seed: int = 0
 ) -> list[Standing]:
@@ -223,14 +229,14 @@ def standings(
                 entrant=entrant,
                 games=games[entrant],
                 deals=deals[entrant],
-                mean_duplicate=round(mean[entrant], 4),
-                total_duplicate=round(points[entrant], 4),
-                ci_low=round(low, 4) if measured else None,
-                ci_high=round(high, 4) if measured else None,
-                p_above_next=None if p_next is None else round(p_next, 4),
+                mean_duplicate=rounded(mean[entrant]),
+                total_duplicate=rounded(points[entrant]),
+                ci_low=rounded(low) if measured else None,
+                ci_high=rounded(high) if measured else None,
+                p_above_next=None if p_next is None else rounded(p_next),
                 deals_won=won[entrant],
                 forfeits=forfeits[entrant],
-                mean_score=round(scores[entrant] / games[entrant], 4),
+                mean_score=rounded(scores[entrant] / games[entrant]),
             )
         )
     return table

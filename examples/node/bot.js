@@ -3,16 +3,50 @@
 // Usage: OHELL_AGENT_TOKEN=TOKEN node bot.js ENGINE_ADDRESS MATCHMAKER_ADDRESS LADDER [MATCHES]
 //   MATCHES: exit after that many matches (default: play for ever). See docs/protocol.md.
 //   Without $OHELL_AGENT_TOKEN the token is the third argument, where ps shows it to every user.
+//   The .proto files are read from $OHELL_PROTOS (the folder holding ohell/v1/), else from the
+//   repository's protos/ two folders up from this file: set OHELL_PROTOS when bot.js is elsewhere.
 "use strict";
+const fs = require("fs");
 const path = require("path");
-const grpc = require("@grpc/grpc-js");
-const protoLoader = require("@grpc/proto-loader");
+const grpc = installed("@grpc/grpc-js");
+const protoLoader = installed("@grpc/proto-loader");
 
-const PROTOS = process.env.OHELL_PROTOS || path.join(__dirname, "..", "..", "protos");
-const definition = protoLoader.loadSync(["ohell/v1/gateway.proto", "ohell/v1/matchmaker.proto"], {
-  includeDirs: [PROTOS], keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
-});
-const ohell = grpc.loadPackageDefinition(definition).ohell.v1;
+const PROTOS_ENV = "OHELL_PROTOS";
+const PROTO_FILES = ["ohell/v1/gateway.proto", "ohell/v1/matchmaker.proto"];
+
+// A package of package.json, or one line saying to install it (not a stack trace).
+function installed(name) {
+  try {
+    return require(name);
+  } catch (error) {
+    if (error.code === "MODULE_NOT_FOUND" && error.message.includes(`'${name}'`)) {
+      fail(`the package ${name} is not installed: run npm install in ${__dirname}`);
+    }
+    throw error;
+  }
+}
+
+// The ohell.v1 services from the .proto files, or one line saying where they were looked for.
+function loadServices() {
+  const given = process.env[PROTOS_ENV];
+  const folder = path.resolve(given || path.join(__dirname, "..", "..", "protos"));
+  const whence = given ? `$${PROTOS_ENV}` : `the default, as no $${PROTOS_ENV} is set`;
+  const missing = PROTO_FILES.filter((file) => !fs.existsSync(path.join(folder, file)));
+  if (missing.length) {
+    fail(`cannot find ${missing.join(" and ")} in ${folder} (${whence}): set ${PROTOS_ENV} to the folder ` +
+      "that holds ohell/v1/*.proto, the protos/ of an ohell-arena checkout " +
+      "(OHELL_PROTOS=/path/to/ohell-arena/protos)");
+  }
+  try {
+    const definition = protoLoader.loadSync(PROTO_FILES, {
+      includeDirs: [folder], keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
+    });
+    return grpc.loadPackageDefinition(definition).ohell.v1;
+  } catch (error) {
+    return fail(`cannot read the .proto files in ${folder} (${whence}): ${error.message}`);
+  }
+}
+
 const RANKS = ["RANK_TWO", "RANK_THREE", "RANK_FOUR", "RANK_FIVE", "RANK_SIX", "RANK_SEVEN", "RANK_EIGHT",
   "RANK_NINE", "RANK_TEN", "RANK_JACK", "RANK_QUEEN", "RANK_KING", "RANK_ACE"];
 const rank = (card) => RANKS.indexOf(card.rank);
@@ -120,6 +154,7 @@ function main() {
     process.exit(2);
   }
   const { engine, matchmaker, token, ladder, matches } = parsed;
+  const ohell = loadServices();
   const metadata = new grpc.Metadata();
   metadata.add("authorization", `Bearer ${token}`);
   const gateway = new ohell.AgentGatewayService(engine, grpc.credentials.createInsecure(), OPTIONS);

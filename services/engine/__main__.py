@@ -18,6 +18,7 @@ from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token
 from arena.rpc.metrics_http import start_metrics_server
 from arena.rpc.server import serve_until_signal
 from arena.rpc.settings import ConfigError, read_token_file, shown_url
+from arena.sdk.arguments import host_port
 from ohell.errors import OhHellError
 from services.engine.server import start_engine
 
@@ -78,7 +79,9 @@ def run(args: argparse.Namespace) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m services.engine", description=__doc__.splitlines()[0])
-    parser.add_argument("--address", default="127.0.0.1:50051", help="where to listen (default %(default)s)")
+    parser.add_argument(
+        "--address", type=host_port, default="127.0.0.1:50051", help="where to listen (default %(default)s)"
+    )
     parser.add_argument(
         "--agent-socket",
         metavar="PATH",

@@ -29,6 +29,7 @@ from arena.rpc.auth import HOST_TOKEN_ENV, load_host_token, load_web_token
 from arena.rpc.ratelimit import CallGuard, Limiter, RateLimit
 from arena.rpc.server import Service, create_server, serve_until_signal
 from arena.rpc.settings import ConfigError
+from arena.sdk.arguments import host_port
 from arena.tournament import jobs as tourney_jobs
 from arena.tournament.store import TournamentStore
 from services.matchmaker.servicer import MatchmakerServicer
@@ -109,7 +110,9 @@ async def serve(args: argparse.Namespace) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m services.matchmaker", description=__doc__.splitlines()[0])
-    parser.add_argument("--address", default="127.0.0.1:50052", help="where to listen (default %(default)s)")
+    parser.add_argument(
+        "--address", type=host_port, default="127.0.0.1:50052", help="where to listen (default %(default)s)"
+    )
     parser.add_argument(
         "--admin-socket",
         metavar="PATH",

@@ -33,6 +33,7 @@ from arena.tournament.model import (
     MAX_ENTRANTS,
     MAX_GRACE_S,
     MAX_ROUNDS,
+    NAME_RULE,
     Tournament,
     TournamentEnded,
     TournamentError,
@@ -77,7 +78,7 @@ def entrant_from_proto(message: tpb.TournamentEntrant, field: str) -> SeatSpec:
     if len(value) > 253 or len(message.name) > 64:
         raise Invalid(f"{field}: name over 64 or {which} over 253 characters")
     if message.name.startswith(FORMULA_START):  # a new one: a stored tournament's names stay readable
-        raise Invalid(f"{field}.name={message.name!r} must not start with {' '.join(FORMULA_START)} (CSV formulas)")
+        raise Invalid(f"{field}.name={message.name[:80]!r} must be {NAME_RULE}")
     if which == "endpoint":  # a new one, too: a stored tournament's entrants are not checked again
         try:
             check_endpoint(value, f"{field}.endpoint")

@@ -24,6 +24,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from arena.ladder.limits import LADDER_NAME_RULE
+from arena.ladder.model import AGENT_NAME_RULE
+from arena.ladder.roster import roster_names
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
 from arena.rpc.ratelimit import LocalLimiter, RateLimit, network_of
@@ -156,6 +159,8 @@ async def dashboard(
         ],
         presets=sorted(PRESETS),
         bots=sorted(BOT_FACTORIES),
+        name_rule=AGENT_NAME_RULE,
+        ladder_name_rule=LADDER_NAME_RULE,
         message=message,
         error=error,
         tokens=tokens,
@@ -163,17 +168,22 @@ async def dashboard(
     )
 
 
-async def create_ladder(request: Request) -> Response:
-    form = await _form(request)
+def ladder_from_form(form: Any) -> pb.Ladder:
+    """The host page's new ladder; ValueError naming the field (as the form labels it) that is not a number."""
+    seats_text = str(form.get("seats", "4")).strip()
+    fill_text = str(form.get("fill_after_seconds", "0")).strip() or "0"
     try:
-        seats = int(str(form.get("seats", "4")))
-        fill_after = float(str(form.get("fill_after_seconds", "0") or 0))
+        seats = int(seats_text)
         if not 0 <= seats <= UINT32:  # what the request's field holds (the matchmaker says 3 to 7)
             raise ValueError(seats)
     except ValueError:
-        return await dashboard(request, error="seats must be a whole number and fill-after a number of seconds")
+        raise ValueError(f"seats: {seats_text[:20]!r} is not a whole number from 3 to 7") from None
+    try:
+        fill_after = float(fill_text)
+    except ValueError:
+        raise ValueError(f"fill after: {fill_text[:20]!r} is not a number of seconds") from None
     house_bots = [b.strip() for b in str(form.get("house_bots", "")).split(",") if b.strip()]
-    ladder = pb.Ladder(
+    return pb.Ladder(
         name=str(form.get("name", "")).strip(),
         rules=rules_pb2.Rules(preset=str(form.get("preset", "classic"))),
         seats=seats,
@@ -181,6 +191,14 @@ async def create_ladder(request: Request) -> Response:
         fill_after_seconds=fill_after,
         house_bots=house_bots,
     )
+
+
+async def create_ladder(request: Request) -> Response:
+    form = await _form(request)
+    try:
+        ladder = ladder_from_form(form)
+    except ValueError as error:
+        return await dashboard(request, error=f"ladder not created: {error}")
     try:
         created = await api_of(request).create_ladder(sessions(request).host_token, ladder)
     except ApiError as error:
@@ -215,15 +233,12 @@ async def agent_names(form: Any) -> list[str]:
 
 
 def names_from_csv(text: str) -> list[str]:
-    """The first column of each row; a first row whose first cell is "name" is a header. ValueError
-    for a text the CSV reader refuses (a field over its limit of 128 KB)."""
+    """The names of an uploaded import file (arena.ladder.roster: the first column; columns separated
+    by ',', ';' or a tab). ValueError for a text the CSV reader refuses (a field over its limit of 128 KB)."""
     try:
-        rows = [row for row in csv.reader(io.StringIO(text)) if row and row[0].strip()]
+        return roster_names(text)
     except csv.Error as error:
         raise ValueError(f"the CSV cannot be read: {error}") from None
-    if rows and rows[0][0].strip().lower() == "name":
-        rows = rows[1:]
-    return [row[0].strip() for row in rows]
 
 
 async def register_agents(request: Request) -> Response:

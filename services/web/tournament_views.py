@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
-from arena.wire import proto_rules_label
+from arena.wire import fixed, interval_text, proto_rules_label
 from services.web.views import Row, when
 
 STATE_NAMES = {
@@ -69,12 +69,12 @@ def standing_rows(standings: Any) -> list[Row]:
             "entrant": s.entrant,
             "games": s.games,
             "deals": s.deals,
-            "mean": f"{s.mean_duplicate:+.2f}",
-            "ci": f"[{s.ci_low:+.2f}, {s.ci_high:+.2f}]" if s.HasField("ci_low") else "needs 2 deals",
+            "mean": fixed(s.mean_duplicate, 2, sign=True),
+            "ci": interval_text(s),
             "p_next": f"{s.p_above_next:.3f}" if s.HasField("p_above_next") else "",
             "deals_won": s.deals_won,
             "forfeits": s.forfeits,
-            "mean_score": f"{s.mean_score:.2f}",
+            "mean_score": fixed(s.mean_score, 2),
             "bar_left": at(ci_low),
             "bar_width": max(at(ci_high) - at(ci_low), 0.5) if s.HasField("ci_low") else 0,
             "mark": at(s.mean_duplicate),

@@ -17,11 +17,11 @@ from starlette.routing import Route
 
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.tournament.messages import entrant_from_text
-from arena.tournament.model import MAX_ENTRANTS, TournamentError
-from arena.wire import rules_to_proto
+from arena.tournament.model import ID_RULE, MAX_ENTRANTS, TournamentError
+from arena.wire import given_rules, rules_to_proto
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
-from ohell.presets import PRESETS, preset_with_options
+from ohell.presets import PRESETS
 from services.web import tournament_views as tv
 from services.web.api import TIMEOUT_S, Api, ApiError, deadline
 from services.web.host import _form, sessions
@@ -106,8 +106,8 @@ def tournament_from_form(form: Any) -> tpb.Tournament:
         raise OhHellError(f"options: at most {MAX_OPTIONS}")
     name = str(form.get("preset", "classic"))
     if name not in PRESETS:
-        raise OhHellError(f"rules: {name!r} is not a preset")
-    rules = rules_to_proto(preset_with_options(name, options))
+        raise OhHellError(f"rules: {name[:80]!r} is not a preset")
+    rules = rules_to_proto(given_rules(name, options, ("rules", "options")))
     rules.preset = name
     fmt = str(form.get("format", "round-robin"))
     if fmt not in FORMATS:
@@ -154,6 +154,7 @@ async def host_page(request: Request, error: str = "", form: Any = None) -> Resp
         form=dict(form or {}),
         presets=sorted(PRESETS),
         bots=sorted(BOT_FACTORIES),
+        id_rule=ID_RULE,
         tournaments=[tv.summary_row(s.tournament, s.progress, s.entrant_count) for s in reply.tournaments],
     )
 

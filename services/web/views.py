@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from arena.wire import proto_rules_label, rules_label
+from arena.wire import fixed, proto_rules_label, rules_label
 from ohell.rules import Rules, RulesError
 
 Row = dict[str, Any]
@@ -43,9 +43,9 @@ def standing_row(s: Any) -> Row:
         "rank": s.rank or "",
         "agent_id": s.agent_id,
         "name": s.name,
-        "ordinal": f"{s.ordinal:.2f}",
-        "mu": f"{s.mu:.2f}",
-        "sigma": f"{s.sigma:.2f}",
+        "ordinal": fixed(s.ordinal, 2),
+        "mu": fixed(s.mu, 2),
+        "sigma": fixed(s.sigma, 2),
         "games": s.games,
         "exact": f"{100 * s.exact_bid_rate:.1f}%",
         "win_share": f"{100 * s.wins / s.games:.1f}%" if s.games else "",
@@ -94,16 +94,24 @@ def match_row(summary: Any, names: dict[str, str], agent_id: str = "") -> Row:
 
 
 def _svg(series: list[float], band: list[tuple[float, float]] | None, title: str) -> Markup:
-    width, height, pad = 600, 180, 28
+    """A line of ``series`` over its ``band``, with a scale on the left: the top, middle and bottom
+    values to 2 decimals, each with a grid line."""
+    width, height, left, pad = 600, 180, 52, 14
     values = series + [v for pair in band or [] for v in pair]
     low, high = min(values), max(values)
     span = (high - low) or 1.0
-    step = (width - 2 * pad) / max(len(series) - 1, 1)
+    step = (width - left - pad) / max(len(series) - 1, 1)
+
+    def y(v: float) -> float:
+        return height - pad - (v - low) / span * (height - 2 * pad)
 
     def xy(i: int, v: float) -> str:
-        return f"{pad + i * step:.1f},{height - pad - (v - low) / span * (height - 2 * pad):.1f}"
+        return f"{left + i * step:.1f},{y(v):.1f}"
 
     parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{title}">']
+    for tick in (high, (high + low) / 2, low) if high != low else (high,):
+        parts.append(f'<line class="grid" x1="{left}" x2="{width - pad}" y1="{y(tick):.1f}" y2="{y(tick):.1f}"/>')
+        parts.append(f'<text class="scale" x="{left - 6}" y="{y(tick) + 4:.1f}">{fixed(tick, 2)}</text>')
     if band:
         outline = [xy(i, hi) for i, (_, hi) in enumerate(band)] + [
             xy(i, lo) for i, (lo, _) in reversed(list(enumerate(band)))
@@ -112,8 +120,7 @@ def _svg(series: list[float], band: list[tuple[float, float]] | None, title: str
     parts.append(f'<polyline class="line" points="{" ".join(xy(i, v) for i, v in enumerate(series))}"/>')
     for i, v in enumerate(series):
         cx, cy = xy(i, v).split(",")
-        parts.append(f'<circle cx="{cx}" cy="{cy}" r="2.5"><title>{v:g}</title></circle>')
-    parts.append(f'<text x="4" y="14">{high:.4g}</text><text x="4" y="{height - 6}">{low:.4g}</text>')
+        parts.append(f'<circle cx="{cx}" cy="{cy}" r="2.5"><title>{fixed(v, 2)}</title></circle>')
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -132,4 +139,8 @@ def rating_chart(points: Sequence[Any]) -> Markup | None:
         shown.append(points[-1])
     mus = [p.mu_after for p in shown]
     band = [(p.mu_after - p.sigma_after, p.mu_after + p.sigma_after) for p in shown]
-    return _svg(mus, band, f"rating (mu) after each of {len(points)} matches, band mu ± sigma")
+    what = f"Rating (mu) after each of {len(points)} rated matches, oldest on the left"
+    caption = f"{what}; the shaded band is mu ± sigma (how sure the rating is). Scale: mu, to 2 decimals."
+    if len(shown) < len(points):
+        caption += f" Drawn from {len(shown)} evenly spaced matches of them, the latest included."
+    return _svg(mus, band, what + ", band mu ± sigma") + Markup("<figcaption>{}</figcaption>").format(caption)

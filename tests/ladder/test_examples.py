@@ -186,3 +186,25 @@ def test_with_the_env_token_a_token_among_the_arguments_is_refused_with_the_usag
     for case, command in commands.items():
         result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
         assert result.returncode != 0 and "usage" in result.stderr.lower(), (case, result.stderr[-1500:])
+
+
+def test_node_without_the_protos_says_where_it_looked_in_one_line(tmp_path: Path) -> None:
+    """bot.js copied out of the repository, or $OHELL_PROTOS at a wrong folder, ended with protobufjs's
+    stack trace ("ENOENT: no such file or directory, open 'ohell/v1/gateway.proto'"), naming no folder."""
+    node_ready()
+    copied = tmp_path / "my" / "bot" / "bot.js"  # the default: two folders up, protos/
+    copied.parent.mkdir(parents=True)
+    shutil.copy(NODE_DIR / "bot.js", copied)
+    env = {k: v for k, v in os.environ.items() if k != "OHELL_PROTOS"} | {"NODE_PATH": str(NODE_DIR / "node_modules")}
+    arguments = ["127.0.0.1:1", "127.0.0.1:2", "a-token", "kit"]
+    cases = {
+        "copied": (copied, env, f"in {tmp_path / 'protos'} (the default, as no $OHELL_PROTOS is set)"),
+        "env": (NODE_DIR / "bot.js", env | {"OHELL_PROTOS": str(tmp_path)}, f"in {tmp_path} ($OHELL_PROTOS)"),
+    }
+    for case, (script, case_env, where) in cases.items():
+        result = subprocess.run(
+            ["node", str(script), *arguments], capture_output=True, text=True, timeout=60, env=case_env
+        )
+        assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, (case, result.stderr[-1500:])
+        assert result.stderr.startswith("error: cannot find ohell/v1/gateway.proto"), (case, result.stderr)
+        assert where in result.stderr and "set OHELL_PROTOS to the folder" in result.stderr, (case, result.stderr)

@@ -221,7 +221,12 @@ def test_every_refusal_names_the_request_field_once(stub: Stub, redis_server: Em
             "name: an agent named 'alice' exists",
         ),
         (create(name="l"), grpc.StatusCode.ALREADY_EXISTS, "ladder.name: a ladder named 'l' exists"),
-        (create(name="Bad!"), grpc.StatusCode.INVALID_ARGUMENT, "ladder.name='Bad!' must be 1-64 of a-z 0-9 '_' '.'"),
+        (
+            create(name="Bad!"),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "ladder.name='Bad!' must be 1-64 characters of a-z, 0-9, '_' and '.', the first a letter or digit "
+            "(no '-': match ids are <ladder>-<n>)",
+        ),
         (create(name="x", seats=9), grpc.StatusCode.INVALID_ARGUMENT, "ladder.seats=9 must be from 3 to 7"),
         (
             create(name="x", rules=rules_pb2.Rules(hand_sizes=[1] * 101)),

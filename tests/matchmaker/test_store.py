@@ -16,6 +16,7 @@ from arena.ladder import archiving, jobs, loop
 from arena.ladder.model import Ladder, now_ms
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
+from ohell.bots import BOT_FACTORIES
 from ohell.record import RECORD_FORMAT
 
 from ..ladder.helpers import builtin_ladder
@@ -103,6 +104,43 @@ def test_bad_registrations_name_the_field(store: RedisStore, args: tuple[str, ..
     with pytest.raises(StoreError) as error:
         store.register_agent(*args)
     assert error.value.field == field
+
+
+@pytest.mark.parametrize("name", ["-lead", ".hidden", "al ice", "élise", "x" * 65, "house-mine", ""])
+def test_a_bad_agent_name_is_refused_with_the_whole_rule(store: RedisStore, name: str) -> None:
+    """The refusal said "1-64 letters, digits, '_', '.', '-'": '-lead' and 'élise' fit that and were
+    refused all the same (the first must be a letter or digit; ASCII only), and 'house-mine' got
+    another message that did not say the rest."""
+    with pytest.raises(StoreError) as refused:
+        store.register_agent(name, "connected")
+    rule = (
+        "must be 1-64 characters of ASCII letters, digits, '_', '.' and '-', the first a letter or digit, "
+        "not starting 'house-' (kept for the ladders' house bots)"
+    )
+    assert str(refused.value) == f"name {name[:80]!r} {rule}" and refused.value.field == "name"
+
+
+def test_an_unknown_built_in_bot_is_refused_with_the_names_of_those_there_are(store: RedisStore) -> None:
+    """A ladder's unknown house bot was refused as "house bot 'strnog' is not a built-in bot", naming
+    none of the bots the host could have meant (an agent's unknown bot already listed them)."""
+    known = ", ".join(sorted(BOT_FACTORIES))
+    with pytest.raises(StoreError) as refused:
+        store.create_ladder(Ladder("x", house_bots=("random", "strnog")))
+    assert str(refused.value) == f"house bot 'strnog' is not a built-in bot (built-in bots: {known})"
+    assert refused.value.field == "house_bots"
+    with pytest.raises(StoreError) as refused:
+        store.register_agent("alice", "builtin", bot="strnog")
+    assert str(refused.value) == f"bot 'strnog' is not a built-in bot (built-in bots: {known})"
+
+
+@pytest.mark.parametrize("name", ["_class", ".class", "Class", "class-2", "c" * 65])
+def test_a_bad_ladder_name_is_refused_with_the_whole_rule(store: RedisStore, name: str) -> None:
+    """The refusal said "1-64 of a-z 0-9 '_' '.'": '_class' and '.class' fit that and were refused all
+    the same (the first must be a letter or digit), and it did not say why '-' is out."""
+    with pytest.raises(StoreError) as refused:
+        store.create_ladder(Ladder(name))
+    rule = "1-64 characters of a-z, 0-9, '_' and '.', the first a letter or digit (no '-': match ids are <ladder>-<n>)"
+    assert str(refused.value) == f"name={name[:80]!r} must be {rule}" and refused.value.field == "name"
 
 
 def test_ladder_validation(store: RedisStore) -> None:
@@ -309,7 +347,7 @@ def test_house_bot_names_are_the_house_bots_own(store: RedisStore) -> None:
     with pytest.raises(StoreError, match="house") as refused:
         store.register_agent("house-heuristic-1", "connected", self_registered=True)
     assert refused.value.field == "name"
-    assert str(refused.value).endswith("choose another")  # README's example used such a name once
+    assert "not starting 'house-' (kept for the ladders' house bots)" in str(refused.value)  # README's example used one
     squatter, _ = store.register_agent("squatter", "connected")
     store.client.hset("ohell:agent-names", "house-heuristic-2", squatter.agent_id)  # one registered before the rule
     store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True))

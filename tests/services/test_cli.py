@@ -217,3 +217,34 @@ def test_one_token_given_to_two_agents_is_refused_naming_both_places(tmp_path: P
     assert f"--agents-file {agents}: line 3" in message and "--agents-file" in message and "line 1" in message
     assert "'carol'" in message and "'alice'" in message and "shared-secret" not in message
     assert _tokens(["alice=a", "alice=b"]) == {"a": "alice", "b": "alice"}  # an agent may have two tokens
+
+
+def test_bot_connect_takes_the_bot_as_bot_run_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """``ohell bot run BOT`` takes the bot first; ``ohell bot connect BOT`` ended with argparse's
+    "unrecognized arguments: BOT" under the usage of every ``ohell`` command: only --bot was read."""
+    from arena.cli import main
+
+    nowhere = ["--address", "127.0.0.1:1"]  # every case is refused before dialling
+    for args, said in (
+        (["nobot"], "error: BOT: unknown bot 'nobot'; built-in bots: heuristic, random, strong"),
+        (["--bot", "nobot"], "error: --bot: unknown bot 'nobot'"),
+        (["random", "--bot", "strong"], "error: give the bot once: random or --bot strong"),
+    ):
+        assert main(["bot", "connect", *args, *nowhere]) == 2
+        assert capsys.readouterr().err.startswith(said), args
+
+
+def test_an_argument_a_command_does_not_take_is_refused_under_its_own_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``ohell ladder rebuild class`` (its ladder is --ladder) was refused as "ohell: error:
+    unrecognized arguments: class" under the usage of every ohell command, which shows none of
+    rebuild's own options."""
+    from arena.cli import main
+
+    for argv, command in ((["ladder", "rebuild", "class"], "ladder rebuild"), (["rules", "extra"], "rules")):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and err.startswith(f"usage: ohell {command} "), err
+        assert err.endswith(f"ohell {command}: error: unrecognized arguments: {argv[-1]}\n"), err

@@ -104,3 +104,25 @@ def test_an_old_socket_this_user_may_not_remove_is_one_line(tmp_path: Path, monk
     monkeypatch.setattr("arena.rpc.unix_socket.os.unlink", refused)
     with pytest.raises(ConfigError, match="cannot remove the old one: Operation not permitted"):
         clear_stale(path)
+
+
+def test_an_address_that_is_not_host_port_is_refused_by_its_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """``ohell engine --address nope`` said "address 'nope' must be ...", naming no flag, and so did
+    ``ohell bot run BOT --serve nope`` (its flag is --serve); each is refused by its own flag now."""
+    from arena.cli import main
+    from services.engine.__main__ import main as engine_main
+    from services.matchmaker.server import main as matchmaker_main
+
+    said = "'nope' must be HOST:PORT with a port from 0 to 65535"
+    for run, flag in (
+        (lambda: engine_main(["--address", "nope"]), "--address"),
+        (lambda: matchmaker_main(["--address", "nope"]), "--address"),
+        (lambda: main(["bot", "run", "random", "--ladder", "l", "--serve", "nope", "--token", "t"]), "--serve"),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            run()
+        assert exited.value.code == 2 and capsys.readouterr().err.endswith(f"error: argument {flag}: {said}\n")
+    assert main(["bot", "connect", "--serve", "--address", "nope"]) == 2
+    assert capsys.readouterr().err == "error: --address 'nope': with --serve, where to listen: HOST:PORT\n"
+    with pytest.raises(ConfigError, match=rf"^address {said}$"):  # the library's own words: no flag of its own
+        asyncio.run(create_server("nope"))

@@ -381,3 +381,18 @@ def test_a_tournament_draws_a_bounded_number_of_decks(overrides: dict[str, Any],
 def test_the_tables_counted_are_the_tables_made(entrants: int, seats: int, fmt: str, rounds: int) -> None:
     tourney = Tournament("t", tuple(SeatSpec.builtin("random", f"r{n}") for n in range(entrants)), seats, fmt, rounds)
     assert tourney.tables() == len(tourney.first_round()) + len(tourney.round_sizes()) * (rounds - 1)
+
+
+def test_a_mean_that_rounds_to_zero_is_no_negative_zero_in_the_exports() -> None:
+    """Duplicate points of a deal sum to zero, but in floating point to -1e-17 or so: an entrant with
+    no edge stood at -0.0 in the standings, and so in the CSV and JSON exports."""
+    third = 1 / 3
+    observations = [
+        Observation(f"t/d{deal}", entrant, points, 10)
+        for deal in range(3)
+        for entrant, points in (("a", third + third - 2 * third - 1e-12), ("b", 1.0), ("c", -1.0))
+    ]
+    (row,) = [row for row in standings(observations, replicates=20) if row.entrant == "a"]
+    assert math.copysign(1.0, row.mean_duplicate) == 1.0 and math.copysign(1.0, row.total_duplicate) == 1.0
+    assert "-0.0" not in to_csv(standings(observations, replicates=20))
+    assert "-0.0" not in to_json(standings(observations, replicates=20))

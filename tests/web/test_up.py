@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -317,3 +318,100 @@ def test_a_second_up_on_the_same_data_folder_is_refused_before_it_starts_anythin
     finally:
         os.close(lock)
     os.close(hold_data_folder(data))  # free again once its holder is gone
+
+
+def test_a_service_that_ends_is_said_with_how_it_ended(tmp_path: Path) -> None:
+    """``ohell up`` said only "stopping: engine exited" when a service ended: a crash (a status), the
+    kernel's OOM killer (SIGKILL) and a kill by hand read the same. Now the signal or the status is named,
+    the workers left out (the supervisor starts them again) and the embedded Redis watched too."""
+    stack = Stack(StackConfig(log_dir=str(tmp_path)))
+    try:
+        waiting = [sys.executable, "-c", "import time; time.sleep(120)"]
+        engine = stack._spawn("engine", waiting)
+        matchmaker = stack._spawn("matchmaker", [sys.executable, "-c", "raise SystemExit(3)"])
+        worker = Proc("worker builtin0", [sys.executable, "-c", "raise SystemExit(1)"], stack.env(), tmp_path / "w.log")
+        stack.procs.append(worker)
+        stack.workers.append(worker)
+        stack.redis = stack._embedded_redis().start()
+        matchmaker.popen.wait(30)
+        worker.popen.wait(30)
+        assert stack.ended_services() == ["matchmaker exited with status 3"]
+        engine.kill()
+        engine.popen.wait(30)
+        assert stack.redis.process is not None
+        stack.redis.process.kill()
+        stack.redis.process.wait(30)
+        assert stack.ended_services() == [
+            "engine was killed by SIGKILL (signal 9)",
+            "matchmaker exited with status 3",
+            "redis was killed by SIGKILL (signal 9)",
+        ]
+    finally:
+        stack.cleanup(graceful=False)
+
+
+def test_a_worker_the_supervisor_starts_again_is_said_with_how_it_ended(tmp_path: Path) -> None:
+    """A worker that ended was started again without a word: one that ends at once every time (a
+    broken environment) went on so unseen while no match was played."""
+    stack = Stack(StackConfig(log_dir=str(tmp_path)))
+    worker = Proc("worker w", [sys.executable, "-c", "raise SystemExit(3)"], stack.env(), tmp_path / "w.log")
+    stack.procs.append(worker)
+    stack.workers.append(worker)
+    supervisor = threading.Thread(target=stack._supervise, args=(0.05,))
+    supervisor.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(stack.worker_ends) < 2:  # ended, started again, ended again
+            assert time.monotonic() < deadline, stack.worker_ends
+            time.sleep(0.05)
+    finally:
+        stack.stop(graceful=False)
+        supervisor.join()
+    said = f"worker w exited with status 3; started again (its log: {tmp_path / 'w.log'})"
+    assert stack.worker_ends[:2] == [said, said] and stack.worker_restarts >= 2
+
+
+@pytest.mark.slow
+def test_up_says_which_signal_ended_a_service(tmp_path: Path) -> None:
+    args = ["--data-dir", str(tmp_path / "data"), "--redis-port", str(free_port()), "--web-address", "127.0.0.1:0"]
+    args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0", "--concurrency", "1"]
+    log = tmp_path / "up.log"
+    process, _ = start_up(args, log)
+
+    def child(word: bytes) -> int:
+        (pid,) = [pid for pid in children_of(process.pid) if word in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        return pid
+
+    try:
+        os.killpg(child(b"ohell.builtin"), signal.SIGKILL)  # the worker and its pool: started again, said
+        deadline = time.monotonic() + 30
+        while "worker builtin0 was killed by SIGKILL (signal 9); started again (its log: " not in log.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        os.kill(child(b"services.engine"), signal.SIGKILL)
+        assert process.wait(60) == 1
+    finally:
+        if process.poll() is None:
+            stop(process)
+    assert f"stopping: engine was killed by SIGKILL (signal 9) (logs in {tmp_path / 'data'})" in log.read_text()
+
+
+def test_a_bad_setting_says_where_it_came_from(tmp_path: Path) -> None:
+    """A setting is read from a flag, the environment or ohell.toml: "workers must be at least 1, got 0"
+    left the host to find which of the three held the 0 (an old $OHELL_WORKERS, say)."""
+    config = tmp_path / "c.toml"
+    config.write_text("batch = 33\nconcurrency = 0\n")
+    for flags, env, said in (
+        ({}, {"OHELL_WORKERS": "0"}, "workers must be at least 1, got 0 (from $OHELL_WORKERS)"),
+        ({"workers": 0}, {"OHELL_WORKERS": "2"}, "workers must be at least 1, got 0 (from --workers)"),
+        ({}, {}, f"concurrency must be at least 1, got 0 (from concurrency in the config file {config})"),
+        ({"concurrency": 1}, {}, f"batch must be from 1 to 32, got 33 (from batch in the config file {config})"),
+        (
+            {"concurrency": 1, "batch": 2},
+            {"OHELL_WEB_ADDRESS": "localhost"},
+            "web-address must be HOST:PORT with a port from 0 to 65535, got 'localhost' (from $OHELL_WEB_ADDRESS)",
+        ),
+    ):
+        with pytest.raises(OhHellError) as refused:
+            resolve(flags, env, str(config))
+        assert str(refused.value) == said
