@@ -164,8 +164,15 @@ def test_a_ratings_rebuild_without_the_password_of_its_redis_says_so(
 @pytest.mark.slow
 @pytest.mark.parametrize("module", ["services.engine", "services.matchmaker"])
 def test_a_grpc_service_at_an_address_it_cannot_parse(module: str) -> None:
+    """A usage error, as argparse gives one: the usage, then one line naming the flag."""
     nowhere = ("--redis-url", "redis://127.0.0.1:1") if module == "services.matchmaker" else ()  # not reached
-    one_line(start(module, *nowhere, "--address", "127.0.0.1:²"), "address", "²", "HOST:PORT")
+    done = start(module, *nowhere, "--address", "127.0.0.1:²")
+    assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.startswith("usage: "), done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert (
+        last
+        == f"python -m {module}: error: argument --address: '127.0.0.1:²' must be HOST:PORT with a port from 0 to 65535"
+    )
 
 
 def test_a_grpc_service_on_a_port_another_process_serves_refuses_to_start() -> None:
