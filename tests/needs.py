@@ -15,6 +15,7 @@ import pytest
 
 def missing(what: str, install: str) -> NoReturn:
     """Skip for ``what`` is missing, or fail in CI; ``install`` says how to get it."""
+    __tracebackhide__ = True  # the summary names the test's line, not this one
     if os.environ.get("CI"):
         pytest.fail(f"CI must run this test, but {what}: {install}", pytrace=False)
     pytest.skip(f"{what}: {install}")
@@ -22,6 +23,7 @@ def missing(what: str, install: str) -> NoReturn:
 
 def import_or_missing(module: str, install: str) -> ModuleType:
     """``module`` imported, or ``missing`` (a skip, a failure in CI) when it cannot be."""
+    __tracebackhide__ = True
     try:
         return importlib.import_module(module)
     except ImportError as error:
