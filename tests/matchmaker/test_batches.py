@@ -19,7 +19,7 @@ from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import MAX_BATCH, batch_size, batches, carried_batch, make_celery, matches_sender
 from arena.play.specs import SeatSpec
 
-from ..ladder.helpers import builtin_ladder
+from ..ladder.helpers import builtin_ladder, wait_until
 
 
 class Crash(BaseException):
@@ -155,7 +155,7 @@ def test_a_batch_cut_short_loses_no_match(store: RedisStore) -> None:
     assert all(store.lease_alive(m) for m in ids[2:])  # leased with the batch, though never played
     redelivered = jobs.run_matches(store, ids, store.catch_up_ratings, lease_s=0.5)
     assert redelivered.outcomes == dict.fromkeys(ids[:2], "finished") | dict.fromkeys(ids[2:], "busy")
-    time.sleep(0.6)  # the dead runner's leases lapse
+    wait_until(lambda: not any(store.lease_alive(m) for m in ids[2:]), 10, "the dead runner's leases to lapse")
     retried = jobs.run_matches(store, ids[2:], store.catch_up_ratings, lease_s=5)
     assert retried.outcomes == dict.fromkeys(ids[2:], "finished")
     assert_each_once(store, "b", ids)
@@ -259,7 +259,7 @@ def test_a_match_with_remote_seats_is_voided_not_played_again(
         store.client.hset(store.keys.match(match_id), "seats", json.dumps(seats))
     assert jobs.run_match(store, first, store.catch_up_ratings, lease_s=5) == "finished"  # a first attempt plays
     assert store.start_match(again, "a-runner-that-dies", 0.05) == "run"
-    time.sleep(0.1)  # its lease lapses; the sweep sends the match again
+    wait_until(lambda: not store.lease_alive(again), 10, "its lease to lapse")  # the sweep sends the match again
     assert jobs.run_match(store, again, store.catch_up_ratings, lease_s=5) == "voided"
     info = store.get_match(again)
     assert info.state == "failed" and info.error.startswith("voided:") and "seen" in info.error

@@ -122,7 +122,17 @@ def test_redis_going_away_mid_match_keeps_the_record(redis_server) -> None:
                 redis_url=redis_server.url,
             )
         )
-        await asyncio.sleep(0.3)
+        # Redis dies once the mute seat has had a TIMEOUT (a fault in the public events)
+        events = Keys().match_events("blip-1")
+
+        def timed_out() -> bool:
+            faults = [spectate_pb2.MatchEvent.FromString(fields[b"e"]) for _, fields in client.xrange(events)]
+            return any(event.HasField("fault") for event in faults)
+
+        deadline = asyncio.get_running_loop().time() + 30
+        while not timed_out():
+            assert asyncio.get_running_loop().time() < deadline and not hosting.done(), "no TIMEOUT before the end"
+            await asyncio.sleep(0.02)
         redis_server.stop(kill=True)
         return await asyncio.wait_for(hosting, 30)
 
