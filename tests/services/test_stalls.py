@@ -199,7 +199,9 @@ def test_local_follow_of_matches_that_never_come_keeps_nothing() -> None:
                 await log.follow(f"never-{number}", 0.001).__anext__()
         both = [log.follow("later-1", 5).__anext__() for _ in range(2)]  # two waiting for one match
         waiting = [asyncio.ensure_future(follow) for follow in both]
-        await asyncio.sleep(0.05)
+        async with asyncio.timeout(10):
+            while log.waiting.get("later-1", 0) < 2:  # both followers wait for the match
+                await asyncio.sleep(0)
         await log.append("later-1", _started("later-1"))
         assert [(await future).match_id for future in waiting] == ["later-1", "later-1"]
         return log
