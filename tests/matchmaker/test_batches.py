@@ -18,6 +18,7 @@ from arena.ladder.redis_matches import Finished
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import MAX_BATCH, batch_size, batches, carried_batch, make_celery, matches_sender
 from arena.play.specs import SeatSpec
+from ohell.errors import RulesError
 
 from ..ladder.helpers import builtin_ladder, wait_until
 
@@ -169,10 +170,17 @@ def test_a_match_that_raises_is_given_up_by_the_batch_and_the_rest_finish(store:
     store.client.hset(store.keys.match(ids[1]), "seats", json.dumps(seats * 2))  # 8 seats: its play raises
     run = jobs.run_matches(store, ids, store.catch_up_ratings, lease_s=5)
     assert run.outcomes == {ids[0]: "finished", ids[1]: "error", ids[2]: "finished"}
-    assert isinstance(run.errors[ids[1]], Exception) and set(run.errors) == {ids[1]}
+    error = run.errors[ids[1]]
+    assert (
+        isinstance(error, RulesError)
+        and "num_players=8 must be from 3 to 7" in str(error)
+        and set(run.errors) == {ids[1]}
+    )
     assert logged(store, "b") == [ids[0], ids[2]]
     assert not store.lease_alive(ids[1]) and store.get_match(ids[1]).state == "running"
-    with pytest.raises(Exception):  # noqa: B017 - the single run raises what the play raised
+    with pytest.raises(
+        RulesError, match="num_players=8 must be from 3 to 7"
+    ):  # the single run raises what the play raised
         jobs.run_match(store, ids[1], store.catch_up_ratings, lease_s=5)
     assert store.start_match(ids[1], runner_id(), 5) == "run"  # given up again: free to run
 
