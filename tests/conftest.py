@@ -2,8 +2,8 @@
 the tests from the machine's binaries (never the servers a machine may already run).
 
 Without PostgreSQL's server binaries the PostgreSQL tests are skipped with the reason shown, except
-in CI (``CI`` set): there they fail, so they are never skipped silently (``.ci/run`` installs
-Debian's ``postgresql`` when initdb is missing)."""
+in CI (``CI`` set): there they fail (``tests.needs``), so they are never skipped silently
+(``.ci/run`` installs Debian's ``postgresql`` when initdb is missing)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ import redis
 from arena.archive.local_postgres import LocalPostgres, PostgresUnavailable
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.redis_store import RedisStore
+
+from .needs import missing
 
 # pytest-xdist's workers run with COLUMNS=80, which the CLI's console would take as the width of a
 # pipe; the tests check the output a host gets in a pipe or a file (not wrapped at 80 columns)
@@ -58,9 +60,7 @@ def postgres_server() -> Iterator[LocalPostgres]:
     try:
         server = LocalPostgres().start()
     except PostgresUnavailable as error:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the PostgreSQL tests, but no server could be started: {error}")
-        pytest.skip(f"no PostgreSQL server binaries: {error}")
+        missing(f"no PostgreSQL server could be started ({error})", "apt-get install postgresql (.ci/run does)")
     try:
         yield server
     finally:

@@ -201,9 +201,14 @@ class EndpointPlayer:
         self.call = None
 
     async def close(self) -> None:
+        """Half-close, then hang up once the endpoint has ended the call (it read all it was sent),
+        at most ``WRITE_LIMIT_S`` later: closing the channel at once cancelled the call, and the
+        endpoint's server dropped what it had not yet read (often the MatchEnded just written)."""
         if self.call is not None and not self.broken:
             with contextlib.suppress(Exception):
                 await self.call.done_writing()
+                if self.reader is not None:
+                    await asyncio.wait_for(asyncio.shield(self.reader), WRITE_LIMIT_S)
         await self._hang_up()
 
 

@@ -19,6 +19,7 @@ from ohell.observation import observe
 from ohell.presets import preset
 from ohell.rules import Rules
 from ohell.state import BID_BASE, Game, State
+from tests.needs import import_or_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +102,7 @@ def test_fixed_work_never_hits_a_generous_ceiling() -> None:
 
 
 def _ismcts_bench():  # type: ignore[no-untyped-def]
-    pytest.importorskip("pyspiel")
+    import_or_missing("pyspiel", "pip install -e '.[test]' (open-spiel is a test extra)")
     spec = importlib.util.spec_from_file_location("bench_ismcts", ROOT / "bench" / "ismcts.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)

@@ -3,13 +3,14 @@ hidden cards, and stronger than the heuristic bot."""
 
 from __future__ import annotations
 
+import itertools
 import random
-import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
-from ohell.bots import make_bot
+from ohell.bots import make_bot, strong
 from ohell.bots.base import Bot
 from ohell.bots.sampling import HiddenDeal
 from ohell.bots.strong import StrongBot, distinct_cards
@@ -157,19 +158,21 @@ def test_bid_odds_are_the_share_of_playouts_landing_on_each_bid(card: str) -> No
         assert odds[0] > 0.5 > odds[1]
 
 
-def test_a_tiny_budget_cuts_the_search_short() -> None:
+def test_a_tiny_budget_cuts_the_search_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bot's clock is the test's: 0.75 ms a reading. The deadline (1 ms) is read as passed at the
+    second sample's check, so the search stops there, whatever the machine's speed."""
     state = Game(preset("classic"), 4).new_state()
     rng = random.Random(4)
     while state.phase != Phase.BID:
         state.chance_random(rng)
     observation = observe(state, state.current)
+    readings = itertools.count()
+    monkeypatch.setattr(strong, "time", SimpleNamespace(perf_counter=lambda: next(readings) * 0.00075))
     bot = StrongBot(1, budget_ms=1.0, effort=50.0)
-    started = time.perf_counter()
     choice = bot.bid(observation)
-    elapsed = time.perf_counter() - started
     assert choice in observation.legal_bids
-    assert bot.last_planned > 1 and bot.last_samples < bot.last_planned
-    assert elapsed < 0.5
+    assert bot.last_planned > 2 and bot.last_samples == 2
+    assert (bot.decisions, bot.ceiling_hits) == (1, 1)
 
 
 def test_samples_respect_counts_and_shown_voids() -> None:

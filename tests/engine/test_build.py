@@ -10,9 +10,8 @@ import importlib
 import os
 import sys
 
-import pytest
-
 from ohell import engine_build
+from tests.needs import missing
 
 HOT_MODULES = ("cards", "chance", "hand", "scoring", "schedule", "state")  # as in setup.py
 
@@ -31,7 +30,7 @@ def test_the_hot_modules_are_all_compiled_or_all_pure() -> None:
 def test_the_build_asked_for_is_the_one_running() -> None:
     expected = "pure" if "ohell_pure" in sys._xoptions else os.environ.get("OHELL_EXPECT_BUILD")
     if expected is None:
-        pytest.skip("no build asked for: set OHELL_EXPECT_BUILD=compiled or pure, or run python -X ohell_pure")
+        missing("no build asked for", "set OHELL_EXPECT_BUILD=compiled or pure, or run python -X ohell_pure")
     assert engine_build() == expected
 
 

@@ -6,11 +6,14 @@ token or an unknown ladder ends an example with one readable line."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,7 @@ from arena.sdk import run_on_ladder_async
 from ohell.referee import referee
 
 from ..buggy_bots import RaisesEveryFifth
+from ..needs import missing
 from .helpers import builtin_ladder, leave_all, register_connected, wait_until
 
 pytestmark = pytest.mark.slow  # starts whole stacks of processes
@@ -35,10 +39,17 @@ MATCHES = 3
 
 
 def node_ready() -> None:
-    """Skip (saying why) where node/npm or the npm registry is missing; else install once."""
+    """Node.js and the example's packages, installed once: a skip saying why where node, npm or the
+    npm registry is missing (a failure in CI, ``tests.needs``). pytest-xdist's workers share
+    examples/node: each waits on one lock file and looks again under it, so one runs npm install
+    and no worker starts the example on a half-written node_modules."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not installed: the Node.js example cannot run here")
-    if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").exists():
+        missing("node and npm are not installed", "apt-get install nodejs npm (.ci/run does)")
+    lock_path = Path(tempfile.gettempdir()) / f"ohell-npm-{hashlib.sha256(bytes(NODE_DIR)).hexdigest()[:16]}.lock"
+    with lock_path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if all((NODE_DIR / "node_modules" / "@grpc" / name).exists() for name in ("grpc-js", "proto-loader")):
+            return
         result = subprocess.run(
             ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"],
             cwd=NODE_DIR,
@@ -47,7 +58,7 @@ def node_ready() -> None:
             timeout=300,
         )
         if result.returncode != 0:
-            pytest.skip(f"npm install failed (registry unreachable?): {result.stderr[-300:]}")
+            missing(f"npm install failed (registry unreachable?): {result.stderr[-300:]}", "the npm registry in reach")
 
 
 def python_example(stack: Stack, token: str, ladder: str) -> list[str]:

@@ -70,6 +70,22 @@ class Agent:
             except Exception:  # the stream ended meanwhile
                 pass
 
+    async def until(self, condition: Callable[[Agent], object], what: str, timeout_s: float = 20) -> None:
+        """Wait until ``condition(self)`` holds (an event sent, a notice), polling what the stream received."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not condition(self):
+            assert loop.time() < deadline, f"timed out after {timeout_s} s waiting for {what}"
+            await asyncio.sleep(0.02)
+
+    def sent(self, kind: str, match_id: str) -> list[match_pb2.AgentEvent]:
+        """The events of ``kind`` (``"decision"``, ``"match_ended"``...) this agent was sent for ``match_id``."""
+        return [
+            event
+            for event in self.events
+            if event.WhichOneof("event") == kind and getattr(event, kind).match_id == match_id
+        ]
+
     @property
     def alive(self) -> bool:
         return self.task is not None and not self.task.done() and self.error is None

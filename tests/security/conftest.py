@@ -18,6 +18,8 @@ import pytest
 from arena.embedded_redis import EmbeddedRedis
 from arena.local.stack import PORT_LINE, Proc
 
+from .keepers import ENGINE, MATCHMAKER, Keeper, local_keeper
+
 HOST_TOKEN = "security-tests-host-token-0123456789"
 
 
@@ -57,6 +59,25 @@ def start_service(redis_server: EmbeddedRedis) -> Iterator[Callable[..., Service
             service.proc.popen.wait()
         service.proc.stop()
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def strangers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Keeper]]:
+    """Another user's listeners where the engine's and the matchmaker's default addresses lead: a
+    channel the test's process opens to one of them goes to one of these, on a free port (so the
+    test needs neither default port free, and never dials a stack running there)."""
+    keepers = {ENGINE: local_keeper(), MATCHMAKER: local_keeper()}
+
+    def led(address: str) -> str:
+        keeper = keepers.get(address)
+        return f"127.0.0.1:{keeper.listener.getsockname()[1]}" if keeper else address
+
+    sync, aio = grpc.insecure_channel, grpc.aio.insecure_channel
+    monkeypatch.setattr(grpc, "insecure_channel", lambda address, *a, **k: sync(led(address), *a, **k))
+    monkeypatch.setattr(grpc.aio, "insecure_channel", lambda address, *a, **k: aio(led(address), *a, **k))
+    yield list(keepers.values())
+    for keeper in keepers.values():
+        keeper.close()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -7,9 +7,10 @@ import contextlib
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.local.stack import Stack, StackConfig
@@ -33,6 +34,34 @@ def wait_until(condition: Callable[[], object], timeout_s: float, what: str, sta
             logs = f"\n{stack.log_tails()}" if stack is not None else ""
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}{logs}")
         time.sleep(0.05)
+
+
+class LineLog:
+    """A child's text pipe read to its end in a thread: a test waits on a line it must print before
+    acting on it (never a sleep that guesses how long the child takes), and reads the whole text after."""
+
+    def __init__(self, pipe: IO[str]) -> None:
+        self.lines: list[str] = []
+        self.changed = threading.Condition()
+        self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self.thread.start()
+
+    def _read(self, pipe: IO[str]) -> None:
+        for line in pipe:
+            with self.changed:
+                self.lines.append(line)
+                self.changed.notify_all()
+
+    def wait_for(self, text: str, timeout_s: float) -> None:
+        """Until a line containing ``text`` was printed; AssertionError (with what was) after ``timeout_s``."""
+        with self.changed:
+            if not self.changed.wait_for(lambda: any(text in line for line in self.lines), timeout_s):
+                raise AssertionError(f"timed out after {timeout_s} s waiting for {text!r} in:\n{''.join(self.lines)}")
+
+    def text(self) -> str:
+        """Everything printed, once the child closed the pipe (it exited)."""
+        self.thread.join(20)
+        return "".join(self.lines)
 
 
 @contextlib.contextmanager

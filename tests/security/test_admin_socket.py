@@ -1,84 +1,28 @@
 """The host commands reach ``ohell up``'s matchmaker through a unix socket in its data folder (mode 700),
 not through its TCP port. Until 3 Dec 2026 a host command sent the host token to whatever listened at
-127.0.0.1:50052, and while the host's stack was down any user of the machine could listen there."""
+127.0.0.1:50052, and while the host's stack was down any user of the machine could listen there.
+
+The main test runs the host commands in its own process, where the ``strangers`` fixture leads the
+default addresses to listeners on free ports: it needs neither 50051 nor 50052 free, so never skips."""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 
-from arena.local.config import SETTINGS
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 
+from .keepers import Keeper, PlantedSocket, ohell_in_process
+
 pytestmark = pytest.mark.slow  # starts the stack twice
-
-DEFAULT = str(SETTINGS["matchmaker_address"].default)
-SETTINGS_FRAME = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # an empty HTTP/2 SETTINGS: the client then sends its call
-
-
-class Keeper:
-    """A listener that answers as an HTTP/2 server would at first, so that a client sends its call,
-    and keeps whatever it is sent."""
-
-    def __init__(self, listener: socket.socket) -> None:
-        self.listener = listener
-        self.listener.listen()
-        self.received = bytearray()
-        self.connections = 0
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.listener.accept()
-            except OSError:  # closed
-                return
-            self.connections += 1
-            with connection:
-                connection.settimeout(1.0)
-                connection.sendall(SETTINGS_FRAME)
-                try:
-                    while data := connection.recv(65536):
-                        self.received += data
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self.listener.close()
-        self.thread.join(5)
-
-
-class Stranger(Keeper):
-    """Another user's listener on the matchmaker's default address."""
-
-    def __init__(self, address: str) -> None:
-        host, _, port = address.rpartition(":")
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # not SO_REUSEPORT: never shared
-        try:
-            listener.bind((host, int(port)))
-        except OSError as error:
-            listener.close()
-            pytest.skip(f"{address} is taken by another process ({error.strerror}): the stranger cannot listen there")
-        super().__init__(listener)
-
-
-@pytest.fixture
-def stranger() -> Iterator[Stranger]:
-    listening = Stranger(DEFAULT)
-    yield listening
-    listening.close()
 
 
 def start(data: Path) -> Stack:
@@ -95,30 +39,39 @@ def host_command(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
 
 
-def says_down(result: subprocess.CompletedProcess[str], data: Path) -> bool:
+def says_down(result: tuple[int, str, str], data: Path) -> bool:
+    status, _, errors = result
     line = f"the local stack is not running: nothing answers on unix:{data / 'matchmaker.sock'}"
-    return result.returncode == 2 and line in result.stderr
+    return status == 2 and line in " ".join(errors.split())
 
 
-def test_the_host_token_goes_through_the_socket_never_to_the_default_port(stranger: Stranger, tmp_path: Path) -> None:
+def test_the_host_token_goes_through_the_socket_never_to_the_default_port(
+    strangers: list[Keeper], monkeypatch: pytest.MonkeyPatch, capsys: Any, tmp_path: Path
+) -> None:
+    """The host commands run in the test's process, where the default addresses lead to the strangers."""
     data = tmp_path / "data"
+
+    def host(*args: str) -> tuple[int, str, str]:
+        """``ohell ARGS`` as the host types it beside ``ohell up``: the token from the data folder's host-token."""
+        return ohell_in_process(monkeypatch, capsys, data, *args, env={})
+
     stack = start(data)
     try:
-        made = host_command(data, "ladder", "create", "by_socket", "--seats", "3")
-        assert stranger.connections == 0, f"the stranger was sent {bytes(stranger.received)!r}"
-        assert made.returncode == 0, made.stdout + made.stderr
-        listed = host_command(data, "agent", "list")  # a host read: the token is sent
-        assert listed.returncode == 0, listed.stdout + listed.stderr
+        made = host("ladder", "create", "by_socket", "--seats", "3")
+        assert [(s.connections, bytes(s.received)) for s in strangers] == [(0, b"")] * 2, "a stranger was dialled"
+        assert made[0] == 0, made
+        listed = host("agent", "list")  # a host read: the token is sent
+        assert listed[0] == 0, listed
     finally:
         stack.stop(graceful=False)  # killed: the socket file stays, nothing listens on it
     assert (data / "matchmaker.sock").is_socket()
-    down = host_command(data, "ladder", "list")
-    assert says_down(down, data), down.stdout + down.stderr
+    down = host("ladder", "list")
+    assert says_down(down, data), down
 
     stack = start(data)  # on the same folder: the socket the killed run left is replaced
     try:
-        listed = host_command(data, "ladder", "list")
-        assert listed.returncode == 0 and "by_socket" in listed.stdout, listed.stdout + listed.stderr
+        listed = host("ladder", "list")
+        assert listed[0] == 0 and "by_socket" in listed[1], listed
         # without a token: the call is rate-limited as its peer's, a unix one
         with grpc.insecure_channel(f"unix:{stack.matchmaker_socket}") as channel:
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
@@ -126,19 +79,10 @@ def test_the_host_token_goes_through_the_socket_never_to_the_default_port(strang
     finally:
         stack.cleanup()  # stopped as Ctrl-C stops it: gRPC removes its socket, a closed one is left
     assert (data / "matchmaker.sock").is_socket()
-    down = host_command(data, "agent", "list")
-    assert says_down(down, data), down.stdout + down.stderr
+    down = host("agent", "list")
+    assert says_down(down, data), down
 
-    assert (stranger.connections, bytes(stranger.received)) == (0, b"")
-
-
-class PlantedSocket(Keeper):
-    """What another user leaves in a data folder they may write in: a unix socket that keeps what it is sent."""
-
-    def __init__(self, path: Path) -> None:
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(path))
-        super().__init__(listener)
+    assert [(s.connections, bytes(s.received)) for s in strangers] == [(0, b"")] * 2
 
 
 def test_a_socket_in_a_folder_others_may_write_in_is_not_dialled(tmp_path: Path) -> None:

@@ -11,32 +11,26 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 
-from arena.cli import main
-from arena.local.config import SETTINGS
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
 from arena.rpc.unix_socket import leave_closed
 
-from .test_admin_socket import Keeper, PlantedSocket
+from .keepers import Keeper, PlantedSocket, local_keeper, ohell_in_process
 
 pytestmark = pytest.mark.slow  # bot processes, a stack
 
 TOKEN = "an-agent-token-of-the-authors-0123"
-ENGINE = str(SETTINGS["engine_address"].default)
-MATCHMAKER = str(SETTINGS["matchmaker_address"].default)
 
 
 def author_env(data: Path) -> dict[str, str]:
@@ -45,43 +39,11 @@ def author_env(data: Path) -> dict[str, str]:
     return env | {"OHELL_DATA_DIR": str(data), "OHELL_AGENT_TOKEN": TOKEN, "COLUMNS": "200"}
 
 
-def local_keeper() -> Keeper:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    return Keeper(listener)
-
-
-@pytest.fixture
-def strangers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Keeper]]:
-    """Another user's listeners where the engine's and the matchmaker's default addresses lead: a
-    channel the test's process opens to one of them goes to one of these."""
-    keepers = {ENGINE: local_keeper(), MATCHMAKER: local_keeper()}
-
-    def led(address: str) -> str:
-        keeper = keepers.get(address)
-        return f"127.0.0.1:{keeper.listener.getsockname()[1]}" if keeper else address
-
-    sync, aio = grpc.insecure_channel, grpc.aio.insecure_channel
-    monkeypatch.setattr(grpc, "insecure_channel", lambda address, *a, **k: sync(led(address), *a, **k))
-    monkeypatch.setattr(grpc.aio, "insecure_channel", lambda address, *a, **k: aio(led(address), *a, **k))
-    yield list(keepers.values())
-    for keeper in keepers.values():
-        keeper.close()
-
-
 def ohell(monkeypatch: pytest.MonkeyPatch, capsys: Any, data: Path, *args: str, token: str = TOKEN) -> tuple[int, str]:
     """``ohell ARGS`` as a bot author types it beside ``ohell up``: the agent token in $OHELL_AGENT_TOKEN,
     no address in the environment. Its exit status and what it wrote to stderr."""
-    for name in ("OHELL_ENGINE_ADDRESS", "OHELL_MATCHMAKER_ADDRESS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("OHELL_DATA_DIR", str(data))
-    monkeypatch.setenv("OHELL_AGENT_TOKEN", token)
-    capsys.readouterr()
-    try:
-        status = main(list(args))
-    except SystemExit as exit:  # the SDK's blocking calls exit on an AgentError
-        status = int(exit.code or 0)
-    return status, capsys.readouterr().err
+    status, _, errors = ohell_in_process(monkeypatch, capsys, data, *args, env={"OHELL_AGENT_TOKEN": token})
+    return status, errors
 
 
 def says_down(done: tuple[int, str], path: Path) -> bool:

@@ -87,9 +87,12 @@ def test_who_may_be_seated_deadlines_and_late_answers(
             address, token, rules=SHORT, time_control=floor, seats=seats(("agent_id", "volunteer"), *bots)
         )
         assert {f.kind for f in done.record.faults} == {match_pb2.FAULT_KIND_TIMEOUT}
-        await asyncio.sleep(0.6)  # the last late answer arrives
+        asked = len(volunteer.sent("decision", done.record.match_id))
+        assert asked == len(done.record.faults)  # every decision timed out
+        # each late answer is told it came too late: as many notices as decisions
+        await volunteer.until(lambda agent: len(agent.notices) >= asked, f"{asked} notices")
         assert volunteer.alive and victim.alive and attacker.alive  # nobody's stream was ended
-        assert volunteer.notices and {n.code for n in volunteer.notices} == {"FAILED_PRECONDITION"}
+        assert len(volunteer.notices) == asked and {n.code for n in volunteer.notices} == {"FAILED_PRECONDITION"}
         for agent in (victim, volunteer, attacker):
             await agent.stop()
 

@@ -12,7 +12,14 @@ import redis
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.keys import register_agent_token
-from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2, spectate_pb2, spectate_pb2_grpc
+from arena.proto.ohell.v1 import (
+    challenge_pb2,
+    challenge_pb2_grpc,
+    gateway_pb2,
+    match_pb2,
+    spectate_pb2,
+    spectate_pb2_grpc,
+)
 from arena.rpc.auth import auth_metadata
 
 from .agents import Agent
@@ -42,7 +49,7 @@ def ended(agent: Agent, match_id: str) -> list[match_pb2.MatchEnded]:
     ]
 
 
-async def stop_midway(address: str, match_id: str, how: str) -> None:
+async def stop_midway(address: str, match_id: str, how: str, sleeper: Agent) -> None:
     seats = [challenge_pb2.ChallengeSeat(agent_id="sleeper")] + [challenge_pb2.ChallengeSeat(builtin="random")] * 2
     request = challenge_pb2.ChallengeRequest(
         seats=seats, match_id=match_id, time_control=match_pb2.TimeControl(decision_ms=30_000)
@@ -50,8 +57,8 @@ async def stop_midway(address: str, match_id: str, how: str) -> None:
     async with grpc.aio.insecure_channel(address) as channel:
         stub = challenge_pb2_grpc.ChallengeServiceStub(channel)
         call = stub.Challenge(request, metadata=auth_metadata(TOKEN), timeout=1.5 if how == "deadline" else 60)
-        if how == "cancel":
-            await asyncio.sleep(1.0)
+        if how == "cancel":  # once the match is under way: the sleeper was asked
+            await sleeper.until(lambda agent: agent.sent("decision", match_id), "the sleeper's first decision")
             call.cancel()
         with pytest.raises((grpc.aio.AioRpcError, asyncio.CancelledError)):
             await call
@@ -69,7 +76,7 @@ def test_a_stopped_challenge_ends_for_its_seats_and_spectators(
     async def run() -> None:
         sleeper = await Agent(engine.address, TOKEN, silent).start()
         watching = asyncio.create_task(spectate(engine.address, match_id))
-        await stop_midway(engine.address, match_id, how)
+        await stop_midway(engine.address, match_id, how, sleeper)
         for _ in range(50):
             if ended(sleeper, match_id):
                 break
@@ -80,8 +87,12 @@ def test_a_stopped_challenge_ends_for_its_seats_and_spectators(
         assert events[-1].WhichOneof("event") == "match_ended" and events[-1].match_ended.aborted
         # a new stream of the same agent gets nothing of the stopped match re-sent
         again = await Agent(engine.address, TOKEN, silent).start()
-        await asyncio.sleep(0.5)
-        assert not [e for e in again.events if e.WhichOneof("event") in ("match_started", "decision")]
+        # what a new stream is re-sent goes out before its actions are read: the notice refusing a
+        # stray action comes after anything re-sent
+        async with again.writing:
+            await again.call.write(gateway_pb2.ConnectRequest(action=match_pb2.Action(match_id=match_id, bid=0)))
+        await again.until(lambda agent: agent.notices or not agent.alive, "the stray action's notice")
+        assert [e.WhichOneof("event") for e in again.events] == ["notice"], again.events
         for agent in (sleeper, again):
             await agent.stop()
 

@@ -12,7 +12,6 @@ import queue
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import grpc
@@ -24,9 +23,11 @@ from arena.ladder.redis_store import RedisStore
 from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc, matchmaker_pb2_grpc
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
+from arena.wire import rules_to_proto
+from ohell.rules import Rules
 
 from ..ladder.helpers import match_state
-from .stacks import endpoint_ladder, free_port, start_stack, wait_until
+from .stacks import LineLog, endpoint_ladder, free_port, start_stack, wait_until
 
 pytestmark = pytest.mark.slow  # a whole stack
 
@@ -50,14 +51,18 @@ def test_an_endpoint_agent_serves_and_queues_itself_on_a_ladder(redis_server: Em
             )
             assert author.stdout is not None
             assert author.stdout.readline().strip() == f"endpoint agent HighCards serving on port {port}"
+            assert author.stderr is not None
+            logged = LineLog(author.stderr)
             finished = lambda: match_state(stack, store, "ep-1")[0] == "finished"  # noqa: E731
             wait_until(finished, 60, "the endpoint's match to finish", stack)
             record = json.loads(stub.GetMatch(pb.GetMatchRequest(match_id="ep-1")).record_json)
         assert record["faults"] == []
         assert [seat["kind"] for seat in record["seats"]].count("endpoint") == 1
+        # the store says finished before the MatchEnded sent to the endpoint is logged there
+        logged.wait_for("match ep-1 ended", 30)
         author.send_signal(signal.SIGINT)
-        _, log = author.communicate(timeout=20)
-        assert author.returncode == 0, log
+        assert author.wait(20) == 0, logged.text()
+        log = logged.text()
         assert "queued on ladder 'ep'" in log and "match ep-1 ended" in log, log
     finally:
         if author is not None and author.poll() is None:
@@ -106,16 +111,22 @@ def test_a_stopping_endpoint_leaves_the_queue_before_its_last_calls_end(redis_se
             )
             command = [sys.executable, "-m", "arena.cli", "bot", "run", "random", "--serve", f"127.0.0.1:{port}"]
             command += ["--ladder", "solo", "--matchmaker", stack.matchmaker_address, "--token", agent.token]
-            author = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            author = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             assert author.stdout is not None and "serving on port" in author.stdout.readline()
+            assert author.stderr is not None
+            logged = LineLog(author.stderr)
             waiting = lambda: stub.GetLadder(pb.GetLadderRequest(name="solo")).tickets_waiting  # noqa: E731
             wait_until(lambda: waiting() == 1, 30, "the endpoint's ticket", stack)
             with grpc.insecure_channel(f"127.0.0.1:{port}") as endpoint:  # a match in play: a call in flight
                 play = agent_pb2_grpc.AgentServiceStub(endpoint).Play(
                     iter(in_flight.get, None), metadata=auth_metadata(agent.token)
                 )
-                grpc.channel_ready_future(endpoint).result(timeout=10)
-                time.sleep(0.5)  # the call reaches the server
+                # the call is in the server's hands once it logs the match the call started
+                started = agent_pb2.PlayRequest()
+                started.event.match_started.match_id = "in-flight"
+                started.event.match_started.rules.CopyFrom(rules_to_proto(Rules()))
+                in_flight.put(started)
+                logged.wait_for("match in-flight started", 30)
                 author.send_signal(signal.SIGINT)
                 wait_until(lambda: waiting() == 0, 4, "the ticket to leave the queue")
                 assert author.poll() is None  # still serving the call in flight

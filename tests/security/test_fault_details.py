@@ -110,7 +110,8 @@ def test_no_hidden_card_reaches_other_seats_or_spectators(
                     timeout=60,
                 )
             await asyncio.wait_for(watcher, 20)
-            await asyncio.sleep(0.2)  # the last MatchEnded reached every stream
+            for agent in agents:  # the last MatchEnded reached every stream
+                await agent.until(lambda agent, match_id=match_id: agent.sent("match_ended", match_id), "MatchEnded")
             for agent in agents:
                 await agent.stop()
             played.append((json.loads(response.record.json), agents, spectated))

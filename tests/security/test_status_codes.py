@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from arena.embedded_redis import EmbeddedRedis
-from arena.keys import register_agent_token
+from arena.keys import Keys, register_agent_token
 from arena.proto.ohell.v1 import (
     matchmaker_pb2,
     matchmaker_pb2_grpc,
@@ -111,7 +111,7 @@ def test_long_spectate_waits_and_spectator_bounds(
         for reader in readers:
             reader.start()
         _until(lambda: _blocked_reads(client) >= 1)  # the shared reader is waiting for the match
-        time.sleep(1.0)  # every stream is open by now
+        _until(lambda: _spectate_slots(client) == len(streams))  # every stream is open: each holds its slot
         assert _blocked_reads(client) == 1, f"{len(streams)} spectators hold {_blocked_reads(client)} XREADs"
         # one caller may not open more than its share
         with pytest.raises(grpc.RpcError) as too_many:
@@ -136,6 +136,11 @@ def test_long_spectate_waits_and_spectator_bounds(
 def _blocked_reads(client: redis.Redis) -> int:
     """Redis connections whose last command is XREAD (a spectator's read of a match's events)."""
     return sum(1 for entry in client.client_list() if entry.get("cmd") == "xread")
+
+
+def _spectate_slots(client: redis.Redis) -> int:
+    """Spectate streams open, each holding a slot in Redis (``Keys.slots``) while it lasts."""
+    return sum(client.zcard(key) for key in client.keys(Keys().slots("spectate", "*")))
 
 
 def _drain(call: object) -> None:

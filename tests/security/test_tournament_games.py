@@ -101,6 +101,15 @@ def one_table(
     return engine, client, store
 
 
+def until_lease_lapses(store: TournamentStore, tourney_id: str, timeout_s: float = 30) -> None:
+    """Until the table r1t0's lease is gone (its runner died or raised: it lapses, nothing renews it)."""
+    lease = store.keys.tourney_lease(tourney_id, "r1t0")
+    deadline = time.monotonic() + timeout_s
+    while store.client.exists(lease):
+        assert time.monotonic() < deadline, f"the lease of {tourney_id}/r1t0 never lapsed"
+        time.sleep(0.05)
+
+
 def assert_played_cleanly(store: TournamentStore, tourney_id: str, agent: Agent) -> None:
     records = store.records(tourney_id)
     faults = {game: record["faults"] for game, record in records.items()}
@@ -169,7 +178,7 @@ def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
             except Exception as error:  # the task is retried
                 outcomes.append(type(error).__name__)
             if outcomes[-1] != "finished":
-                time.sleep(LEASE_S)  # the lease of the attempt that raised lapses
+                until_lease_lapses(store, "cut")  # the lease of the attempt that raised
         return outcomes
 
     async def run() -> list[str]:
@@ -219,7 +228,7 @@ def test_a_remote_table_whose_runner_is_killed_mid_game_is_resumed_cleanly(
         finally:
             runner.wait(10)
         assert 1 <= len(store.finished_games("kt")) < 3
-        await asyncio.sleep(1.2)  # the dead runner's lease lapses
+        await asyncio.to_thread(until_lease_lapses, store, "kt")  # the dead runner's
         assert await asyncio.to_thread(jobs.run_table, store, "kt", "r1t0", Queue(store), 1.0) == "finished"
         await agent.stop()
         return agent
@@ -249,7 +258,7 @@ def test_a_runner_that_lost_its_lease_stops_playing_the_table(
         try:
             await policy.reach(5)
             stalled.send_signal(signal.SIGSTOP)  # a worker stalled past its lease
-            await asyncio.sleep(1.5)
+            await asyncio.to_thread(until_lease_lapses, store, "st")
             second = asyncio.create_task(asyncio.to_thread(jobs.run_table, store, "st", "r1t0", Queue(store), 1.0))
             await policy.reach(policy.decisions + 25)
             stalled.send_signal(signal.SIGCONT)

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from arena.proto import generate
+from tests.needs import import_or_missing, missing
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_committed_generated_code_is_current(tmp_path: Path) -> None:
-    pytest.importorskip("grpc_tools", reason="grpcio-tools (a test extra) is needed to regenerate")
+    import_or_missing("grpc_tools", "pip install -e '.[test]' (grpcio-tools, a test extra, regenerates the code)")
     written = generate.generate(tmp_path)
     committed = generate.OUTPUT_DIR
     names = sorted(path.name for path in written)
@@ -55,7 +56,7 @@ def _buf_command() -> list[str] | None:
 def test_buf_lint_standard_is_clean() -> None:
     command = _buf_command()
     if command is None:
-        pytest.skip("buf is not available: neither a buf binary nor npx with @bufbuild/buf from the npm registry")
+        missing("buf is not available", "install buf, or Node.js's npx with the npm registry in reach (@bufbuild/buf)")
     result = subprocess.run([*command, "lint"], cwd=ROOT / "protos", capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -15,7 +15,7 @@ import grpc
 import pytest
 import redis
 import redis.asyncio as aioredis
-from svc_helpers import DROP, EngineProcess, ScriptedAgent, card, first_legal, legal_policy
+from svc_helpers import DROP, EngineProcess, ScriptedAgent, card, first_legal, legal_policy, until
 
 from arena.embedded_redis import free_port
 from arena.keys import Keys
@@ -31,6 +31,12 @@ SMALL = Rules(hand_sizes=(3, 2))
 
 def host(redis_url: str, seats: list[SeatSpec], match_id: str, **time: int) -> Any:
     return host_match(match_id, SMALL, seats, seed=5, time_control=TimeControl(**time), redis_url=redis_url)
+
+
+# a deadline no test waits out: a fault that waited on it instead of coming at once runs out GUARD_S,
+# whatever the machine's speed (no test asserts on how many seconds a match took)
+NEVER_MS = 3_600_000
+GUARD_S = 120
 
 
 def kinds_of(record: dict, seat: int) -> list[str]:
@@ -133,16 +139,15 @@ def test_agent_disconnecting_mid_hand_is_disconnected_then_forfeits(
     async def run() -> dict:
         agent = await ScriptedAgent(engine_process.address, token, quit_after_one).start()
         seats = [SeatSpec.builtin("heuristic"), SeatSpec.builtin("random"), SeatSpec.connected(agent_id)]
-        record = await host(shared_redis_server.url, seats, "quit-1", decision_ms=20_000, max_faults=3)
+        hosting = host(shared_redis_server.url, seats, "quit-1", decision_ms=NEVER_MS, max_faults=3)
+        record = await asyncio.wait_for(hosting, GUARD_S)
         await agent.stop()
         return record
 
-    began = time.monotonic()
     record = asyncio.run(run())
     assert record["complete"] and referee(record).valid
     faults = [f for f in record["faults"] if f["seat"] == 2]
     assert [f["kind"] for f in faults] == ["DISCONNECTED"] * 3  # not TIMEOUT; then it forfeits: no more asking
-    assert time.monotonic() - began < 15  # generous: one 20 s deadline waited out would exceed it
     assert faults[0]["hand"] == 1
     assert record["forfeited"] == [2] and 2 not in record["winners"]
 
@@ -217,10 +222,9 @@ def test_new_stream_replaces_old_and_gets_the_pending_decision(engine_process, m
 def test_unreachable_endpoint_is_disconnected_and_forfeits(shared_redis_server) -> None:
     address = f"127.0.0.1:{free_port()}"  # nothing listens there
     seats = [SeatSpec.endpoint(address), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
-    began = time.monotonic()
-    record = asyncio.run(host(shared_redis_server.url, seats, "nowhere-1", decision_ms=20_000, max_faults=2))
+    hosting = host(shared_redis_server.url, seats, "nowhere-1", decision_ms=NEVER_MS, max_faults=2)
+    record = asyncio.run(asyncio.wait_for(hosting, GUARD_S))
     assert kinds_of(record, 0) == ["DISCONNECTED", "DISCONNECTED"]  # refused at once, not TIMEOUT
-    assert time.monotonic() - began < 15  # generous: one 20 s deadline waited out would exceed it
     assert record["faults"][0]["detail"] == "UNAVAILABLE: the endpoint is not reachable"  # the record is public
     assert record["seats"][0] == {"name": "endpoint", "kind": "endpoint", "address": address}  # for the host
     assert record["forfeited"] == [0] and record["complete"]
@@ -395,7 +399,7 @@ def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_
                     preset("classic"),
                     seats,
                     4,
-                    time_control=TimeControl(decision_ms=20_000, max_faults=200),
+                    time_control=TimeControl(decision_ms=NEVER_MS, max_faults=200),
                     redis_url=shared_redis_server.url,
                 )
             )
@@ -408,18 +412,15 @@ def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_
             finally:
                 await events.aclose()
             process.kill()
-            return await asyncio.wait_for(hosting, 30)
+            return await asyncio.wait_for(hosting, GUARD_S)
 
-        began = time.monotonic()
         record = asyncio.run(run())
-        elapsed = time.monotonic() - began
     finally:
         process.kill()
         process.wait()
         client.close()
     kinds = kinds_of(record, 0)
     assert kinds and set(kinds) == {"DISCONNECTED"} and record["complete"] and referee(record).valid
-    assert elapsed < 15, f"took {elapsed:.1f} s: a 20 s deadline was waited out"
 
 
 def test_a_reconnected_agent_is_not_asked_again_in_a_finished_match(
@@ -439,13 +440,17 @@ def test_a_reconnected_agent_is_not_asked_again_in_a_finished_match(
         assert record["forfeited"] == [0] and len(first.decisions) == 1
         await asyncio.wait_for(first.ended.wait(), 5)
         again = await ScriptedAgent(engine_process.address, token).start()  # replaces the first stream
-        await asyncio.sleep(0.5)
+        # what a new stream is re-sent goes out before its actions are read: the notice refusing this
+        # stray action comes after anything re-sent
+        await again.send(match_pb2.Action(match_id="forfeit-1", seat=0, decision_id=1, bid=0))
+        await until(lambda: again.notices or again.error)
         await first.stop()
         await again.stop()
         return again
 
     again = asyncio.run(run())
-    assert again.error is None and again.events == []
+    assert again.error is None and [event.WhichOneof("event") for event in again.events] == ["notice"]
+    assert again.notices[0].code == "FAILED_PRECONDITION", again.notices
 
 
 @pytest.mark.slow  # a second engine process

@@ -57,7 +57,10 @@ def test_events_sent_while_a_new_stream_is_set_up_come_after_what_is_re_sent(sha
             while gateway.connections.get("again") is old:  # the new stream took over; its setup waits
                 await asyncio.sleep(0.01)
         later = asyncio.create_task(gateway.deliver("again", decision(2), ignore))
-        await asyncio.sleep(0.2)  # before the fix, the write went out now
+        turn = gateway.connections["again"].write_lock
+        async with asyncio.timeout(10):  # queued behind the setup's turn (before the fix: written at once)
+            while not later.done() and not turn._waiting:
+                await asyncio.sleep(0.01)
         release.set()
         await connecting
         assert await asyncio.wait_for(later, 10) is None

@@ -17,12 +17,17 @@ from typing import Any
 
 import grpc
 import pytest
+import redis
 
 from arena.embedded_redis import EmbeddedRedis
+from arena.keys import Keys
+from arena.ladder.redis_store import RedisStore
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
+
+from ..ladder.helpers import settle
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENS = Path(__file__).parent / "screens"  # ignored by git: what each page looked like in the last run
@@ -60,8 +65,9 @@ def start_web(stack: Stack, log_path: Path, env: dict[str, str] | None = None) -
     return process, f"http://127.0.0.1:{found.group(1)}"
 
 
-def play_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, matches: int) -> dict[str, str]:
-    """A small-game ladder of built-in agents with at least ``matches`` finished (and rated) matches."""
+def play_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, store: RedisStore, matches: int) -> dict[str, str]:
+    """A small-game ladder of built-in agents with at least ``matches`` finished (and rated) matches,
+    none in play (``store``: the stack's keys)."""
     rules = rules_pb2.Rules(preset="classic", hand_sizes=[4, 3, 2])
     host = auth_metadata(HOST_TOKEN)
     ladder = pb.Ladder(name=LADDER, rules=rules, seats=4, base_window=50)
@@ -81,10 +87,7 @@ def play_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, matches: int) -
     wait_until(lambda: rated() >= matches, 60, f"{matches} rated matches")
     for agent_id, token in tokens.items():
         stub.LeaveQueue(pb.LeaveQueueRequest(ladder=LADDER, agent_id=agent_id), metadata=auth_metadata(token))
-    last = -1
-    while (now := rated()) != last:  # the matches in play finish
-        last = now
-        time.sleep(1.0)
+    settle(store, [LADDER], 60)  # the matches in play finish and are rated
     return agents
 
 
@@ -104,7 +107,11 @@ def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFa
     try:
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
             stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
-            agents = play_ladder(stub, 8)
+            store = RedisStore(redis.Redis.from_url(shared_redis_server.url), Keys(config.prefix))
+            try:
+                agents = play_ladder(stub, store, 8)
+            finally:
+                store.client.close()
             web, url = start_web(stack, logs / "web.log")
             yield Site(url, stack, stub, agents)
     finally:

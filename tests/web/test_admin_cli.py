@@ -199,7 +199,7 @@ def test_results(site: Site, tmp_path: Path) -> None:
     assert board.returncode == 0 and all(name in board.stdout for name in site.agents.values())
     listed = ohell(site, "matches", "--ladder", LADDER, "--limit", "3")
     newest = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, page_size=3)).matches
-    assert all(m.match_id in listed.stdout for m in newest)
+    assert len(newest) == 3 and all(m.match_id in listed.stdout for m in newest)
     assert all(name in listed.stdout for name in newest[0].agent_names)  # seats by name, as on the leaderboard
     assert newest[0].agent_ids[0] not in listed.stdout
     counted = re.search(r"3 of (\d+) finished matches", listed.stdout)

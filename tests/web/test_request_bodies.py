@@ -5,7 +5,6 @@ a host form posted without a session is refused before its body is parsed."""
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -32,13 +31,12 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
         process.wait(10)
 
 
-def post(web: tuple[str, int], path: str, head: dict[str, str], body: Iterator[bytes]) -> tuple[int, bytes, float]:
+def post(web: tuple[str, int], path: str, head: dict[str, str], body: Iterator[bytes]) -> tuple[int, bytes]:
     """POST ``body`` piece by piece (stopping early when the app has answered); (status, the
-    response's start, seconds until it came)."""
+    response's start). Status 0: no answer, the app waiting for the rest of a body that never comes."""
     with socket.create_connection(web, timeout=10) as sock:
         lines = [f"POST {path} HTTP/1.1", "Host: test", *(f"{k}: {v}" for k, v in head.items()), "", ""]
         sock.sendall("\r\n".join(lines).encode())
-        began = time.monotonic()
         sock.setblocking(False)
         answer = b""
         for piece in body:
@@ -61,7 +59,7 @@ def post(web: tuple[str, int], path: str, head: dict[str, str], body: Iterator[b
         except TimeoutError:  # the app still waits for the rest of the body
             pass
     status = int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else 0
-    return status, answer[:2000], time.monotonic() - began
+    return status, answer[:2000]
 
 
 def complete(answer: bytes) -> bool:
@@ -92,27 +90,25 @@ UPLOAD = {"content-type": "multipart/form-data; boundary=zz"}
 def test_a_declared_body_over_the_limit_is_refused_before_it_is_read(web: tuple[str, int]) -> None:
     huge = 1 << 30  # declared, never sent: the app must not wait for it
     for path, kind in (("/host/login", FORM), ("/host/agents", UPLOAD), ("/host/tournaments/new", UPLOAD)):
-        status, answer, seconds = post(web, path, kind | {"content-length": str(huge)}, pieces(MAX_BODY_BYTES + 1))
-        assert status == 413, (path, answer)
-        assert seconds < 5
+        status, answer = post(web, path, kind | {"content-length": str(huge)}, pieces(MAX_BODY_BYTES + 1))
+        assert status == 413, (path, answer)  # answered while the declared body was far from sent
 
 
 def test_a_chunked_body_over_the_limit_is_refused(web: tuple[str, int]) -> None:
     head = FORM | {"transfer-encoding": "chunked"}
     body = pieces(64 * MAX_BODY_BYTES, chunked=True, head=b"token=")
-    status, answer, _ = post(web, "/host/login", head, body)
+    status, answer = post(web, "/host/login", head, body)
     assert status == 413, answer
 
 
 def test_a_host_form_without_a_session_is_refused_unread(web: tuple[str, int]) -> None:
     # under the limit, but a form nobody signed in to post: 403 whatever the body holds
     head = UPLOAD | {"content-length": str(MAX_BODY_BYTES)}
-    status, answer, seconds = post(web, "/host/agents", head, pieces(MAX_BODY_BYTES // 2))
-    assert status == 403, answer
-    assert seconds < 5
+    status, answer = post(web, "/host/agents", head, pieces(MAX_BODY_BYTES // 2))
+    assert status == 403, answer  # answered with half the declared body never sent
 
 
 def test_ordinary_posts_still_work(web: tuple[str, int]) -> None:
     body = b"token=wrong"
-    status, answer, _ = post(web, "/host/login", FORM | {"content-length": str(len(body))}, iter([body]))
+    status, answer = post(web, "/host/login", FORM | {"content-length": str(len(body))}, iter([body]))
     assert status == 403 and b"wrong host token" in answer, answer

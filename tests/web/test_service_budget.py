@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -95,7 +94,7 @@ def test_busy_visitors_within_their_limits_do_not_fail_anyones_pages(site: tuple
     busy = [f"10.9.0.{n}" for n in range(1, 6)]
     with ThreadPoolExecutor(12) as pool:
         pages = [pool.submit(visit, f"{url}/", visitor) for _ in range(30) for visitor in busy]
-        time.sleep(0.5)
+        wait(pages, return_when=FIRST_COMPLETED)  # the busy visitors' pages are under way
         other = [visit(f"{url}/ladders/l{n}", "10.9.1.1") for n in range(5)]
         statuses = [page.result() for page in pages]
     failed = {status: statuses.count(status) for status in set(statuses) if status != 200}

@@ -25,6 +25,13 @@ class Inner:
         await send({"type": "http.response.body", "body": b"ok"})
 
 
+async def views_open(app: VisitorLimit, visitor: str, count: int) -> None:
+    """Until ``visitor`` holds ``count`` live views (each held open by Inner)."""
+    async with asyncio.timeout(10):
+        while app.live.get(visitor, 0) != count:
+            await asyncio.sleep(0)
+
+
 async def visit(app: VisitorLimit, path: str, client: str = "10.0.0.1") -> tuple[int, dict[str, str]]:
     sent: list[dict[str, Any]] = []
 
@@ -65,11 +72,11 @@ def test_a_visitor_holds_a_bounded_number_of_live_views() -> None:
         inner = Inner()
         app = VisitorLimit(inner, RateLimit(rate=1000, burst=1000), max_live=2)
         held = [asyncio.create_task(visit(app, f"/live/m{n}/events")) for n in range(2)]
-        await asyncio.sleep(0.05)
+        await views_open(app, "10.0.0.1", 2)
         assert (await visit(app, "/live/m3/events"))[0] == 429
         assert (await visit(app, "/matches"))[0] == 200  # pages still load
         other = asyncio.create_task(visit(app, "/live/m3/events", client="10.0.0.2"))
-        await asyncio.sleep(0.05)
+        await views_open(app, "10.0.0.2", 1)
         inner.release.set()
         assert [(await task)[0] for task in (*held, other)] == [200, 200, 200]
         assert (await visit(app, "/live/m4/events"))[0] == 200 and not app.live  # closed views are given back
@@ -97,7 +104,7 @@ def test_exports_count_as_live_views() -> None:
         inner = Inner()
         app = VisitorLimit(inner, RateLimit(rate=1000, burst=1000), max_live=2)
         held = [asyncio.create_task(visit(app, "/tournaments/final/export.json")) for _ in range(2)]
-        await asyncio.sleep(0.05)
+        await views_open(app, "10.0.0.1", 2)
         for path in ("/tournaments/final/export.csv", "/live/m1/events"):  # refused at once, not held
             assert (await asyncio.wait_for(visit(app, path), 10))[0] == 429
         assert (await visit(app, "/tournaments/final"))[0] == 200  # its page still loads
