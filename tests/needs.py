@@ -1,7 +1,9 @@
 """What a test needs beyond the project's own install: OpenSpiel, Node.js and npm, buf, PostgreSQL's
 server binaries. Without it the test is skipped, its reason listed in the summary (``-rs`` in
 pyproject.toml's addopts); in CI (``CI`` set, as ``.ci/run`` sets it) it fails instead, saying what
-to install, so CI never passes with such a test silently left out."""
+to install, so CI never passes with such a test silently left out. What only a network service
+outside the machine gives (the npm registry: the Node example's packages, buf through npx) is a
+skip in CI too (``offline``), its reason in the summary."""
 
 from __future__ import annotations
 
@@ -18,6 +20,14 @@ def missing(what: str, install: str) -> NoReturn:
     __tracebackhide__ = True  # the summary names the test's line, not this one
     if os.environ.get("CI"):
         pytest.fail(f"CI must run this test, but {what}: {install}", pytrace=False)
+    pytest.skip(f"{what}: {install}")
+
+
+def offline(what: str, install: str) -> NoReturn:
+    """Skip, in CI too, for ``what`` a network service outside the machine (the npm registry) did not
+    give: CI installs what a test needs from the machine's own package sources, but cannot make a
+    registry answer, and a run must not fail for that. The reason is in the summary all the same."""
+    __tracebackhide__ = True
     pytest.skip(f"{what}: {install}")
 
 

@@ -28,7 +28,7 @@ from arena.sdk import run_on_ladder_async
 from ohell.referee import referee
 
 from ..buggy_bots import RaisesEveryFifth
-from ..needs import missing
+from ..needs import missing, offline
 from .helpers import builtin_ladder, leave_all, register_connected, wait_until
 
 pytestmark = pytest.mark.slow  # starts whole stacks of processes
@@ -58,7 +58,7 @@ def node_ready() -> None:
             timeout=300,
         )
         if result.returncode != 0:
-            missing(f"npm install failed (registry unreachable?): {result.stderr[-300:]}", "the npm registry in reach")
+            offline(f"npm install failed (registry unreachable?): {result.stderr[-300:]}", "the npm registry in reach")
 
 
 def python_example(stack: Stack, token: str, ladder: str) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.proto import generate
-from tests.needs import import_or_missing, missing
+from tests.needs import import_or_missing, offline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,7 +56,7 @@ def _buf_command() -> list[str] | None:
 def test_buf_lint_standard_is_clean() -> None:
     command = _buf_command()
     if command is None:
-        missing("buf is not available", "install buf, or Node.js's npx with the npm registry in reach (@bufbuild/buf)")
+        offline("buf is not available", "install buf, or Node.js's npx with the npm registry in reach (@bufbuild/buf)")
     result = subprocess.run([*command, "lint"], cwd=ROOT / "protos", capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
 
