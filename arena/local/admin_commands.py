@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from arena.ladder.roster import roster_names
-from arena.local.admin_client import Host
+from arena.local.admin_client import Host, Unreachable
 from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, options_text, text_console, win_share
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
@@ -205,13 +205,16 @@ def agent_import(host: Host, args: argparse.Namespace) -> int:
     if Path(args.tokens).exists():
         raise OhHellError(f"--tokens {args.tokens} exists: choose a new file (tokens are secrets, never overwritten)")
     rows, failed = [], []
-    for name in names:
+    for index, name in enumerate(names):
         try:
             reply = host.call("RegisterAgent", name=name, kind=KINDS[args.kind], bot=args.bot)
             rows.append([reply.agent.name, reply.agent.agent_id, reply.token])
-        except OhHellError as error:
-            if "cannot reach" in str(error):
+        except Unreachable as error:  # the rest would fail alike; the tokens already given are still saved
+            if not rows:
                 raise
+            failed.append(f"{', '.join(names[index:])}: {error}")
+            break
+        except OhHellError as error:
             failed.append(f"{name}: {error}")
     if rows:
         _save_tokens(args.tokens, rows, append=False)

@@ -153,5 +153,8 @@ def run(args: argparse.Namespace) -> int:
         return with_host(from_stack)(args)
     except Unreachable as error:
         archive = data_folder_file("archive.db")
-        where = f"sqlite:///{archive}" if archive.is_file() else "URL"
+        try:
+            where = f"sqlite:///{archive}" if archive.is_file() else "URL"
+        except OSError:  # a data folder this user may not enter: name no file there
+            where = "URL"
         raise OhHellError(f"{error}; or read the archive with no stack running: --database-url {where}") from None

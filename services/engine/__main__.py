@@ -25,8 +25,9 @@ from services.engine.server import start_engine
 
 def _tokens(pairs: list[str], path: str | None = None) -> dict[str, str]:
     """token -> agent id, from ``--agent`` and the lines of ``--agents-file`` (blank and # lines
-    skipped). An error names a file's line by its number, never its text: that holds a token."""
-    given = [(f"--agent {pair!r}", pair) for pair in pairs]
+    skipped). An error names a file's line or an ``--agent`` by its number, never its text: that
+    holds a token."""
+    given = [(f"--agent #{n}", pair) for n, pair in enumerate(pairs, 1)]
     if path:
         lines = [
             (n, line.strip())

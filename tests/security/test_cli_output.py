@@ -91,3 +91,25 @@ def test_the_consoles_own_styles_and_table_layout_stay() -> None:
     assert "x[2Jy" in text and "\x1b[2J" not in text and "\x00" not in text
     rows = [line for line in text.splitlines() if "│" in line and ("3" in line or "4" in line)]
     assert len({len(line) for line in rows}) == 1  # the columns line up
+
+
+def test_an_import_beside_a_stopped_stack_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a stopped stack's matchmaker.sock left in the data folder, each name was 'not registered'
+    with the same 'the local stack is not running' beside it (only 'cannot reach' over TCP was seen)."""
+    import socket
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    with socket.socket(socket.AF_UNIX) as left:
+        left.bind(str(data / "matchmaker.sock"))  # the file stays once the socket closes: nothing answers
+    monkeypatch.setenv("OHELL_DATA_DIR", str(data))
+    monkeypatch.setenv("OHELL_HOST_TOKEN", "a-host-token-long-enough-0123")
+    monkeypatch.delenv("OHELL_MATCHMAKER_ADDRESS", raising=False)
+    names = tmp_path / "names.csv"
+    names.write_text("ann\nbob\n")
+    assert main(["agent", "import", str(names), "--tokens", str(tmp_path / "t.csv")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.startswith("error: the local stack is not running") and "not registered" not in err, err
+    assert not (tmp_path / "t.csv").exists()

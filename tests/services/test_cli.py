@@ -217,6 +217,10 @@ def test_one_token_given_to_two_agents_is_refused_naming_both_places(tmp_path: P
     assert f"--agents-file {agents}: line 3" in message and "--agents-file" in message and "line 1" in message
     assert "'carol'" in message and "'alice'" in message and "shared-secret" not in message
     assert _tokens(["alice=a", "alice=b"]) == {"a": "alice", "b": "alice"}  # an agent may have two tokens
+    for pairs in (["alice=s3cret-token", "bob=s3cret-token"], ["alice=a", "s3cret-token"]):
+        with pytest.raises(OhHellError) as refused:  # an --agent is named by its number, never its text
+            _tokens(pairs)
+        assert "--agent #2" in str(refused.value) and "s3cret-token" not in str(refused.value)
 
 
 def test_bot_connect_takes_the_bot_as_bot_run_does(capsys: pytest.CaptureFixture[str]) -> None:
