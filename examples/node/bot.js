@@ -20,7 +20,8 @@ function installed(name) {
     return require(name);
   } catch (error) {
     if (error.code === "MODULE_NOT_FOUND" && error.message.includes(`'${name}'`)) {
-      fail(`the package ${name} is not installed: run npm install in ${__dirname}`);
+      // a bot.js copied out of examples/node has no package.json beside it: name both packages
+      fail(`the package ${name} is not installed: run npm install @grpc/grpc-js @grpc/proto-loader in ${__dirname}`);
     }
     throw error;
   }

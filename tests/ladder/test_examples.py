@@ -206,7 +206,8 @@ def test_node_without_the_protos_says_where_it_looked_in_one_line(tmp_path: Path
     copied = tmp_path / "my" / "bot" / "bot.js"  # the default: two folders up, protos/
     copied.parent.mkdir(parents=True)
     shutil.copy(NODE_DIR / "bot.js", copied)
-    env = {k: v for k, v in os.environ.items() if k != "OHELL_PROTOS"} | {"NODE_PATH": str(NODE_DIR / "node_modules")}
+    env = {k: v for k, v in without_env_token().items() if k != "OHELL_PROTOS"}  # a token set: the usage instead
+    env |= {"NODE_PATH": str(NODE_DIR / "node_modules")}
     arguments = ["127.0.0.1:1", "127.0.0.1:2", "a-token", "kit"]
     cases = {
         "copied": (copied, env, f"in {tmp_path / 'protos'} (the default, as no $OHELL_PROTOS is set)"),
