@@ -18,7 +18,7 @@ from arena.local.config import (
     host_token,
     resolve,
 )
-from arena.rpc.data_folder import data_folder_file, default_data_dir
+from arena.rpc.data_folder import UP_ARCHIVE, data_folder_file, default_data_dir, up_archive_url
 from arena.rpc.settings import ConfigError, read_token_file, shown_url
 from ohell.errors import OhHellError
 
@@ -40,7 +40,7 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
         redis_url=settings["redis_url"] or None,
         redis_port=settings["redis_port"] or None,
         # the match archive lives in the data folder too unless a URL is set
-        database_url=settings["database_url"] or f"sqlite:///{Path(data_dir) / 'archive.db'}",
+        database_url=settings["database_url"] or f"sqlite:///{Path(data_dir) / UP_ARCHIVE}",
         host_token=token,
         save_host_token=False,  # host_token() made the data folder's file if it was the token's source
         builtin_workers=settings["workers"],
@@ -142,11 +142,10 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     import redis
     from sqlalchemy.exc import SQLAlchemyError
 
-    from arena.archive.db import DATABASE_URL_ENV
-
     url = args.redis_url or os.environ.get("REDIS_URL") or up_redis_url()
+    archive = archive_url(args) if args.source == "archive" else None
     try:
-        return _rebuild(args, url)
+        return _rebuild(args, url, archive)
     except redis.AuthenticationError:
         why = "refused the URL's password" if urlsplit(url).password else "asks for a password the URL does not give"
         raise OhHellError(
@@ -157,8 +156,9 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         raise OhHellError(f"cannot reach Redis at {shown_url(url)}: {error}") from None
     except (SQLAlchemyError, OSError) as error:  # an archive URL it cannot use, a database it cannot open
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        database = args.database_url or os.environ.get(DATABASE_URL_ENV, "")
-        raise OhHellError(f"--database-url {shown_url(database)}: {first}") from None
+        database, source = archive or ("", "--database-url")
+        said = source if source.startswith(("-", "$")) else "the archive"  # the flag or variable that gave it
+        raise OhHellError(f"{said} {shown_url(database)}: {first}") from None
 
 
 def up_redis_url() -> str:
@@ -174,7 +174,25 @@ def up_redis_url() -> str:
     return url
 
 
-def _rebuild(args: argparse.Namespace, url: str) -> int:
+def archive_url(args: argparse.Namespace) -> tuple[str, str]:
+    """The archive ``ohell ladder rebuild --from archive`` reads, and where its URL came from: --database-url,
+    else $OHELL_DATABASE_URL, else the archive ``ohell up`` keeps in its data folder when that file is there."""
+    from arena.archive.db import DATABASE_URL_ENV
+
+    for url, source in (
+        (args.database_url, "--database-url"),
+        (os.environ.get(DATABASE_URL_ENV), f"${DATABASE_URL_ENV}"),
+    ):
+        if url:
+            return url, source
+    url = up_archive_url()
+    if not url:
+        where = data_folder_file(UP_ARCHIVE)
+        raise OhHellError(f"give --database-url or set {DATABASE_URL_ENV} (ohell up's archive {where} is not there)")
+    return url, "ohell up's, in its data folder"
+
+
+def _rebuild(args: argparse.Namespace, url: str, archive: tuple[str, str] | None) -> int:
     from arena.ladder.redis_store import RedisStore
     from arena.ladder.store import StoreError
 
@@ -183,7 +201,13 @@ def _rebuild(args: argparse.Namespace, url: str) -> int:
     except ValueError as error:  # not a Redis URL
         raise OhHellError(f"--redis-url {shown_url(url)}: {error}") from None
     ladders = [args.ladder] if args.ladder else [ladder.name for ladder in store.list_ladders()]
-    engine = _archive(args) if args.source == "archive" else None
+    engine = None
+    if archive is not None:
+        from arena.archive.db import connect
+
+        database, source = archive
+        print(f"archive: {shown_url(database)} ({source})")
+        engine = connect(database)
     for name in ladders:
         try:
             store.get_ladder(name)
@@ -198,15 +222,6 @@ def _rebuild(args: argparse.Namespace, url: str) -> int:
         replayed = store.rebuild_ratings(name, archived)
         print(f"{name}: ratings rebuilt from {replayed} matches ({len(archived)} archived, the rest from the log)")
     return 0
-
-
-def _archive(args: argparse.Namespace) -> Any:
-    from arena.archive.db import DATABASE_URL_ENV, connect
-
-    url = args.database_url or os.environ.get(DATABASE_URL_ENV)
-    if not url:
-        raise OhHellError(f"give --database-url or set {DATABASE_URL_ENV}")
-    return connect(url)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -264,7 +279,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default="log",
         help="log: the Redis match log; archive: the SQL archive plus log entries it does not hold yet",
     )
-    rebuild.add_argument("--database-url", help="the archive (default: $OHELL_DATABASE_URL)")
+    rebuild.add_argument(
+        "--database-url",
+        help="the archive (default: $OHELL_DATABASE_URL, else ohell up's archive.db in $OHELL_DATA_DIR or the default"
+        " data folder)",
+    )
     rebuild.set_defaults(handler=cmd_rebuild)
 
     admin.register(sub, ladder_sub)  # ladder create|list|show|pause|resume|delete|export, agent, leaderboard, ...

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.local.admin_client import Host, Unreachable, with_host
-from arena.rpc.data_folder import data_folder_file
+from arena.rpc.data_folder import up_archive_url
 from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
@@ -152,9 +152,5 @@ def run(args: argparse.Namespace) -> int:
     try:
         return with_host(from_stack)(args)
     except Unreachable as error:
-        archive = data_folder_file("archive.db")
-        try:
-            where = f"sqlite:///{archive}" if archive.is_file() else "URL"
-        except OSError:  # a data folder this user may not enter: name no file there
-            where = "URL"
+        where = up_archive_url() or "URL"
         raise OhHellError(f"{error}; or read the archive with no stack running: --database-url {where}") from None

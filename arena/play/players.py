@@ -28,6 +28,7 @@ PLAY_METHOD = f"/{agent_pb2.DESCRIPTOR.services_by_name['AgentService'].full_nam
 # flooding the host's loop and its stream is failed, as the gateway closes a connected agent's.
 STRAY_ANSWERS = RateLimit(rate=50.0, burst=500)
 _EVENT = agent_pb2.PlayRequest.DESCRIPTOR.fields_by_name["event"].number
+READER_END_S = 1.0  # how long a hang-up waits for the stream's reader to see its cancelled call end
 
 
 class ConnectedPlayer:
@@ -190,8 +191,16 @@ class EndpointPlayer:
         await self._write(event, WRITE_LIMIT_S)
 
     async def _hang_up(self) -> None:
+        # The call is cancelled and its reader left to end on that: a reader cancelled itself leaves its read
+        # pending in gRPC, which ends later, maybe after this event loop has closed (a Celery thread's, whose
+        # match is over): whichever loop runs then logged "PollerCompletionQueue._handle_events ... Event loop
+        # is closed" (tests/services/test_faults.py).
+        if self.call is not None:
+            self.call.cancel()
         if self.reader is not None:
-            self.reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):  # the match's own cancellation: hang up still
+                await asyncio.wait({self.reader}, timeout=READER_END_S)
+            self.reader.cancel()  # none that outlives the call's end
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.reader
             self.reader = None

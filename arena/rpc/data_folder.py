@@ -20,6 +20,7 @@ from arena.rpc.settings import ConfigError
 DATA_DIR_ENV = "OHELL_DATA_DIR"
 ENGINE_SOCKET = "engine.sock"  # the engine service's: the bot commands' way to ohell up's gateway
 MATCHMAKER_SOCKET = "matchmaker.sock"  # the matchmaker's: the host commands' and the bot commands'
+UP_ARCHIVE = "archive.db"  # ohell up's SQLite match archive (unless it was given a database URL)
 ENGINE_ADDRESS = "127.0.0.1:50051"  # ohell up's TCP addresses, by default
 MATCHMAKER_ADDRESS = "127.0.0.1:50052"
 
@@ -33,6 +34,15 @@ def data_folder_file(name: str) -> Path:
     """The file ``name`` in ``ohell up``'s data folder as a command run beside it finds it:
     ``$OHELL_DATA_DIR``, else the default folder (the commands read no ``ohell.toml``)."""
     return Path(os.environ.get(DATA_DIR_ENV) or default_data_dir()).expanduser() / name
+
+
+def up_archive_url() -> str:
+    """``sqlite:///PATH`` of ``ohell up``'s archive in the data folder, "" when that file is not there."""
+    path = data_folder_file(UP_ARCHIVE).absolute()
+    try:
+        return f"sqlite:///{path}" if path.is_file() else ""
+    except OSError:  # a data folder this user may not enter (Path.is_file raises EACCES)
+        return ""
 
 
 def not_ours(folder: Path) -> str:

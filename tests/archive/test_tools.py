@@ -7,12 +7,14 @@ import asyncio
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis.asyncio
 from sqlalchemy import Engine
 
 from arena.archive import queries
+from arena.archive.db import DATABASE_URL_ENV, connect
 from arena.cli import build_parser, main
 from arena.embedded_redis import EmbeddedRedis
 from arena.keys import DEFAULT_PREFIX, MATCH_EVENTS_MAXLEN, MATCH_EVENTS_TTL_S, PREFIX_ENV, Keys
@@ -48,23 +50,58 @@ def test_export_writes_every_archived_match(store: RedisStore, archive: Engine, 
     assert not (tmp_path / "typo.db").exists() and not (tmp_path / "w").exists()
 
 
-def test_rebuild_from_the_archive_after_redis_lost_the_log(
-    store: RedisStore, archive: Engine, redis_server: EmbeddedRedis
-) -> None:
+def lose_the_archived_log(store: RedisStore, archive: Engine) -> dict[str, Any]:
+    """Ladder r with six matches archived and two more only in its log, which then loses the archived
+    ones, and its ratings lost too; the ratings it had."""
     builtin_ladder(store, "r", bots=("heuristic", "random") * 3, seats=3)
     play(store, "r", 6)
     archiving.archive_pending(store, archive)
     play(store, "r", 2)  # rated, not archived yet: only the log has them
     before = stored_ratings(store.client, store.keys, "r")
-    url = archive.url.render_as_string(hide_password=False)
     store.client.xtrim(store.keys.log("r"), maxlen=2, approximate=False)  # the log lost its archived entries
     store.client.delete(store.keys.ratings("r"), store.keys.stats("r"), store.keys.board("r"))
+    return before
+
+
+def test_rebuild_from_the_archive_after_redis_lost_the_log(
+    store: RedisStore, archive: Engine, redis_server: EmbeddedRedis
+) -> None:
+    before = lose_the_archived_log(store, archive)
+    url = archive.url.render_as_string(hide_password=False)
     assert main(["ladder", "rebuild", "--redis-url", redis_server.url, "--ladder", "r"]) == 0
     assert stored_ratings(store.client, store.keys, "r") != before  # the log alone is not enough now
     args = ["ladder", "rebuild", "--redis-url", redis_server.url, "--ladder", "r", "--from", "archive"]
     assert main([*args, "--database-url", url]) == 0
     assert stored_ratings(store.client, store.keys, "r") == before
     assert store.leaderboard("r", 0, 10)[1] == 6
+
+
+def test_rebuild_from_the_archive_reads_the_data_folders_by_default(
+    store: RedisStore,
+    redis_server: EmbeddedRedis,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without --database-url or $OHELL_DATABASE_URL it stopped with 'give --database-url', though ohell up
+    keeps its archive in the data folder, where the command finds ohell up's Redis."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    monkeypatch.setenv("OHELL_DATA_DIR", str(data))
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    command = ["ladder", "rebuild", "--redis-url", redis_server.url, "--ladder", "r", "--from", "archive"]
+    assert main(command) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert (
+        f"give --database-url or set {DATABASE_URL_ENV} (ohell up's archive {data / 'archive.db'} is not there)" in said
+    )
+    assert not (data / "archive.db").exists()  # none made by asking
+    archive = connect(f"sqlite:///{data / 'archive.db'}")
+    before = lose_the_archived_log(store, archive)
+    archive.dispose()
+    assert main(command) == 0
+    assert stored_ratings(store.client, store.keys, "r") == before
+    assert f"archive: sqlite:///{data / 'archive.db'} (ohell up's, in its data folder)" in capsys.readouterr().out
 
 
 def test_rebuild_reads_the_key_prefix_of_the_stack(monkeypatch: pytest.MonkeyPatch) -> None:

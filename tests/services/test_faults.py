@@ -9,6 +9,7 @@ import logging
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
@@ -228,6 +229,25 @@ def test_unreachable_endpoint_is_disconnected_and_forfeits(shared_redis_server) 
     assert record["faults"][0]["detail"] == "UNAVAILABLE: the endpoint is not reachable"  # the record is public
     assert record["seats"][0] == {"name": "endpoint", "kind": "endpoint", "address": address}  # for the host
     assert record["forfeited"] == [0] and record["complete"]
+
+
+def test_matches_hosted_on_threads_leave_no_grpc_work_to_a_closed_event_loop(caplog: pytest.LogCaptureFixture) -> None:
+    """The remote worker hosts matches on a pool of threads, each in an event loop of its own that closes
+    when its match ends. The endpoint's stream reader was cancelled at the end while its read was still
+    pending in gRPC: that read ended after the loop had closed, and whichever loop was running then
+    logged "Exception in callback PollerCompletionQueue._handle_events ... Event loop is closed"."""
+    from arena.play.host import host_match_sync
+
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there: each decision dials again, in vain
+    seats = [SeatSpec.endpoint(address), SeatSpec.builtin("random"), SeatSpec.builtin("random")]
+
+    def play(match: int) -> dict[str, Any]:
+        return host_match_sync(f"threads-{match}", Rules(hand_sizes=(2, 1)), seats, match, spectate=False)
+
+    with caplog.at_level(logging.WARNING), ThreadPoolExecutor(2) as pool:
+        records = list(pool.map(play, range(24)))
+    assert all(record["complete"] and kinds_of(record, 0) for record in records)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 def against_endpoint(redis_url: str, servicer: Any, match_id: str, **time: int) -> dict:

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from arena.cli import main
-from arena.embedded_redis import EmbeddedRedis
+from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.local.stack import Stack
 from arena.tournament.standings import GameResult, duplicate_observations, standings
 from arena.tournament.store import TournamentStore
@@ -152,3 +152,21 @@ def test_cancelled_mid_run_no_game_is_played_after(
         assert main(["tournament", command, "stop", *connection]) == 2
         assert said in " ".join(capsys.readouterr().err.split())
     assert store.progress("stop").games_done == recorded
+
+
+def test_tables_with_an_unreachable_endpoint_leave_the_remote_workers_log_clean(
+    make_stack: Callable[..., Stack], redis_server: EmbeddedRedis
+) -> None:
+    """The remote worker hosts each table on a thread of its pool, in an event loop of its own closed when
+    the table ends: gRPC work an endpoint seat left pending then ended in a closed loop, and its log read
+    "ERROR/MainProcess Exception in callback PollerCompletionQueue._handle_events ... RuntimeError: Event
+    loop is closed" (tests/services/test_faults.py has the same in one process)."""
+    stack = make_stack(engine=False, concurrency=1)
+    entrants = [f"--entrant=builtin:random=random-{n}" for n in range(5)]
+    entrants.append(f"--entrant=endpoint:127.0.0.1:{free_port()}=nowhere")  # nothing listens there
+    cli(stack, "create", "far", *entrants, "--deals", "2", "--option", "hand_sizes=[2,1]")
+    store = TournamentStore(redis.Redis.from_url(redis_server.url))
+    wait_until(lambda: store.progress("far").state == "finished", 120, "the tournament to finish", poll=0.2)
+    assert store.progress("far").games_done == 20 * 2 * 3  # those of the endpoint's 10 tables too
+    log = (stack.log_dir / "worker-remote.log").read_text()
+    assert "Traceback" not in log and "ERROR" not in log, log[-3000:]
