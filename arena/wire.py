@@ -613,3 +613,9 @@ def interval_text(standing: Any) -> str:
 def match_total_text(total_size: int) -> str:
     """A match list's ``total_size`` as said to a reader: "more than 10,000" past what is counted."""
     return f"more than {MATCHES_COUNTED_UP_TO:,}" if total_size > MATCHES_COUNTED_UP_TO else str(total_size)
+
+
+def win_share(wins: float, games: int) -> str:
+    """A standing's wins per game as a percentage (a shared win counts as a fraction); empty before
+    its first game."""
+    return f"{fixed(100 * wins / games, 1)}%" if games else ""

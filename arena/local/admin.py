@@ -15,8 +15,8 @@ from arena.ladder.model import AGENT_NAME_RULE
 from arena.local import admin_commands as c
 from arena.local import export
 from arena.local.admin_client import add_common, with_host
+from arena.play.specs import builtin_bots
 from arena.sdk.arguments import UINT32, whole
-from ohell.bots import BOT_FACTORIES
 
 JOIN_HELP = "queue the new built-in agent on this ladder (repeat for several): it plays there until revoked"
 KINDS = ("connected", "builtin", "endpoint")
@@ -25,7 +25,7 @@ KIND_HELP = (
     "(--bot); endpoint: the platform dials the author's server (--endpoint)"
 )
 NAME_HELP = f"a name is {AGENT_NAME_RULE}"
-BOT_HELP = f"the built-in bot of a builtin agent: {', '.join(sorted(BOT_FACTORIES))}"
+BOT_HELP = f"the built-in bot of a builtin agent ({builtin_bots()})"
 
 
 def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     create.add_argument(
         "--house-bots",
         default="",
-        help=f"comma-separated built-in bots that fill tables ({', '.join(sorted(BOT_FACTORIES))})",
+        help=f"comma-separated built-in bots that fill tables ({builtin_bots()})",
     )
     create.add_argument(
         "--fill-after",

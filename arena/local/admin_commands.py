@@ -14,9 +14,17 @@ from rich.table import Table
 from arena.ladder.roster import roster_names
 from arena.local.admin_client import Host, Unreachable
 from arena.local.admin_show import print_match, when
-from arena.local.output import labelled, options_text, text_console, win_share
+from arena.local.output import labelled, options_text, text_console
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.wire import fixed, given_rules, match_total_text, proto_rules_label, rules_from_proto, rules_to_proto
+from arena.wire import (
+    fixed,
+    given_rules,
+    match_total_text,
+    proto_rules_label,
+    rules_from_proto,
+    rules_to_proto,
+    win_share,
+)
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.referee import referee

@@ -11,12 +11,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.local.config import check_address
-from arena.local.output import text_console, win_share
+from arena.local.output import text_console
 from arena.local.stack import Stack, StackConfig, stop_on_signals
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
-from arena.wire import fixed, given_rules, rules_to_proto
+from arena.wire import fixed, given_rules, rules_to_proto, win_share
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 

@@ -19,7 +19,7 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
-from arena.wire import fixed
+from arena.wire import fixed as fixed  # arena.cli takes it from here (the floors keep arena.wire from it)
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
 
@@ -51,9 +51,3 @@ def labelled(label: str, style: str, rest: str) -> Text:
 def options_text(options: dict[str, Any]) -> str:
     """Rule options as ``ohell rules`` lists them: ``direction=down, rebound=True, ...`` (unset left out)."""
     return ", ".join(f"{name}={value}" for name, value in options.items() if value is not None)
-
-
-def win_share(wins: float, games: int) -> str:
-    """A standing's wins per game as a percentage (a shared win counts as a fraction); empty before
-    its first game."""
-    return f"{fixed(100 * wins / games, 1)}%" if games else ""

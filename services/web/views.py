@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from arena.wire import fixed, proto_rules_label, rules_label
+from arena.wire import fixed, proto_rules_label, rules_label, win_share
 from ohell.rules import Rules, RulesError
 
 Row = dict[str, Any]
@@ -48,7 +48,7 @@ def standing_row(s: Any) -> Row:
         "sigma": fixed(s.sigma, 2),
         "games": s.games,
         "exact": f"{100 * s.exact_bid_rate:.1f}%",
-        "win_share": f"{100 * s.wins / s.games:.1f}%" if s.games else "",
+        "win_share": win_share(s.wins, s.games),
         "faults": s.faults,
         "forfeits": s.forfeits,
     }
