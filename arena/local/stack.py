@@ -125,6 +125,11 @@ class StackConfig:
     save_host_token: bool = True
 
 
+RESTART_STABLE_S = 30.0  # a worker that ran this long before it ended is started again at once
+RESTART_FIRST_PAUSE_S = 1.0  # else the wait before its next start, doubled each time it ends so again
+RESTART_MAX_PAUSE_S = 60.0
+
+
 class Proc:
     def __init__(self, name: str, command: list[str], env: dict[str, str], log_path: Path) -> None:
         self.name = name
@@ -132,10 +137,13 @@ class Proc:
         self.command, self.env = command, env
         # closed in stop(); a new log is this user's alone (it may quote what the services were sent)
         self._log = os.fdopen(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+        self.restart_pause_s = 0.0  # the supervisor's wait before starting it again (grows while it keeps ending)
+        self.ended_at: float | None = None  # time.monotonic() when the supervisor found it ended
         self.popen = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         self._terminated = False  # this run was sent SIGTERM (terminate())
+        self.started_at = time.monotonic()
         self._log.flush()
         self._run_starts = self._log.tell()  # the log is appended to: this run's lines start here
         return subprocess.Popen(
@@ -350,16 +358,27 @@ class Stack:
 
     def _supervise(self, every_s: float = 0.5) -> None:
         """Start a worker again when it exits on its own, as compose's ``restart: unless-stopped``
-        or a Kubernetes Deployment would (a Celery worker can exit on a lost broker connection)."""
+        or a Kubernetes Deployment would (a Celery worker can exit on a lost broker connection). One
+        that ends within RESTART_STABLE_S of its start waits twice as long each time before the next
+        start (from RESTART_FIRST_PAUSE_S up to RESTART_MAX_PAUSE_S, as Kubernetes backs off a crash
+        loop): one broken for good was started, and said, twice a second for ever."""
         while not self._stopping.wait(every_s):
             for worker in list(self.workers):
                 code = worker.popen.poll()
-                if code is not None and not self._stopping.is_set():
+                if code is None or self._stopping.is_set():
+                    continue
+                now = time.monotonic()
+                if worker.ended_at is None:
+                    worker.ended_at = now
+                    quick = now - worker.started_at < RESTART_STABLE_S
+                    pause = min(2 * worker.restart_pause_s or RESTART_FIRST_PAUSE_S, RESTART_MAX_PAUSE_S)
+                    worker.restart_pause_s = pause if quick else 0.0
+                    again = f"started again in {pause:g} s" if quick else "started again"
+                    self.worker_ends.append(f"{worker.name} {how_ended(code)}; {again} (its log: {worker.log_path})")
+                if now - worker.ended_at >= worker.restart_pause_s:
+                    worker.ended_at = None
                     worker.respawn()
                     self.worker_restarts += 1
-                    self.worker_ends.append(
-                        f"{worker.name} {how_ended(code)}; started again (its log: {worker.log_path})"
-                    )
 
     def start_worker(self, name: str, remote: bool = False, concurrency: int | None = None) -> Proc:
         """A Celery worker process (call ``wait_for(WORKER_READY)`` on the result before relying on it)."""

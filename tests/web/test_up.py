@@ -350,9 +350,8 @@ def test_a_service_that_ends_is_said_with_how_it_ended(tmp_path: Path) -> None:
         stack.cleanup(graceful=False)
 
 
-def test_a_worker_the_supervisor_starts_again_is_said_with_how_it_ended(tmp_path: Path) -> None:
-    """A worker that ended was started again without a word: one that ends at once every time (a
-    broken environment) went on so unseen while no match was played."""
+def supervised(tmp_path: Path, ends: int) -> Stack:
+    """A stack whose one worker ends at once every time, supervised until it has ended ``ends`` times."""
     stack = Stack(StackConfig(log_dir=str(tmp_path)))
     worker = Proc("worker w", [sys.executable, "-c", "raise SystemExit(3)"], stack.env(), tmp_path / "w.log")
     stack.procs.append(worker)
@@ -361,13 +360,31 @@ def test_a_worker_the_supervisor_starts_again_is_said_with_how_it_ended(tmp_path
     supervisor.start()
     try:
         deadline = time.monotonic() + 30
-        while len(stack.worker_ends) < 2:  # ended, started again, ended again
+        while len(stack.worker_ends) < ends:
             assert time.monotonic() < deadline, stack.worker_ends
             time.sleep(0.05)
     finally:
         stack.stop(graceful=False)  # the supervisor ends before the logs close: no start on a closed log
+    return stack
+
+
+def test_a_worker_the_supervisor_starts_again_is_said_with_how_it_ended(tmp_path: Path) -> None:
+    """A worker that ended was started again without a word: one that ends at once every time (a
+    broken environment) went on so unseen while no match was played; and it was started twice a
+    second for ever. Now each quick end doubles the wait before the next start."""
+    stack = supervised(tmp_path, 3)
+    said = "worker w exited with status 3; started again in {} s (its log: " + str(tmp_path / "w.log") + ")"
+    assert stack.worker_ends[:3] == [said.format(1), said.format(2), said.format(4)]
+    assert stack.worker_restarts == 2  # the third start was still waiting out its 4 s
+
+
+def test_a_worker_that_ran_a_while_is_started_again_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import arena.local.stack
+
+    monkeypatch.setattr(arena.local.stack, "RESTART_STABLE_S", 0.0)  # every run counts as a long one
+    stack = supervised(tmp_path, 3)
     said = f"worker w exited with status 3; started again (its log: {tmp_path / 'w.log'})"
-    assert stack.worker_ends[:2] == [said, said] and stack.worker_restarts >= 2
+    assert stack.worker_ends[:3] == [said] * 3 and stack.worker_restarts >= 3
 
 
 @pytest.mark.slow
@@ -384,7 +401,8 @@ def test_up_says_which_signal_ended_a_service(tmp_path: Path) -> None:
     try:
         os.killpg(child(b"ohell.builtin"), signal.SIGKILL)  # the worker and its pool: started again, said
         deadline = time.monotonic() + 30
-        while "worker builtin0 was killed by SIGKILL (signal 9); started again (its log: " not in log.read_text():
+        said = re.compile(r"worker builtin0 was killed by SIGKILL \(signal 9\); started again( in 1 s)? \(its log: ")
+        while not said.search(log.read_text()):
             assert process.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
         os.kill(child(b"services.engine"), signal.SIGKILL)
