@@ -71,6 +71,9 @@ def cmd_agent(args: argparse.Namespace) -> int:
     from arena.sdk import connect, serve
     from arena.sdk.local import bot_from_spec
 
+    if args.serve and args.bot_given and is_host_port(args.bot_given):
+        # bot run takes --serve HOST:PORT; here --serve is a switch and the address --address
+        raise OhHellError(f"ohell bot connect --serve listens on --address: --serve --address {args.bot_given[:80]}")
     if args.bot and args.bot_given:
         raise OhHellError(f"give the bot once: {args.bot_given} or --bot {args.bot}")
     spec, flag = (args.bot_given, "BOT") if args.bot_given else (args.bot or DEFAULT_BOT, "--bot")

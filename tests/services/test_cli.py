@@ -233,6 +233,10 @@ def test_bot_connect_takes_the_bot_as_bot_run_does(capsys: pytest.CaptureFixture
         (["nobot"], "error: BOT: unknown bot 'nobot'; built-in bots: heuristic, random, strong"),
         (["--bot", "nobot"], "error: --bot: unknown bot 'nobot'"),
         (["random", "--bot", "strong"], "error: give the bot once: random or --bot strong"),
+        (
+            ["--serve", "0.0.0.0:7000"],
+            "error: ohell bot connect --serve listens on --address: --serve --address 0.0.0.0:7000",
+        ),
     ):
         assert main(["bot", "connect", *args, *nowhere]) == 2
         assert capsys.readouterr().err.startswith(said), args
