@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,14 +61,27 @@ def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], st
 def hold_data_folder(folder: Path) -> int:
     """Lock ``folder`` for this ``ohell up`` (the descriptor returned holds it until the process
     ends): two stacks on one data folder would share its Redis files, archive and sockets, each
-    replacing the other's. OhHellError naming the pid of the one that holds it."""
+    replacing the other's. OhHellError naming the pid of the one that holds it, or the lock file
+    when it is not one ``ohell up`` made (a FIFO, a folder, a link, another user's file, a second
+    name of another file, which writing the pid would have emptied)."""
     import fcntl
 
-    lock = os.open(folder / "up.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    path = folder / "up.lock"
+    remove = "remove it (only ohell up's lock file, which it makes again, belongs there)"
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        lock = os.open(path, flags, 0o600)
+    except OSError as error:  # a link (ELOOP), a folder (EISDIR)
+        raise OhHellError(f"{path}: {error.strerror}: {remove}") from None
+    info = os.fstat(lock)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_uid != os.getuid():
+        os.close(lock)
+        raise OhHellError(f"{path} is not a file of yours alone: {remove}")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = os.read(lock, 32).decode(errors="replace").strip() or "?"
+        text = os.read(lock, 32).decode(errors="replace").strip()
+        holder = text if text.isascii() and text.isdigit() else "?"  # a pid, never the file's other text
         os.close(lock)
         raise OhHellError(
             f"another `ohell up` (pid {holder}) is running on the data folder {folder}: stop it, or give"

@@ -320,6 +320,53 @@ def test_a_second_up_on_the_same_data_folder_is_refused_before_it_starts_anythin
     os.close(hold_data_folder(data))  # free again once its holder is gone
 
 
+def plant(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "link":
+        path.symlink_to(path.parent.parent / "elsewhere")
+    else:  # a second name of a file of the host's: writing the pid emptied that file
+        (path.parent.parent / "notes").write_text("kept\n")
+        os.link(path.parent.parent / "notes", path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link", "hard link"])
+def test_a_lock_file_up_did_not_make_is_refused_and_left_alone(tmp_path: Path, kind: str) -> None:
+    """A FIFO, folder or link at up.lock was a traceback (ftruncate's EINVAL, EISDIR, ELOOP); a
+    second name of another file was emptied and given the pid."""
+    from arena.local.cli import hold_data_folder
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    plant(data / "up.lock", kind)
+    with pytest.raises(OhHellError, match=re.escape(f"{data / 'up.lock'}") + ".*: remove it"):
+        hold_data_folder(data)
+    assert not (tmp_path / "elsewhere").exists()
+    if kind == "hard link":
+        assert (tmp_path / "notes").read_text() == "kept\n"
+
+
+def test_the_pid_said_of_a_held_lock_is_digits_alone(tmp_path: Path) -> None:
+    """The holder's pid is read from up.lock: text there that is no pid (an escape sequence for the
+    host's terminal) is not shown."""
+    import fcntl
+
+    from arena.local.cli import hold_data_folder
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    (data / "up.lock").write_bytes(b"\x1b]2;owned\x07\n")
+    held = os.open(data / "up.lock", os.O_RDONLY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(OhHellError, match=r"another `ohell up` \(pid \?\)"):
+            hold_data_folder(data)
+    finally:
+        os.close(held)
+
+
 def test_a_service_that_ends_is_said_with_how_it_ended(tmp_path: Path) -> None:
     """``ohell up`` said only "stopping: engine exited" when a service ended: a crash (a status), the
     kernel's OOM killer (SIGKILL) and a kill by hand read the same. Now the signal or the status is named,
