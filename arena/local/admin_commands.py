@@ -224,6 +224,9 @@ def agent_import(host: Host, args: argparse.Namespace) -> int:
             break
         except OhHellError as error:
             failed.append(f"{name}: {error}")
+        except KeyboardInterrupt:  # Ctrl-C: as above, the tokens already given are saved and said
+            failed.append(f"{', '.join(names[index:])}: stopped (Ctrl-C; {name} may be registered without its token)")
+            break
     if rows:
         _save_tokens(args.tokens, rows, append=False)
     for name, agent_id, token in rows:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
 import secrets
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, cast
 
+import grpc
 import pytest
 from svc_helpers import ROOT, EngineProcess
 
@@ -256,3 +260,30 @@ def test_an_argument_a_command_does_not_take_is_refused_under_its_own_usage(
         err = capsys.readouterr().err
         assert exited.value.code == 2 and err.startswith(f"usage: ohell {command} "), err
         assert err.endswith(f"ohell {command}: error: unrecognized arguments: {argv[-1]}\n"), err
+
+
+def test_an_import_stopped_by_ctrl_c_keeps_the_tokens_already_given(tmp_path: Path) -> None:
+    """Ctrl-C during a long import (up to 5000 names) lost every token given before it: they were
+    written once the last name was registered, and those agents then had no token anyone knew."""
+    from types import SimpleNamespace
+
+    from arena.local.admin_commands import agent_import
+
+    class Matchmaker:
+        def __init__(self) -> None:
+            self.given = 0
+            self.channel, self.address = grpc.insecure_channel("127.0.0.1:1"), "127.0.0.1:1"  # never dialled
+
+        def call(self, method: str, **fields: Any) -> Any:
+            if self.given == 2:
+                raise KeyboardInterrupt
+            self.given += 1
+            agent = SimpleNamespace(name=fields["name"], agent_id=f"a{self.given}")
+            return SimpleNamespace(agent=agent, token=f"token-{self.given}")
+
+    names, tokens = tmp_path / "names.csv", tmp_path / "tokens.csv"
+    names.write_text("ann\nbob\ncat\ndan\n")
+    args = argparse.Namespace(csv=str(names), tokens=str(tokens), kind="connected", bot="", join=None)
+    with contextlib.suppress(KeyboardInterrupt):
+        assert agent_import(cast(Any, Matchmaker()), args) == 1
+    assert tokens.read_text().splitlines() == ["name,agent_id,token", "ann,a1,token-1", "bob,a2,token-2"]
