@@ -19,7 +19,7 @@ from arena.local.config import (
     host_token,
     resolve,
 )
-from arena.rpc.data_folder import UP_ARCHIVE, data_folder_file, default_data_dir, up_archive_url
+from arena.rpc.data_folder import UP_ARCHIVE, data_folder_file, default_data_dir, not_ours, up_archive_url
 from arena.rpc.settings import ConfigError, read_token_file, shown_url
 from ohell.errors import OhHellError
 
@@ -179,6 +179,8 @@ def up_redis_url() -> str:
     """The URL ``ohell up`` keeps of its embedded Redis in its data folder (the password in it stays
     off the command line, which ``ps`` shows to every user of the machine)."""
     path = data_folder_file("redis-url")
+    if os.path.exists(path) and (why := not_ours(path.parent)):  # another user's Redis would get the ratings
+        raise OhHellError(f"give --redis-url or set REDIS_URL (ohell up's Redis URL file {path} not read: {why})")
     try:
         url = read_token_file(path, "ohell up's Redis URL file")
     except ConfigError as error:
@@ -202,7 +204,9 @@ def archive_url(args: argparse.Namespace) -> tuple[str, str]:
     url = up_archive_url()
     if not url:
         where = data_folder_file(UP_ARCHIVE)
-        raise OhHellError(f"give --database-url or set {DATABASE_URL_ENV} (ohell up's archive {where} is not there)")
+        why = not_ours(where.parent) if where.parent.exists() else ""  # a file another user may have put there
+        said = f"not read: {why}" if why else "is not there"
+        raise OhHellError(f"give --database-url or set {DATABASE_URL_ENV} (ohell up's archive {where} {said})")
     return url, "ohell up's, in its data folder"
 
 

@@ -37,10 +37,11 @@ def data_folder_file(name: str) -> Path:
 
 
 def up_archive_url() -> str:
-    """``sqlite:///PATH`` of ``ohell up``'s archive in the data folder, "" when that file is not there."""
+    """``sqlite:///PATH`` of ``ohell up``'s archive in the data folder, "" when that file is not there
+    or another user may have put it there (``not_ours``: its matches would be read as the host's)."""
     path = data_folder_file(UP_ARCHIVE).absolute()
     try:
-        return f"sqlite:///{path}" if path.is_file() else ""
+        return f"sqlite:///{path}" if path.is_file() and not not_ours(path.parent) else ""
     except OSError:  # a data folder this user may not enter (Path.is_file raises EACCES)
         return ""
 

@@ -104,6 +104,35 @@ def test_rebuild_from_the_archive_reads_the_data_folders_by_default(
     assert f"archive: sqlite:///{data / 'archive.db'} (ohell up's, in its data folder)" in capsys.readouterr().out
 
 
+def test_rebuild_reads_no_archive_or_redis_url_another_user_may_have_put_in_the_data_folder(
+    store: RedisStore,
+    redis_server: EmbeddedRedis,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A data folder others may write in (the commands neither dial its sockets nor read its
+    host-token): its archive.db was rebuilt from, as the host's matches, and its redis-url given
+    the ratings."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    archive = connect(f"sqlite:///{data / 'archive.db'}")
+    lose_the_archived_log(store, archive)
+    archive.dispose()
+    (data / "redis-url").write_text(redis_server.url + "\n")
+    data.chmod(0o770)
+    monkeypatch.setenv("OHELL_DATA_DIR", str(data))
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    for command, file in (
+        (["--redis-url", redis_server.url, "--from", "archive"], "archive"),
+        (["--from", "log"], "Redis URL file"),
+    ):
+        assert main(["ladder", "rebuild", "--ladder", "r", *command]) == 2
+        said = " ".join(capsys.readouterr().err.split())
+        assert f"ohell up's {file} {data}" in said and f"not read: others may write in {data}" in said, said
+
+
 def test_rebuild_reads_the_key_prefix_of_the_stack(monkeypatch: pytest.MonkeyPatch) -> None:
     """``ohell ladder rebuild --prefix`` defaulted to 'ohell:' whatever $OHELL_REDIS_PREFIX said, while
     the engine, the matchmaker and the workers take their keys' prefix from it: on a stack with
