@@ -47,9 +47,15 @@ class EmbeddedRedis:
     """
 
     def __init__(
-        self, data_dir: str | None = None, port: int | None = None, appendonly: bool = True, password: str = ""
+        self,
+        data_dir: str | None = None,
+        port: int | None = None,
+        appendonly: bool = True,
+        password: str = "",
+        pass_fds: tuple[int, ...] = (),
     ) -> None:
         self._own_dir = data_dir is None
+        self.pass_fds = pass_fds  # descriptors the server keeps open (a lock it holds with its starter)
         self._own_port = port is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="ohell-redis-")
         self.port = port or free_port()
@@ -95,7 +101,7 @@ class EmbeddedRedis:
             os.path.join(self.data_dir, "redis.log"),
         ]
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=self.pass_fds
         )
         assert self.process.stdin is not None
         with self.process.stdin as config:

@@ -83,13 +83,25 @@ def hold_data_folder(folder: Path) -> int:
         text = os.read(lock, 32).decode(errors="replace").strip()
         holder = text if text.isascii() and text.isdigit() else "?"  # a pid, never the file's other text
         os.close(lock)
+        running = f"another `ohell up` (pid {holder}) is running"
+        if holder != "?" and not process_exists(int(holder)):  # its processes hold the lock after it (SIGKILL)
+            running = f"processes of an `ohell up` that ended (pid {holder}: its Redis, services, workers) still run"
         raise OhHellError(
-            f"another `ohell up` (pid {holder}) is running on the data folder {folder}: stop it, or give"
-            " this one a --data-dir of its own"
+            f"{running} on the data folder {folder}: stop it, or give this one a --data-dir of its own"
         ) from None
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
     return lock
+
+
+def process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # none, or a number no pid can be
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -98,7 +110,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     config, settings, token_source = up_config(args)
     stack = Stack(config)  # makes the data folder this user's alone first
-    hold_data_folder(Path(settings["data_dir"]))
+    stack.pass_fds = (hold_data_folder(Path(settings["data_dir"])),)  # its processes hold the lock too
     stop_on_signals()
     try:
         stack.start()

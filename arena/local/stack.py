@@ -131,8 +131,11 @@ RESTART_MAX_PAUSE_S = 60.0
 
 
 class Proc:
-    def __init__(self, name: str, command: list[str], env: dict[str, str], log_path: Path) -> None:
+    def __init__(
+        self, name: str, command: list[str], env: dict[str, str], log_path: Path, pass_fds: tuple[int, ...] = ()
+    ) -> None:
         self.name = name
+        self.pass_fds = pass_fds  # descriptors it keeps open (Stack.pass_fds)
         self.log_path = log_path
         self.command, self.env = command, env
         # closed in stop(); a new log is this user's alone (it may quote what the services were sent)
@@ -153,6 +156,7 @@ class Proc:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            pass_fds=self.pass_fds,
         )
 
     def respawn(self) -> None:
@@ -232,6 +236,9 @@ class Stack:
         self.metrics_ports: dict[str, int] = {}
         self.workers: list[Proc] = []
         self.worker_restarts = 0
+        # descriptors each process of the stack keeps open: ohell up's lock of its data folder (up.lock), then held
+        # until the last of them ends (they outlive an ohell up killed by SIGKILL, and use the folder still)
+        self.pass_fds: tuple[int, ...] = ()
         # each end of a worker the supervisor met, and how, for ohell up to say: "worker builtin0 exited with
         # status 1; started again (its log: PATH)" (a worker that ends at once every time is otherwise unseen)
         self.worker_ends: list[str] = []
@@ -288,7 +295,9 @@ class Stack:
         data = self.log_dir / "redis"
         data.mkdir(mode=0o700, exist_ok=True)
         data.chmod(0o700)  # made readable to all by a version that did not set it
-        return EmbeddedRedis(data_dir=str(data), port=self.config.redis_port, password=secrets.token_hex(24))
+        return EmbeddedRedis(
+            data_dir=str(data), port=self.config.redis_port, password=secrets.token_hex(24), pass_fds=self.pass_fds
+        )
 
     def _metrics_args(self, name: str) -> list[str]:
         if not self.config.metrics:
@@ -418,7 +427,7 @@ class Stack:
         return proc
 
     def _spawn(self, name: str, command: list[str]) -> Proc:
-        proc = Proc(name, command, self.env(), self.log_dir / f"{name}.log")
+        proc = Proc(name, command, self.env(), self.log_dir / f"{name}.log", self.pass_fds)
         self.procs.append(proc)
         return proc
 

@@ -170,6 +170,35 @@ def test_a_second_ctrl_c_still_stops_every_process(tmp_path: Path) -> None:
                 os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.slow
+def test_the_processes_of_an_up_killed_by_sigkill_hold_its_data_folder(tmp_path: Path) -> None:
+    """Only ``ohell up`` held up.lock: killed by SIGKILL (the OOM killer, kill -9) it left Redis, the
+    services and the workers running on the data folder, and the next ``ohell up`` there was let
+    start a second Redis on the same files."""
+    from arena.local.cli import hold_data_folder
+
+    data = tmp_path / "data"
+    args = ["--data-dir", str(data), "--redis-port", str(free_port()), "--web-address", "127.0.0.1:0"]
+    args += ["--engine-address", "127.0.0.1:0", "--matchmaker-address", "127.0.0.1:0", "--concurrency", "1"]
+    process, _ = start_up(args, tmp_path / "up.log")
+    children = children_of(process.pid)
+    try:
+        process.kill()
+        process.wait(30)
+        assert all(alive(pid) for pid in children)
+        with pytest.raises(OhHellError, match=re.escape(f"`ohell up` that ended (pid {process.pid}: its Redis")):
+            hold_data_folder(data)
+    finally:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):  # a worker leads its pool's group; redis-server leads none
+                os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while any(alive(pid) for pid in children):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.close(hold_data_folder(data))  # free once the last of them has ended
+
+
 def test_settings_flags_over_env_over_file(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text('engine_address = "0.0.0.0:1"\nweb_address = "0.0.0.0:2"\nworkers = 3\n')
