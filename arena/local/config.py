@@ -136,6 +136,8 @@ def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
     if environ.get(HOST_TOKEN_ENV):
         return environ[HOST_TOKEN_ENV].strip(), f"${HOST_TOKEN_ENV}"
     path = Path(settings["host_token_file"] or Path(settings["data_dir"]) / "host-token")
+    if not settings["host_token_file"] and path.parent.is_dir():  # not read where anyone may have put it
+        refuse_shared(path.parent)  # (a FIFO another user holds open and never writes kept ohell up waiting)
     if settings["host_token_file"] or path.exists():
         try:
             return read_token(path, "host token file"), str(path)

@@ -105,6 +105,18 @@ def test_a_shared_folder_is_refused_as_data_folder_and_left_as_it_was(tmp_path: 
     assert not (shared / "host-token").exists()
 
 
+def test_a_host_token_file_in_a_shared_folder_is_not_read(tmp_path: Path) -> None:
+    """ohell up read the data folder's host-token before refusing a folder every user may write in:
+    another user's file there was taken as the host token, and a FIFO they held open without
+    writing kept ``ohell up --data-dir /tmp`` waiting for ever instead of being refused."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    (shared / "host-token").write_text("a-token-another-user-chose-0123456789\n")
+    with pytest.raises(OhHellError, match="every user may write in it"):
+        host_token({"host_token_file": "", "data_dir": str(shared)}, {})
+
+
 def test_the_data_of_the_embedded_redis_is_the_users_alone(stack: Stack) -> None:
     assert (stack.log_dir / "redis").stat().st_mode & 0o777 == 0o700
     url_file = stack.log_dir / "redis-url"
