@@ -8,13 +8,13 @@ cancelling need the host token; the rest are public reads.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import errno
 from typing import Any
 
 from rich.table import Table
 
 from arena.local.admin_client import Host, add_common, with_host
-from arena.local.output import text_console
+from arena.local.output import text_console, write_named_file
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.sdk.arguments import UINT32, whole
 from arena.tournament.messages import entrant_from_text
@@ -136,9 +136,10 @@ def cmd_export(host: Host, args: argparse.Namespace) -> int:
     text = b"".join(piece.data for piece in pieces).decode()
     if args.out and args.out != "-":
         try:
-            Path(args.out).write_text(text)
-        except OSError as error:
-            raise OhHellError(f"cannot write --out {args.out}: {error.strerror or error}") from None
+            write_named_file(args.out, text)
+        except OSError as error:  # a link there is ELOOP: said so
+            why = "a link (give the file it names)" if error.errno == errno.ELOOP else (error.strerror or error)
+            raise OhHellError(f"cannot write --out {args.out}: {why}") from None
         console.print(f"written to {args.out}")
     else:
         print(text, end="" if text.endswith("\n") else "\n")

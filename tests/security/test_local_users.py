@@ -124,3 +124,26 @@ def test_the_data_of_the_embedded_redis_is_the_users_alone(stack: Stack) -> None
     assert url_file.read_text() == stack.redis_url + "\n"
     assert redis.Redis.from_url(url_file.read_text().strip()).ping()
     assert os.stat(stack.log_dir / "redis" / "appendonly.aof")  # the file kept in that folder
+
+
+@pytest.mark.parametrize("planted", ["link", "hard link"])
+def test_a_tournament_export_writes_through_nothing_planted_at_its_out(tmp_path: Path, planted: str) -> None:
+    """``ohell tournament export --out /tmp/t.csv``: a link another user put at that name (or a second
+    name of a file, where hard links are not protected) had the file it names, maybe one of the
+    host's, emptied and given the export."""
+    from types import SimpleNamespace
+
+    from arena.local.tournament_cli import cmd_export
+
+    hosts = tmp_path / "hosts-notes.txt"
+    hosts.write_text("kept\n")
+    out = tmp_path / "t.csv"
+    out.symlink_to(hosts) if planted == "link" else os.link(hosts, out)
+    export = SimpleNamespace(stream=lambda method, **fields: [SimpleNamespace(data=b"entrant,rank\n")])
+    args = SimpleNamespace(id="t", format="csv", replicates=0, out=str(out))
+    with pytest.raises(OhHellError, match=f"cannot write --out {out}: "):
+        cmd_export(export, args)  # type: ignore[arg-type]
+    assert hosts.read_text() == "kept\n"
+    out.unlink()
+    assert cmd_export(export, args) == 0  # type: ignore[arg-type]
+    assert out.read_text() == "entrant,rank\n"
