@@ -14,7 +14,7 @@ from rich.table import Table
 from arena.ladder.roster import roster_names
 from arena.local.admin_client import Host, Unreachable
 from arena.local.admin_show import print_match, when
-from arena.local.output import labelled, options_text, text_console
+from arena.local.output import labelled, options_text, text_console, write_named_file
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.wire import (
     fixed,
@@ -319,7 +319,7 @@ def match_show(host: Host, args: argparse.Namespace) -> int:
     record = json.loads(reply.record_json)
     print_match(console, reply.match, record, args.tricks)
     if args.out:
-        Path(args.out).write_text(json.dumps(record, indent=1))
+        write_named_file(args.out, json.dumps(record, indent=1))
         console.print(f"record written to {args.out}")
     if args.referee:
         verdict = referee(record)

@@ -8,7 +8,6 @@ cancelling need the host token; the rest are public reads.
 from __future__ import annotations
 
 import argparse
-import errno
 from typing import Any
 
 from rich.table import Table
@@ -137,9 +136,8 @@ def cmd_export(host: Host, args: argparse.Namespace) -> int:
     if args.out and args.out != "-":
         try:
             write_named_file(args.out, text)
-        except OSError as error:  # a link there is ELOOP: said so
-            why = "a link (give the file it names)" if error.errno == errno.ELOOP else (error.strerror or error)
-            raise OhHellError(f"cannot write --out {args.out}: {why}") from None
+        except OSError as error:
+            raise OhHellError(f"cannot write --out {args.out}: {error.strerror or error}") from None
         console.print(f"written to {args.out}")
     else:
         print(text, end="" if text.endswith("\n") else "\n")

@@ -128,7 +128,8 @@ def test_the_data_of_the_embedded_redis_is_the_users_alone(stack: Stack) -> None
 
 @pytest.mark.parametrize("planted", ["link", "hard link"])
 def test_a_tournament_export_writes_through_nothing_planted_at_its_out(tmp_path: Path, planted: str) -> None:
-    """``ohell tournament export --out /tmp/t.csv``: a link another user put at that name (or a second
+    """``ohell tournament export --out /tmp/t.csv`` (and ``ohell match show --out``, which writes alike):
+    a link another user put at that name (or a second
     name of a file, where hard links are not protected) had the file it names, maybe one of the
     host's, emptied and given the export."""
     from types import SimpleNamespace
@@ -141,7 +142,8 @@ def test_a_tournament_export_writes_through_nothing_planted_at_its_out(tmp_path:
     out.symlink_to(hosts) if planted == "link" else os.link(hosts, out)
     export = SimpleNamespace(stream=lambda method, **fields: [SimpleNamespace(data=b"entrant,rank\n")])
     args = SimpleNamespace(id="t", format="csv", replicates=0, out=str(out))
-    with pytest.raises(OhHellError, match=f"cannot write --out {out}: "):
+    said = "a link \\(give the file it names\\)" if planted == "link" else "not a file of its own"
+    with pytest.raises(OhHellError, match=f"cannot write --out {out}: {said}"):
         cmd_export(export, args)  # type: ignore[arg-type]
     assert hosts.read_text() == "kept\n"
     out.unlink()
