@@ -83,11 +83,12 @@ def hold_data_folder(folder: Path) -> int:
         text = os.read(lock, 32).decode(errors="replace").strip()
         holder = text if text.isascii() and text.isdigit() else "?"  # a pid, never the file's other text
         os.close(lock)
-        running = f"another `ohell up` (pid {holder}) is running"
+        running, stop = f"another `ohell up` (pid {holder}) is running", "it"
         if holder != "?" and not process_exists(int(holder)):  # its processes hold the lock after it (SIGKILL)
             running = f"processes of an `ohell up` that ended (pid {holder}: its Redis, services, workers) still run"
+            stop = "them"
         raise OhHellError(
-            f"{running} on the data folder {folder}: stop it, or give this one a --data-dir of its own"
+            f"{running} on the data folder {folder}: stop {stop}, or give this one a --data-dir of its own"
         ) from None
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
