@@ -14,8 +14,9 @@ from rich.table import Table
 from arena.ladder.roster import roster_names
 from arena.local.admin_client import Host, Unreachable
 from arena.local.admin_show import print_match, when
-from arena.local.output import labelled, options_text, text_console, write_named_file
+from arena.local.output import labelled, options_text, text_console
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.rpc.files import write_named_file
 from arena.wire import (
     fixed,
     given_rules,
@@ -137,7 +138,7 @@ def _save_tokens(path: str, rows: list[list[str]], append: bool) -> None:
     new = not target.exists()
     if not append and not new:
         raise OhHellError(f"--tokens {path} exists: choose a new file (tokens are secrets, never overwritten)")
-    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     os.fchmod(descriptor, 0o600)  # a file the host made may be readable by others: it holds secrets now
     with os.fdopen(descriptor, "w", newline="") as out:
         writer = csv.writer(out, lineterminator="\n")  # not CSV's CRLF: a token cut from a line keeps no \r

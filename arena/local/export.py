@@ -22,6 +22,7 @@ from typing import Any
 
 from arena.local.admin_client import Host, Unreachable, with_host
 from arena.rpc.data_folder import up_archive_url
+from arena.rpc.files import open_named_file
 from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
@@ -69,8 +70,8 @@ def write_matches(folder: Path, ladder: str, matches: Iterator[tuple[dict[str, A
 
     written = 0
     with (
-        open(folder / "matches.jsonl", "w", encoding="utf-8") as lines,
-        open(folder / "results.csv", "w", newline="", encoding="utf-8") as table,
+        open_named_file(folder / "matches.jsonl") as lines,
+        open_named_file(folder / "results.csv", newline="") as table,
     ):
         writer = csv.writer(table)
         writer.writerow(CSV_COLUMNS)
@@ -85,7 +86,7 @@ def from_stack(host: Host, args: argparse.Namespace) -> int:
     host.call("GetLadder", name=args.ladder)  # NOT_FOUND names an unknown ladder before any file is made
     folder = _folder(args.out)
     standings = list(host.pages("GetLeaderboard", "standings", ladder=args.ladder))
-    with open(folder / "leaderboard.csv", "w", newline="", encoding="utf-8") as out:
+    with open_named_file(folder / "leaderboard.csv", newline="") as out:
         writer = csv.writer(out)
         writer.writerow(BOARD_COLUMNS)
         for s in standings:

@@ -10,10 +10,8 @@ layout."""
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 from collections.abc import Iterable
 from typing import Any
 
@@ -53,23 +51,3 @@ def labelled(label: str, style: str, rest: str) -> Text:
 def options_text(options: dict[str, Any]) -> str:
     """Rule options as ``ohell rules`` lists them: ``direction=down, rebound=True, ...`` (unset left out)."""
     return ", ".join(f"{name}={value}" for name, value in options.items() if value is not None)
-
-
-def write_named_file(path: str, text: str) -> None:
-    """``text`` as the whole of the file ``path`` (an ``--out``), not written through what another user
-    may have put at that name in a folder others may write in (``/tmp``): a link (the file it names, maybe
-    one of the host's, was emptied and replaced) or a second name of another file. OSError for those,
-    its strerror saying which."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        descriptor = os.open(path, flags, 0o666)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise OSError(errno.ELOOP, "a link (give the file it names)", path) from None
-        raise
-    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
-            raise OSError(errno.EINVAL, "not a file of its own (a FIFO, a device, another name of a file)", path)
-        out.truncate(0)
-        out.write(text)

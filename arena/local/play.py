@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.rpc.files import write_named_file
 from arena.sdk.local import WireSeat, is_local_spec, load_bot, unknown_bot
 from arena.sdk.session import Session
 from arena.wire import given_rules
@@ -109,7 +110,7 @@ def play_series(
         if out_dir is not None:
             seats = [{"name": name, "kind": "builtin" if name in BOT_FACTORIES else "local"} for name in shown]
             record = build_record(state, seats, seed=game_seed, match_id=f"local-{game_seed}")
-            (out_dir / f"game-{game_seed}.json").write_text(json.dumps(record, indent=1))
+            write_named_file(out_dir / f"game-{game_seed}.json", json.dumps(record, indent=1))
         if on_game is not None:
             on_game(index + 1)
     return tally

@@ -13,8 +13,9 @@ from typing import Any
 from rich.table import Table
 
 from arena.local.admin_client import Host, add_common, with_host
-from arena.local.output import text_console, write_named_file
+from arena.local.output import text_console
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.rpc.files import write_named_file
 from arena.sdk.arguments import UINT32, whole
 from arena.tournament.messages import entrant_from_text
 from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, ID_RULE, TournamentError

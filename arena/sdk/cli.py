@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET
+from arena.rpc.files import write_named_file
 from arena.rpc.settings import is_host_port
 from arena.sdk.arguments import UINT32, UINT64, add_token_options, address_or_stack, agent_token, stack_default, whole
 from ohell.errors import OhHellError
@@ -57,7 +58,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     )
     if args.out:
         try:
-            Path(args.out).write_text(json.dumps(json.loads(record.json), indent=1))
+            write_named_file(args.out, json.dumps(json.loads(record.json), indent=1))
         except OSError as error:
             raise OhHellError(f"cannot write the record to --out {args.out}: {error.strerror or error}") from None
         print(f"record written to {args.out}")

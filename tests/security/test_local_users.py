@@ -7,6 +7,7 @@ which ``ps`` shows to everyone."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -149,3 +150,27 @@ def test_a_tournament_export_writes_through_nothing_planted_at_its_out(tmp_path:
     out.unlink()
     assert cmd_export(export, args) == 0  # type: ignore[arg-type]
     assert out.read_text() == "entrant,rank\n"
+
+
+def test_play_records_and_ladder_export_files_write_through_no_link(tmp_path: Path) -> None:
+    """``ohell play --out DIR`` and ``ohell ladder export --out DIR`` wrote their files through a link
+    another user put at one of their names (a folder under /tmp): the file it named was replaced."""
+    from arena.local.export import write_matches
+    from arena.local.play import play_series
+    from ohell.presets import preset_with_options
+
+    hosts = tmp_path / "hosts-notes.txt"
+    hosts.write_text("kept\n")
+    records, export = tmp_path / "records", tmp_path / "export"
+    for folder, name in ((records, "game-7.json"), (export, "results.csv")):
+        folder.mkdir()
+        (folder / name).symlink_to(hosts)
+    rules = preset_with_options("classic", ["hand_sizes=[1]"])
+    with pytest.raises(OSError, match="a link"):
+        play_series(rules, ["random"] * 3, 1, 7, records)
+    with pytest.raises(OSError, match="a link"):
+        write_matches(export, "main", iter([]))
+    assert hosts.read_text() == "kept\n"
+    (records / "game-7.json").unlink()
+    play_series(rules, ["random"] * 3, 1, 7, records)
+    assert json.loads((records / "game-7.json").read_text())["seed"] == 7
