@@ -79,12 +79,13 @@
   });
   source.addEventListener("done", () => { source.close(); status.textContent = "finished"; document.getElementById("done").hidden = false; });
   source.addEventListener("failed", (message) => {
+    // no feed is no end: the match may be playing on ("The match is over" was shown here too)
     source.close();
-    const error = JSON.parse(message.data).error;
-    status.textContent = error.startsWith("NOT_FOUND")
-      ? "no live feed for this match: matches of built-in bots only are played inside a worker; its replay appears when it ends."
-      : error;
-    document.getElementById("done").hidden = false;
+    const failed = JSON.parse(message.data);
+    status.textContent = failed.code === "NOT_FOUND"
+      ? "no live feed for this match: matches of built-in bots only are played inside a worker"
+      : failed.error;
+    document.getElementById("later").hidden = false;
   });
   if (names.length) build(names.length);
 })();
