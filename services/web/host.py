@@ -136,8 +136,9 @@ async def logout(request: Request) -> Response:
 
 
 async def dashboard(
-    request: Request, message: str = "", error: str = "", tokens: list[list[str]] | None = None
+    request: Request, message: str = "", error: str = "", tokens: list[list[str]] | None = None, form: Any = None
 ) -> Response:
+    """``form``: a refused form's fields, shown again in it (the host typed them once)."""
     host = sessions(request)
     if not host.signed_in(request):
         return RedirectResponse("/host/login", status_code=303)
@@ -165,6 +166,7 @@ async def dashboard(
         error=error,
         tokens=tokens,
         tokens_href=_csv_href(tokens) if tokens else "",
+        form={key: value for key, value in (form or {}).items() if isinstance(value, str)},
     )
 
 
@@ -198,11 +200,11 @@ async def create_ladder(request: Request) -> Response:
     try:
         ladder = ladder_from_form(form)
     except ValueError as error:
-        return await dashboard(request, error=f"ladder not created: {error}")
+        return await dashboard(request, error=f"ladder not created: {error}", form=form)
     try:
         created = await api_of(request).create_ladder(sessions(request).host_token, ladder)
     except ApiError as error:
-        return await dashboard(request, error=f"ladder not created: {error}")
+        return await dashboard(request, error=f"ladder not created: {error.message}", form=form)
     return await dashboard(request, message=f"ladder {created.name} created")
 
 
@@ -217,7 +219,7 @@ async def ladder_action(request: Request) -> Response:
     try:
         await api_of(request).admin(sessions(request).host_token, methods[action], name=name)
     except ApiError as error:
-        return await dashboard(request, error=f"{action} {name}: {error}")
+        return await dashboard(request, error=f"{action} {name}: {error.message}")
     return await dashboard(request, message=f"ladder {name}: {action} done")
 
 
@@ -246,25 +248,27 @@ async def register_agents(request: Request) -> Response:
     try:
         names = await agent_names(form)
     except ValueError as error:
-        return await dashboard(request, error=str(error))
+        return await dashboard(request, error=str(error), form=form)
     kind = str(form.get("kind", "connected"))
+    refused = ""
     if not names:
-        return await dashboard(request, error="give at least one agent name (or a CSV of names)")
-    if len(names) > MAX_AGENTS_PER_FORM:
-        return await dashboard(request, error=f"{len(names)} names: at most {MAX_AGENTS_PER_FORM} at a time")
-    if kind not in KINDS:
-        return await dashboard(request, error=f"kind {kind!r}: choose connected, builtin or endpoint")
+        refused = "give at least one agent name (or a CSV of names)"
+    elif len(names) > MAX_AGENTS_PER_FORM:
+        refused = f"{len(names)} names: at most {MAX_AGENTS_PER_FORM} at a time"
+    elif kind not in KINDS:
+        refused = f"kind {kind!r}: choose connected, builtin or endpoint"
     join = str(form.get("join", ""))
-    if join and kind != "builtin":
-        return await dashboard(
-            request, error=f"only built-in agents are queued by the host: a {kind} agent queues itself"
-        )
+    if join and kind != "builtin" and not refused:
+        refused = f"only built-in agents are queued by the host: a {kind} agent queues itself"
+    if refused:
+        return await dashboard(request, error=refused, form=form)
     api, token = api_of(request), sessions(request).host_token
     if join:  # as `ohell agent register --join`: refused before anyone is registered
         try:
             await api.ladder(join)
         except ApiError as error:
-            return await dashboard(request, error=f"queue on ladder {join}: {error.message}; nobody registered")
+            error_text = f"queue on ladder {join}: {error.message}; nobody registered"
+            return await dashboard(request, error=error_text, form=form)
     tokens, failed, queued_count = [], [], 0
     for name in names:
         try:
@@ -286,7 +290,10 @@ async def register_agents(request: Request) -> Response:
         some = "" if queued_count == len(tokens) else f"{queued_count} of them "
         queued = f", {some}queued on ladder {join}"
     message = f"registered {len(tokens)} agent(s){queued}; download their tokens now: they are not shown again"
-    return await dashboard(request, message=message if tokens else "", error="; ".join(failed), tokens=tokens)
+    kept = None if tokens else form  # nobody registered: the names are offered again; else the failed ones are said
+    return await dashboard(
+        request, message=message if tokens else "", error="; ".join(failed), tokens=tokens, form=kept
+    )
 
 
 def _csv_href(rows: list[list[str]]) -> str:
