@@ -121,3 +121,16 @@ def test_a_standing_without_an_interval_says_so_and_draws_its_mean_alone() -> No
     assert rows[1]["bar_width"] == 0 and rows[1]["mark"] == 0.0 and rows[0]["bar_left"] > 0  # the scale reaches -6
     html = render("_tournament_live.html", **tv.detail(tpb.GetTournamentResponse(standings=standings)))
     assert "[+0.00, +0.00]" not in html and "needs 2 deals" in html
+
+
+def test_running_matches_are_listed_by_when_they_started() -> None:
+    """The list of running matches headed its time column "finished" over each match's start."""
+    seat = SimpleNamespace(agent_id="a1", name="alice", winner=False, total="")
+    match = SimpleNamespace(match_id="m-1", ladder="class", state="running", finished="", created="2026-12-06 00:16:30",
+                            seats=[seat], place=None, faults=0)  # fmt: skip
+    context = dict(ladder="class", agent_id="", agent_name="", matches=[match], next_page="", ladders=["class"])
+    context |= dict(total=1, total_text="1", shown=1, choose=False)
+    running = render("matches.html", running=True, **context)
+    finished = render("matches.html", running=False, **context)
+    assert "<th>started</th>" in running and "<th>finished</th>" not in running
+    assert "<th>finished</th>" in finished
