@@ -134,3 +134,19 @@ def test_running_matches_are_listed_by_when_they_started() -> None:
     finished = render("matches.html", running=False, **context)
     assert "<th>started</th>" in running and "<th>finished</th>" not in running
     assert "<th>finished</th>" in finished
+
+
+def test_controls_have_names_in_words() -> None:
+    """A screen reader named the replay's first and last buttons by their glyphs ("«", "»": the title
+    is not read when there is text), and the tournament's progress bar had no name at all."""
+    match = SimpleNamespace(match_id="m-1", ladder="class")
+    replay = render(
+        "replay.html", match=match, record={"hands": []}, rules="classic", seats=[], replay_json="{}", steps=1
+    )
+    for attributes, text in re.findall(r"<button([^>]*)>([^<]*)</button>", replay):
+        label = re.search(r'aria-label="([^"]*)"', attributes)
+        assert re.search(r"[a-z]", label.group(1) if label else text), (attributes, text)
+    t = SimpleNamespace(id="cup", state="running", round=1, rounds=1, tables_done=0, tables=1, games_done=0,
+                        games_total=6, finished="", percent=0)  # fmt: skip
+    live = render("_tournament_live.html", t=t, standings=[], tables=[], tables_page="", tables_next="")
+    assert re.search(r'role="progressbar" aria-label="[a-z ]+"', live)
