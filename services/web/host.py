@@ -153,7 +153,6 @@ async def dashboard(
         ladders=[
             {
                 **views.ladder_row(ladder, board),
-                "paused": ladder.paused,
                 "standings": [views.standing_row(s) for s in board],
             }
             for ladder, board in zip(ladders, boards, strict=True)

@@ -8,6 +8,9 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import rules_pb2
+from services.web import views
 from services.web.pages import templates
 
 
@@ -150,3 +153,17 @@ def test_controls_have_names_in_words() -> None:
                         games_total=6, finished="", percent=0)  # fmt: skip
     live = render("_tournament_live.html", t=t, standings=[], tables=[], tables_page="", tables_next="")
     assert re.search(r'role="progressbar" aria-label="[a-z ]+"', live)
+
+
+def test_a_paused_ladder_says_so_to_visitors() -> None:
+    """Only the host page said a ladder was paused: its visitors saw a leaderboard that stopped
+    changing, and nothing saying why."""
+    paused = views.ladder_row(
+        pb.Ladder(name="class", rules=rules_pb2.Rules(preset="classic"), seats=4, paused=True), []
+    )
+    running = views.ladder_row(pb.Ladder(name="open", rules=rules_pb2.Rules(preset="classic"), seats=4), [])
+    board = render("leaderboard.html", ladder=paused, rows=[], waiting=0, running=[])
+    assert "no new match starts until it is resumed" in board
+    assert 'id="paused"' not in render("leaderboard.html", ladder=running, rows=[], waiting=0, running=[])
+    listed = render("ladders.html", ladders=[paused, running])
+    assert re.findall(r'<a href="/ladders/(\w+)">\w+</a> <span class="tag">paused</span>', listed) == ["class"]
