@@ -93,6 +93,9 @@ def test_replay_steps_to_the_records_totals(site: Site, page: Any) -> None:
     assert page.locator("#caption").inner_text().startswith("match over")
     page.keyboard.press("Home")
     assert page.locator("body").get_attribute("data-step") == "0"
+    page.focus("#next")  # Space presses the focused button, as anywhere: it played the replay instead
+    page.keyboard.press(" ")
+    assert page.locator("body").get_attribute("data-step") == "1" and page.locator("#play").inner_text() == "▶ play"
     page.click("#play")  # plays on by itself
     wait_until(lambda: int(page.locator("body").get_attribute("data-step")) > 1, 10, "the replay to play")
 
