@@ -51,12 +51,12 @@ def test_a_live_view_that_cannot_reach_the_engine_names_no_internals(url: str) -
 def test_a_live_view_without_a_feed_does_not_say_the_match_is_over(url: str, page: Any) -> None:
     """A match without a live feed (the engine out of reach, or built-in bots playing in a worker)
     was shown as "The match is over: watch its replay", while it played on; the replay link led back
-    to this view. The error is said in words (it read "UNAVAILABLE: ...") and the replay's address
-    is given for later."""
+    to this view, under an empty table of seats and scores. The error is said in words (it read
+    "UNAVAILABLE: ...") and the replay's address is given for later."""
     page.goto(f"{url}/live/main-1")
     page.wait_for_selector("#later:not([hidden])")
     assert page.locator("#status").inner_text() == PLAIN["UNAVAILABLE"]
-    assert page.locator("#done").is_hidden()
+    assert page.locator("#done").is_hidden() and page.locator("#board").get_attribute("hidden") is not None
     assert page.locator("#later a").get_attribute("href") == "/matches/main-1"
 
 

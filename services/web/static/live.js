@@ -86,6 +86,7 @@
       ? "no live feed for this match: matches of built-in bots only are played inside a worker"
       : failed.error;
     document.getElementById("later").hidden = false;
+    document.getElementById("board").hidden = events === 0;  // no empty table of bids "–" and totals 0
   });
   if (names.length) build(names.length);
 })();
