@@ -167,3 +167,14 @@ def test_a_paused_ladder_says_so_to_visitors() -> None:
     assert 'id="paused"' not in render("leaderboard.html", ladder=running, rows=[], waiting=0, running=[])
     listed = render("ladders.html", ladders=[paused, running])
     assert re.findall(r'<a href="/ladders/(\w+)">\w+</a> <span class="tag">paused</span>', listed) == ["class"]
+
+
+def test_the_tournament_page_says_what_a_forfeit_counts_as() -> None:
+    """An entrant never online forfeited all its games and still ranked above built-in bots, its
+    scores being the stand-in random bot's: the page did not say who played its seats."""
+    t = SimpleNamespace(id="cup", state="finished", round=1, rounds=1, tables_done=1, tables=1, games_done=6,
+                        games_total=6, finished="", percent=100, format="round robin", entrants=3, seats=3, deals=1,
+                        preset="classic", created="")  # fmt: skip
+    context = dict(t=t, grace="30", entrants=[], standings=[], tables=[], tables_page="", tables_next="")
+    page = render("tournament.html", **context)
+    assert "random bot played its seat" in re.sub(r"\s+", " ", page)
