@@ -141,7 +141,8 @@ def test_running_matches_are_listed_by_when_they_started() -> None:
 
 def test_controls_have_names_in_words() -> None:
     """A screen reader named the replay's first and last buttons by their glyphs ("«", "»": the title
-    is not read when there is text), and the tournament's progress bar had no name at all."""
+    is not read when there is text), and the tournament's progress bar had no name at all, nor the
+    header of its standings' column of interval bars."""
     match = SimpleNamespace(match_id="m-1", ladder="class")
     replay = render(
         "replay.html", match=match, record={"hands": []}, rules="classic", seats=[], replay_json="{}", steps=1
@@ -153,6 +154,7 @@ def test_controls_have_names_in_words() -> None:
                         games_total=6, finished="", percent=0)  # fmt: skip
     live = render("_tournament_live.html", t=t, standings=[], tables=[], tables_page="", tables_next="")
     assert re.search(r'role="progressbar" aria-label="[a-z ]+"', live)
+    assert "<th></th>" not in re.sub(r"<th[^>]*>", "<th>", live)  # the interval bars' column had an empty header
 
 
 def test_a_paused_ladder_says_so_to_visitors() -> None:
