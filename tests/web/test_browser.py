@@ -134,6 +134,15 @@ def test_live_match_changes(site: Site, page: Any) -> None:
         watch.cancel()
 
 
+def test_the_live_view_of_no_match_says_so(site: Site, page: Any) -> None:
+    """A mistyped id waited for the engine (10 s), then said the match had no live feed because
+    built-in bots play inside a worker, and where its replay would be."""
+    page.goto(f"{site.url}/live/no-such-match")
+    wait_until(lambda: page.locator("#status").inner_text() != "connecting…", 30, "the engine's answer")
+    assert page.locator("#status").inner_text() == "no match with this id is being played"
+    assert page.locator("#later").is_hidden() and page.locator("#done").is_hidden()
+
+
 def test_host_creates_a_ladder_and_registers_agents(site: Site, page: Any) -> None:
     page.goto(site.url + "/host")
     assert page.url.endswith("/host/login")
