@@ -17,6 +17,7 @@ import math
 import secrets
 import time
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
@@ -145,6 +146,9 @@ async def dashboard(
     api = api_of(request)
     ladders = await api.ladders()
     boards = await asyncio.gather(*(api.leaderboard(ladder.name) for ladder in ladders))
+    done, done_ladder = request.query_params.get("done", ""), request.query_params.get("ladder", "")
+    if not (message or error) and done in DONE and done_ladder in {ladder.name for ladder in ladders}:
+        message = DONE[done].format(done_ladder)  # said only of a ladder there is
     return page(
         request,
         "host.html",
@@ -204,7 +208,7 @@ async def create_ladder(request: Request) -> Response:
         created = await api_of(request).create_ladder(sessions(request).host_token, ladder)
     except ApiError as error:
         return await dashboard(request, error=f"ladder not created: {error.message}", form=form)
-    return await dashboard(request, message=f"ladder {created.name} created")
+    return _done(created.name, "created")
 
 
 async def ladder_action(request: Request) -> Response:
@@ -219,7 +223,20 @@ async def ladder_action(request: Request) -> Response:
         await api_of(request).admin(sessions(request).host_token, methods[action], name=name)
     except ApiError as error:
         return await dashboard(request, error=f"{action} {name}: {error.message}")
-    return await dashboard(request, message=f"ladder {name}: {action} done")
+    if action == "delete":
+        return await dashboard(request, message=f"ladder {name}: {action} done")
+    return _done(name, action)
+
+
+# what the host page says after a ladder form that worked, by the ``done`` of its address
+DONE = {"created": "ladder {} created", "pause": "ladder {}: pause done", "resume": "ladder {}: resume done"}
+
+
+def _done(ladder: str, done: str) -> Response:
+    """Back to the host page, which says what was done: reloading it sends no form again (the page
+    had been the form's answer, at the form's address: a reload asked to post it again, and a
+    visit to that address later was a 405)."""
+    return RedirectResponse("/host?" + urlencode({"done": done, "ladder": ladder}), status_code=303)
 
 
 async def agent_names(form: Any) -> list[str]:

@@ -91,3 +91,35 @@ def parse(page: str) -> dict[str, str]:
         chosen = re.search(r"<option selected[^>]*>([^<]*)</option>", options)
         fields[name] = chosen.group(1) if chosen else ""
     return fields
+
+
+class Obliging(Refusing):
+    """A matchmaker that creates, pauses and resumes ladders as asked (the ladder list stays "class")."""
+
+    async def create_ladder(self, token: str, ladder: pb.Ladder) -> pb.Ladder:
+        return ladder
+
+    async def admin(self, token: str, method: str, **fields: Any) -> Any:
+        return None
+
+
+def test_a_ladder_form_that_worked_leaves_the_host_on_the_host_page() -> None:
+    """The host page was the form's answer at the form's address (/host/ladders/class/pause): a
+    reload asked to post the form again, and opening that address later was a 405. It is now a
+    redirect to /host, which says what was done."""
+    with TestClient(create_app(Obliging(), host_token=TOKEN)) as client:
+        assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
+        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/host").text).group(1)  # type: ignore[union-attr]
+        for path, said in (
+            ("/host/ladders/class/pause", "ladder class: pause done"),
+            ("/host/ladders/class/resume", "ladder class: resume done"),
+        ):
+            answer = client.post(path, data={"csrf": csrf}, follow_redirects=False)
+            assert answer.status_code == 303 and answer.headers["location"].startswith("/host?")
+            shown = client.get(answer.headers["location"])
+            assert shown.status_code == 200 and f'id="message">{said}<' in shown.text
+        form = {"csrf": csrf, "name": "class", "preset": "classic", "seats": "4"}
+        answer = client.post("/host/ladders", data=form, follow_redirects=False)
+        assert answer.status_code == 303
+        assert 'id="message">ladder class created<' in client.get(answer.headers["location"]).text
+        assert 'id="message"' not in client.get("/host?done=created&ladder=elsewhere").text  # no ladder, nothing said
