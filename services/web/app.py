@@ -23,7 +23,7 @@ from arena.rpc.ratelimit import RateLimit
 from arena.wire import match_total_text
 from services.web import host, tournaments, views
 from services.web.api import Api, ApiError
-from services.web.errors import error_page
+from services.web.errors import ShownError, error_page, http_error_page
 from services.web.headers import HEADERS as SECURITY_HEADERS
 from services.web.headers import SecurityHeaders
 from services.web.pages import HERE, api_of, page
@@ -171,7 +171,7 @@ async def events(request: Request) -> Response:
             yield "event: done\ndata: {}\n\n"
         except ApiError as error:
             shown = error_page(error)  # the error page's words: the engine's own may name its address
-            yield f"event: failed\ndata: {json.dumps({'error': f'{shown.title}: {shown.message}'})}\n\n"
+            yield f"event: failed\ndata: {json.dumps({'code': error.code, 'error': shown.message})}\n\n"
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-store"})
 
@@ -180,18 +180,21 @@ async def health(request: Request) -> Response:
     return JSONResponse({"ok": True})
 
 
-async def api_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiError)
-    shown = error_page(exc)
+def shown_page(request: Request, shown: ShownError) -> Response:
     response = page(request, "error.html", shown.status, title=shown.title, message=shown.message)
     if shown.retry_after:
         response.headers["retry-after"] = shown.retry_after
     return response
 
 
+async def api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return shown_page(request, error_page(exc))
+
+
 async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    return page(request, "error.html", exc.status_code, title=str(exc.status_code), message=exc.detail)
+    return shown_page(request, http_error_page(exc.status_code, exc.detail))
 
 
 async def server_error(request: Request, exc: Exception) -> Response:

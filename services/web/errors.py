@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from http import HTTPStatus
 
 from services.web.api import ApiError
 
@@ -33,6 +34,27 @@ PLAIN = {
     "DEADLINE_EXCEEDED": "the arena's services took too long to answer: try again shortly",
 }
 OTHER = "the arena's services failed to answer this page"
+# an error page's heading, by its HTTP status: the gRPC code's name (NOT_FOUND) or a bare number
+# (404) read as a fault of the page itself
+TITLES = {
+    400: "Not a request the arena can answer",
+    401: "Credential needed",
+    403: "Not allowed",
+    404: "Not found",
+    405: "Not a page to open",
+    409: "Already there",
+    413: "Too large",
+    429: "Too many requests",
+    501: "Not offered",
+    502: "The arena's services failed",
+    503: "The arena's services are unavailable",
+    504: "The arena's services took too long",
+}
+# what the page says when all it has is the status's own phrase ("Not Found")
+PLAIN_STATUS = {
+    404: "There is no page at this address.",
+    405: "This address takes a form's answer: go back to the page the form is on.",
+}
 
 
 @dataclass(frozen=True)
@@ -43,10 +65,20 @@ class ShownError:
     retry_after: str = ""  # whole seconds for the Retry-After header, or none
 
 
+def title_of(status: int) -> str:
+    return TITLES.get(status) or HTTPStatus(status).phrase
+
+
+def http_error_page(status: int, detail: str) -> ShownError:
+    """An error the web app raised itself: Starlette's detail is the status's own phrase unless one was given."""
+    plain = detail == HTTPStatus(status).phrase
+    return ShownError(status, title_of(status), PLAIN_STATUS.get(status, detail) if plain else detail)
+
+
 def error_page(error: ApiError) -> ShownError:
     status = STATUS.get(error.code, 502)
     message = error.message if error.code in OWN_WORDS else PLAIN.get(error.code, OTHER)
     retry_after = ""
     if error.code == "RESOURCE_EXHAUSTED" and error.retry_after_s is not None:
         retry_after = str(max(1, math.ceil(error.retry_after_s)))
-    return ShownError(status, error.code, message, retry_after)
+    return ShownError(status, title_of(status), message, retry_after)

@@ -17,6 +17,7 @@ import math
 import secrets
 import time
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
@@ -136,14 +137,18 @@ async def logout(request: Request) -> Response:
 
 
 async def dashboard(
-    request: Request, message: str = "", error: str = "", tokens: list[list[str]] | None = None
+    request: Request, message: str = "", error: str = "", tokens: list[list[str]] | None = None, form: Any = None
 ) -> Response:
+    """``form``: a refused form's fields, shown again in it (the host typed them once)."""
     host = sessions(request)
     if not host.signed_in(request):
         return RedirectResponse("/host/login", status_code=303)
     api = api_of(request)
     ladders = await api.ladders()
     boards = await asyncio.gather(*(api.leaderboard(ladder.name) for ladder in ladders))
+    done, done_ladder = request.query_params.get("done", ""), request.query_params.get("ladder", "")
+    if not (message or error) and done in DONE and done_ladder in {ladder.name for ladder in ladders}:
+        message = DONE[done].format(done_ladder)  # said only of a ladder there is
     return page(
         request,
         "host.html",
@@ -152,7 +157,6 @@ async def dashboard(
         ladders=[
             {
                 **views.ladder_row(ladder, board),
-                "paused": ladder.paused,
                 "standings": [views.standing_row(s) for s in board],
             }
             for ladder, board in zip(ladders, boards, strict=True)
@@ -165,6 +169,7 @@ async def dashboard(
         error=error,
         tokens=tokens,
         tokens_href=_csv_href(tokens) if tokens else "",
+        form={key: value for key, value in (form or {}).items() if isinstance(value, str)},
     )
 
 
@@ -198,12 +203,12 @@ async def create_ladder(request: Request) -> Response:
     try:
         ladder = ladder_from_form(form)
     except ValueError as error:
-        return await dashboard(request, error=f"ladder not created: {error}")
+        return await dashboard(request, error=f"ladder not created: {error}", form=form)
     try:
         created = await api_of(request).create_ladder(sessions(request).host_token, ladder)
     except ApiError as error:
-        return await dashboard(request, error=f"ladder not created: {error}")
-    return await dashboard(request, message=f"ladder {created.name} created")
+        return await dashboard(request, error=f"ladder not created: {error.message}", form=form)
+    return _done(created.name, "created")
 
 
 async def ladder_action(request: Request) -> Response:
@@ -217,8 +222,21 @@ async def ladder_action(request: Request) -> Response:
     try:
         await api_of(request).admin(sessions(request).host_token, methods[action], name=name)
     except ApiError as error:
-        return await dashboard(request, error=f"{action} {name}: {error}")
-    return await dashboard(request, message=f"ladder {name}: {action} done")
+        return await dashboard(request, error=f"{action} {name}: {error.message}")
+    if action == "delete":
+        return await dashboard(request, message=f"ladder {name}: {action} done")
+    return _done(name, action)
+
+
+# what the host page says after a ladder form that worked, by the ``done`` of its address
+DONE = {"created": "ladder {} created", "pause": "ladder {}: pause done", "resume": "ladder {}: resume done"}
+
+
+def _done(ladder: str, done: str) -> Response:
+    """Back to the host page, which says what was done: reloading it sends no form again (the page
+    had been the form's answer, at the form's address: a reload asked to post it again, and a
+    visit to that address later was a 405)."""
+    return RedirectResponse("/host?" + urlencode({"done": done, "ladder": ladder}), status_code=303)
 
 
 async def agent_names(form: Any) -> list[str]:
@@ -246,25 +264,27 @@ async def register_agents(request: Request) -> Response:
     try:
         names = await agent_names(form)
     except ValueError as error:
-        return await dashboard(request, error=str(error))
+        return await dashboard(request, error=str(error), form=form)
     kind = str(form.get("kind", "connected"))
+    refused = ""
     if not names:
-        return await dashboard(request, error="give at least one agent name (or a CSV of names)")
-    if len(names) > MAX_AGENTS_PER_FORM:
-        return await dashboard(request, error=f"{len(names)} names: at most {MAX_AGENTS_PER_FORM} at a time")
-    if kind not in KINDS:
-        return await dashboard(request, error=f"kind {kind!r}: choose connected, builtin or endpoint")
+        refused = "give at least one agent name (or a CSV of names)"
+    elif len(names) > MAX_AGENTS_PER_FORM:
+        refused = f"{len(names)} names: at most {MAX_AGENTS_PER_FORM} at a time"
+    elif kind not in KINDS:
+        refused = f"kind {kind!r}: choose connected, builtin or endpoint"
     join = str(form.get("join", ""))
-    if join and kind != "builtin":
-        return await dashboard(
-            request, error=f"only built-in agents are queued by the host: a {kind} agent queues itself"
-        )
+    if join and kind != "builtin" and not refused:
+        refused = f"only built-in agents are queued by the host: a {kind} agent queues itself"
+    if refused:
+        return await dashboard(request, error=refused, form=form)
     api, token = api_of(request), sessions(request).host_token
     if join:  # as `ohell agent register --join`: refused before anyone is registered
         try:
             await api.ladder(join)
         except ApiError as error:
-            return await dashboard(request, error=f"queue on ladder {join}: {error.message}; nobody registered")
+            error_text = f"queue on ladder {join}: {error.message}; nobody registered"
+            return await dashboard(request, error=error_text, form=form)
     tokens, failed, queued_count = [], [], 0
     for name in names:
         try:
@@ -286,7 +306,10 @@ async def register_agents(request: Request) -> Response:
         some = "" if queued_count == len(tokens) else f"{queued_count} of them "
         queued = f", {some}queued on ladder {join}"
     message = f"registered {len(tokens)} agent(s){queued}; download their tokens now: they are not shown again"
-    return await dashboard(request, message=message if tokens else "", error="; ".join(failed), tokens=tokens)
+    kept = None if tokens else form  # nobody registered: the names are offered again; else the failed ones are said
+    return await dashboard(
+        request, message=message if tokens else "", error="; ".join(failed), tokens=tokens, form=kept
+    )
 
 
 def _csv_href(rows: list[list[str]]) -> str:

@@ -194,7 +194,7 @@ def creation_failed(error: ApiError, tourney_id: str) -> str:
         )
     if error.code == "ALREADY_EXISTS":
         return f"tournament not created: {tourney_id} exists already (see /tournaments/{tourney_id}); choose another id"
-    return f"tournament not created: {error}"
+    return f"tournament not created: {error.message}"
 
 
 async def _host_call(request: Request, tourney_id: str, method: str, message: Any, what: str) -> Response:
@@ -202,7 +202,7 @@ async def _host_call(request: Request, tourney_id: str, method: str, message: An
     try:
         await api_of(request).call(method, message, sessions(request).host_token)
     except ApiError as error:
-        return await host_page(request, error=f"{what} {tourney_id}: {error}")
+        return await host_page(request, error=f"{what} {tourney_id}: {error.message}")
     return RedirectResponse(f"/tournaments/{tourney_id}", status_code=303)
 
 

@@ -35,6 +35,7 @@ def ladder_row(ladder: Any, standings: Sequence[Any]) -> Row:
         "matches": sum(s.games for s in standings) // seats,
         "leader": standings[0].name if standings and standings[0].rank else "",
         "house_fill": ladder.house_fill,
+        "paused": ladder.paused,
     }
 
 

@@ -153,3 +153,5 @@ def test_creating_a_tournament_waits_for_the_largest_one() -> None:
     assert "may still be creating it" in late and "120 s" in late
     again = creation_failed(ApiError("ALREADY_EXISTS", "tournament 'big' exists already"), "big")
     assert "big exists already" in again and "/tournaments/big" in again
+    refused = creation_failed(ApiError("INVALID_ARGUMENT", "seats: 9 is not from 3 to 7"), "big")
+    assert refused == "tournament not created: seats: 9 is not from 3 to 7"  # it led with INVALID_ARGUMENT

@@ -93,6 +93,9 @@ def test_replay_steps_to_the_records_totals(site: Site, page: Any) -> None:
     assert page.locator("#caption").inner_text().startswith("match over")
     page.keyboard.press("Home")
     assert page.locator("body").get_attribute("data-step") == "0"
+    page.focus("#next")  # Space presses the focused button, as anywhere: it played the replay instead
+    page.keyboard.press(" ")
+    assert page.locator("body").get_attribute("data-step") == "1" and page.locator("#play").inner_text() == "▶ play"
     page.click("#play")  # plays on by itself
     wait_until(lambda: int(page.locator("body").get_attribute("data-step")) > 1, 10, "the replay to play")
 
@@ -129,6 +132,15 @@ def test_live_match_changes(site: Site, page: Any) -> None:
         assert totals == record["totals"]
     finally:
         watch.cancel()
+
+
+def test_the_live_view_of_no_match_says_so(site: Site, page: Any) -> None:
+    """A mistyped id waited for the engine (10 s), then said the match had no live feed because
+    built-in bots play inside a worker, and where its replay would be."""
+    page.goto(f"{site.url}/live/no-such-match")
+    wait_until(lambda: page.locator("#status").inner_text() != "connecting…", 30, "the engine's answer")
+    assert page.locator("#status").inner_text() == "no match with this id is being played"
+    assert page.locator("#later").is_hidden() and page.locator("#done").is_hidden()
 
 
 def test_host_creates_a_ladder_and_registers_agents(site: Site, page: Any) -> None:

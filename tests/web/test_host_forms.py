@@ -4,9 +4,25 @@ field, naming neither the one at fault nor what was typed."""
 
 from __future__ import annotations
 
-import pytest
+import html
+import re
+import warnings
+from typing import Any
 
+import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import rules_pb2
+from services.web.api import Api, ApiError
+from services.web.app import create_app
 from services.web.host import ladder_from_form
+
+with warnings.catch_warnings():  # as tests/web/test_host_cookies.py: httpx is what tests install
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from starlette.testclient import TestClient
+
+TOKEN = "host-secret"
 
 
 def test_the_field_that_is_not_a_number_is_named() -> None:
@@ -22,3 +38,88 @@ def test_the_field_that_is_not_a_number_is_named() -> None:
         with pytest.raises(ValueError) as refused:
             ladder_from_form(form)
         assert str(refused.value) == said
+
+
+class Refusing(Api):
+    """A matchmaker with one ladder ("class") that refuses every new ladder and agent as the real one does."""
+
+    def __init__(self) -> None:
+        super().__init__("127.0.0.1:1")
+
+    async def ladders(self) -> list[pb.Ladder]:
+        return [pb.Ladder(name="class", rules=rules_pb2.Rules(preset="classic"), seats=4)]
+
+    async def leaderboard(self, ladder: str) -> list[pb.Standing]:
+        return []
+
+    async def create_ladder(self, token: str, ladder: pb.Ladder) -> pb.Ladder:
+        raise ApiError("INVALID_ARGUMENT", "ladder.house_bots: house bot 'nope' is not a built-in bot")
+
+    async def register_agent(self, token: str, name: str, kind: int, bot: str = "", endpoint: str = "") -> Any:
+        raise ApiError("ALREADY_EXISTS", f"name: an agent named {name!r} exists")
+
+
+def test_a_refused_form_keeps_what_the_host_typed_and_says_why_in_words() -> None:
+    """A refused ladder or agent form came back empty (seats and fill-after back at their defaults),
+    its error led by the gRPC code ('ladder not created: INVALID_ARGUMENT: ladder.house_bots: ...')."""
+    ladder = {"name": "cup", "preset": "river", "seats": "5", "house_bots": "nope", "fill_after_seconds": "2.5"}
+    agents = {"names": "alice\nbob", "kind": "builtin", "bot": "strong", "endpoint": "", "join": "class"}
+    with TestClient(create_app(Refusing(), host_token=TOKEN)) as client:
+        assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
+        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/host").text).group(1)  # type: ignore[union-attr]
+        for path, form in (("/host/ladders", ladder), ("/host/agents", agents)):
+            shown = client.post(path, data={"csrf": csrf, **form})
+            assert shown.status_code == 400
+            assert "INVALID_ARGUMENT" not in shown.text and "ALREADY_EXISTS" not in shown.text
+            fields = parse(shown.text)
+            assert {key: fields[key] for key in form} == form, fields
+        assert (
+            "ladder not created: ladder.house_bots: house bot"
+            in client.post("/host/ladders", data={"csrf": csrf, **ladder}).text
+        )
+
+
+def parse(page: str) -> dict[str, str]:
+    """Each form field's shown value: an input's value, a textarea's text, a select's chosen option."""
+    fields = {
+        name: html.unescape(value) for name, value in re.findall(r'<input name="(\w+)"[^>]*? value="([^"]*)"', page)
+    }
+    fields |= {
+        name: html.unescape(text) for name, text in re.findall(r'<textarea name="(\w+)"[^>]*>([^<]*)</textarea>', page)
+    }
+    for name, options in re.findall(r'<select name="(\w+)">(.*?)</select>', page, flags=re.S):
+        chosen = re.search(r"<option selected[^>]*>([^<]*)</option>", options)
+        fields[name] = chosen.group(1) if chosen else ""
+    return fields
+
+
+class Obliging(Refusing):
+    """A matchmaker that creates, pauses and resumes ladders as asked (the ladder list stays "class")."""
+
+    async def create_ladder(self, token: str, ladder: pb.Ladder) -> pb.Ladder:
+        return ladder
+
+    async def admin(self, token: str, method: str, **fields: Any) -> Any:
+        return None
+
+
+def test_a_ladder_form_that_worked_leaves_the_host_on_the_host_page() -> None:
+    """The host page was the form's answer at the form's address (/host/ladders/class/pause): a
+    reload asked to post the form again, and opening that address later was a 405. It is now a
+    redirect to /host, which says what was done."""
+    with TestClient(create_app(Obliging(), host_token=TOKEN)) as client:
+        assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
+        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/host").text).group(1)  # type: ignore[union-attr]
+        for path, said in (
+            ("/host/ladders/class/pause", "ladder class: pause done"),
+            ("/host/ladders/class/resume", "ladder class: resume done"),
+        ):
+            answer = client.post(path, data={"csrf": csrf}, follow_redirects=False)
+            assert answer.status_code == 303 and answer.headers["location"].startswith("/host?")
+            shown = client.get(answer.headers["location"])
+            assert shown.status_code == 200 and f'id="message">{said}<' in shown.text
+        form = {"csrf": csrf, "name": "class", "preset": "classic", "seats": "4"}
+        answer = client.post("/host/ladders", data=form, follow_redirects=False)
+        assert answer.status_code == 303
+        assert 'id="message">ladder class created<' in client.get(answer.headers["location"]).text
+        assert 'id="message"' not in client.get("/host?done=created&ladder=elsewhere").text  # no ladder, nothing said

@@ -8,6 +8,9 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import rules_pb2
+from services.web import views
 from services.web.pages import templates
 
 
@@ -121,3 +124,59 @@ def test_a_standing_without_an_interval_says_so_and_draws_its_mean_alone() -> No
     assert rows[1]["bar_width"] == 0 and rows[1]["mark"] == 0.0 and rows[0]["bar_left"] > 0  # the scale reaches -6
     html = render("_tournament_live.html", **tv.detail(tpb.GetTournamentResponse(standings=standings)))
     assert "[+0.00, +0.00]" not in html and "needs 2 deals" in html
+
+
+def test_running_matches_are_listed_by_when_they_started() -> None:
+    """The list of running matches headed its time column "finished" over each match's start."""
+    seat = SimpleNamespace(agent_id="a1", name="alice", winner=False, total="")
+    match = SimpleNamespace(match_id="m-1", ladder="class", state="running", finished="", created="2026-12-06 00:16:30",
+                            seats=[seat], place=None, faults=0)  # fmt: skip
+    context = dict(ladder="class", agent_id="", agent_name="", matches=[match], next_page="", ladders=["class"])
+    context |= dict(total=1, total_text="1", shown=1, choose=False)
+    running = render("matches.html", running=True, **context)
+    finished = render("matches.html", running=False, **context)
+    assert "<th>started</th>" in running and "<th>finished</th>" not in running
+    assert "<th>finished</th>" in finished
+
+
+def test_controls_have_names_in_words() -> None:
+    """A screen reader named the replay's first and last buttons by their glyphs ("«", "»": the title
+    is not read when there is text), and the tournament's progress bar had no name at all, nor the
+    header of its standings' column of interval bars."""
+    match = SimpleNamespace(match_id="m-1", ladder="class")
+    replay = render(
+        "replay.html", match=match, record={"hands": []}, rules="classic", seats=[], replay_json="{}", steps=1
+    )
+    for attributes, text in re.findall(r"<button([^>]*)>([^<]*)</button>", replay):
+        label = re.search(r'aria-label="([^"]*)"', attributes)
+        assert re.search(r"[a-z]", label.group(1) if label else text), (attributes, text)
+    t = SimpleNamespace(id="cup", state="running", round=1, rounds=1, tables_done=0, tables=1, games_done=0,
+                        games_total=6, finished="", percent=0)  # fmt: skip
+    live = render("_tournament_live.html", t=t, standings=[], tables=[], tables_page="", tables_next="")
+    assert re.search(r'role="progressbar" aria-label="[a-z ]+"', live)
+    assert "<th></th>" not in re.sub(r"<th[^>]*>", "<th>", live)  # the interval bars' column had an empty header
+
+
+def test_a_paused_ladder_says_so_to_visitors() -> None:
+    """Only the host page said a ladder was paused: its visitors saw a leaderboard that stopped
+    changing, and nothing saying why."""
+    paused = views.ladder_row(
+        pb.Ladder(name="class", rules=rules_pb2.Rules(preset="classic"), seats=4, paused=True), []
+    )
+    running = views.ladder_row(pb.Ladder(name="open", rules=rules_pb2.Rules(preset="classic"), seats=4), [])
+    board = render("leaderboard.html", ladder=paused, rows=[], waiting=0, running=[])
+    assert "no new match starts until it is resumed" in board
+    assert 'id="paused"' not in render("leaderboard.html", ladder=running, rows=[], waiting=0, running=[])
+    listed = render("ladders.html", ladders=[paused, running])
+    assert re.findall(r'<a href="/ladders/(\w+)">\w+</a> <span class="tag">paused</span>', listed) == ["class"]
+
+
+def test_the_tournament_page_says_what_a_forfeit_counts_as() -> None:
+    """An entrant never online forfeited all its games and still ranked above built-in bots, its
+    scores being the stand-in random bot's: the page did not say who played its seats."""
+    t = SimpleNamespace(id="cup", state="finished", round=1, rounds=1, tables_done=1, tables=1, games_done=6,
+                        games_total=6, finished="", percent=100, format="round robin", entrants=3, seats=3, deals=1,
+                        preset="classic", created="")  # fmt: skip
+    context = dict(t=t, grace="30", entrants=[], standings=[], tables=[], tables_page="", tables_next="")
+    page = render("tournament.html", **context)
+    assert "random bot played its seat" in re.sub(r"\s+", " ", page)

@@ -5,9 +5,11 @@ from it), and a host form whose CSRF token is not ASCII (403, not a 500 from ``h
 
 from __future__ import annotations
 
+import html
 import http.cookiejar
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -42,8 +45,38 @@ def test_a_live_view_that_cannot_reach_the_engine_names_no_internals(url: str) -
     with urllib.request.urlopen(f"{url}/live/main-1/events", timeout=30) as reply:
         body = reply.read().decode()
     kind, data = [line.split(": ", 1)[1] for line in body.splitlines() if line][:2]
-    error = json.loads(data)["error"]
-    assert kind == "failed" and error == f"UNAVAILABLE: {PLAIN['UNAVAILABLE']}", error
+    assert kind == "failed" and json.loads(data) == {"code": "UNAVAILABLE", "error": PLAIN["UNAVAILABLE"]}, data
+
+
+def test_a_live_view_without_a_feed_does_not_say_the_match_is_over(url: str, page: Any) -> None:
+    """A match without a live feed (the engine out of reach, or built-in bots playing in a worker)
+    was shown as "The match is over: watch its replay", while it played on; the replay link led back
+    to this view, under an empty table of seats and scores. The error is said in words (it read
+    "UNAVAILABLE: ...") and the replay's address is given for later."""
+    page.goto(f"{url}/live/main-1")
+    page.wait_for_selector("#later:not([hidden])")
+    assert page.locator("#status").inner_text() == PLAIN["UNAVAILABLE"]
+    assert page.locator("#done").is_hidden() and page.locator("#board").get_attribute("hidden") is not None
+    assert page.locator("#later a").get_attribute("href") == "/matches/main-1"
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "title", "message"),
+    [
+        ("/no/such/page", 404, "Not found", "There is no page at this address."),
+        ("/host/ladders", 405, "Not a page to open", "This address takes a form's answer"),
+        ("/ladders/main", 503, "The arena's services are unavailable", PLAIN["UNAVAILABLE"]),
+    ],
+)
+def test_an_error_page_is_headed_in_words(url: str, path: str, status: int, title: str, message: str) -> None:
+    """Error pages were headed by a gRPC code (UNAVAILABLE, NOT_FOUND) or a bare number (404, with
+    "Not Found" under it; 405 and "Method Not Allowed" for a form's address opened in a new tab)."""
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{url}{path}", timeout=30)
+    body = html.unescape(refused.value.read().decode())
+    assert refused.value.code == status
+    assert re.search(r"<h1>([^<]*)</h1>", body).group(1) == title, body  # type: ignore[union-attr]
+    assert message in re.search(r'id="error-message">([^<]*)<', body).group(1)  # type: ignore[union-attr]
 
 
 def test_the_live_view_is_served_when_the_matchmaker_cannot_say_whose_match_it_is(url: str) -> None:

@@ -79,12 +79,15 @@
   });
   source.addEventListener("done", () => { source.close(); status.textContent = "finished"; document.getElementById("done").hidden = false; });
   source.addEventListener("failed", (message) => {
+    // no feed is no end: the match may be playing on ("The match is over" was shown here too)
     source.close();
-    const error = JSON.parse(message.data).error;
-    status.textContent = error.startsWith("NOT_FOUND")
-      ? "no live feed for this match: matches of built-in bots only are played inside a worker; its replay appears when it ends."
-      : error;
-    document.getElementById("done").hidden = false;
+    const failed = JSON.parse(message.data);
+    const unknown = failed.code === "NOT_FOUND" && !config.known;  // neither the matchmaker nor the engine has it
+    if (unknown) status.textContent = "no match with this id is being played";
+    else if (failed.code === "NOT_FOUND") status.textContent = "no live feed for this match: matches of built-in bots only are played inside a worker";
+    else status.textContent = failed.error;
+    document.getElementById("later").hidden = unknown;
+    document.getElementById("board").hidden = events === 0;  // no empty table of bids "–" and totals 0
   });
   if (names.length) build(names.length);
 })();

@@ -71,6 +71,7 @@
   scrub.oninput = () => { stop(); show(Number(scrub.value)); };
   document.addEventListener("keydown", (e) => {
     if (e.target.closest("input, textarea, select")) return;
+    if ((e.key === " " || e.key === "Enter") && e.target.closest("button, a")) return;  // it presses what has the focus
     const keys = { ArrowRight: () => show(index + 1), ArrowLeft: () => show(index - 1),
       Home: () => show(0), End: () => show(frames.length - 1), " ": play };
     if (keys[e.key]) { e.preventDefault(); if (e.key !== " ") stop(); keys[e.key](); }
