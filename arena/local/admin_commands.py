@@ -153,6 +153,8 @@ def _check_join(host: Host, args: argparse.Namespace) -> None:
     exist."""
     if args.kind == "builtin" and not args.bot:
         raise OhHellError(f"--kind builtin needs --bot: {', '.join(sorted(BOT_FACTORIES))}")
+    if args.kind != "builtin" and args.bot:
+        raise OhHellError(f"--bot is for --kind builtin only: a {args.kind} agent plays its own bot")
     if args.kind == "endpoint" and not getattr(args, "endpoint", ""):
         raise OhHellError(
             "--kind endpoint needs the address the platform dials: register each endpoint agent with "

@@ -133,7 +133,7 @@ def cmd_standings(host: Host, args: argparse.Namespace) -> int:
 def cmd_export(host: Host, args: argparse.Namespace) -> int:
     fmt = tpb.EXPORT_FORMAT_JSON if args.format == "json" else tpb.EXPORT_FORMAT_CSV
     pieces = host.stream("ExportTournament", tournament_id=args.id, format=fmt, replicates=args.replicates)
-    text = b"".join(piece.data for piece in pieces).decode()
+    text = b"".join(piece.data for piece in pieces).decode(errors="replace")  # the matchmaker's bytes
     if args.out and args.out != "-":
         try:
             write_named_file(args.out, text)
@@ -141,7 +141,8 @@ def cmd_export(host: Host, args: argparse.Namespace) -> int:
             raise OhHellError(f"cannot write --out {args.out}: {error.strerror or error}") from None
         console.print(f"written to {args.out}")
     else:
-        print(text, end="" if text.endswith("\n") else "\n")
+        shown = "".join(c if c.isprintable() or c in "\n\t" else "?" for c in text)  # no terminal escapes
+        print(shown, end="" if shown.endswith("\n") else "\n")
     return 0
 
 

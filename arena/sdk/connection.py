@@ -183,7 +183,7 @@ async def connect_async(
             call = open_connect(channel, token)
             agent_id = await established(call, connect_timeout, AGENT_ID_HEADER)  # once the stream is registered
             if not state.get("accepted"):  # which agent the token is: the author's first question
-                log.info("connected to the gateway at %s as agent %s", address, printable(agent_id) or "?")
+                log.info("connected to the gateway at %s as agent %s", address, printable(agent_id[:64]) or "?")
             elif not state["up"]:
                 log.info("reconnected to the gateway at %s", address)
             state["accepted"] = state["up"] = True

@@ -133,6 +133,18 @@ def test_an_unknown_built_in_bot_is_refused_with_the_names_of_those_there_are(st
     assert str(refused.value) == f"bot 'strnog' is not a built-in bot (built-in bots: {known})"
 
 
+@pytest.mark.parametrize("kind", ["connected", "endpoint"])
+def test_a_bot_for_an_agent_that_plays_its_own_is_refused(store: RedisStore, kind: str) -> None:
+    """The host page's register form and ``ohell agent register --kind connected --bot random`` took the
+    bot and dropped it without a word: the host thought the agent would play it."""
+    endpoint = "127.0.0.1:7000" if kind == "endpoint" else ""
+    with pytest.raises(StoreError) as refused:
+        store.register_agent("alice", kind, bot="random", endpoint=endpoint)
+    assert str(refused.value) == f"bot 'random': only a builtin agent plays a built-in bot, not a {kind} one"
+    assert refused.value.field == "bot" and store.list_agents(0, 10) == ([], False)
+    assert store.register_agent("alice", kind, endpoint=endpoint)[0].name == "alice"
+
+
 @pytest.mark.parametrize("name", ["_class", ".class", "Class", "class-2", "c" * 65])
 def test_a_bad_ladder_name_is_refused_with_the_whole_rule(store: RedisStore, name: str) -> None:
     """The refusal said "1-64 of a-z 0-9 '_' '.'": '_class' and '.class' fit that and were refused all

@@ -174,3 +174,16 @@ def test_play_records_and_ladder_export_files_write_through_no_link(tmp_path: Pa
     (records / "game-7.json").unlink()
     play_series(rules, ["random"] * 3, 1, 7, records)
     assert json.loads((records / "game-7.json").read_text())["seed"] == 7
+
+
+def test_a_tournament_export_to_the_terminal_carries_no_escape(capsys: pytest.CaptureFixture[str]) -> None:
+    """``ohell tournament export ID`` printed the matchmaker's bytes as they came: a byte that is not
+    UTF-8 was a UnicodeDecodeError traceback, an escape sequence reached the terminal."""
+    from types import SimpleNamespace
+
+    from arena.local.tournament_cli import cmd_export
+
+    export = SimpleNamespace(stream=lambda method, **fields: [SimpleNamespace(data=b"a\x1b[2Jb\xff\tc\n")])
+    args = SimpleNamespace(id="t", format="csv", replicates=0, out="-")
+    assert cmd_export(export, args) == 0  # type: ignore[arg-type]
+    assert capsys.readouterr().out == "a?[2Jb\ufffd\tc\n"

@@ -287,3 +287,15 @@ def test_an_import_stopped_by_ctrl_c_keeps_the_tokens_already_given(tmp_path: Pa
     with contextlib.suppress(KeyboardInterrupt):
         assert agent_import(cast(Any, Matchmaker()), args) == 1
     assert tokens.read_text().splitlines() == ["name,agent_id,token", "ann,a1,token-1", "bob,a2,token-2"]
+
+
+def test_an_import_of_agents_that_play_their_own_bot_refuses_a_bot_before_registering_any(tmp_path: Path) -> None:
+    """``ohell agent import names.csv --kind connected --bot random`` registered each agent and dropped
+    the bot; the matchmaker now refuses such a bot, so the command says it once, before any call."""
+    from arena.local.admin_commands import agent_import
+
+    names = tmp_path / "names.csv"
+    names.write_text("ann\n")
+    args = argparse.Namespace(csv=str(names), tokens=str(tmp_path / "t.csv"), kind="connected", bot="random", join=None)
+    with pytest.raises(OhHellError, match="^--bot is for --kind builtin only: a connected agent plays its own bot$"):
+        agent_import(cast(Any, None), args)  # no matchmaker: refused before the first call
