@@ -1,5 +1,6 @@
-"""The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause and
-resume ladders, register agents (one, many, or from a CSV) and download their tokens, faults per agent.
+"""The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause,
+resume and delete ladders (the host types the ladder's name to delete it), register agents (one,
+many, or from a CSV) and download their tokens, faults per agent.
 Sign-in attempts are limited per visitor (``SIGN_IN_LIMIT``).
 
 A session is a random id in an HttpOnly, SameSite=Strict cookie (Secure over https), kept in this
@@ -223,8 +224,8 @@ async def ladder_action(request: Request) -> Response:
         await api_of(request).admin(sessions(request).host_token, methods[action], name=name)
     except ApiError as error:
         return await dashboard(request, error=f"{action} {name}: {error.message}")
-    if action == "delete":
-        return await dashboard(request, message=f"ladder {name}: {action} done")
+    if action == "delete":  # answered in place: a redirect's message is said only of a ladder there is
+        return await dashboard(request, message=f"ladder {name} deleted: its matches stay readable by match id")
     return _done(name, action)
 
 

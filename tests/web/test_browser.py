@@ -197,13 +197,11 @@ def test_host_creates_a_ladder_and_registers_agents(site: Site, page: Any) -> No
 def test_the_host_pauses_and_resumes_a_ladder_with_the_one_button_that_applies(site: Site, page: Any) -> None:
     ladder = pb.Ladder(name="pausable", rules=rules_pb2.Rules(preset="classic"), seats=4)
     site.stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(HOST_TOKEN))
-    page.goto(site.url + "/host/login")
-    page.fill("input[name=token]", HOST_TOKEN)
-    page.click("button:text('Sign in')")
+    sign_in(site, page)
     card = page.locator("section[data-ladder=pausable]")
     for button, state, paused in (("Pause", "Paused", True), ("Resume", "Running", False)):
-        assert card.locator("button").all_inner_texts() == [button]
-        card.locator("button").click()
+        assert card.locator(".ladder-state button").all_inner_texts() == [button]
+        card.locator(".ladder-state button").click()
         assert page.locator("#message").inner_text() == f"ladder pausable: {button.lower()} done"
         assert card.locator(".ladder-state").inner_text().startswith(state)
         assert stub_ladder(site, "pausable").paused is paused
@@ -211,18 +209,42 @@ def test_the_host_pauses_and_resumes_a_ladder_with_the_one_button_that_applies(s
             screenshot(page, "host-paused")
 
 
+def test_the_host_deletes_a_ladder_by_typing_its_name(site: Site, page: Any) -> None:
+    """The host page offered no way to delete a ladder (only ``ohell ladder delete``)."""
+    ladder = pb.Ladder(name="doomed", rules=rules_pb2.Rules(preset="classic"), seats=4)
+    site.stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(HOST_TOKEN))
+    sign_in(site, page)
+    card = page.locator("section[data-ladder=doomed]")
+    card.get_by_label("type its name").fill("doome")
+    card.locator("button:text('Delete ladder')").click()
+    assert page.locator("#error-message").inner_text() == "type the ladder's name (doomed) to delete it"
+    assert stub_ladder(site, "doomed").name == "doomed"
+    card.get_by_label("type its name").fill("doomed")
+    card.locator("button:text('Delete ladder')").click()
+    assert page.locator("#message").inner_text().startswith("ladder doomed deleted")
+    assert card.count() == 0
+    with pytest.raises(grpc.RpcError) as gone:
+        site.stub.GetLadder(pb.GetLadderRequest(name="doomed"))
+    assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+
+
 def test_a_seat_count_no_request_holds_is_the_forms_error(site: Site, page: Any) -> None:
     """The form's own number check is the browser's; a posted seat count past what the request
     message holds was a 500 (protobuf's ValueError) instead of the form's error."""
-    page.goto(site.url + "/host/login")
-    page.fill("input[name=token]", HOST_TOKEN)
-    page.click("button:text('Sign in')")
+    sign_in(site, page)
     csrf = page.locator("#create-ladder input[name=csrf]").get_attribute("value")
     for seats in ("99999999999", "-1"):
         form = {"csrf": csrf, "name": "huge", "preset": "classic", "seats": seats}
         response = page.request.post(site.url + "/host/ladders", form=form)
         said = "ladder not created: seats: &#39;" + seats + "&#39; is not a whole number from 3 to 7"
         assert response.status == 400 and said in response.text(), response.text()[:300]
+
+
+def sign_in(site: Site, page: Any) -> None:
+    """Sign in as the host: the page is then the host page."""
+    page.goto(site.url + "/host/login")
+    page.fill("input[name=token]", HOST_TOKEN)
+    page.click("button:text('Sign in')")
 
 
 def stub_ladder(site: Site, name: str) -> Any:
@@ -253,9 +275,7 @@ def test_the_host_registers_built_in_agents_straight_onto_a_ladder(site: Site, p
     rules = rules_pb2.Rules(preset="classic", hand_sizes=[2])
     ladder = pb.Ladder(name="hosted", rules=rules, seats=3)
     site.stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(HOST_TOKEN))
-    page.goto(site.url + "/host/login")
-    page.fill("input[name=token]", HOST_TOKEN)
-    page.click("button:text('Sign in')")
+    sign_in(site, page)
     form = page.locator("#register-agents")
     form.locator("textarea[name=names]").fill("hb-1\nhb-2\nhb-3")
     form.locator("select[name=kind]").select_option("builtin")

@@ -123,3 +123,43 @@ def test_a_ladder_form_that_worked_leaves_the_host_on_the_host_page() -> None:
         assert answer.status_code == 303
         assert 'id="message">ladder class created<' in client.get(answer.headers["location"]).text
         assert 'id="message"' not in client.get("/host?done=created&ladder=elsewhere").text  # no ladder, nothing said
+
+
+class Deleting(Refusing):
+    """A matchmaker whose ladders ("class", "cup") go when DeleteLadder names them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names = ["class", "cup"]
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def ladders(self) -> list[pb.Ladder]:
+        return [pb.Ladder(name=name, rules=rules_pb2.Rules(preset="classic"), seats=4) for name in self.names]
+
+    async def admin(self, token: str, method: str, **fields: Any) -> Any:
+        self.calls.append((method, fields))
+        if method == "DeleteLadder":
+            self.names.remove(fields["name"])
+
+
+def test_the_host_deletes_a_ladder_from_the_host_page_by_typing_its_name() -> None:
+    """The app had the delete route, but the host page offered no way to reach it."""
+    api = Deleting()
+    with TestClient(create_app(api, host_token=TOKEN)) as client:
+        assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
+        shown = client.get("/host").text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', shown).group(1)  # type: ignore[union-attr]
+        for name in api.names:  # one form per ladder, whose confirmation is a field to type in
+            form = re.search(
+                rf'<form method="post" action="/host/ladders/{name}/delete"[^>]*>(.*?)</form>', shown, re.S
+            )
+            assert form, f"no delete form for ladder {name}"
+            assert re.search(r'<input name="confirm" required', form.group(1))
+            assert re.search(r'<button class="danger">Delete ladder</button>', form.group(1))
+        typo = client.post("/host/ladders/cup/delete", data={"csrf": csrf, "confirm": "cu"})
+        assert typo.status_code == 400 and "type the ladder&#39;s name (cup) to delete it" in typo.text
+        assert api.calls == [] and api.names == ["class", "cup"]
+        done = client.post("/host/ladders/cup/delete", data={"csrf": csrf, "confirm": "cup"})
+        assert api.calls == [("DeleteLadder", {"name": "cup"})]
+        assert done.status_code == 200 and 'id="message">ladder cup deleted: its matches stay readable' in done.text
+        assert 'data-ladder="cup"' not in done.text and 'data-ladder="class"' in done.text
