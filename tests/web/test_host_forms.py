@@ -59,14 +59,19 @@ class Refusing(Api):
         raise ApiError("ALREADY_EXISTS", f"name: an agent named {name!r} exists")
 
 
+def sign_in(client: TestClient) -> str:
+    """Sign the client in as the host: its session's CSRF token."""
+    assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
+    return re.search(r'name="csrf" value="([^"]+)"', client.get("/host").text).group(1)  # type: ignore[union-attr]
+
+
 def test_a_refused_form_keeps_what_the_host_typed_and_says_why_in_words() -> None:
     """A refused ladder or agent form came back empty (seats and fill-after back at their defaults),
     its error led by the gRPC code ('ladder not created: INVALID_ARGUMENT: ladder.house_bots: ...')."""
     ladder = {"name": "cup", "preset": "river", "seats": "5", "house_bots": "nope", "fill_after_seconds": "2.5"}
     agents = {"names": "alice\nbob", "kind": "builtin", "bot": "strong", "endpoint": "", "join": "class"}
     with TestClient(create_app(Refusing(), host_token=TOKEN)) as client:
-        assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
-        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/host").text).group(1)  # type: ignore[union-attr]
+        csrf = sign_in(client)
         for path, form in (("/host/ladders", ladder), ("/host/agents", agents)):
             shown = client.post(path, data={"csrf": csrf, **form})
             assert shown.status_code == 400
@@ -108,8 +113,7 @@ def test_a_ladder_form_that_worked_leaves_the_host_on_the_host_page() -> None:
     reload asked to post the form again, and opening that address later was a 405. It is now a
     redirect to /host, which says what was done."""
     with TestClient(create_app(Obliging(), host_token=TOKEN)) as client:
-        assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
-        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/host").text).group(1)  # type: ignore[union-attr]
+        csrf = sign_in(client)
         for path, said in (
             ("/host/ladders/class/pause", "ladder class: pause done"),
             ("/host/ladders/class/resume", "ladder class: resume done"),
@@ -146,9 +150,8 @@ def test_the_host_deletes_a_ladder_from_the_host_page_by_typing_its_name() -> No
     """The app had the delete route, but the host page offered no way to reach it."""
     api = Deleting()
     with TestClient(create_app(api, host_token=TOKEN)) as client:
-        assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
+        csrf = sign_in(client)
         shown = client.get("/host").text
-        csrf = re.search(r'name="csrf" value="([^"]+)"', shown).group(1)  # type: ignore[union-attr]
         for name in api.names:  # one form per ladder, whose confirmation is a field to type in
             form = re.search(
                 rf'<form method="post" action="/host/ladders/{name}/delete"[^>]*>(.*?)</form>', shown, re.S
@@ -163,3 +166,21 @@ def test_the_host_deletes_a_ladder_from_the_host_page_by_typing_its_name() -> No
         assert api.calls == [("DeleteLadder", {"name": "cup"})]
         assert done.status_code == 200 and 'id="message">ladder cup deleted: its matches stay readable' in done.text
         assert 'data-ladder="cup"' not in done.text and 'data-ladder="class"' in done.text
+
+
+def test_an_uploaded_csv_of_a_header_alone_is_said_to_hold_no_names() -> None:
+    """A CSV holding only its 'name' header row was refused with 'give at least one agent name (or
+    a CSV of names)', as if no file had been given."""
+    with TestClient(create_app(Refusing(), host_token=TOKEN)) as client:
+        csrf = sign_in(client)
+        for content, said in (
+            ("name\n", "the CSV class.csv has a header row and no names under it"),
+            ("Name;email\n\n", "the CSV class.csv has a header row and no names under it"),
+            ("\n", "the CSV class.csv has no names"),
+        ):
+            shown = client.post(
+                "/host/agents", data={"csrf": csrf, "names": ""}, files={"csv": ("class.csv", content, "text/csv")}
+            )
+            assert shown.status_code == 400
+            error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown.text).group(1))  # type: ignore[union-attr]
+            assert error.startswith(said) and "in the first column" in error, error
