@@ -17,11 +17,14 @@ def separator_of(text: str) -> str:
     return next((char for char in text if char in SEPARATORS), ",")
 
 
-def roster_names(text: str) -> list[str]:
-    """The names of the file's text, in order. ``csv.Error`` for a text the CSV reader refuses (a
-    field over its limit of 128 KB)."""
+def first_cells(text: str) -> list[str]:
+    """The first cell of each row of the file's text that is not blank there, a header's included.
+    ``csv.Error`` for a text the CSV reader refuses (a field over its limit of 128 KB)."""
     reader = csv.reader(io.StringIO(text), delimiter=separator_of(text))
-    rows = [row for row in reader if row and row[0].strip()]
-    if rows and rows[0][0].strip().lower() == "name":
-        rows = rows[1:]
-    return [row[0].strip() for row in rows]
+    return [row[0].strip() for row in reader if row and row[0].strip()]
+
+
+def roster_names(text: str) -> list[str]:
+    """The names of the file's text, in order (``first_cells`` without a header). ``csv.Error`` as there."""
+    cells = first_cells(text)
+    return cells[1:] if cells and cells[0].lower() == "name" else cells

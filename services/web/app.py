@@ -95,12 +95,15 @@ async def matches_page(request: Request) -> Response:
     reply = await api.matches(ladder, agent_id, MATCH_PAGE, query.get("page", ""), running)
     names = await api.names([a for m in reply.matches for a in m.agent_ids])
     shown = len(reply.matches)
+    # an agent's name typed for its id listed '0 finished matches': no agent, the page says what to give
+    unknown = bool(agent_id) and not shown and not await agent_exists(api, agent_id)
     return page(
         request,
         "matches.html",
         ladder=ladder,
         agent_id=agent_id,
-        agent_name=names.get(agent_id, agent_id) if agent_id else "",
+        agent_name=names.get(agent_id, agent_id) if agent_id and not unknown else "",
+        unknown_agent=unknown,
         running=running,
         matches=[views.match_row(m, names, agent_id) for m in reply.matches],
         next_page=reply.next_page_token,
@@ -109,6 +112,16 @@ async def matches_page(request: Request) -> Response:
         shown=shown,
         ladders=[ladder.name for ladder in await api.ladders()],
     )
+
+
+async def agent_exists(api: Api, agent_id: str) -> bool:
+    """Whether the matchmaker has an agent of this id (GetAgent takes ids only: a name is none);
+    True when it cannot say (busy or away), so that only a sure answer changes the page."""
+    try:
+        await api.agent(agent_id)
+    except ApiError as error:
+        return error.code != "NOT_FOUND"
+    return True
 
 
 async def match_page(request: Request) -> Response:

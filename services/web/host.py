@@ -1,5 +1,6 @@
-"""The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause and
-resume ladders, register agents (one, many, or from a CSV) and download their tokens, faults per agent.
+"""The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause,
+resume and delete ladders (the host types the ladder's name to delete it), register agents (one,
+many, or from a CSV) and download their tokens, faults per agent.
 Sign-in attempts are limited per visitor (``SIGN_IN_LIMIT``).
 
 A session is a random id in an HttpOnly, SameSite=Strict cookie (Secure over https), kept in this
@@ -27,7 +28,7 @@ from starlette.routing import Route
 
 from arena.ladder.limits import LADDER_NAME_RULE
 from arena.ladder.model import AGENT_NAME_RULE
-from arena.ladder.roster import roster_names
+from arena.ladder.roster import first_cells, roster_names
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
 from arena.rpc.ratelimit import LocalLimiter, RateLimit, network_of
@@ -223,8 +224,8 @@ async def ladder_action(request: Request) -> Response:
         await api_of(request).admin(sessions(request).host_token, methods[action], name=name)
     except ApiError as error:
         return await dashboard(request, error=f"{action} {name}: {error.message}")
-    if action == "delete":
-        return await dashboard(request, message=f"ladder {name}: {action} done")
+    if action == "delete":  # answered in place: a redirect's message is said only of a ladder there is
+        return await dashboard(request, message=f"ladder {name} deleted: its matches stay readable by match id")
     return _done(name, action)
 
 
@@ -246,7 +247,14 @@ async def agent_names(form: Any) -> list[str]:
         data = await upload.read(MAX_CSV_BYTES + 1)
         if len(data) > MAX_CSV_BYTES:
             raise ValueError(f"the CSV is over {MAX_CSV_BYTES // 1024} KiB")
-        names += names_from_csv(data.decode("utf-8-sig", errors="replace"))
+        text = data.decode("utf-8-sig", errors="replace")
+        from_file = names_from_csv(text)
+        if not (names or from_file):  # said of the file: a header row alone was 'give at least one agent name'
+            holds = "a header row and no names under it" if first_cells(text) else "no names"
+            raise ValueError(
+                f"the CSV {upload.filename[:100]} has {holds}: give one agent name per row, in the first column"
+            )
+        names += from_file
     return names
 
 

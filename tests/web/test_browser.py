@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 import grpc
@@ -15,6 +17,7 @@ from arena.proto.ohell.v1 import rules_pb2
 from arena.rpc.auth import auth_metadata
 from arena.sdk import connect
 from ohell.bots import make_bot
+from services.web.pages import HERE, templates
 
 from .conftest import HOST_TOKEN, LADDER, Site, screenshot, wait_until
 
@@ -197,13 +200,11 @@ def test_host_creates_a_ladder_and_registers_agents(site: Site, page: Any) -> No
 def test_the_host_pauses_and_resumes_a_ladder_with_the_one_button_that_applies(site: Site, page: Any) -> None:
     ladder = pb.Ladder(name="pausable", rules=rules_pb2.Rules(preset="classic"), seats=4)
     site.stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(HOST_TOKEN))
-    page.goto(site.url + "/host/login")
-    page.fill("input[name=token]", HOST_TOKEN)
-    page.click("button:text('Sign in')")
+    sign_in(site, page)
     card = page.locator("section[data-ladder=pausable]")
     for button, state, paused in (("Pause", "Paused", True), ("Resume", "Running", False)):
-        assert card.locator("button").all_inner_texts() == [button]
-        card.locator("button").click()
+        assert card.locator(".ladder-state button").all_inner_texts() == [button]
+        card.locator(".ladder-state button").click()
         assert page.locator("#message").inner_text() == f"ladder pausable: {button.lower()} done"
         assert card.locator(".ladder-state").inner_text().startswith(state)
         assert stub_ladder(site, "pausable").paused is paused
@@ -211,18 +212,42 @@ def test_the_host_pauses_and_resumes_a_ladder_with_the_one_button_that_applies(s
             screenshot(page, "host-paused")
 
 
+def test_the_host_deletes_a_ladder_by_typing_its_name(site: Site, page: Any) -> None:
+    """The host page offered no way to delete a ladder (only ``ohell ladder delete``)."""
+    ladder = pb.Ladder(name="doomed", rules=rules_pb2.Rules(preset="classic"), seats=4)
+    site.stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(HOST_TOKEN))
+    sign_in(site, page)
+    card = page.locator("section[data-ladder=doomed]")
+    card.get_by_label("type its name").fill("doome")
+    card.locator("button:text('Delete ladder')").click()
+    assert page.locator("#error-message").inner_text() == "type the ladder's name (doomed) to delete it"
+    assert stub_ladder(site, "doomed").name == "doomed"
+    card.get_by_label("type its name").fill("doomed")
+    card.locator("button:text('Delete ladder')").click()
+    assert page.locator("#message").inner_text().startswith("ladder doomed deleted")
+    assert card.count() == 0
+    with pytest.raises(grpc.RpcError) as gone:
+        site.stub.GetLadder(pb.GetLadderRequest(name="doomed"))
+    assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+
+
 def test_a_seat_count_no_request_holds_is_the_forms_error(site: Site, page: Any) -> None:
     """The form's own number check is the browser's; a posted seat count past what the request
     message holds was a 500 (protobuf's ValueError) instead of the form's error."""
-    page.goto(site.url + "/host/login")
-    page.fill("input[name=token]", HOST_TOKEN)
-    page.click("button:text('Sign in')")
+    sign_in(site, page)
     csrf = page.locator("#create-ladder input[name=csrf]").get_attribute("value")
     for seats in ("99999999999", "-1"):
         form = {"csrf": csrf, "name": "huge", "preset": "classic", "seats": seats}
         response = page.request.post(site.url + "/host/ladders", form=form)
         said = "ladder not created: seats: &#39;" + seats + "&#39; is not a whole number from 3 to 7"
         assert response.status == 400 and said in response.text(), response.text()[:300]
+
+
+def sign_in(site: Site, page: Any) -> None:
+    """Sign in as the host: the page is then the host page."""
+    page.goto(site.url + "/host/login")
+    page.fill("input[name=token]", HOST_TOKEN)
+    page.click("button:text('Sign in')")
 
 
 def stub_ladder(site: Site, name: str) -> Any:
@@ -253,9 +278,7 @@ def test_the_host_registers_built_in_agents_straight_onto_a_ladder(site: Site, p
     rules = rules_pb2.Rules(preset="classic", hand_sizes=[2])
     ladder = pb.Ladder(name="hosted", rules=rules, seats=3)
     site.stub.CreateLadder(pb.CreateLadderRequest(ladder=ladder), metadata=auth_metadata(HOST_TOKEN))
-    page.goto(site.url + "/host/login")
-    page.fill("input[name=token]", HOST_TOKEN)
-    page.click("button:text('Sign in')")
+    sign_in(site, page)
     form = page.locator("#register-agents")
     form.locator("textarea[name=names]").fill("hb-1\nhb-2\nhb-3")
     form.locator("select[name=kind]").select_option("builtin")
@@ -285,3 +308,60 @@ def test_the_match_lists_any_ladder_without_an_agent_asks_for_one(site: Site, pa
     page.locator("select[name=ladder]").select_option(LADDER)
     page.click("button:text('Show')")
     assert page.locator("#matches tbody tr").count() > 0
+
+
+def luminance(css: str) -> float:
+    """The relative luminance (WCAG 2) of an opaque ``rgb(r, g, b)``."""
+    channels = [int(c) / 255 for c in re.findall(r"\d+", css)[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(one: str, other: str) -> float:
+    high, low = sorted((luminance(one), luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_buttons_that_cannot_be_undone_look_dangerous_and_stay_readable(page: Any) -> None:
+    """'Cancel tournament' and 'Delete ladder' were filled blue like 'Pause' or 'Sign out'. The pages
+    are rendered from their templates and served with the app's stylesheets (no stack needed)."""
+    ladder = SimpleNamespace(name="class", preset="classic", seats=4, matches=0, standings=[], paused=False)
+    t = SimpleNamespace(id="cup", state="running", round=1, rounds=1, tables_done=0, tables=1, games_done=0,
+                        games_total=6, finished="", percent=0, format="round robin", entrants=3, seats=3, deals=1,
+                        preset="classic", created="")  # fmt: skip
+    pages = {
+        "/host": ("host.html", dict(ladders=[ladder], presets=["classic"], bots=["random"])),
+        "/host/tournaments": ("host_tournaments.html", dict(tournaments=[t], presets=["classic"], bots=["random"])),
+        "/tournaments/cup": (
+            "tournament.html",
+            dict(t=t, grace="30", entrants=[], standings=[], tables=[], tables_page="", tables_next=""),
+        ),
+    }
+
+    def serve(route: Any) -> None:
+        path = route.request.url.removeprefix("http://web.test")
+        if path.startswith("/static/"):
+            route.fulfill(path=str(HERE / path.lstrip("/")), content_type="text/css")
+            return
+        name, context = pages[path]
+        html = templates.env.get_template(name).render(host_session=True, csrf="x", form={}, **context)
+        route.fulfill(body=html, content_type="text/html")
+
+    page.route("http://web.test/**", serve)
+    look = "b => { const s = getComputedStyle(b); return [s.backgroundColor, s.color, s.borderTopColor]; }"
+    page.goto("http://web.test/host")
+    plain = page.locator("button:text-is('Pause')").evaluate(look)
+    assert page.locator("button:text-is('Sign out')").evaluate(look) == plain
+    for path, label in (
+        ("/host", "Delete ladder"),
+        ("/host/tournaments", "Cancel"),
+        ("/tournaments/cup", "Cancel tournament"),
+    ):
+        page.goto("http://web.test" + path)
+        button = page.locator(f"button:text-is('{label}')")
+        background, color, border = button.evaluate(look)
+        assert (background, color) != tuple(plain[:2]) and border != plain[2], (path, label)
+        assert contrast(background, color) >= 4.5, (path, label, background, color)
+        button.hover()
+        background, color, _ = button.evaluate(look)
+        assert contrast(background, color) >= 4.5, (path, label, "pointed at", background, color)

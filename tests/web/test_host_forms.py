@@ -59,14 +59,19 @@ class Refusing(Api):
         raise ApiError("ALREADY_EXISTS", f"name: an agent named {name!r} exists")
 
 
+def sign_in(client: TestClient) -> str:
+    """Sign the client in as the host: its session's CSRF token."""
+    assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
+    return re.search(r'name="csrf" value="([^"]+)"', client.get("/host").text).group(1)  # type: ignore[union-attr]
+
+
 def test_a_refused_form_keeps_what_the_host_typed_and_says_why_in_words() -> None:
     """A refused ladder or agent form came back empty (seats and fill-after back at their defaults),
     its error led by the gRPC code ('ladder not created: INVALID_ARGUMENT: ladder.house_bots: ...')."""
     ladder = {"name": "cup", "preset": "river", "seats": "5", "house_bots": "nope", "fill_after_seconds": "2.5"}
     agents = {"names": "alice\nbob", "kind": "builtin", "bot": "strong", "endpoint": "", "join": "class"}
     with TestClient(create_app(Refusing(), host_token=TOKEN)) as client:
-        assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
-        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/host").text).group(1)  # type: ignore[union-attr]
+        csrf = sign_in(client)
         for path, form in (("/host/ladders", ladder), ("/host/agents", agents)):
             shown = client.post(path, data={"csrf": csrf, **form})
             assert shown.status_code == 400
@@ -108,8 +113,7 @@ def test_a_ladder_form_that_worked_leaves_the_host_on_the_host_page() -> None:
     reload asked to post the form again, and opening that address later was a 405. It is now a
     redirect to /host, which says what was done."""
     with TestClient(create_app(Obliging(), host_token=TOKEN)) as client:
-        assert client.post("/host/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
-        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/host").text).group(1)  # type: ignore[union-attr]
+        csrf = sign_in(client)
         for path, said in (
             ("/host/ladders/class/pause", "ladder class: pause done"),
             ("/host/ladders/class/resume", "ladder class: resume done"),
@@ -123,3 +127,60 @@ def test_a_ladder_form_that_worked_leaves_the_host_on_the_host_page() -> None:
         assert answer.status_code == 303
         assert 'id="message">ladder class created<' in client.get(answer.headers["location"]).text
         assert 'id="message"' not in client.get("/host?done=created&ladder=elsewhere").text  # no ladder, nothing said
+
+
+class Deleting(Refusing):
+    """A matchmaker whose ladders ("class", "cup") go when DeleteLadder names them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names = ["class", "cup"]
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def ladders(self) -> list[pb.Ladder]:
+        return [pb.Ladder(name=name, rules=rules_pb2.Rules(preset="classic"), seats=4) for name in self.names]
+
+    async def admin(self, token: str, method: str, **fields: Any) -> Any:
+        self.calls.append((method, fields))
+        if method == "DeleteLadder":
+            self.names.remove(fields["name"])
+
+
+def test_the_host_deletes_a_ladder_from_the_host_page_by_typing_its_name() -> None:
+    """The app had the delete route, but the host page offered no way to reach it."""
+    api = Deleting()
+    with TestClient(create_app(api, host_token=TOKEN)) as client:
+        csrf = sign_in(client)
+        shown = client.get("/host").text
+        for name in api.names:  # one form per ladder, whose confirmation is a field to type in
+            form = re.search(
+                rf'<form method="post" action="/host/ladders/{name}/delete"[^>]*>(.*?)</form>', shown, re.S
+            )
+            assert form, f"no delete form for ladder {name}"
+            assert re.search(r'<input name="confirm" required', form.group(1))
+            assert re.search(r'<button class="danger">Delete ladder</button>', form.group(1))
+        typo = client.post("/host/ladders/cup/delete", data={"csrf": csrf, "confirm": "cu"})
+        assert typo.status_code == 400 and "type the ladder&#39;s name (cup) to delete it" in typo.text
+        assert api.calls == [] and api.names == ["class", "cup"]
+        done = client.post("/host/ladders/cup/delete", data={"csrf": csrf, "confirm": "cup"})
+        assert api.calls == [("DeleteLadder", {"name": "cup"})]
+        assert done.status_code == 200 and 'id="message">ladder cup deleted: its matches stay readable' in done.text
+        assert 'data-ladder="cup"' not in done.text and 'data-ladder="class"' in done.text
+
+
+def test_an_uploaded_csv_of_a_header_alone_is_said_to_hold_no_names() -> None:
+    """A CSV holding only its 'name' header row was refused with 'give at least one agent name (or
+    a CSV of names)', as if no file had been given."""
+    with TestClient(create_app(Refusing(), host_token=TOKEN)) as client:
+        csrf = sign_in(client)
+        for content, said in (
+            ("name\n", "the CSV class.csv has a header row and no names under it"),
+            ("Name;email\n\n", "the CSV class.csv has a header row and no names under it"),
+            ("\n", "the CSV class.csv has no names"),
+        ):
+            shown = client.post(
+                "/host/agents", data={"csrf": csrf, "names": ""}, files={"csv": ("class.csv", content, "text/csv")}
+            )
+            assert shown.status_code == 400
+            error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown.text).group(1))  # type: ignore[union-attr]
+            assert error.startswith(said) and "in the first column" in error, error
