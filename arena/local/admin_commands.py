@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ console = text_console()
 KINDS = {"connected": pb.AGENT_KIND_CONNECTED, "builtin": pb.AGENT_KIND_BUILTIN, "endpoint": pb.AGENT_KIND_ENDPOINT}
 KIND_NAMES = {number: name for name, number in KINDS.items()}
 MAX_IMPORT = 5000
+MAX_IMPORT_BYTES = 4 * 1024 * 1024  # 5,000 rows of a name and other columns fit many times
 
 
 TEXT_COLUMNS = {"name", "agent", "ladder", "match", "seats", "rules", "house bots", "kind", "bot / endpoint"}
@@ -192,21 +194,27 @@ def agent_register(host: Host, args: argparse.Namespace) -> int:
 
 
 def read_names(path: str) -> list[str]:
+    """The names of an import file: read at most MAX_IMPORT_BYTES (a disk image or /dev/zero given by
+    mistake took all memory), counted before their repeats are looked for."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        with open(path, "rb") as file:
+            data = file.read(MAX_IMPORT_BYTES + 1)
+        text = data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise OhHellError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+    if len(data) > MAX_IMPORT_BYTES:
+        raise OhHellError(f"{path}: over {MAX_IMPORT_BYTES // 1024 // 1024} MiB, more than an import of names needs")
     try:
         names = roster_names(text)
     except csv.Error as error:  # a field over the reader's limit of 128 KB
         raise OhHellError(f"cannot read {path} as a CSV: {error}") from None
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise OhHellError(f"{path}: the name {repeated[0]!r} appears more than once")
     if not names:
         raise OhHellError(f"{path}: no names (the first column of each row)")
     if len(names) > MAX_IMPORT:
         raise OhHellError(f"{path}: {len(names)} names, at most {MAX_IMPORT} at a time")
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
+    if repeated:
+        raise OhHellError(f"{path}: the name {repeated[0]!r} appears more than once")
     return names
 
 

@@ -79,7 +79,12 @@ def hold_data_folder(folder: Path) -> int:
         raise OhHellError(f"{path} is not a file of yours alone: {remove}")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    except OSError as error:
+        if not isinstance(error, BlockingIOError):  # a file system with no locks (some network ones)
+            os.close(lock)
+            raise OhHellError(
+                f"{path}: cannot be locked ({error.strerror}): give a --data-dir on a local file system"
+            ) from None
         text = os.read(lock, 32).decode(errors="replace").strip()
         holder = text if text.isascii() and text.isdigit() else "?"  # a pid, never the file's other text
         os.close(lock)

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from arena.cli import main
 from arena.local.output import CONTROL, SafeConsole, labelled
+from ohell.errors import OhHellError
 
 
 def test_an_error_naming_a_bracketed_preset_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -113,3 +114,18 @@ def test_an_import_beside_a_stopped_stack_is_one_line(
     err = " ".join(capsys.readouterr().err.split())
     assert err.startswith("error: the local stack is not running") and "not registered" not in err, err
     assert not (tmp_path / "t.csv").exists()
+
+
+def test_an_import_file_is_bounded_before_its_names_are_compared(tmp_path: Path) -> None:
+    """The whole file was read (a disk image given by mistake took all memory) and every name was
+    counted against every other (quadratic: 200,000 names took minutes) before the file was found
+    to hold more names than an import takes."""
+    from arena.local.admin_commands import MAX_IMPORT, MAX_IMPORT_BYTES, read_names
+
+    names = tmp_path / "names.csv"
+    names.write_text("".join(f"n{i}\n" for i in range(MAX_IMPORT)) + "n0\n")  # one too many, and a repeat
+    with pytest.raises(OhHellError, match=f": {MAX_IMPORT + 1} names, at most {MAX_IMPORT} at a time$"):
+        read_names(str(names))
+    names.write_bytes(b"a\n" * (MAX_IMPORT_BYTES // 2 + 1))
+    with pytest.raises(OhHellError, match=": over 4 MiB"):
+        read_names(str(names))

@@ -508,3 +508,20 @@ def test_a_bad_setting_says_where_it_came_from(tmp_path: Path) -> None:
         with pytest.raises(OhHellError) as refused:
             resolve(flags, env, str(config))
         assert str(refused.value) == said
+
+
+def test_a_data_folder_on_a_file_system_without_locks_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """flock's ENOLCK (a network file system with no locking) was an OSError traceback."""
+    import errno
+    import fcntl
+
+    from arena.local.cli import hold_data_folder
+
+    def no_locks(descriptor: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with pytest.raises(OhHellError, match=r"up\.lock: cannot be locked \(No locks available\): give a --data-dir"):
+        hold_data_folder(tmp_path)
