@@ -197,9 +197,12 @@ class EndpointPlayer:
         # is closed" (tests/services/test_faults.py).
         if self.call is not None:
             self.call.cancel()
+        cancelled: asyncio.CancelledError | None = None  # this task's own: hang up all the same, then raise it
         if self.reader is not None:
-            with contextlib.suppress(asyncio.CancelledError):  # the match's own cancellation: hang up still
+            try:
                 await asyncio.wait({self.reader}, timeout=READER_END_S)
+            except asyncio.CancelledError as error:
+                cancelled = error
             self.reader.cancel()  # none that outlives the call's end
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.reader
@@ -208,17 +211,21 @@ class EndpointPlayer:
             await self.channel.close()
             self.channel = None
         self.call = None
+        if cancelled is not None:
+            raise cancelled
 
     async def close(self) -> None:
         """Half-close, then hang up once the endpoint has ended the call (it read all it was sent),
         at most ``WRITE_LIMIT_S`` later: closing the channel at once cancelled the call, and the
         endpoint's server dropped what it had not yet read (often the MatchEnded just written)."""
-        if self.call is not None and not self.broken:
-            with contextlib.suppress(Exception):
-                await self.call.done_writing()
-                if self.reader is not None:
-                    await asyncio.wait_for(asyncio.shield(self.reader), WRITE_LIMIT_S)
-        await self._hang_up()
+        try:
+            if self.call is not None and not self.broken:
+                with contextlib.suppress(Exception):
+                    await self.call.done_writing()
+                    if self.reader is not None:
+                        await asyncio.wait_for(asyncio.shield(self.reader), WRITE_LIMIT_S)
+        finally:  # cancelled while it waited: the call, reader and channel end all the same
+            await self._hang_up()
 
 
 async def wait_reply(future: asyncio.Future[Reply | None], timeout: float) -> Reply | None:

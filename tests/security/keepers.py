@@ -5,6 +5,7 @@ running stack's, never the tests'."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from pathlib import Path
@@ -49,8 +50,11 @@ class Keeper:
                     pass
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):  # wakes the accept() the thread waits in (close alone does not)
+            self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
         self.thread.join(5)
+        assert not self.thread.is_alive(), "the listener's thread did not end"
 
 
 class PlantedSocket(Keeper):

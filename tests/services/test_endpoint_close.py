@@ -43,3 +43,41 @@ def test_every_match_ended_written_before_close_reaches_the_endpoint() -> None:
 
     ended = asyncio.run(run())
     assert ended == [f"m-{number}" for number in range(MATCHES)]
+
+
+def test_a_close_cancelled_while_it_waits_for_the_endpoint_still_hangs_up() -> None:
+    """``close`` waits up to 5 s for an endpoint to end its call; cancelled meanwhile (the match's own
+    cancellation) it skipped the hang-up: the call, its reader and the channel were left running."""
+    import grpc
+
+    from arena.play.players import PLAY_METHOD
+
+    async def run() -> EndpointPlayer:
+        async def never_ends(requests: object, context: grpc.aio.ServicerContext) -> None:
+            await asyncio.Event().wait()  # reads nothing, answers nothing, never ends the call
+
+        service, method = PLAY_METHOD.strip("/").split("/")
+        server = grpc.aio.server()
+        handler = grpc.stream_stream_rpc_method_handler(never_ends)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, {method: handler}),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            player = EndpointPlayer(f"127.0.0.1:{port}")
+            await player.open(match_pb2.MatchStarted(match_id="m", seat=0, rules=rules_to_proto(Rules())))
+            closing = asyncio.create_task(player.close())
+            await asyncio.sleep(0.05)  # under way: half-closed, waiting for an end that never comes (or about to)
+            assert not closing.done()
+            closing.cancel()
+            cancelled = False
+            try:
+                await closing
+            except asyncio.CancelledError:
+                cancelled = True
+            assert cancelled  # the cancellation goes on to whoever cancelled the match
+            return player
+        finally:
+            await server.stop(0)
+
+    player = asyncio.run(run())
+    assert player.call is None and player.reader is None and player.channel is None

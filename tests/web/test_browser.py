@@ -154,6 +154,7 @@ def test_host_creates_a_ladder_and_registers_agents(site: Site, page: Any) -> No
     assert page.locator("#error-message").inner_text() == "wrong host token"
     page.fill("input[name=token]", HOST_TOKEN)
     page.click("button:text('Sign in')")
+    page.wait_for_url(site.url + "/host")  # the click returns before the host page has come: the checks read it
     page.wait_for_selector("#create-ladder")
 
     form = page.locator("#create-ladder")
@@ -248,6 +249,7 @@ def sign_in(site: Site, page: Any) -> None:
     page.goto(site.url + "/host/login")
     page.fill("input[name=token]", HOST_TOKEN)
     page.click("button:text('Sign in')")
+    page.wait_for_url(site.url + "/host")  # the click returns before the host page has come: the checks read it
 
 
 def stub_ladder(site: Site, name: str) -> Any:
