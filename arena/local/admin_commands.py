@@ -7,6 +7,8 @@ import csv
 import json
 import os
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -135,18 +137,41 @@ def ladder_delete(host: Host, args: argparse.Namespace) -> int:
 # ---- agents
 
 
-def _save_tokens(path: str, rows: list[list[str]], append: bool) -> None:
-    target = Path(path)
-    new = not target.exists()
-    if not append and not new:
-        raise OhHellError(f"--tokens {path} exists: choose a new file (tokens are secrets, never overwritten)")
-    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    os.fchmod(descriptor, 0o600)  # a file the host made may be readable by others: it holds secrets now
-    with os.fdopen(descriptor, "w", newline="") as out:
-        writer = csv.writer(out, lineterminator="\n")  # not CSV's CRLF: a token cut from a line keeps no \r
-        if new:
-            writer.writerow(["name", "agent_id", "token"])
-        writer.writerows(rows)
+@contextmanager
+def _tokens_file(path: str, append: bool) -> Iterator[Callable[[list[str]], None]]:
+    """The --tokens file opened before any agent is registered (a folder that is missing or not
+    writable lost every token issued: the file was opened after the last one), mode 600; yields a
+    function that writes one (name, agent id, token) row and flushes it. Not ``append``: a new file,
+    removed again when no row was written."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | (0 if append else os.O_EXCL)
+    try:
+        descriptor = os.open(path, flags, 0o600)
+    except FileExistsError:
+        raise OhHellError(
+            f"--tokens {path} exists: choose a new file (tokens are secrets, never overwritten)"
+        ) from None
+    except OSError as error:
+        raise OhHellError(f"--tokens {path}: {error.strerror or error}") from None
+    written = 0
+    try:
+        with os.fdopen(descriptor, "w", newline="") as out:
+            os.fchmod(descriptor, 0o600)  # a file the host made may be readable by others: it holds secrets now
+            header = os.fstat(descriptor).st_size == 0
+            writer = csv.writer(out, lineterminator="\n")  # not CSV's CRLF: a token cut from a line keeps no \r
+
+            def save(row: list[str]) -> None:
+                nonlocal written, header
+                if header:
+                    writer.writerow(["name", "agent_id", "token"])
+                    header = False
+                writer.writerow(row)
+                out.flush()
+                written += 1
+
+            yield save
+    finally:
+        if not written and not append:
+            Path(path).unlink(missing_ok=True)
 
 
 def _check_join(host: Host, args: argparse.Namespace) -> None:
@@ -182,11 +207,15 @@ def _join(host: Host, agent: Any, token: str, ladders: list[str] | None) -> None
 
 def agent_register(host: Host, args: argparse.Namespace) -> int:
     _check_join(host, args)
-    reply = host.call("RegisterAgent", name=args.name, kind=KINDS[args.kind], bot=args.bot, endpoint=args.endpoint)
     if args.tokens:
-        _save_tokens(args.tokens, [[reply.agent.name, reply.agent.agent_id, reply.token]], append=True)
+        with _tokens_file(args.tokens, append=True) as save:
+            reply = host.call(
+                "RegisterAgent", name=args.name, kind=KINDS[args.kind], bot=args.bot, endpoint=args.endpoint
+            )
+            save([reply.agent.name, reply.agent.agent_id, reply.token])
         console.print(f"agent {reply.agent.name} registered as {reply.agent.agent_id}; token added to {args.tokens}")
     else:
+        reply = host.call("RegisterAgent", name=args.name, kind=KINDS[args.kind], bot=args.bot, endpoint=args.endpoint)
         console.print(f"agent {reply.agent.name} registered as {reply.agent.agent_id}")
         print(f"token {reply.token}")
     _join(host, reply.agent, reply.token, args.join)
@@ -221,25 +250,26 @@ def read_names(path: str) -> list[str]:
 def agent_import(host: Host, args: argparse.Namespace) -> int:
     _check_join(host, args)
     names = read_names(args.csv)
-    if Path(args.tokens).exists():
-        raise OhHellError(f"--tokens {args.tokens} exists: choose a new file (tokens are secrets, never overwritten)")
-    rows, failed = [], []
-    for index, name in enumerate(names):
-        try:
-            reply = host.call("RegisterAgent", name=name, kind=KINDS[args.kind], bot=args.bot)
-            rows.append([reply.agent.name, reply.agent.agent_id, reply.token])
-        except Unreachable as error:  # the rest would fail alike; the tokens already given are still saved
-            if not rows:
-                raise
-            failed.append(f"{', '.join(names[index:])}: {error}")
-            break
-        except OhHellError as error:
-            failed.append(f"{name}: {error}")
-        except KeyboardInterrupt:  # Ctrl-C: as above, the tokens already given are saved and said
-            failed.append(f"{', '.join(names[index:])}: stopped (Ctrl-C; {name} may be registered without its token)")
-            break
-    if rows:
-        _save_tokens(args.tokens, rows, append=False)
+    rows: list[list[str]] = []
+    failed: list[str] = []
+    with _tokens_file(args.tokens, append=False) as save:
+        for index, name in enumerate(names):
+            try:
+                reply = host.call("RegisterAgent", name=name, kind=KINDS[args.kind], bot=args.bot)
+                rows.append([reply.agent.name, reply.agent.agent_id, reply.token])
+                save(rows[-1])
+            except Unreachable as error:  # the rest would fail alike; the tokens already given are saved
+                if not rows:
+                    raise
+                failed.append(f"{', '.join(names[index:])}: {error}")
+                break
+            except OhHellError as error:
+                failed.append(f"{name}: {error}")
+            except KeyboardInterrupt:  # Ctrl-C: as above, the tokens already given are saved and said
+                failed.append(
+                    f"{', '.join(names[index:])}: stopped (Ctrl-C; {name} may be registered without its token)"
+                )
+                break
     for name, agent_id, token in rows:
         _join(host, pb.Agent(name=name, agent_id=agent_id), token, args.join)
     console.print(
@@ -251,12 +281,13 @@ def agent_import(host: Host, args: argparse.Namespace) -> int:
 
 
 def agent_rotate(host: Host, args: argparse.Namespace) -> int:
-    reply = host.call("RotateAgentToken", agent_id=args.agent_id)
     if args.tokens:
-        _save_tokens(args.tokens, [[reply.agent.name, reply.agent.agent_id, reply.token]], append=True)
+        with _tokens_file(args.tokens, append=True) as save:
+            reply = host.call("RotateAgentToken", agent_id=args.agent_id)
+            save([reply.agent.name, reply.agent.agent_id, reply.token])
         console.print(f"agent {args.agent_id}: new token added to {args.tokens}; the old one no longer works")
     else:
-        print(f"token {reply.token}")
+        print(f"token {host.call('RotateAgentToken', agent_id=args.agent_id).token}")
     return 0
 
 

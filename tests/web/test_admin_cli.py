@@ -20,6 +20,7 @@ from arena.embedded_redis import EmbeddedRedis
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import auth_metadata
+from ohell.errors import OhHellError
 from services.web.api import Api
 from services.web.app import create_app
 from services.web.host import COOKIE
@@ -153,12 +154,44 @@ def test_tokens_appended_to_a_file_others_may_read_make_it_private(site: Site, t
 def test_tokens_file_lines_end_without_a_carriage_return(tmp_path: Path) -> None:
     """tokens.csv had CSV's CRLF line ends: a token cut from it by a shell (``cut -d, -f3``) kept
     the carriage return, and the Node example bot (grpc-js) and the Python SDK refused to send it."""
-    from arena.local.admin_commands import _save_tokens
+    from arena.local.admin_commands import _tokens_file
 
     tokens = tmp_path / "tokens.csv"
-    _save_tokens(str(tokens), [["alice", "a1", "token-1"]], append=False)
-    _save_tokens(str(tokens), [["bob", "a2", "token-2"]], append=True)
+    with _tokens_file(str(tokens), append=False) as save:
+        save(["alice", "a1", "token-1"])
+    with _tokens_file(str(tokens), append=True) as save:
+        save(["bob", "a2", "token-2"])
     assert tokens.read_bytes() == b"name,agent_id,token\nalice,a1,token-1\nbob,a2,token-2\n"
+
+
+def test_a_tokens_file_that_cannot_be_made_is_said_before_any_agent_is_registered(tmp_path: Path) -> None:
+    """The file was opened after the last agent was registered: a --tokens in a missing folder lost
+    every token issued. Nothing is registered now; a new file no row went into is not left behind."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from arena.local.admin_commands import agent_import
+
+    class Matchmaker:
+        calls = 0
+
+        def call(self, method: str, **fields: Any) -> Any:
+            Matchmaker.calls += 1
+            if fields["name"] == "bob":
+                raise OhHellError("name: 'bob' is taken")
+            return SimpleNamespace(agent=SimpleNamespace(name=fields["name"], agent_id="a1"), token="token-1")
+
+    names = tmp_path / "names.csv"
+    names.write_text("ann\nbob\n")
+    nowhere = tmp_path / "missing" / "tokens.csv"
+    args = SimpleNamespace(csv=str(names), tokens=str(nowhere), kind="connected", bot="", join=None)
+    with pytest.raises(OhHellError, match=f"^--tokens {nowhere}: No such file or directory$"):
+        agent_import(cast(Any, Matchmaker()), cast(Any, args))
+    assert Matchmaker.calls == 0
+    args.csv, args.tokens = str(names), str(tmp_path / "tokens.csv")
+    names.write_text("bob\n")
+    assert agent_import(cast(Any, Matchmaker()), cast(Any, args)) == 1  # bob refused: no token issued
+    assert not (tmp_path / "tokens.csv").exists()
 
 
 def test_token_rotation_revocation_listing_and_deletion(site: Site, tmp_path: Path) -> None:
