@@ -148,8 +148,8 @@ async def dashboard(
     ladders = await api.ladders()
     boards = await asyncio.gather(*(api.leaderboard(ladder.name) for ladder in ladders))
     done, done_ladder = request.query_params.get("done", ""), request.query_params.get("ladder", "")
-    if not (message or error) and done in DONE and done_ladder in {ladder.name for ladder in ladders}:
-        message = DONE[done].format(done_ladder)  # said only of a ladder there is
+    if not (message or error) and _done_holds(done, done_ladder, ladders):
+        message = DONE[done].format(done_ladder)
     return page(
         request,
         "host.html",
@@ -230,7 +230,23 @@ async def ladder_action(request: Request) -> Response:
 
 
 # what the host page says after a ladder form that worked, by the ``done`` of its address
-DONE = {"created": "ladder {} created", "pause": "ladder {}: pause done", "resume": "ladder {}: resume done"}
+DONE = {
+    "created": "ladder {} created",
+    "pause": "ladder {}: pause done",
+    "resume": "ladder {}: resume done",
+}
+
+
+def _done_holds(done: str, name: str, ladders: list[pb.Ladder]) -> bool:
+    """Whether the page's ladders bear out the ``done`` of its address: the ladder is among them,
+    paused after a pause and running after a resume (the address alone said 'pause done' of a
+    running ladder)."""
+    if done not in DONE:
+        return False
+    ladder = next((ladder for ladder in ladders if ladder.name == name), None)
+    if ladder is None:
+        return False
+    return done == "created" or ladder.paused == (done == "pause")
 
 
 def _done(ladder: str, done: str) -> Response:

@@ -101,11 +101,18 @@ def parse(page: str) -> dict[str, str]:
 class Obliging(Refusing):
     """A matchmaker that creates, pauses and resumes ladders as asked (the ladder list stays "class")."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.paused = False
+
+    async def ladders(self) -> list[pb.Ladder]:
+        return [pb.Ladder(name="class", rules=rules_pb2.Rules(preset="classic"), seats=4, paused=self.paused)]
+
     async def create_ladder(self, token: str, ladder: pb.Ladder) -> pb.Ladder:
         return ladder
 
     async def admin(self, token: str, method: str, **fields: Any) -> Any:
-        return None
+        self.paused = {"PauseLadder": True, "ResumeLadder": False}.get(method, self.paused)
 
 
 def test_a_ladder_form_that_worked_leaves_the_host_on_the_host_page() -> None:
@@ -127,6 +134,20 @@ def test_a_ladder_form_that_worked_leaves_the_host_on_the_host_page() -> None:
         assert answer.status_code == 303
         assert 'id="message">ladder class created<' in client.get(answer.headers["location"]).text
         assert 'id="message"' not in client.get("/host?done=created&ladder=elsewhere").text  # no ladder, nothing said
+
+
+def test_pause_or_resume_done_is_said_only_of_a_ladder_in_that_state() -> None:
+    """The address's ``done`` was checked against the ladder's name alone: /host?done=pause&ladder=class
+    of a running ladder said 'ladder class: pause done' above a card offering Pause."""
+    api = Obliging()
+    with TestClient(create_app(api, host_token=TOKEN)) as client:
+        sign_in(client)
+        for paused, done, said in ((False, "pause", False), (False, "resume", True), (True, "pause", True)):
+            api.paused = paused
+            shown = client.get(f"/host?done={done}&ladder=class").text
+            assert (f'id="message">ladder class: {done} done<' in shown) is said, (paused, done)
+        api.paused = True
+        assert 'id="message"' not in client.get("/host?done=resume&ladder=class").text
 
 
 class Deleting(Refusing):
