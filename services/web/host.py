@@ -224,9 +224,7 @@ async def ladder_action(request: Request) -> Response:
         await api_of(request).admin(sessions(request).host_token, methods[action], name=name)
     except ApiError as error:
         return await dashboard(request, error=f"{action} {name}: {error.message}")
-    if action == "delete":  # answered in place: a redirect's message is said only of a ladder there is
-        return await dashboard(request, message=f"ladder {name} deleted: its matches stay readable by match id")
-    return _done(name, action)
+    return _done(name, "deleted" if action == "delete" else action)
 
 
 # what the host page says after a ladder form that worked, by the ``done`` of its address
@@ -234,16 +232,19 @@ DONE = {
     "created": "ladder {} created",
     "pause": "ladder {}: pause done",
     "resume": "ladder {}: resume done",
+    "deleted": "ladder {} deleted: its matches stay readable by match id",
 }
 
 
 def _done_holds(done: str, name: str, ladders: list[pb.Ladder]) -> bool:
-    """Whether the page's ladders bear out the ``done`` of its address: the ladder is among them,
-    paused after a pause and running after a resume (the address alone said 'pause done' of a
-    running ladder)."""
+    """Whether the page's ladders bear out the ``done`` of its address: a deleted ladder is not
+    among them; any other is, paused after a pause and running after a resume (the address alone
+    said 'pause done' of a running ladder)."""
     if done not in DONE:
         return False
     ladder = next((ladder for ladder in ladders if ladder.name == name), None)
+    if done == "deleted":
+        return ladder is None and bool(name)
     if ladder is None:
         return False
     return done == "created" or ladder.paused == (done == "pause")

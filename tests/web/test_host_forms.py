@@ -148,6 +148,7 @@ def test_pause_or_resume_done_is_said_only_of_a_ladder_in_that_state() -> None:
             assert (f'id="message">ladder class: {done} done<' in shown) is said, (paused, done)
         api.paused = True
         assert 'id="message"' not in client.get("/host?done=resume&ladder=class").text
+        assert 'id="message"' not in client.get("/host?done=deleted&ladder=class").text  # it is there
 
 
 class Deleting(Refusing):
@@ -183,10 +184,13 @@ def test_the_host_deletes_a_ladder_from_the_host_page_by_typing_its_name() -> No
         typo = client.post("/host/ladders/cup/delete", data={"csrf": csrf, "confirm": "cu"})
         assert typo.status_code == 400 and "type the ladder&#39;s name (cup) to delete it" in typo.text
         assert api.calls == [] and api.names == ["class", "cup"]
-        done = client.post("/host/ladders/cup/delete", data={"csrf": csrf, "confirm": "cup"})
+        done = client.post("/host/ladders/cup/delete", data={"csrf": csrf, "confirm": "cup"}, follow_redirects=False)
         assert api.calls == [("DeleteLadder", {"name": "cup"})]
-        assert done.status_code == 200 and 'id="message">ladder cup deleted: its matches stay readable' in done.text
-        assert 'data-ladder="cup"' not in done.text and 'data-ladder="class"' in done.text
+        # a redirect, as pause and resume: the answer at the form's address was posted again on a reload
+        assert done.status_code == 303 and done.headers["location"] == "/host?done=deleted&ladder=cup"
+        shown = client.get(done.headers["location"]).text
+        assert 'id="message">ladder cup deleted: its matches stay readable by match id<' in shown
+        assert 'data-ladder="cup"' not in shown and 'data-ladder="class"' in shown
 
 
 def test_an_uploaded_csv_of_a_header_alone_is_said_to_hold_no_names() -> None:
