@@ -290,7 +290,7 @@ async def register_agents(request: Request) -> Response:
         names = await agent_names(form)
     except ValueError as error:
         return await dashboard(request, error=str(error), form=form)
-    kind = str(form.get("kind", "connected"))
+    kind, bot = str(form.get("kind", "connected")), str(form.get("bot", ""))
     refused = ""
     if not names:
         refused = "give at least one agent name (or a CSV of names)"
@@ -298,6 +298,8 @@ async def register_agents(request: Request) -> Response:
         refused = f"{len(names)} names: at most {MAX_AGENTS_PER_FORM} at a time"
     elif kind not in KINDS:
         refused = f"kind {kind!r}: choose connected, builtin or endpoint"
+    elif bot and kind != "builtin":  # the matchmaker refuses it too, but once per name
+        refused = f"bot {bot[:40]!r}: only a builtin agent plays a built-in bot, not a {kind} one; nobody registered"
     join = str(form.get("join", ""))
     if join and kind != "builtin" and not refused:
         refused = f"only built-in agents are queued by the host: a {kind} agent queues itself"
@@ -313,9 +315,7 @@ async def register_agents(request: Request) -> Response:
     tokens, failed, queued_count = [], [], 0
     for name in names:
         try:
-            reply = await api.register_agent(
-                token, name, KINDS[kind], bot=str(form.get("bot", "")), endpoint=str(form.get("endpoint", ""))
-            )
+            reply = await api.register_agent(token, name, KINDS[kind], bot=bot, endpoint=str(form.get("endpoint", "")))
         except ApiError as error:
             failed.append(f"{name}: {error.message}")
             continue

@@ -209,3 +209,29 @@ def test_an_uploaded_csv_of_a_header_alone_is_said_to_hold_no_names() -> None:
             assert shown.status_code == 400
             error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown.text).group(1))  # type: ignore[union-attr]
             assert error.startswith(said) and "in the first column" in error, error
+
+
+class Registering(Refusing):
+    """A matchmaker that registers each agent it is asked to, and counts the asking."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    async def register_agent(self, token: str, name: str, kind: int, bot: str = "", endpoint: str = "") -> Any:
+        self.asked.append(name)
+        return await super().register_agent(token, name, kind, bot, endpoint)
+
+
+def test_a_bot_for_an_agent_not_builtin_is_refused_once_before_the_matchmaker_is_asked() -> None:
+    """The matchmaker refuses a bot given to a connected or endpoint agent, but once per name: the
+    host page said it again for each name of the form."""
+    api = Registering()
+    with TestClient(create_app(api, host_token=TOKEN)) as client:
+        csrf = sign_in(client)
+        form = {"names": "alice\nbob\ncarol", "kind": "connected", "bot": "strong"}
+        shown = client.post("/host/agents", data={"csrf": csrf, **form})
+    assert shown.status_code == 400 and api.asked == []
+    error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown.text).group(1))  # type: ignore[union-attr]
+    assert error == "bot 'strong': only a builtin agent plays a built-in bot, not a connected one; nobody registered"
+    assert {key: parse(shown.text)[key] for key in form} == form
