@@ -156,8 +156,10 @@ async def live_page(request: Request) -> Response:
     match_id = request.path_params["match_id"]
     try:
         summary, record = await api.match(match_id)
-    except ApiError:  # not a ladder's match, or no matchmaker: the engine's events are enough
-        return page(request, "live.html", match=None, match_id=match_id, seats=[])
+    except ApiError as error:  # not a ladder's match, or no matchmaker: the engine's events are enough
+        # unknown only if the matchmaker says so: a busy one may hold it (its replay's address was hidden)
+        known = error.code != "NOT_FOUND"
+        return page(request, "live.html", match=None, match_id=match_id, seats=[], known=known)
     if record is not None:
         return RedirectResponse(f"/matches/{quote(summary.match_id, safe='')}", status_code=303)
     return live_view(request, summary, await api.names(list(summary.agent_ids)))

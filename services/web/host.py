@@ -148,8 +148,8 @@ async def dashboard(
     ladders = await api.ladders()
     boards = await asyncio.gather(*(api.leaderboard(ladder.name) for ladder in ladders))
     done, done_ladder = request.query_params.get("done", ""), request.query_params.get("ladder", "")
-    if not (message or error) and done in DONE and done_ladder in {ladder.name for ladder in ladders}:
-        message = DONE[done].format(done_ladder)  # said only of a ladder there is
+    if not (message or error) and _done_holds(done, done_ladder, ladders):
+        message = DONE[done].format(done_ladder)
     return page(
         request,
         "host.html",
@@ -224,13 +224,30 @@ async def ladder_action(request: Request) -> Response:
         await api_of(request).admin(sessions(request).host_token, methods[action], name=name)
     except ApiError as error:
         return await dashboard(request, error=f"{action} {name}: {error.message}")
-    if action == "delete":  # answered in place: a redirect's message is said only of a ladder there is
-        return await dashboard(request, message=f"ladder {name} deleted: its matches stay readable by match id")
-    return _done(name, action)
+    return _done(name, "deleted" if action == "delete" else action)
 
 
 # what the host page says after a ladder form that worked, by the ``done`` of its address
-DONE = {"created": "ladder {} created", "pause": "ladder {}: pause done", "resume": "ladder {}: resume done"}
+DONE = {
+    "created": "ladder {} created",
+    "pause": "ladder {}: pause done",
+    "resume": "ladder {}: resume done",
+    "deleted": "ladder {} deleted: its matches stay readable by match id",
+}
+
+
+def _done_holds(done: str, name: str, ladders: list[pb.Ladder]) -> bool:
+    """Whether the page's ladders bear out the ``done`` of its address: a deleted ladder is not
+    among them; any other is, paused after a pause and running after a resume (the address alone
+    said 'pause done' of a running ladder)."""
+    if done not in DONE:
+        return False
+    ladder = next((ladder for ladder in ladders if ladder.name == name), None)
+    if done == "deleted":
+        return ladder is None and bool(name)
+    if ladder is None:
+        return False
+    return done == "created" or ladder.paused == (done == "pause")
 
 
 def _done(ladder: str, done: str) -> Response:
@@ -273,7 +290,7 @@ async def register_agents(request: Request) -> Response:
         names = await agent_names(form)
     except ValueError as error:
         return await dashboard(request, error=str(error), form=form)
-    kind = str(form.get("kind", "connected"))
+    kind, bot = str(form.get("kind", "connected")), str(form.get("bot", ""))
     refused = ""
     if not names:
         refused = "give at least one agent name (or a CSV of names)"
@@ -281,6 +298,8 @@ async def register_agents(request: Request) -> Response:
         refused = f"{len(names)} names: at most {MAX_AGENTS_PER_FORM} at a time"
     elif kind not in KINDS:
         refused = f"kind {kind!r}: choose connected, builtin or endpoint"
+    elif bot and kind != "builtin":  # the matchmaker refuses it too, but once per name
+        refused = f"bot {bot[:40]!r}: only a builtin agent plays a built-in bot, not a {kind} one; nobody registered"
     join = str(form.get("join", ""))
     if join and kind != "builtin" and not refused:
         refused = f"only built-in agents are queued by the host: a {kind} agent queues itself"
@@ -296,9 +315,7 @@ async def register_agents(request: Request) -> Response:
     tokens, failed, queued_count = [], [], 0
     for name in names:
         try:
-            reply = await api.register_agent(
-                token, name, KINDS[kind], bot=str(form.get("bot", "")), endpoint=str(form.get("endpoint", ""))
-            )
+            reply = await api.register_agent(token, name, KINDS[kind], bot=bot, endpoint=str(form.get("endpoint", "")))
         except ApiError as error:
             failed.append(f"{name}: {error.message}")
             continue

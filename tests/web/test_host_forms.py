@@ -101,11 +101,18 @@ def parse(page: str) -> dict[str, str]:
 class Obliging(Refusing):
     """A matchmaker that creates, pauses and resumes ladders as asked (the ladder list stays "class")."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.paused = False
+
+    async def ladders(self) -> list[pb.Ladder]:
+        return [pb.Ladder(name="class", rules=rules_pb2.Rules(preset="classic"), seats=4, paused=self.paused)]
+
     async def create_ladder(self, token: str, ladder: pb.Ladder) -> pb.Ladder:
         return ladder
 
     async def admin(self, token: str, method: str, **fields: Any) -> Any:
-        return None
+        self.paused = {"PauseLadder": True, "ResumeLadder": False}.get(method, self.paused)
 
 
 def test_a_ladder_form_that_worked_leaves_the_host_on_the_host_page() -> None:
@@ -127,6 +134,21 @@ def test_a_ladder_form_that_worked_leaves_the_host_on_the_host_page() -> None:
         assert answer.status_code == 303
         assert 'id="message">ladder class created<' in client.get(answer.headers["location"]).text
         assert 'id="message"' not in client.get("/host?done=created&ladder=elsewhere").text  # no ladder, nothing said
+
+
+def test_pause_or_resume_done_is_said_only_of_a_ladder_in_that_state() -> None:
+    """The address's ``done`` was checked against the ladder's name alone: /host?done=pause&ladder=class
+    of a running ladder said 'ladder class: pause done' above a card offering Pause."""
+    api = Obliging()
+    with TestClient(create_app(api, host_token=TOKEN)) as client:
+        sign_in(client)
+        for paused, done, said in ((False, "pause", False), (False, "resume", True), (True, "pause", True)):
+            api.paused = paused
+            shown = client.get(f"/host?done={done}&ladder=class").text
+            assert (f'id="message">ladder class: {done} done<' in shown) is said, (paused, done)
+        api.paused = True
+        assert 'id="message"' not in client.get("/host?done=resume&ladder=class").text
+        assert 'id="message"' not in client.get("/host?done=deleted&ladder=class").text  # it is there
 
 
 class Deleting(Refusing):
@@ -162,10 +184,13 @@ def test_the_host_deletes_a_ladder_from_the_host_page_by_typing_its_name() -> No
         typo = client.post("/host/ladders/cup/delete", data={"csrf": csrf, "confirm": "cu"})
         assert typo.status_code == 400 and "type the ladder&#39;s name (cup) to delete it" in typo.text
         assert api.calls == [] and api.names == ["class", "cup"]
-        done = client.post("/host/ladders/cup/delete", data={"csrf": csrf, "confirm": "cup"})
+        done = client.post("/host/ladders/cup/delete", data={"csrf": csrf, "confirm": "cup"}, follow_redirects=False)
         assert api.calls == [("DeleteLadder", {"name": "cup"})]
-        assert done.status_code == 200 and 'id="message">ladder cup deleted: its matches stay readable' in done.text
-        assert 'data-ladder="cup"' not in done.text and 'data-ladder="class"' in done.text
+        # a redirect, as pause and resume: the answer at the form's address was posted again on a reload
+        assert done.status_code == 303 and done.headers["location"] == "/host?done=deleted&ladder=cup"
+        shown = client.get(done.headers["location"]).text
+        assert 'id="message">ladder cup deleted: its matches stay readable by match id<' in shown
+        assert 'data-ladder="cup"' not in shown and 'data-ladder="class"' in shown
 
 
 def test_an_uploaded_csv_of_a_header_alone_is_said_to_hold_no_names() -> None:
@@ -184,3 +209,29 @@ def test_an_uploaded_csv_of_a_header_alone_is_said_to_hold_no_names() -> None:
             assert shown.status_code == 400
             error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown.text).group(1))  # type: ignore[union-attr]
             assert error.startswith(said) and "in the first column" in error, error
+
+
+class Registering(Refusing):
+    """A matchmaker that registers each agent it is asked to, and counts the asking."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    async def register_agent(self, token: str, name: str, kind: int, bot: str = "", endpoint: str = "") -> Any:
+        self.asked.append(name)
+        return await super().register_agent(token, name, kind, bot, endpoint)
+
+
+def test_a_bot_for_an_agent_not_builtin_is_refused_once_before_the_matchmaker_is_asked() -> None:
+    """The matchmaker refuses a bot given to a connected or endpoint agent, but once per name: the
+    host page said it again for each name of the form."""
+    api = Registering()
+    with TestClient(create_app(api, host_token=TOKEN)) as client:
+        csrf = sign_in(client)
+        form = {"names": "alice\nbob\ncarol", "kind": "connected", "bot": "strong"}
+        shown = client.post("/host/agents", data={"csrf": csrf, **form})
+    assert shown.status_code == 400 and api.asked == []
+    error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown.text).group(1))  # type: ignore[union-attr]
+    assert error == "bot 'strong': only a builtin agent plays a built-in bot, not a connected one; nobody registered"
+    assert {key: parse(shown.text)[key] for key in form} == form

@@ -16,16 +16,24 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
 
+from services.web.api import Api, ApiError
+from services.web.app import create_app
 from services.web.errors import PLAIN
 
 from .conftest import HOST_TOKEN, start_web
+
+with warnings.catch_warnings():  # as tests/web/test_host_cookies.py: httpx is what tests install
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from starlette.testclient import TestClient
 
 ENGINE = "127.0.0.1:9"  # nothing listens there: the call fails at once, UNAVAILABLE
 
@@ -85,6 +93,31 @@ def test_the_live_view_is_served_when_the_matchmaker_cannot_say_whose_match_it_i
     with urllib.request.urlopen(f"{url}/live/main-1", timeout=30) as reply:
         page = reply.read().decode()
     assert reply.status == 200 and "/live/main-1/events" in page and "ladder-link" not in page
+
+
+class Answering(Api):
+    """A matchmaker that answers every match's look-up with one error."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__("127.0.0.1:9")
+        self.code = code
+
+    async def match(self, match_id: str) -> Any:
+        raise ApiError(self.code, "stand-in")
+
+
+@pytest.mark.parametrize(
+    ("code", "known"), [("NOT_FOUND", False), ("UNAVAILABLE", True), ("RESOURCE_EXHAUSTED", True), ("INTERNAL", True)]
+)
+def test_the_live_view_says_no_such_match_only_when_the_matchmaker_says_so(code: str, known: bool) -> None:
+    """Any error of the matchmaker (busy, out of reach) made the match unknown to the live view: the
+    engine's NOT_FOUND of a built-in bots' match then read 'no match with this id is being played'
+    and the replay's address was hidden. Only the matchmaker's own NOT_FOUND says so."""
+    with TestClient(create_app(Answering(code))) as client:
+        shown = client.get("/live/main-1")
+    config = re.search(r'<script id="live-config" type="application/json">(.*?)</script>', shown.text)
+    assert shown.status_code == 200 and config, shown.text
+    assert json.loads(config.group(1))["known"] is known
 
 
 def test_a_host_form_with_a_csrf_token_that_is_not_ascii_is_refused(url: str) -> None:
