@@ -130,6 +130,15 @@ def refuse_shared(folder: Path) -> None:
         raise OhHellError(f"data folder {folder}: every user may write in it (a shared folder): give one of your own")
 
 
+def _own_plain_file(path: Path) -> None:
+    """OhHellError unless ``path`` (not followed) is a plain file of this user's with no other name:
+    in a data folder a group or another user may write in, a FIFO held open (ohell up waited for ever),
+    a link or another user's file could stand there instead of the host token."""
+    info = path.lstat()
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_nlink != 1:
+        raise OhHellError(f"{path} is not a file of yours alone: remove it (ohell up then makes a new host token)")
+
+
 def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
     """(token, where it comes from): $OHELL_HOST_TOKEN, the host token file, or a new one written
     (mode 600) to the data folder's ``host-token`` and kept there across restarts."""
@@ -138,7 +147,9 @@ def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
     path = Path(settings["host_token_file"] or Path(settings["data_dir"]) / "host-token")
     if not settings["host_token_file"] and path.parent.is_dir():  # not read where anyone may have put it
         refuse_shared(path.parent)  # (a FIFO another user holds open and never writes kept ohell up waiting)
-    if settings["host_token_file"] or path.exists():
+    if settings["host_token_file"] or path.exists() or path.is_symlink():
+        if not settings["host_token_file"]:  # the data folder's: not read unless the user's alone
+            _own_plain_file(path)
         try:
             return read_token(path, "host token file"), str(path)
         except ConfigError as error:

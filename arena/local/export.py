@@ -22,7 +22,7 @@ from typing import Any
 
 from arena.local.admin_client import Host, Unreachable, with_host
 from arena.rpc.data_folder import up_archive_url
-from arena.rpc.files import open_named_file
+from arena.rpc.files import open_named_file, refuse_planted
 from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
@@ -69,6 +69,8 @@ def write_matches(folder: Path, ladder: str, matches: Iterator[tuple[dict[str, A
     from arena.archive.queries import CSV_COLUMNS
 
     written = 0
+    for name in ("matches.jsonl", "results.csv"):  # one refused after the other was emptied lost it
+        refuse_planted(folder / name)
     with (
         open_named_file(folder / "matches.jsonl") as lines,
         open_named_file(folder / "results.csv", newline="") as table,

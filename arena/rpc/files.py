@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+NOT_ITS_OWN = "not a file of its own (a FIFO, a device, another name of a file)"
+
 
 @contextmanager
 def open_named_file(path: str | Path, newline: str | None = None) -> Iterator[TextIO]:
@@ -23,11 +25,13 @@ def open_named_file(path: str | Path, newline: str | None = None) -> Iterator[Te
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise OSError(errno.ELOOP, "a link (give the file it names)", str(path)) from None
+        if error.errno == errno.ENXIO:  # a FIFO no process reads
+            raise OSError(errno.EINVAL, NOT_ITS_OWN, str(path)) from None
         raise
     with os.fdopen(descriptor, "w", encoding="utf-8", newline=newline) as out:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
-            raise OSError(errno.EINVAL, "not a file of its own (a FIFO, a device, another name of a file)", str(path))
+            raise OSError(errno.EINVAL, NOT_ITS_OWN, str(path))
         out.truncate(0)
         yield out
 
@@ -36,3 +40,16 @@ def write_named_file(path: str | Path, text: str) -> None:
     """``text`` as the whole of the file ``path`` (``open_named_file``)."""
     with open_named_file(path) as out:
         out.write(text)
+
+
+def refuse_planted(path: str | Path) -> None:
+    """OSError, as ``open_named_file`` would give, for what stands at ``path`` that it would refuse
+    (nothing there is fine): for a command writing several files, checked for all before any is emptied."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise OSError(errno.ELOOP, "a link (give the file it names)", str(path))
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+        raise OSError(errno.EINVAL, NOT_ITS_OWN, str(path))

@@ -106,6 +106,36 @@ def test_a_shared_folder_is_refused_as_data_folder_and_left_as_it_was(tmp_path: 
     assert not (shared / "host-token").exists()
 
 
+@pytest.mark.parametrize("planted", ["fifo", "link", "hard link"])
+def test_a_host_token_that_is_not_a_plain_file_of_the_users_is_not_read(tmp_path: Path, planted: str) -> None:
+    """In a data folder a group may write in (one the stack makes 700 only once it starts) a FIFO held
+    open and never written kept ``ohell up`` waiting for ever; a link or a second name of another
+    file was read as the host token."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o770)
+    data.chmod(0o770)
+    path, other = data / "host-token", tmp_path / "elsewhere"
+    other.write_text("a-token-another-user-chose-0123456789\n")
+    if planted == "fifo":
+        os.mkfifo(path)
+        keeper = os.open(path, os.O_RDWR | os.O_NONBLOCK)  # a writer that never writes: a read would wait
+    else:
+        path.symlink_to(other) if planted == "link" else os.link(other, path)
+    try:
+        with pytest.raises(OhHellError, match=f"^{path} is not a file of yours alone: remove it"):
+            host_token({"host_token_file": "", "data_dir": str(data)}, {})
+    finally:
+        if planted == "fifo":
+            os.close(keeper)
+    path.unlink()
+    path.write_text("the-hosts-own-token-0123456789\n")
+    path.chmod(0o600)
+    assert host_token({"host_token_file": "", "data_dir": str(data)}, {}) == (
+        "the-hosts-own-token-0123456789",
+        str(path),
+    )
+
+
 def test_a_host_token_file_in_a_shared_folder_is_not_read(tmp_path: Path) -> None:
     """ohell up read the data folder's host-token before refusing a folder every user may write in:
     another user's file there was taken as the host token, and a FIFO they held open without
@@ -168,9 +198,16 @@ def test_play_records_and_ladder_export_files_write_through_no_link(tmp_path: Pa
     rules = preset_with_options("classic", ["hand_sizes=[1]"])
     with pytest.raises(OSError, match="a link"):
         play_series(rules, ["random"] * 3, 1, 7, records)
+    (export / "matches.jsonl").write_text("an earlier export\n")
     with pytest.raises(OSError, match="a link"):
         write_matches(export, "main", iter([]))
     assert hosts.read_text() == "kept\n"
+    assert (export / "matches.jsonl").read_text() == "an earlier export\n"  # not emptied before the refusal
+    os.mkfifo(tmp_path / "fifo")  # no process reads it: open() says ENXIO, 'No such device or address'
+    from arena.rpc.files import write_named_file
+
+    with pytest.raises(OSError, match="not a file of its own"):
+        write_named_file(tmp_path / "fifo", "x")
     (records / "game-7.json").unlink()
     play_series(rules, ["random"] * 3, 1, 7, records)
     assert json.loads((records / "game-7.json").read_text())["seed"] == 7
