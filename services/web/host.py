@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.ladder.limits import LADDER_NAME_RULE
+from arena.ladder.limits import LADDER_NAME, LADDER_NAME_RULE
 from arena.ladder.model import AGENT_NAME_RULE
 from arena.ladder.roster import first_cells, roster_names
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
@@ -243,8 +243,8 @@ def _done_holds(done: str, name: str, ladders: list[pb.Ladder]) -> bool:
     if done not in DONE:
         return False
     ladder = next((ladder for ladder in ladders if ladder.name == name), None)
-    if done == "deleted":
-        return ladder is None and bool(name)
+    if done == "deleted":  # a name a ladder could have had: no other text of the address reaches the page
+        return ladder is None and LADDER_NAME.fullmatch(name) is not None
     if ladder is None:
         return False
     return done == "created" or ladder.paused == (done == "pause")

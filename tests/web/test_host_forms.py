@@ -149,6 +149,8 @@ def test_pause_or_resume_done_is_said_only_of_a_ladder_in_that_state() -> None:
         api.paused = True
         assert 'id="message"' not in client.get("/host?done=resume&ladder=class").text
         assert 'id="message"' not in client.get("/host?done=deleted&ladder=class").text  # it is there
+        crafted = client.get("/host", params={"done": "deleted", "ladder": "Your session expired: sign in at x"})
+        assert 'id="message"' not in crafted.text  # no name a ladder could have: no text of the link shown
 
 
 class Deleting(Refusing):
