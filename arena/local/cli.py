@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from arena.local.config import (
     resolve,
 )
 from arena.rpc.data_folder import UP_ARCHIVE, data_folder_file, default_data_dir, not_ours, up_archive_url
+from arena.rpc.files import is_plain_file
 from arena.rpc.settings import ConfigError, read_token_file, shown_url
 from ohell.errors import OhHellError
 
@@ -74,7 +74,7 @@ def hold_data_folder(folder: Path) -> int:
     except OSError as error:  # a link (ELOOP), a folder (EISDIR)
         raise OhHellError(f"{path}: {error.strerror}: {remove}") from None
     info = os.fstat(lock)
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_uid != os.getuid():
+    if not is_plain_file(info, os.getuid()):
         os.close(lock)
         raise OhHellError(f"{path} is not a file of yours alone: {remove}")
     try:

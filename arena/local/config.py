@@ -22,6 +22,7 @@ from typing import Any
 from arena.keys import new_token
 from arena.ladder.routing import BATCH_ENV, DEFAULT_BATCH, MAX_BATCH
 from arena.rpc.data_folder import DATA_DIR_ENV, ENGINE_ADDRESS, MATCHMAKER_ADDRESS, default_data_dir
+from arena.rpc.files import is_plain_file
 from arena.rpc.settings import ConfigError, is_host_port, read_token
 from ohell.errors import OhHellError
 
@@ -135,7 +136,7 @@ def _own_plain_file(path: Path) -> None:
     in a data folder a group or another user may write in, a FIFO held open (ohell up waited for ever),
     a link or another user's file could stand there instead of the host token."""
     info = path.lstat()
-    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_nlink != 1:
+    if not is_plain_file(info, os.getuid()):
         raise OhHellError(f"{path} is not a file of yours alone: remove it (ohell up then makes a new host token)")
 
 

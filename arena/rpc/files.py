@@ -14,6 +14,12 @@ from typing import TextIO
 NOT_ITS_OWN = "not a file of its own (a FIFO, a device, another name of a file)"
 
 
+def is_plain_file(info: os.stat_result, owner: int | None = None) -> bool:
+    """``info`` is of a regular file with no other name (and, given ``owner``, that user's): not what
+    another user may have put at a name in a folder they may write in (a FIFO, a device, a hard link)."""
+    return stat.S_ISREG(info.st_mode) and info.st_nlink <= 1 and (owner is None or info.st_uid == owner)
+
+
 @contextmanager
 def open_named_file(path: str | Path, newline: str | None = None) -> Iterator[TextIO]:
     """``path`` opened for writing as a new whole (UTF-8 text), refusing a link (the file it names, maybe
@@ -30,7 +36,7 @@ def open_named_file(path: str | Path, newline: str | None = None) -> Iterator[Te
         raise
     with os.fdopen(descriptor, "w", encoding="utf-8", newline=newline) as out:
         info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+        if not is_plain_file(info):
             raise OSError(errno.EINVAL, NOT_ITS_OWN, str(path))
         out.truncate(0)
         yield out
@@ -51,5 +57,5 @@ def refuse_planted(path: str | Path) -> None:
         return
     if stat.S_ISLNK(info.st_mode):
         raise OSError(errno.ELOOP, "a link (give the file it names)", str(path))
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+    if not is_plain_file(info):
         raise OSError(errno.EINVAL, NOT_ITS_OWN, str(path))
