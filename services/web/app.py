@@ -93,16 +93,18 @@ async def matches_page(request: Request) -> Response:
         ladders = [known.name for known in await api.ladders()]
         return page(request, "matches.html", ladder="", agent_id="", running=running, choose=True, ladders=ladders)
     reply = await api.matches(ladder, agent_id, MATCH_PAGE, query.get("page", ""), running)
-    names = await api.names([a for m in reply.matches for a in m.agent_ids])
+    # the filter's agent too: the heading names it when no match of it is listed (it said its id)
+    seated = [a for m in reply.matches for a in m.agent_ids]
+    names = await api.names([agent_id, *seated] if agent_id else seated)
     shown = len(reply.matches)
     # an agent's name typed for its id listed '0 finished matches': no agent, the page says what to give
-    unknown = bool(agent_id) and not shown and not await agent_exists(api, agent_id)
+    unknown = bool(agent_id) and not shown and names[agent_id] == agent_id and not await agent_exists(api, agent_id)
     return page(
         request,
         "matches.html",
         ladder=ladder,
         agent_id=agent_id,
-        agent_name=names.get(agent_id, agent_id) if agent_id and not unknown else "",
+        agent_name=names[agent_id] if agent_id and not unknown else "",  # its id when the agent is gone
         unknown_agent=unknown,
         running=running,
         matches=[views.match_row(m, names, agent_id) for m in reply.matches],

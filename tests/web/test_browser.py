@@ -69,6 +69,9 @@ def test_leaderboard_agent_and_match_list(site: Site, page: Any) -> None:
     mine = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, agent_id=agent, page_size=50))
     assert mine.total_size == board[-1].games and page.locator("#matches tbody tr").count() == mine.total_size
     assert page.locator("#total").inner_text().startswith(f"{mine.total_size} finished match")
+    assert page.locator("h1").inner_text() == f"Matches of {LADDER} with {board[-1].name}"
+    page.goto(f"{site.url}/matches?ladder={LADDER}&agent={agent}&state=running")  # none: named all the same
+    assert page.locator("h1").inner_text() == f"Matches of {LADDER} with {board[-1].name}"
 
 
 def test_replay_steps_to_the_records_totals(site: Site, page: Any) -> None:
