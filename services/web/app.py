@@ -8,6 +8,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 from urllib.parse import quote
 
 from starlette.applications import Starlette
@@ -26,7 +27,7 @@ from services.web.api import Api, ApiError
 from services.web.errors import ShownError, error_page, http_error_page
 from services.web.headers import HEADERS as SECURITY_HEADERS
 from services.web.headers import SecurityHeaders
-from services.web.pages import HERE, api_of, page
+from services.web.pages import HERE, api_of, page, page_part
 from services.web.replay import replay
 from services.web.visitors import DEFAULT_VISITOR_LIMIT, WEB_RATE_ENV, BodyLimit, VisitorLimit
 
@@ -42,25 +43,33 @@ async def ladders_page(request: Request) -> Response:
     return page(request, "ladders.html", ladders=rows)
 
 
-async def leaderboard_page(request: Request) -> Response:
+async def leaderboard(request: Request) -> dict[str, Any]:
+    """What the leaderboard page shows, all of it in its live part."""
     api = api_of(request)
     name = request.path_params["ladder"]
     ladder, standings = await asyncio.gather(api.ladder(name), api.leaderboard(name))
     running = await api.matches(ladder=name, running=True)
-    return page(
-        request,
-        "leaderboard.html",
-        ladder=views.ladder_row(ladder.ladder, standings),
-        waiting=ladder.tickets_waiting,
-        rows=[views.standing_row(s) for s in standings],
-        running=[m.match_id for m in running.matches],
-    )
+    return {
+        "ladder": views.ladder_row(ladder.ladder, standings),
+        "waiting": ladder.tickets_waiting,
+        "rows": [views.standing_row(s) for s in standings],
+        "running": [m.match_id for m in running.matches],
+    }
 
 
-async def agent_page(request: Request) -> Response:
+async def leaderboard_page(request: Request) -> Response:
+    return page(request, "leaderboard.html", **await leaderboard(request))
+
+
+async def leaderboard_live(request: Request) -> Response:
+    return page_part(request, "_leaderboard_live.html", **await leaderboard(request))
+
+
+async def agent_view(request: Request) -> dict[str, Any]:
+    """What the agent page shows: its standing, chart and recent matches are its live part."""
     api = api_of(request)
     agent_id = request.path_params["agent_id"]
-    ladder = request.query_params.get("ladder", "")
+    asked = ladder = request.query_params.get("ladder", "")
     reply = await api.agent(agent_id, ladder)
     recent = (await api.matches(ladder=ladder, agent_id=agent_id, page_size=RECENT)).matches
     if not ladder and recent:  # the ladder it played last of those not deleted since
@@ -72,16 +81,23 @@ async def agent_page(request: Request) -> Response:
         api.names([a for m in recent for a in m.agent_ids]),
         api.rating_history(agent_id, ladder) if ladder else asyncio.sleep(0, []),
     )
-    return page(
-        request,
-        "agent.html",
-        agent=reply.agent,
-        ladder=ladder,
-        standing=views.standing_row(reply.standing) if ladder else None,
-        matches=[views.match_row(m, names, agent_id) for m in recent],
-        chart=views.rating_chart(history),
-        rated=len(history),
-    )
+    return {
+        "agent": reply.agent,
+        "asked_ladder": asked,
+        "ladder": ladder,
+        "standing": views.standing_row(reply.standing) if ladder else None,
+        "matches": [views.match_row(m, names, agent_id) for m in recent],
+        "chart": views.rating_chart(history),
+        "rated": len(history),
+    }
+
+
+async def agent_page(request: Request) -> Response:
+    return page(request, "agent.html", **await agent_view(request))
+
+
+async def agent_live(request: Request) -> Response:
+    return page_part(request, "_agent_live.html", **await agent_view(request))
 
 
 async def matches_page(request: Request) -> Response:
@@ -231,7 +247,9 @@ def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None =
     routes = [
         Route("/", ladders_page),
         Route("/ladders/{ladder}", leaderboard_page),
+        Route("/ladders/{ladder}/live", leaderboard_live),
         Route("/agents/{agent_id}", agent_page),
+        Route("/agents/{agent_id}/live", agent_live),
         Route("/matches", matches_page),
         Route("/matches/{match_id}", match_page),
         Route("/matches/{match_id}/record.json", record_json),
