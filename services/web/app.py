@@ -148,7 +148,7 @@ async def match_page(request: Request) -> Response:
     summary, record = await api.match(match_id)
     names = await api.names(list(summary.agent_ids))
     if record is None:  # not finished: the live view follows it
-        return live_view(request, summary, names)
+        return await live_view(request, summary, names)
     viewer = replay(record)
     return page(
         request,
@@ -162,8 +162,12 @@ async def match_page(request: Request) -> Response:
     )
 
 
-def live_view(request: Request, summary: pb.MatchSummary, names: dict[str, str]) -> Response:
-    return page(request, "live.html", match=summary, seats=[names[a] for a in summary.agent_ids])
+async def live_view(request: Request, summary: pb.MatchSummary, names: dict[str, str]) -> Response:
+    """A ladder's unfinished match; one of built-in bots only has no live feed (a worker plays it in
+    its own process): the page says so at once and its events say when it is over."""
+    builtin_only = await api_of(request).builtin_only(list(summary.agent_ids))
+    seats = [names[a] for a in summary.agent_ids]
+    return page(request, "live.html", match=summary, seats=seats, builtin_only=builtin_only)
 
 
 async def live_page(request: Request) -> Response:
@@ -180,7 +184,7 @@ async def live_page(request: Request) -> Response:
         return page(request, "live.html", match=None, match_id=match_id, seats=[], known=known)
     if record is not None:
         return RedirectResponse(f"/matches/{quote(summary.match_id, safe='')}", status_code=303)
-    return live_view(request, summary, await api.names(list(summary.agent_ids)))
+    return await live_view(request, summary, await api.names(list(summary.agent_ids)))
 
 
 async def record_json(request: Request) -> Response:
@@ -190,13 +194,44 @@ async def record_json(request: Request) -> Response:
     return JSONResponse(record, headers={"content-disposition": f'attachment; filename="{summary.match_id}.json"'})
 
 
+FOLLOW_EVERY_S = 1.0  # how often the live view of a match without a feed asks whether it is over
+
+
+async def without_feed(api: Api, match_id: str) -> bool:
+    """Whether the match is a ladder's match of built-in bots only: played inside a worker, no live feed."""
+    try:
+        summary, _ = await api.match(match_id)
+    except ApiError:  # not a ladder's match (a challenge), or the matchmaker cannot say: the engine may have it
+        return False
+    return await api.builtin_only(list(summary.agent_ids))
+
+
+async def over(api: Api, match_id: str, request: Request) -> bool:
+    """Wait until the ladder's match is over (finished or failed); False if the visitor left first."""
+    while True:
+        try:
+            summary, record = await api.match(match_id)
+            if record is not None or summary.state not in ("queued", "running"):
+                return True
+        except ApiError:  # busy or away for now: asked again
+            pass
+        await asyncio.sleep(FOLLOW_EVERY_S)
+        if await request.is_disconnected():
+            return False
+
+
 async def events(request: Request) -> Response:
-    """Server-sent events: the match's public events from the engine's spectate stream."""
+    """Server-sent events: the match's public events from the engine's spectate stream; for a match of
+    built-in bots only, which has none, only its end."""
     api = api_of(request)
     match_id = request.path_params["match_id"]
 
     async def stream() -> AsyncIterator[str]:
         try:
+            if await without_feed(api, match_id):
+                if await over(api, match_id, request):
+                    yield "event: done\ndata: {}\n\n"
+                return
             async for event in api.spectate(match_id, wait_ms=10_000):
                 yield f"event: match\ndata: {json.dumps(event, separators=(',', ':'))}\n\n"
                 if await request.is_disconnected():

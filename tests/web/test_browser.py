@@ -468,3 +468,40 @@ def test_the_leaderboard_and_agent_pages_follow_a_ladder_without_reloading(site:
         assert int(still.locator("#standing div:nth-child(4) dd").inner_text()) == standing().games
     finally:
         plain.close()
+
+
+def test_the_live_view_of_a_built_in_match_says_at_once_it_has_no_feed_and_links_its_replay(
+    site: Site, page: Any
+) -> None:
+    """Its 'live now' link on the leaderboard led to 'connecting…' for 10 s, then 'no live feed' and
+    an address to come back to: built-in bots only play inside a worker, and the page never said
+    when the match was over."""
+    tokens = built_in_agents(site, "inworker", ["strong", "strong", "strong"], list(range(13, 0, -1)))
+    page.goto(f"{site.url}/ladders/inworker")
+    queue(site, "inworker", tokens, join=True)
+    try:
+        for _ in range(5):  # a match may end between the leaderboard's refresh and the click: the next one
+            link = page.locator("a.live-link").first
+            link.wait_for(timeout=60_000)  # the leaderboard follows the ladder: the match in play appears
+            match_id = link.inner_text()
+            link.click()
+            page.wait_for_selector("#status")
+            if page.url == f"{site.url}/live/{match_id}":
+                break
+            page.goto(f"{site.url}/ladders/inworker")  # it was over: its replay opened instead
+        else:
+            raise AssertionError("no match of the ladder was still in play when its live view opened")
+    finally:
+        queue(site, "inworker", tokens, join=False)
+    status = page.locator("#status").inner_text()
+    if status != "finished":  # said at once, not after the engine's 10 s
+        assert status == "waiting for the match to end"
+        assert page.locator("#board").is_hidden()
+        screenshot(page, "live-no-feed")
+    said = page.locator("#no-feed").inner_text()
+    assert said.startswith("Built-in bots only (inworker-strong-") and "no card-by-card feed" in said
+    page.wait_for_selector("#done:not([hidden])", timeout=120_000)
+    assert page.locator("#status").inner_text() == "finished"
+    assert site.stub.GetMatch(pb.GetMatchRequest(match_id=match_id)).record_json  # over indeed
+    page.click(f"#done a[href='/matches/{match_id}']")
+    assert page.locator("#scrub").count() == 1
