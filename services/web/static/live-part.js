@@ -1,7 +1,7 @@
 // A page's live part (the section #live): while it carries data-live (the address of the part alone),
 // fetch the part again every data-every ms (default 2000) and put it in place of the old one; stop
 // once a fresh part comes without data-live (a tournament that ended), then remove what is marked
-// data-while-live outside it. The page itself is whole without this script; what a visitor types
+// data-while-live outside it; stop too when the part is no more (404: a ladder deleted). The page itself is whole without this script; what a visitor types
 // lives outside the part. Kept as they were: the page's scroll, the scroll of each wide table in the
 // part, the focused link or button; a part the visitor is selecting text in waits for the next turn.
 // Used by the tournament, leaderboard and agent pages. No build step.
@@ -51,6 +51,10 @@
     if (document.hidden || selecting(section)) { schedule(); return; }  // a tab not shown asks nothing
     fetch(section.dataset.live, { headers: { accept: "text/html" }, cache: "no-store" })
       .then(function (response) {
+        if (response.status === 404) {  // deleted (a ladder): nothing more to follow
+          delete live().dataset.live;
+          document.body.dataset.followed = "gone";
+        }
         if (!response.ok) { throw new Error("HTTP " + response.status); }
         return response.text();
       })
