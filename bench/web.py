@@ -1,8 +1,8 @@
 """Page times of the web app with many archived matches: the leaderboard page and the replay page,
 each through the real path (HTTP -> the web app under uvicorn -> gRPC -> the matchmaker -> Redis for
 the ratings, the SQL archive for the match), beside the web app's floor in the same run (/healthz:
-HTTP and uvicorn, no gRPC). Also the match list (with its total) and an agent's page (rating-history
-chart). Last line:
+HTTP and uvicorn, no gRPC). Also the match list (with its total), an agent's page (rating-history
+chart) and the live parts of the leaderboard and agent pages (fetched again while a ladder plays). Last line:
 
     web: leaderboard_p95_ms=<n> replay_p95_ms=<n> matches=<n>
 
@@ -157,10 +157,16 @@ def main() -> None:
                 few = max(args.requests // 3, 20)
                 matches = p95_ms(client, [f"/matches?ladder={LADDER}"] * few)
                 agent_page = p95_ms(client, [f"/agents/{agent}?ladder={LADDER}"] * few)
+                board_part = p95_ms(client, [f"/ladders/{LADDER}/live"] * few)
+                agent_part = p95_ms(client, [f"/agents/{agent}/live?ladder={LADDER}"] * few)
             print(f"reference: healthz_p95_ms={floor:.1f} (HTTP + uvicorn, no gRPC)")
             print(
                 f"match list (50 of {len(match_ids)}, with the total) p95 {matches:.1f} ms; "
                 f"agent page (rating history of ~{4 * len(match_ids) // args.agents} matches) p95 {agent_page:.1f} ms"
+            )
+            print(  # what a visitor's page fetches again while the ladder plays (static/live-part.js)
+                f"live parts: leaderboard p95 {board_part:.1f} ms (every 2 s), "
+                f"agent p95 {agent_part:.1f} ms (every 5 s)"
             )
             print(f"ratios to the floor: leaderboard {board / floor:.1f}x, replay {replay / floor:.1f}x")
             print(f"web: leaderboard_p95_ms={board:.1f} replay_p95_ms={replay:.1f} matches={archived}")

@@ -73,6 +73,7 @@ class Api:
         self._engine: grpc.aio.Channel | None = None
         self._names: dict[str, str] = {}  # agent id -> name (names never change)
         self._unnamed: dict[str, float] = {}  # agent id -> when (monotonic) to ask for its name again
+        self._kinds: dict[str, int] = {}  # agent id -> AgentKind (kinds never change either)
 
     @property
     def mm(self) -> matchmaker_pb2_grpc.MatchmakerServiceStub:
@@ -127,7 +128,16 @@ class Api:
     async def agent(self, agent_id: str, ladder: str = "") -> pb.GetAgentResponse:
         reply = await self._call("GetAgent", pb.GetAgentRequest(agent_id=agent_id, ladder=ladder))
         self._names[agent_id] = reply.agent.name
+        self._kinds[agent_id] = reply.agent.kind
         return reply
+
+    async def builtin_only(self, agent_ids: list[str]) -> bool:
+        """Whether every one of the agents is a built-in bot (a match of theirs is played inside a
+        worker, with no live feed); False when one's kind cannot be read. One GetAgent per agent the
+        app has not read yet: each kind is asked once."""
+        missing = sorted({a for a in agent_ids if a not in self._kinds})
+        await asyncio.gather(*(self.agent(a) for a in missing), return_exceptions=True)
+        return bool(agent_ids) and all(self._kinds.get(a) == pb.AGENT_KIND_BUILTIN for a in agent_ids)
 
     async def names(self, agent_ids: list[str]) -> dict[str, str]:
         """Each agent's name, else its id: an agent whose name could not be read (the matchmaker

@@ -8,6 +8,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 from urllib.parse import quote
 
 from starlette.applications import Starlette
@@ -26,7 +27,7 @@ from services.web.api import Api, ApiError
 from services.web.errors import ShownError, error_page, http_error_page
 from services.web.headers import HEADERS as SECURITY_HEADERS
 from services.web.headers import SecurityHeaders
-from services.web.pages import HERE, api_of, page
+from services.web.pages import HERE, api_of, page, page_part
 from services.web.replay import replay
 from services.web.visitors import DEFAULT_VISITOR_LIMIT, WEB_RATE_ENV, BodyLimit, VisitorLimit
 
@@ -42,25 +43,33 @@ async def ladders_page(request: Request) -> Response:
     return page(request, "ladders.html", ladders=rows)
 
 
-async def leaderboard_page(request: Request) -> Response:
+async def leaderboard(request: Request) -> dict[str, Any]:
+    """What the leaderboard page shows, all of it in its live part."""
     api = api_of(request)
     name = request.path_params["ladder"]
     ladder, standings = await asyncio.gather(api.ladder(name), api.leaderboard(name))
     running = await api.matches(ladder=name, running=True)
-    return page(
-        request,
-        "leaderboard.html",
-        ladder=views.ladder_row(ladder.ladder, standings),
-        waiting=ladder.tickets_waiting,
-        rows=[views.standing_row(s) for s in standings],
-        running=[m.match_id for m in running.matches],
-    )
+    return {
+        "ladder": views.ladder_row(ladder.ladder, standings),
+        "waiting": ladder.tickets_waiting,
+        "rows": [views.standing_row(s) for s in standings],
+        "running": [m.match_id for m in running.matches],
+    }
 
 
-async def agent_page(request: Request) -> Response:
+async def leaderboard_page(request: Request) -> Response:
+    return page(request, "leaderboard.html", **await leaderboard(request))
+
+
+async def leaderboard_live(request: Request) -> Response:
+    return page_part(request, "_leaderboard_live.html", **await leaderboard(request))
+
+
+async def agent_view(request: Request) -> dict[str, Any]:
+    """What the agent page shows: its standing, chart and recent matches are its live part."""
     api = api_of(request)
     agent_id = request.path_params["agent_id"]
-    ladder = request.query_params.get("ladder", "")
+    asked = ladder = request.query_params.get("ladder", "")
     reply = await api.agent(agent_id, ladder)
     recent = (await api.matches(ladder=ladder, agent_id=agent_id, page_size=RECENT)).matches
     if not ladder and recent:  # the ladder it played last of those not deleted since
@@ -72,16 +81,23 @@ async def agent_page(request: Request) -> Response:
         api.names([a for m in recent for a in m.agent_ids]),
         api.rating_history(agent_id, ladder) if ladder else asyncio.sleep(0, []),
     )
-    return page(
-        request,
-        "agent.html",
-        agent=reply.agent,
-        ladder=ladder,
-        standing=views.standing_row(reply.standing) if ladder else None,
-        matches=[views.match_row(m, names, agent_id) for m in recent],
-        chart=views.rating_chart(history),
-        rated=len(history),
-    )
+    return {
+        "agent": reply.agent,
+        "asked_ladder": asked,
+        "ladder": ladder,
+        "standing": views.standing_row(reply.standing) if ladder else None,
+        "matches": [views.match_row(m, names, agent_id) for m in recent],
+        "chart": views.rating_chart(history),
+        "rated": len(history),
+    }
+
+
+async def agent_page(request: Request) -> Response:
+    return page(request, "agent.html", **await agent_view(request))
+
+
+async def agent_live(request: Request) -> Response:
+    return page_part(request, "_agent_live.html", **await agent_view(request))
 
 
 async def matches_page(request: Request) -> Response:
@@ -93,16 +109,18 @@ async def matches_page(request: Request) -> Response:
         ladders = [known.name for known in await api.ladders()]
         return page(request, "matches.html", ladder="", agent_id="", running=running, choose=True, ladders=ladders)
     reply = await api.matches(ladder, agent_id, MATCH_PAGE, query.get("page", ""), running)
-    names = await api.names([a for m in reply.matches for a in m.agent_ids])
+    # the filter's agent too: the heading names it when no match of it is listed (it said its id)
+    seated = [a for m in reply.matches for a in m.agent_ids]
+    names = await api.names([agent_id, *seated] if agent_id else seated)
     shown = len(reply.matches)
     # an agent's name typed for its id listed '0 finished matches': no agent, the page says what to give
-    unknown = bool(agent_id) and not shown and not await agent_exists(api, agent_id)
+    unknown = bool(agent_id) and not shown and names[agent_id] == agent_id and not await agent_exists(api, agent_id)
     return page(
         request,
         "matches.html",
         ladder=ladder,
         agent_id=agent_id,
-        agent_name=names.get(agent_id, agent_id) if agent_id and not unknown else "",
+        agent_name=names[agent_id] if agent_id and not unknown else "",  # its id when the agent is gone
         unknown_agent=unknown,
         running=running,
         matches=[views.match_row(m, names, agent_id) for m in reply.matches],
@@ -130,7 +148,7 @@ async def match_page(request: Request) -> Response:
     summary, record = await api.match(match_id)
     names = await api.names(list(summary.agent_ids))
     if record is None:  # not finished: the live view follows it
-        return live_view(request, summary, names)
+        return await live_view(request, summary, names)
     viewer = replay(record)
     return page(
         request,
@@ -144,8 +162,12 @@ async def match_page(request: Request) -> Response:
     )
 
 
-def live_view(request: Request, summary: pb.MatchSummary, names: dict[str, str]) -> Response:
-    return page(request, "live.html", match=summary, seats=[names[a] for a in summary.agent_ids])
+async def live_view(request: Request, summary: pb.MatchSummary, names: dict[str, str]) -> Response:
+    """A ladder's unfinished match; one of built-in bots only has no live feed (a worker plays it in
+    its own process): the page says so at once and its events say when it is over."""
+    builtin_only = await api_of(request).builtin_only(list(summary.agent_ids))
+    seats = [names[a] for a in summary.agent_ids]
+    return page(request, "live.html", match=summary, seats=seats, builtin_only=builtin_only)
 
 
 async def live_page(request: Request) -> Response:
@@ -162,7 +184,7 @@ async def live_page(request: Request) -> Response:
         return page(request, "live.html", match=None, match_id=match_id, seats=[], known=known)
     if record is not None:
         return RedirectResponse(f"/matches/{quote(summary.match_id, safe='')}", status_code=303)
-    return live_view(request, summary, await api.names(list(summary.agent_ids)))
+    return await live_view(request, summary, await api.names(list(summary.agent_ids)))
 
 
 async def record_json(request: Request) -> Response:
@@ -172,13 +194,44 @@ async def record_json(request: Request) -> Response:
     return JSONResponse(record, headers={"content-disposition": f'attachment; filename="{summary.match_id}.json"'})
 
 
+FOLLOW_EVERY_S = 1.0  # how often the live view of a match without a feed asks whether it is over
+
+
+async def without_feed(api: Api, match_id: str) -> bool:
+    """Whether the match is a ladder's match of built-in bots only: played inside a worker, no live feed."""
+    try:
+        summary, _ = await api.match(match_id)
+    except ApiError:  # not a ladder's match (a challenge), or the matchmaker cannot say: the engine may have it
+        return False
+    return await api.builtin_only(list(summary.agent_ids))
+
+
+async def over(api: Api, match_id: str, request: Request) -> bool:
+    """Wait until the ladder's match is over (finished or failed); False if the visitor left first."""
+    while True:
+        try:
+            summary, record = await api.match(match_id)
+            if record is not None or summary.state not in ("queued", "running"):
+                return True
+        except ApiError:  # busy or away for now: asked again
+            pass
+        await asyncio.sleep(FOLLOW_EVERY_S)
+        if await request.is_disconnected():
+            return False
+
+
 async def events(request: Request) -> Response:
-    """Server-sent events: the match's public events from the engine's spectate stream."""
+    """Server-sent events: the match's public events from the engine's spectate stream; for a match of
+    built-in bots only, which has none, only its end."""
     api = api_of(request)
     match_id = request.path_params["match_id"]
 
     async def stream() -> AsyncIterator[str]:
         try:
+            if await without_feed(api, match_id):
+                if await over(api, match_id, request):
+                    yield "event: done\ndata: {}\n\n"
+                return
             async for event in api.spectate(match_id, wait_ms=10_000):
                 yield f"event: match\ndata: {json.dumps(event, separators=(',', ':'))}\n\n"
                 if await request.is_disconnected():
@@ -229,7 +282,9 @@ def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None =
     routes = [
         Route("/", ladders_page),
         Route("/ladders/{ladder}", leaderboard_page),
+        Route("/ladders/{ladder}/live", leaderboard_live),
         Route("/agents/{agent_id}", agent_page),
+        Route("/agents/{agent_id}/live", agent_live),
         Route("/matches", matches_page),
         Route("/matches/{match_id}", match_page),
         Route("/matches/{match_id}/record.json", record_json),

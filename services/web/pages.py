@@ -25,3 +25,11 @@ def page(request: Request, name: str, status_code: int = 200, **context: Any) ->
     if context["host_session"]:  # the session's CSRF token, and the tokens of agents just registered
         response.headers["cache-control"] = "no-store"
     return response
+
+
+def page_part(request: Request, name: str, **context: Any) -> Response:
+    """A page's live part alone (its template's section #live), fetched again by static/live-part.js:
+    never from a cache."""
+    response = page(request, name, **context)
+    response.headers["cache-control"] = "no-store"
+    return response

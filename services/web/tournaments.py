@@ -25,7 +25,7 @@ from ohell.presets import PRESETS
 from services.web import tournament_views as tv
 from services.web.api import TIMEOUT_S, Api, ApiError, deadline
 from services.web.host import _form, sessions
-from services.web.pages import api_of, page
+from services.web.pages import api_of, page, page_part
 
 LIST_PAGE = 100
 TABLE_PAGE = 100  # tables on a tournament's page (a tournament may have 6,800)
@@ -57,13 +57,11 @@ async def tournament_page(request: Request) -> Response:
 
 
 async def live_part(request: Request) -> Response:
-    """The part of the tournament page that changes while it runs (fetched again by tournament.js),
+    """The part of the tournament page that changes while it runs (fetched again by static/live-part.js),
     with the page of tables the visitor is on."""
     tables = request.query_params.get("tables", "")
     reply = await _get(api_of(request), request.path_params["tid"], tables)
-    response = page(request, "_tournament_live.html", csrf=sessions(request).csrf(request), **tv.detail(reply, tables))
-    response.headers["cache-control"] = "no-store"
-    return response
+    return page_part(request, "_tournament_live.html", csrf=sessions(request).csrf(request), **tv.detail(reply, tables))
 
 
 async def export(request: Request) -> Response:

@@ -94,12 +94,19 @@ def match_row(summary: Any, names: dict[str, str], agent_id: str = "") -> Row:
     }
 
 
+# The scale's largest font size in the chart's own units: style.css's on a phone, where the chart is
+# drawn at about 0.6 of its width (12 px on a 390 px screen); its digits are at most 0.6 of that wide.
+SCALE_FONT = 20
+
+
 def _svg(series: list[float], band: list[tuple[float, float]] | None, title: str) -> Markup:
     """A line of ``series`` over its ``band``, with a scale on the left: the top, middle and bottom
-    values to 2 decimals, each with a grid line."""
-    width, height, left, pad = 600, 180, 52, 14
+    values to 2 decimals, each with a grid line; the scale's margin as wide as its longest value."""
     values = series + [v for pair in band or [] for v in pair]
     low, high = min(values), max(values)
+    ticks = (high, (high + low) / 2, low) if high != low else (high,)
+    widest = max(len(fixed(tick, 2)) for tick in ticks)
+    width, height, left, pad = 600, 180, 12 + round(0.6 * SCALE_FONT * widest), 14
     span = (high - low) or 1.0
     step = (width - left - pad) / max(len(series) - 1, 1)
 
@@ -110,7 +117,7 @@ def _svg(series: list[float], band: list[tuple[float, float]] | None, title: str
         return f"{left + i * step:.1f},{y(v):.1f}"
 
     parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{title}">']
-    for tick in (high, (high + low) / 2, low) if high != low else (high,):
+    for tick in ticks:
         parts.append(f'<line class="grid" x1="{left}" x2="{width - pad}" y1="{y(tick):.1f}" y2="{y(tick):.1f}"/>')
         parts.append(f'<text class="scale" x="{left - 6}" y="{y(tick) + 4:.1f}">{fixed(tick, 2)}</text>')
     if band:

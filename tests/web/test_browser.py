@@ -69,6 +69,9 @@ def test_leaderboard_agent_and_match_list(site: Site, page: Any) -> None:
     mine = site.stub.ListMatches(pb.ListMatchesRequest(ladder=LADDER, agent_id=agent, page_size=50))
     assert mine.total_size == board[-1].games and page.locator("#matches tbody tr").count() == mine.total_size
     assert page.locator("#total").inner_text().startswith(f"{mine.total_size} finished match")
+    assert page.locator("h1").inner_text() == f"Matches of {LADDER} with {board[-1].name}"
+    page.goto(f"{site.url}/matches?ladder={LADDER}&agent={agent}&state=running")  # none: named all the same
+    assert page.locator("h1").inner_text() == f"Matches of {LADDER} with {board[-1].name}"
 
 
 def test_replay_steps_to_the_records_totals(site: Site, page: Any) -> None:
@@ -367,3 +370,138 @@ def test_buttons_that_cannot_be_undone_look_dangerous_and_stay_readable(page: An
         button.hover()
         background, color, _ = button.evaluate(look)
         assert contrast(background, color) >= 4.5, (path, label, "pointed at", background, color)
+
+
+def built_in_agents(site: Site, ladder: str, bots: list[str], hand_sizes: list[int]) -> dict[str, str]:
+    """A new ladder with one registered built-in agent per bot, none queued: agent id -> its token."""
+    host = auth_metadata(HOST_TOKEN)
+    rules = rules_pb2.Rules(preset="classic", hand_sizes=hand_sizes)
+    site.stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name=ladder, rules=rules, seats=3)), metadata=host)
+    tokens = {}
+    for index, bot in enumerate(bots):
+        request = pb.RegisterAgentRequest(name=f"{ladder}-{bot}-{index}", kind=pb.AGENT_KIND_BUILTIN, bot=bot)
+        reply = site.stub.RegisterAgent(request, metadata=host)
+        tokens[reply.agent.agent_id] = reply.token
+    return tokens
+
+
+def queue(site: Site, ladder: str, tokens: dict[str, str], join: bool) -> None:
+    for agent_id, token in tokens.items():
+        request = (pb.JoinQueueRequest if join else pb.LeaveQueueRequest)(ladder=ladder, agent_id=agent_id)
+        (site.stub.JoinQueue if join else site.stub.LeaveQueue)(request, metadata=auth_metadata(token))
+
+
+def replaced(page: Any) -> int:
+    """How many times live-part.js has put a fresh live part in place on this page."""
+    return int(page.locator("body").get_attribute("data-replaced") or 0)
+
+
+def test_the_leaderboard_and_agent_pages_follow_a_ladder_without_reloading(site: Site, page: Any, browser: Any) -> None:
+    """Both stayed as first served while the ladder played: only a reload showed new matches."""
+    tokens = built_in_agents(site, "follow", ["random", "random", "heuristic"], [3, 2, 1])
+    page.set_viewport_size({"width": 390, "height": 700})
+    page.goto(f"{site.url}/ladders/follow")
+    assert page.locator("#leaderboard tbody").inner_text().startswith("No agent has played")
+    page.evaluate("window.servedOnce = true")  # gone if the page were loaded again
+    queue(site, "follow", tokens, join=True)
+    try:
+        rows = page.locator("#leaderboard tbody tr[data-agent]")
+        wait_until(lambda: rows.count() == 3, 30, "the agents' rows on the page")
+        games = lambda: [int(g) for g in rows.locator("td:nth-child(6)").all_inner_texts()]  # noqa: E731
+        seen = sum(games())
+        wait_until(lambda: sum(games()) > seen, 30, "more games on the page")
+
+        # at 390 px the table scrolls sideways: the visitor's scroll and focus outlive each refresh
+        table = page.locator("#live .scroll").first
+        assert table.evaluate("el => el.scrollWidth > el.clientWidth")
+        table.evaluate("el => { el.scrollLeft = 120; }")
+        link = rows.first.locator("a")
+        href = link.get_attribute("href")
+        link.focus()
+        before = replaced(page)
+        wait_until(lambda: replaced(page) > before + 1, 30, "two more refreshes")
+        assert page.locator("#live .scroll").first.evaluate("el => el.scrollLeft") == 120
+        assert page.evaluate("document.activeElement.getAttribute('href')") == href
+        assert page.evaluate("window.servedOnce") is True
+
+        agent_id = next(iter(tokens))
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.goto(f"{site.url}/agents/{agent_id}?ladder=follow")
+        page.evaluate("window.servedOnce = true")
+        shown = lambda: int(page.locator("#standing div:nth-child(4) dd").inner_text())  # noqa: E731
+        first = shown()
+        wait_until(lambda: shown() > first, 30, "the agent's games to grow on its page")
+        assert page.evaluate("window.servedOnce") is True
+    finally:
+        queue(site, "follow", tokens, join=False)
+
+    def standing() -> Any:
+        reply = site.stub.GetAgent(pb.GetAgentRequest(agent_id=agent_id, ladder="follow"))
+        return reply.standing
+
+    def agrees() -> bool:  # the ladder at rest: the page ends with what the matchmaker says
+        if site.stub.ListMatches(pb.ListMatchesRequest(ladder="follow", state="running")).matches:
+            return False
+        history = site.stub.GetRatingHistory(pb.GetRatingHistoryRequest(ladder="follow", agent_id=agent_id)).points
+        chart = page.locator("#chart")
+        return (
+            shown() == standing().games
+            and len(history) == standing().games
+            and chart.count() == 1
+            and chart.get_attribute("data-points") == str(standing().games)
+        )
+
+    wait_until(agrees, 60, "the agent page to show the ladder at rest, chart included")
+    assert page.locator("#matches tbody tr a[href^='/matches/']").first.inner_text() == (
+        site.stub.ListMatches(pb.ListMatchesRequest(ladder="follow", agent_id=agent_id, page_size=1))
+        .matches[0]
+        .match_id
+    )
+    screenshot(page, "agent-followed")
+
+    plain = browser.new_context(java_script_enabled=False)  # without JavaScript: the same pages, whole
+    try:
+        still = plain.new_page()
+        still.goto(f"{site.url}/ladders/follow")
+        assert still.locator("#leaderboard tbody tr[data-agent]").count() == 3
+        still.goto(f"{site.url}/agents/{agent_id}?ladder=follow")
+        assert int(still.locator("#standing div:nth-child(4) dd").inner_text()) == standing().games
+    finally:
+        plain.close()
+
+
+def test_the_live_view_of_a_built_in_match_says_at_once_it_has_no_feed_and_links_its_replay(
+    site: Site, page: Any
+) -> None:
+    """Its 'live now' link on the leaderboard led to 'connecting…' for 10 s, then 'no live feed' and
+    an address to come back to: built-in bots only play inside a worker, and the page never said
+    when the match was over."""
+    tokens = built_in_agents(site, "inworker", ["strong", "strong", "strong"], list(range(13, 0, -1)))
+    page.goto(f"{site.url}/ladders/inworker")
+    queue(site, "inworker", tokens, join=True)
+    try:
+        for _ in range(5):  # a match may end between the leaderboard's refresh and the click: the next one
+            link = page.locator("a.live-link").first
+            link.wait_for(timeout=60_000)  # the leaderboard follows the ladder: the match in play appears
+            match_id = link.inner_text()
+            link.click()
+            page.wait_for_selector("#status")
+            if page.url == f"{site.url}/live/{match_id}":
+                break
+            page.goto(f"{site.url}/ladders/inworker")  # it was over: its replay opened instead
+        else:
+            raise AssertionError("no match of the ladder was still in play when its live view opened")
+    finally:
+        queue(site, "inworker", tokens, join=False)
+    status = page.locator("#status").inner_text()
+    if status != "finished":  # said at once, not after the engine's 10 s
+        assert status == "waiting for the match to end"
+        assert page.locator("#board").is_hidden()
+        screenshot(page, "live-no-feed")
+    said = page.locator("#no-feed").inner_text()
+    assert said.startswith("Built-in bots only (inworker-strong-") and "no card-by-card feed" in said
+    page.wait_for_selector("#done:not([hidden])", timeout=120_000)
+    assert page.locator("#status").inner_text() == "finished"
+    assert site.stub.GetMatch(pb.GetMatchRequest(match_id=match_id)).record_json  # over indeed
+    page.click(f"#done a[href='/matches/{match_id}']")
+    assert page.locator("#scrub").count() == 1

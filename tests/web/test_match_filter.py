@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from typing import Any
 
 from starlette.exceptions import StarletteDeprecationWarning
 
@@ -34,9 +35,11 @@ class OneAgent(Api):
     ) -> pb.ListMatchesResponse:
         return pb.ListMatchesResponse()  # as the matchmaker answers for an id no agent has, too
 
-    async def agent(self, agent_id: str, ladder: str = "") -> pb.GetAgentResponse:
-        if agent_id != "a3":
-            raise ApiError("NOT_FOUND", f"no agent {agent_id!r}")
+    async def _call(self, method: str, request: Any, token: str = "") -> Any:
+        """GetAgent as the matchmaker answers it (Api.agent and Api.names are the real ones)."""
+        assert method == "GetAgent", method
+        if request.agent_id != "a3":
+            raise ApiError("NOT_FOUND", f"no agent {request.agent_id!r}")
         return pb.GetAgentResponse(agent=pb.Agent(agent_id="a3", name="heur-1"))
 
 
@@ -58,3 +61,32 @@ def test_a_name_given_for_an_agent_id_is_said_to_be_no_agents_id() -> None:
 
         by_id = text(client.get("/matches", params={"agent": "a3"}).text)  # an agent with no match: none listed
         assert "0 finished matches" in by_id and "No agent has the id" not in by_id
+
+
+class GoneAgent(OneAgent):
+    """Besides "a3": one finished match of "a9", an agent the matchmaker no longer knows, with "a3"."""
+
+    async def matches(
+        self, ladder: str = "", agent_id: str = "", page_size: int = 50, page_token: str = "", running: bool = False
+    ) -> pb.ListMatchesResponse:
+        if agent_id != "a9" or running:
+            return pb.ListMatchesResponse()
+        match = pb.MatchSummary(match_id="class-1", ladder="class", state="finished", agent_ids=["a9", "a3"])
+        return pb.ListMatchesResponse(matches=[match], total_size=1)
+
+
+def heading(html: str) -> str:
+    (found,) = re.findall(r"<h1>(.*?)</h1>", html, re.S)
+    return text(found).strip()
+
+
+def test_the_heading_names_the_filters_agent_or_gives_its_id_when_it_is_gone() -> None:
+    """The heading said 'Matches with a3' (the id) when no match of the agent was listed: its name
+    came only from the matches shown."""
+    with TestClient(create_app(GoneAgent())) as client:
+        assert heading(client.get("/matches", params={"agent": "a3"}).text) == "Matches with heur-1"
+        running = client.get("/matches", params={"agent": "a3", "ladder": "class", "state": "running"})
+        assert heading(running.text) == "Matches of class with heur-1"
+        gone = client.get("/matches", params={"agent": "a9"})  # its match listed, its name unknown: its id
+        assert heading(gone.text) == "Matches with a9" and "class-1" in gone.text
+        assert "No agent has the id" not in text(gone.text)

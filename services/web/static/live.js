@@ -90,4 +90,5 @@
     document.getElementById("board").hidden = events === 0;  // no empty table of bids "–" and totals 0
   });
   if (names.length) build(names.length);
+  if (config.feed === false) status.textContent = "waiting for the match to end";  // #no-feed says why
 })();

@@ -1,0 +1,91 @@
+"""The live view of a ladder's match of built-in bots only: a worker plays it in its own process, so
+the engine has no feed of it. The page said 'connecting…' for the engine's 10 s wait, then 'no live
+feed', and never when the match was over; now it says at once why there is no feed, and its events
+say only when the match is over (the matchmaker asked about it, the engine never). The real Api's
+calls run; only the matchmaker's answers are stand-ins."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
+from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from services.web import app as web_app
+from services.web.api import Api, ApiError
+from services.web.app import create_app
+
+with warnings.catch_warnings():  # as tests/web/test_host_cookies.py: httpx is what tests install
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from starlette.testclient import TestClient
+
+KINDS = {"a1": pb.AGENT_KIND_BUILTIN, "a2": pb.AGENT_KIND_BUILTIN, "a3": pb.AGENT_KIND_CONNECTED}
+
+
+class Ladder(Api):
+    """Match "m-1" of a1, a2 (built-in bots), running for ``running_for`` look-ups, then finished;
+    "m-2" of a1 and a3 (a connected agent), running."""
+
+    def __init__(self, running_for: int) -> None:
+        super().__init__("127.0.0.1:9", "127.0.0.1:9")
+        self.running_for = running_for
+        self.asked: list[str] = []  # GetAgent's agent ids, in order
+        self.spectated: list[str] = []
+
+    async def _call(self, method: str, request: Any, token: str = "") -> Any:
+        if method == "GetAgent":
+            self.asked.append(request.agent_id)
+            if request.agent_id not in KINDS:
+                raise ApiError("NOT_FOUND", "no such agent")
+            agent = pb.Agent(agent_id=request.agent_id, name=f"bot-{request.agent_id}", kind=KINDS[request.agent_id])
+            return pb.GetAgentResponse(agent=agent)
+        assert method == "GetMatch", method
+        seats = ["a1", "a2"] if request.match_id == "m-1" else ["a1", "a3"]
+        summary = pb.MatchSummary(match_id=request.match_id, ladder="class", state="running", agent_ids=seats)
+        if request.match_id == "m-1":
+            self.running_for -= 1
+            if self.running_for < 0:
+                summary.state = "finished"
+                return pb.GetMatchResponse(match=summary, record_json=json.dumps({"seats": []}))
+        return pb.GetMatchResponse(match=summary)
+
+    async def spectate(self, match_id: str, wait_ms: int = 0) -> AsyncIterator[dict[str, Any]]:
+        self.spectated.append(match_id)
+        for event in ():
+            yield event
+
+
+def config(html: str) -> dict[str, Any]:
+    found = re.search(r'<script id="live-config" type="application/json">(.*?)</script>', html)
+    assert found, html
+    return json.loads(found.group(1))  # type: ignore[no-any-return]
+
+
+def test_the_live_view_of_built_in_bots_says_it_has_no_feed_and_its_events_say_when_it_is_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(web_app, "FOLLOW_EVERY_S", 0.01)
+    api = Ladder(running_for=4)
+    with TestClient(create_app(api)) as client:
+        shown = client.get("/live/m-1")
+        assert shown.status_code == 200 and config(shown.text)["feed"] is False
+        assert re.search(r'<p id="no-feed">Built-in bots only \(bot-a1, bot-a2\)', shown.text)
+        assert '<div id="board" hidden>' in shown.text and "public events only" not in shown.text
+        events = client.get("/live/m-1/events").text
+        assert events == "event: done\ndata: {}\n\n" and api.spectated == []  # the engine never asked
+        assert api.running_for < 0  # it waited for the match's end
+        assert sorted(api.asked) == ["a1", "a2"]  # each kind asked once, for the page and its events
+
+
+def test_a_match_with_an_agent_that_is_not_built_in_has_its_feed() -> None:
+    api = Ladder(running_for=4)
+    with TestClient(create_app(api)) as client:
+        shown = client.get("/live/m-2")
+        assert config(shown.text)["feed"] is True and 'id="no-feed"' not in shown.text
+        assert "public events only" in shown.text
+        assert client.get("/live/m-2/events").text == "event: done\ndata: {}\n\n" and api.spectated == ["m-2"]
