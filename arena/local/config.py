@@ -131,6 +131,18 @@ def refuse_shared(folder: Path) -> None:
         raise OhHellError(f"data folder {folder}: every user may write in it (a shared folder): give one of your own")
 
 
+def make_data_folder(folder: Path) -> None:
+    """``ohell up``'s data folder, made this user's alone when missing: OhHellError for a path that is
+    no folder (a file, a folder under a file), one that cannot be made, or a folder every user may write in."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except FileExistsError:  # mkdir's exist_ok covers a folder only
+        raise OhHellError(f"data folder {folder} is a file: give a folder (made when missing)") from None
+    except OSError as error:
+        raise OhHellError(f"data folder {folder}: {error.strerror or error}") from None
+    refuse_shared(folder)
+
+
 def _own_plain_file(path: Path) -> None:
     """OhHellError unless ``path`` (not followed) is a plain file of this user's with no other name:
     in a data folder a group or another user may write in, a FIFO held open (ohell up waited for ever),

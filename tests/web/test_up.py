@@ -347,6 +347,8 @@ def test_a_second_up_on_the_same_data_folder_is_refused_before_it_starts_anythin
             " this one a --data-dir of its own"
         ], done.stderr
         assert not (data / "redis-url").exists() and not list(data.glob("*.sock"))  # nothing started
+        # nor a host token made: the running stack would not take it, and the host commands read it
+        assert not (data / "host-token").exists()
     finally:
         os.close(lock)
     os.close(hold_data_folder(data))  # free again once its holder is gone
@@ -528,3 +530,16 @@ def test_a_data_folder_on_a_file_system_without_locks_is_one_line(
     monkeypatch.setattr(fcntl, "flock", no_locks)
     with pytest.raises(OhHellError, match=r"up\.lock: cannot be locked \(No locks available\): give a --data-dir"):
         hold_data_folder(tmp_path)
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_a_data_dir_that_is_no_folder_is_one_line(tmp_path: Path, where: str) -> None:
+    """``ohell up --data-dir FILE`` ended in a FileExistsError traceback from making the folder."""
+    (tmp_path / "notes").write_text("kept\n")
+    data = tmp_path / "notes" if where == "a file" else tmp_path / "notes" / "data"
+    done = up_on_free_ports(data, free_port())
+    said = f"{data} is a file: give a folder" if where == "a file" else f"{data}: Not a directory"
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: data folder {said}" + (" (made when missing)" if where == "a file" else "")
+    ], done.stderr
+    assert (tmp_path / "notes").read_text() == "kept\n"
