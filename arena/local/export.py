@@ -29,6 +29,16 @@ from ohell.errors import OhHellError
 BOARD_COLUMNS = ("rank", "agent_id", "name", "ordinal", "mu", "sigma", "games", "exact_bid_rate", "wins")
 
 
+MATCH_FILES = ("matches.jsonl", "results.csv")
+
+
+def refuse_any_planted(folder: Path, names: tuple[str, ...]) -> None:
+    """OSError for the first of the files ``names`` that is planted (``refuse_planted``), checked for all
+    before any is emptied: one refused after another was written left an export half old, half new."""
+    for name in names:
+        refuse_planted(folder / name)
+
+
 def _folder(path: str) -> Path:
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
@@ -69,8 +79,7 @@ def write_matches(folder: Path, ladder: str, matches: Iterator[tuple[dict[str, A
     from arena.archive.queries import CSV_COLUMNS
 
     written = 0
-    for name in ("matches.jsonl", "results.csv"):  # one refused after the other was emptied lost it
-        refuse_planted(folder / name)
+    refuse_any_planted(folder, MATCH_FILES)
     with (
         open_named_file(folder / "matches.jsonl") as lines,
         open_named_file(folder / "results.csv", newline="") as table,
@@ -87,6 +96,7 @@ def write_matches(folder: Path, ladder: str, matches: Iterator[tuple[dict[str, A
 def from_stack(host: Host, args: argparse.Namespace) -> int:
     host.call("GetLadder", name=args.ladder)  # NOT_FOUND names an unknown ladder before any file is made
     folder = _folder(args.out)
+    refuse_any_planted(folder, ("leaderboard.csv", *MATCH_FILES))  # before the leaderboard is written
     standings = list(host.pages("GetLeaderboard", "standings", ladder=args.ladder))
     with open_named_file(folder / "leaderboard.csv", newline="") as out:
         writer = csv.writer(out)

@@ -224,3 +224,24 @@ def test_a_tournament_export_to_the_terminal_carries_no_escape(capsys: pytest.Ca
     args = SimpleNamespace(id="t", format="csv", replicates=0, out="-")
     assert cmd_export(export, args) == 0  # type: ignore[arg-type]
     assert capsys.readouterr().out == "a?[2Jb\ufffd\tc\n"
+
+
+def test_a_ladder_export_through_the_stack_checks_all_its_files_first(tmp_path: Path) -> None:
+    """``ohell ladder export --out DIR`` with the stack up wrote leaderboard.csv before it found a link
+    at results.csv and refused: the folder then held a new leaderboard beside the old matches."""
+    from types import SimpleNamespace
+
+    from arena.local.export import from_stack
+
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "leaderboard.csv").write_text("an earlier export\n")
+    (out / "results.csv").symlink_to(tmp_path / "hosts-notes.txt")
+    host = SimpleNamespace(call=lambda method, **fields: None, pages=lambda method, field, **fields: iter([]))
+    args = SimpleNamespace(ladder="main", out=str(out), limit=0)
+    with pytest.raises(OSError, match="a link"):
+        from_stack(host, args)  # type: ignore[arg-type]
+    assert (out / "leaderboard.csv").read_text() == "an earlier export\n"
+    (out / "results.csv").unlink()
+    assert from_stack(host, args) == 0  # type: ignore[arg-type]
+    assert (out / "leaderboard.csv").read_text().startswith("rank,agent_id,name")
