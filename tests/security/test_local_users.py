@@ -136,6 +136,24 @@ def test_a_host_token_that_is_not_a_plain_file_of_the_users_is_not_read(tmp_path
     )
 
 
+def test_the_host_token_checked_is_the_one_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The data folder's host-token was checked by its name (lstat), then opened by its name again:
+    in a folder a group may write in, a link put there between the two was followed and its file read
+    as the host token. (The name is made to pass the check here as it would have just before the swap.)"""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o770)
+    data.chmod(0o770)
+    plain, other = tmp_path / "plain", tmp_path / "elsewhere"
+    plain.write_text("the-hosts-own-token-0123456789\n")
+    other.write_text("a-token-another-user-chose-0123456789\n")
+    path = data / "host-token"
+    path.symlink_to(other)
+    seen_as_plain = os.lstat(plain)
+    monkeypatch.setattr(Path, "lstat", lambda self: seen_as_plain if self == path else os.lstat(self))
+    with pytest.raises(OhHellError, match=f"^{path} is not a file of yours alone: remove it"):
+        host_token({"host_token_file": "", "data_dir": str(data)}, {})
+
+
 def test_a_host_token_file_in_a_shared_folder_is_not_read(tmp_path: Path) -> None:
     """ohell up read the data folder's host-token before refusing a folder every user may write in:
     another user's file there was taken as the host token, and a FIFO they held open without
