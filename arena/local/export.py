@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.local.admin_client import Host, Unreachable, with_host
+from arena.local.output import out_folder
 from arena.rpc.data_folder import up_archive_url
 from arena.rpc.files import open_named_file, refuse_planted
 from arena.rpc.settings import shown_url
@@ -37,14 +38,6 @@ def refuse_any_planted(folder: Path, names: tuple[str, ...]) -> None:
     before any is emptied: one refused after another was written left an export half old, half new."""
     for name in names:
         refuse_planted(folder / name)
-
-
-def _folder(path: str) -> Path:
-    folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise OhHellError(f"--out {path} is a file: give a folder (created when missing)")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def seat_rows(record: dict[str, Any], ladder: str, agent_ids: list[str], finished_ms: int) -> list[list[Any]]:
@@ -95,7 +88,7 @@ def write_matches(folder: Path, ladder: str, matches: Iterator[tuple[dict[str, A
 
 def from_stack(host: Host, args: argparse.Namespace) -> int:
     host.call("GetLadder", name=args.ladder)  # NOT_FOUND names an unknown ladder before any file is made
-    folder = _folder(args.out)
+    folder = out_folder(args.out)
     refuse_any_planted(folder, ("leaderboard.csv", *MATCH_FILES))  # before the leaderboard is written
     standings = list(host.pages("GetLeaderboard", "standings", ladder=args.ladder))
     with open_named_file(folder / "leaderboard.csv", newline="") as out:
@@ -135,7 +128,7 @@ def from_archive(args: argparse.Namespace) -> int:
     try:
         if not queries.count_matches(engine, args.ladder):
             raise OhHellError(f"the archive at --database-url holds no match of ladder {args.ladder!r}")
-        folder = _folder(args.out)
+        folder = out_folder(args.out)
 
         def matches() -> Iterator[tuple[dict[str, Any], list[str], int]]:
             for match in queries.in_log_order(engine, args.ladder):

@@ -263,3 +263,25 @@ def test_a_ladder_export_through_the_stack_checks_all_its_files_first(tmp_path: 
     (out / "results.csv").unlink()
     assert from_stack(host, args) == 0  # type: ignore[arg-type]
     assert (out / "leaderboard.csv").read_text().startswith("rank,agent_id,name")
+
+
+def test_ohell_play_names_the_record_file_it_refused_and_an_out_that_is_no_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ohell play --out DIR`` refused a link at one of its records as 'cannot write records to --out DIR:
+    a link', naming no file of the folder; an --out naming a file was 'File exists' (mkdir's words)."""
+    from arena.cli import main
+
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "game-2.json").symlink_to(tmp_path / "hosts-notes.txt")
+    play = ["play", "--bots", "random,random,random", "--option", "hand_sizes=[1]", "--games", "2"]
+    assert main([*play, "--out", str(records)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: cannot write records to --out {records}: {records / 'game-2.json'}: a link" in err, err
+    assert not (tmp_path / "hosts-notes.txt").exists()
+    (tmp_path / "notes").write_text("kept\n")
+    assert main([*play, "--out", str(tmp_path / "notes")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err == f"error: --out {tmp_path / 'notes'} is a file: give a folder (made when missing)", err
+    assert (tmp_path / "notes").read_text() == "kept\n"
