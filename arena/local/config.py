@@ -139,7 +139,17 @@ def make_data_folder(folder: Path) -> None:
         raise OhHellError(f"data folder {folder} is a file: give a folder (made when missing)") from None
     except OSError as error:
         raise OhHellError(f"data folder {folder}: {error.strerror or error}") from None
+    claim_folder(folder)
+
+
+def claim_folder(folder: Path) -> None:
+    """``folder`` made this user's alone (700): OhHellError for one others may write in (``/tmp``: it
+    is not made 700, as root would) or one this user cannot make its own (another user's)."""
     refuse_shared(folder)
+    try:
+        folder.chmod(0o700)
+    except PermissionError:
+        raise OhHellError(f"data folder {folder} is another user's: give one of your own") from None
 
 
 def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
