@@ -12,7 +12,7 @@ from rich.table import Table
 
 from arena.local import bot_cli, tournament_cli
 from arena.local import cli as ladder_cli
-from arena.local.output import fixed, labelled, options_text, text_console
+from arena.local.output import fixed, labelled, options_text, out_folder, text_console
 from arena.sdk import cli as engine_cli
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS
@@ -58,6 +58,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise OhHellError(f"--games must be at least 1, got {args.games}")
     # one line on stderr before the progress bar, which would be left on stdout above it
     rules, makers = series_setup(args.rules, args.option, names)
+    out = out_folder(args.out) if args.out else None
     with progress_bar() as progress:
         task = progress.add_task(f"{args.rules}: {len(names)} seats", total=args.games)
         try:
@@ -66,12 +67,13 @@ def cmd_play(args: argparse.Namespace) -> int:
                 names,
                 args.games,
                 args.seed,
-                Path(args.out) if args.out else None,
+                out,
                 on_game=lambda done: progress.update(task, completed=done),
                 makers=makers,
             )
         except OSError as error:
-            raise OhHellError(f"cannot write records to --out {args.out}: {error.strerror or error}") from None
+            where = f"{error.filename}: " if error.filename else ""  # the record's file, which the folder holds
+            raise OhHellError(f"cannot write records to --out {args.out}: {where}{error.strerror or error}") from None
     print_tally(tally, f"{args.games} games of {args.rules}, seed {args.seed}")
     if args.out:
         console.print(f"records written to {Path(args.out)}/")  # one slash after a folder given as records/

@@ -102,7 +102,7 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     out.formatter_class = argparse.RawDescriptionHelpFormatter
     out.set_defaults(handler=export.run)
     out.add_argument("ladder")
-    out.add_argument("--out", required=True, help="the folder (created when missing; its export files are replaced)")
+    out.add_argument("--out", required=True, help="the folder (made when missing; its export files are replaced)")
     out.add_argument("--limit", type=int, default=0, help="only the newest N matches (0: all; through the stack)")
     out.add_argument("--database-url", help="read the SQL archive directly instead (no running stack needed)")
 

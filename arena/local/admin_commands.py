@@ -141,11 +141,19 @@ def ladder_delete(host: Host, args: argparse.Namespace) -> int:
 def _tokens_file(path: str, append: bool) -> Iterator[Callable[[list[str]], None]]:
     """The --tokens file opened before any agent is registered (a folder that is missing or not
     writable lost every token issued: the file was opened after the last one), mode 600; yields a
-    function that writes one (name, agent id, token) row and flushes it. Not ``append``: a new file,
-    removed again when no row was written."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | (0 if append else os.O_EXCL)
+    function that writes one (name, agent id, token) row and flushes it. Not ``append``: a new file.
+    A file it made is removed again when no row was written (a refused ``agent register --tokens NEW``
+    left an empty NEW, which ``agent import --tokens NEW`` then refused as existing)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    made = not append
     try:
-        descriptor = os.open(path, flags, 0o600)
+        if append:
+            try:
+                descriptor = os.open(path, flags)
+            except FileNotFoundError:
+                made = True
+        if made:
+            descriptor = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise OhHellError(
             f"--tokens {path} exists: choose a new file (tokens are secrets, never overwritten)"
@@ -170,7 +178,7 @@ def _tokens_file(path: str, append: bool) -> Iterator[Callable[[list[str]], None
 
             yield save
     finally:
-        if not written and not append:
+        if not written and made:
             Path(path).unlink(missing_ok=True)
 
 

@@ -16,6 +16,7 @@ from arena.local.config import (
     HOST_TOKEN_ENV,
     SETTINGS,
     host_token,
+    make_data_folder,
     resolve,
 )
 from arena.rpc.data_folder import UP_ARCHIVE, data_folder_file, default_data_dir, not_ours, up_archive_url
@@ -27,13 +28,19 @@ if TYPE_CHECKING:  # the stack (SQLAlchemy, Alembic, ...) is loaded by the comma
     from arena.local.stack import StackConfig
 
 
-def up_config(args: argparse.Namespace) -> tuple[StackConfig, dict[str, Any], str]:
-    """The stack of ``ohell up`` from flags, environment and config file; also the settings and
-    where the host token comes from."""
+def up_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``ohell up``'s settings from flags, environment and config file."""
+    return resolve({name: getattr(args, name, None) for name in SETTINGS}, os.environ, args.config)
+
+
+def up_config(
+    args: argparse.Namespace, settings: dict[str, Any] | None = None
+) -> tuple[StackConfig, dict[str, Any], str]:
+    """The stack of ``ohell up`` from its ``settings`` (else ``up_settings``), the host token read
+    or made in the data folder; also the settings and where the host token comes from."""
     from arena.local.stack import StackConfig
 
-    flags = {name: getattr(args, name, None) for name in SETTINGS}
-    settings = resolve(flags, os.environ, args.config)
+    settings = settings or up_settings(args)
     token, token_source = host_token(settings, os.environ)
     data_dir = settings["data_dir"]
     env = {HOST_TOKEN_ENV: token}
@@ -114,9 +121,14 @@ def cmd_up(args: argparse.Namespace) -> int:
     from arena.embedded_redis import PortTaken
     from arena.local.stack import Stack, stop_on_signals
 
-    config, settings, token_source = up_config(args)
-    stack = Stack(config)  # makes the data folder this user's alone first
-    stack.pass_fds = (hold_data_folder(Path(settings["data_dir"])),)  # its processes hold the lock too
+    settings = up_settings(args)
+    make_data_folder(Path(settings["data_dir"]))
+    # held before anything in the folder is read or made: a refused second ohell up left a new host-token
+    # there, which the running stack does not take (the host commands then sent it and were refused)
+    lock = hold_data_folder(Path(settings["data_dir"]))
+    config, settings, token_source = up_config(args, settings)
+    stack = Stack(config)  # makes the data folder's files this user's alone
+    stack.pass_fds = (lock,)  # its processes hold the lock too
     stop_on_signals()
     try:
         stack.start()

@@ -22,8 +22,7 @@ from typing import Any
 from arena.keys import new_token
 from arena.ladder.routing import BATCH_ENV, DEFAULT_BATCH, MAX_BATCH
 from arena.rpc.data_folder import DATA_DIR_ENV, ENGINE_ADDRESS, MATCHMAKER_ADDRESS, default_data_dir
-from arena.rpc.files import is_plain_file
-from arena.rpc.settings import ConfigError, is_host_port, read_token
+from arena.rpc.settings import ConfigError, NotOwnFile, is_host_port, read_token
 from ohell.errors import OhHellError
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
@@ -131,13 +130,26 @@ def refuse_shared(folder: Path) -> None:
         raise OhHellError(f"data folder {folder}: every user may write in it (a shared folder): give one of your own")
 
 
-def _own_plain_file(path: Path) -> None:
-    """OhHellError unless ``path`` (not followed) is a plain file of this user's with no other name:
-    in a data folder a group or another user may write in, a FIFO held open (ohell up waited for ever),
-    a link or another user's file could stand there instead of the host token."""
-    info = path.lstat()
-    if not is_plain_file(info, os.getuid()):
-        raise OhHellError(f"{path} is not a file of yours alone: remove it (ohell up then makes a new host token)")
+def make_data_folder(folder: Path) -> None:
+    """``ohell up``'s data folder, made this user's alone when missing: OhHellError for a path that is
+    no folder (a file, a folder under a file), one that cannot be made, or a folder every user may write in."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except FileExistsError:  # mkdir's exist_ok covers a folder only
+        raise OhHellError(f"data folder {folder} is a file: give a folder (made when missing)") from None
+    except OSError as error:
+        raise OhHellError(f"data folder {folder}: {error.strerror or error}") from None
+    claim_folder(folder)
+
+
+def claim_folder(folder: Path) -> None:
+    """``folder`` made this user's alone (700): OhHellError for one others may write in (``/tmp``: it
+    is not made 700, as root would) or one this user cannot make its own (another user's)."""
+    refuse_shared(folder)
+    try:
+        folder.chmod(0o700)
+    except PermissionError:
+        raise OhHellError(f"data folder {folder} is another user's: give one of your own") from None
 
 
 def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
@@ -149,10 +161,13 @@ def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
     if not settings["host_token_file"] and path.parent.is_dir():  # not read where anyone may have put it
         refuse_shared(path.parent)  # (a FIFO another user holds open and never writes kept ohell up waiting)
     if settings["host_token_file"] or path.exists() or path.is_symlink():
-        if not settings["host_token_file"]:  # the data folder's: not read unless the user's alone
-            _own_plain_file(path)
+        # the data folder's is read only from a plain file of the user's alone: in a folder a group or another
+        # user may write in, a FIFO held open (ohell up waited for ever), a link or another user's file could
+        # stand there instead of the host token
         try:
-            return read_token(path, "host token file"), str(path)
+            return read_token(path, "host token file", own=not settings["host_token_file"]), str(path)
+        except NotOwnFile as error:
+            raise OhHellError(f"{error}: remove it (ohell up then makes a new host token)") from None
         except ConfigError as error:
             raise OhHellError(str(error)) from None
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new data folder: the user's alone

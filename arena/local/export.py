@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.local.admin_client import Host, Unreachable, with_host
+from arena.local.output import out_folder
 from arena.rpc.data_folder import up_archive_url
 from arena.rpc.files import open_named_file, refuse_planted
 from arena.rpc.settings import shown_url
@@ -29,12 +30,14 @@ from ohell.errors import OhHellError
 BOARD_COLUMNS = ("rank", "agent_id", "name", "ordinal", "mu", "sigma", "games", "exact_bid_rate", "wins")
 
 
-def _folder(path: str) -> Path:
-    folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise OhHellError(f"--out {path} is a file: give a folder (created when missing)")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+MATCH_FILES = ("matches.jsonl", "results.csv")
+
+
+def refuse_any_planted(folder: Path, names: tuple[str, ...]) -> None:
+    """OSError for the first of the files ``names`` that is planted (``refuse_planted``), checked for all
+    before any is emptied: one refused after another was written left an export half old, half new."""
+    for name in names:
+        refuse_planted(folder / name)
 
 
 def seat_rows(record: dict[str, Any], ladder: str, agent_ids: list[str], finished_ms: int) -> list[list[Any]]:
@@ -69,8 +72,7 @@ def write_matches(folder: Path, ladder: str, matches: Iterator[tuple[dict[str, A
     from arena.archive.queries import CSV_COLUMNS
 
     written = 0
-    for name in ("matches.jsonl", "results.csv"):  # one refused after the other was emptied lost it
-        refuse_planted(folder / name)
+    refuse_any_planted(folder, MATCH_FILES)
     with (
         open_named_file(folder / "matches.jsonl") as lines,
         open_named_file(folder / "results.csv", newline="") as table,
@@ -86,7 +88,8 @@ def write_matches(folder: Path, ladder: str, matches: Iterator[tuple[dict[str, A
 
 def from_stack(host: Host, args: argparse.Namespace) -> int:
     host.call("GetLadder", name=args.ladder)  # NOT_FOUND names an unknown ladder before any file is made
-    folder = _folder(args.out)
+    folder = out_folder(args.out)
+    refuse_any_planted(folder, ("leaderboard.csv", *MATCH_FILES))  # before the leaderboard is written
     standings = list(host.pages("GetLeaderboard", "standings", ladder=args.ladder))
     with open_named_file(folder / "leaderboard.csv", newline="") as out:
         writer = csv.writer(out)
@@ -125,7 +128,7 @@ def from_archive(args: argparse.Namespace) -> int:
     try:
         if not queries.count_matches(engine, args.ladder):
             raise OhHellError(f"the archive at --database-url holds no match of ladder {args.ladder!r}")
-        folder = _folder(args.out)
+        folder = out_folder(args.out)
 
         def matches() -> Iterator[tuple[dict[str, Any], list[str], int]]:
             for match in queries.in_log_order(engine, args.ladder):

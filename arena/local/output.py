@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType
@@ -20,6 +21,7 @@ from rich.segment import Segment
 from rich.text import Text
 
 from arena.wire import fixed as fixed  # arena.cli takes it from here (the floors keep arena.wire from it)
+from ohell.errors import OhHellError
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
 
@@ -51,3 +53,16 @@ def labelled(label: str, style: str, rest: str) -> Text:
 def options_text(options: dict[str, Any]) -> str:
     """Rule options as ``ohell rules`` lists them: ``direction=down, rebound=True, ...`` (unset left out)."""
     return ", ".join(f"{name}={value}" for name, value in options.items() if value is not None)
+
+
+def out_folder(path: str, flag: str = "--out") -> Path:
+    """The folder ``flag`` names, made when missing: OhHellError for a file there (mkdir said only
+    'File exists') or a folder that cannot be made."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise OhHellError(f"{flag} {path} is a file: give a folder (made when missing)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OhHellError(f"{flag} {path}: {error.strerror or error}") from None
+    return folder

@@ -26,7 +26,7 @@ from arena.archive.db import DATABASE_URL_ENV, sqlite_url
 from arena.embedded_redis import EmbeddedRedis, free_port
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV
 from arena.ladder.routing import Queues
-from arena.local.config import refuse_shared
+from arena.local.config import claim_folder
 from arena.rpc.auth import HOST_TOKEN_ENV, MIN_HOST_TOKEN, WEB_TOKEN_ENV, new_host_token
 from arena.rpc.data_folder import ENGINE_SOCKET, MATCHMAKER_SOCKET
 from arena.rpc.settings import ConfigError
@@ -71,11 +71,7 @@ def own_folder(folder: Path, archive: Path | None) -> None:
     all (644). An archive not made yet is made so here, as SQLite would make it readable by all.
     OhHellError for a folder others may write in (``/tmp``: it is not made 700, as root would) or
     one this user cannot make its own (another user's)."""
-    refuse_shared(folder)
-    try:
-        folder.chmod(0o700)
-    except PermissionError:
-        raise OhHellError(f"data folder {folder} is another user's: give one of your own") from None
+    claim_folder(folder)
     files = list(folder.glob("*.log"))
     if archive is not None and archive.parent.resolve() == folder.resolve():
         os.close(os.open(archive, os.O_WRONLY | os.O_CREAT, 0o600))  # SQLite gives its -wal, -shm the same mode

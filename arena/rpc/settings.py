@@ -3,9 +3,12 @@ was given. Without gRPC, so that the ``ohell`` commands that never connect do no
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+
+from arena.rpc.files import is_plain_file
 
 
 class ConfigError(ValueError):
@@ -13,19 +16,34 @@ class ConfigError(ValueError):
     says which in one line and stops."""
 
 
+class NotOwnFile(ConfigError):
+    """A token file read ``own`` is a link, a FIFO, a device, a second name of a file or another user's."""
+
+
 # an agents file of thousands of lines fits; /dev/zero, a log or a disk image given by mistake does not
 MAX_TOKEN_FILE_BYTES = 1 << 20
 
 
-def read_token_file(path: str | Path, label: str = "--host-token-file", lines: bool = False) -> str:
+def read_token_file(path: str | Path, label: str = "--host-token-file", lines: bool = False, own: bool = False) -> str:
     """The token a file holds (its text, stripped); ConfigError "``label`` ``path``: why" when the
     file cannot be read, is not text or is over MAX_TOKEN_FILE_BYTES. A FIFO no process writes to
     reads as empty rather than waiting for a writer for ever (a pipe with one, as ``<(command)``
     gives, is read to its end). Unless ``lines``, the text must be one line of printable ASCII: gRPC
-    refused a token with more ("INTERNAL: Invalid metadata", naming no file). Errors never quote the file."""
+    refused a token with more ("INTERNAL: Invalid metadata", naming no file). Errors never quote the file.
+    ``own``: NotOwnFile unless the file opened, not through a link, is a plain file of this user's with no
+    other name (checked on the one read: a name checked, then opened, may have been replaced between)."""
+    not_own = NotOwnFile(f"{path} is not a file of yours alone")
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO waits for a writer without it
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_NOFOLLOW if own else 0)
+        try:
+            descriptor = os.open(path, flags)  # opening a FIFO waits for a writer without O_NONBLOCK
+        except OSError as error:
+            if own and error.errno == errno.ELOOP:
+                raise not_own from None
+            raise
         with os.fdopen(descriptor, "rb") as file:
+            if own and not is_plain_file(os.fstat(descriptor), os.getuid()):
+                raise not_own
             os.set_blocking(descriptor, True)  # a FIFO's writer may not have written yet: wait for it
             data = file.read(MAX_TOKEN_FILE_BYTES + 1)
     except OSError as error:
@@ -43,10 +61,10 @@ def read_token_file(path: str | Path, label: str = "--host-token-file", lines: b
     return text
 
 
-def read_token(path: str | Path, label: str) -> str:
+def read_token(path: str | Path, label: str, own: bool = False) -> str:
     """``read_token_file``, and a ConfigError "``label`` ``path`` is empty" for a file with no token:
     a command that needs one would send none and be refused without a word of the file."""
-    token = read_token_file(path, label)
+    token = read_token_file(path, label, own=own)
     if not token:
         raise ConfigError(f"{label} {path} is empty")
     return token

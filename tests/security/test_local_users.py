@@ -136,6 +136,24 @@ def test_a_host_token_that_is_not_a_plain_file_of_the_users_is_not_read(tmp_path
     )
 
 
+def test_the_host_token_checked_is_the_one_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The data folder's host-token was checked by its name (lstat), then opened by its name again:
+    in a folder a group may write in, a link put there between the two was followed and its file read
+    as the host token. (The name is made to pass the check here as it would have just before the swap.)"""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o770)
+    data.chmod(0o770)
+    plain, other = tmp_path / "plain", tmp_path / "elsewhere"
+    plain.write_text("the-hosts-own-token-0123456789\n")
+    other.write_text("a-token-another-user-chose-0123456789\n")
+    path = data / "host-token"
+    path.symlink_to(other)
+    seen_as_plain = os.lstat(plain)
+    monkeypatch.setattr(Path, "lstat", lambda self: seen_as_plain if self == path else os.lstat(self))
+    with pytest.raises(OhHellError, match=f"^{path} is not a file of yours alone: remove it"):
+        host_token({"host_token_file": "", "data_dir": str(data)}, {})
+
+
 def test_a_host_token_file_in_a_shared_folder_is_not_read(tmp_path: Path) -> None:
     """ohell up read the data folder's host-token before refusing a folder every user may write in:
     another user's file there was taken as the host token, and a FIFO they held open without
@@ -224,3 +242,46 @@ def test_a_tournament_export_to_the_terminal_carries_no_escape(capsys: pytest.Ca
     args = SimpleNamespace(id="t", format="csv", replicates=0, out="-")
     assert cmd_export(export, args) == 0  # type: ignore[arg-type]
     assert capsys.readouterr().out == "a?[2Jb\ufffd\tc\n"
+
+
+def test_a_ladder_export_through_the_stack_checks_all_its_files_first(tmp_path: Path) -> None:
+    """``ohell ladder export --out DIR`` with the stack up wrote leaderboard.csv before it found a link
+    at results.csv and refused: the folder then held a new leaderboard beside the old matches."""
+    from types import SimpleNamespace
+
+    from arena.local.export import from_stack
+
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "leaderboard.csv").write_text("an earlier export\n")
+    (out / "results.csv").symlink_to(tmp_path / "hosts-notes.txt")
+    host = SimpleNamespace(call=lambda method, **fields: None, pages=lambda method, field, **fields: iter([]))
+    args = SimpleNamespace(ladder="main", out=str(out), limit=0)
+    with pytest.raises(OSError, match="a link"):
+        from_stack(host, args)  # type: ignore[arg-type]
+    assert (out / "leaderboard.csv").read_text() == "an earlier export\n"
+    (out / "results.csv").unlink()
+    assert from_stack(host, args) == 0  # type: ignore[arg-type]
+    assert (out / "leaderboard.csv").read_text().startswith("rank,agent_id,name")
+
+
+def test_ohell_play_names_the_record_file_it_refused_and_an_out_that_is_no_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ohell play --out DIR`` refused a link at one of its records as 'cannot write records to --out DIR:
+    a link', naming no file of the folder; an --out naming a file was 'File exists' (mkdir's words)."""
+    from arena.cli import main
+
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "game-2.json").symlink_to(tmp_path / "hosts-notes.txt")
+    play = ["play", "--bots", "random,random,random", "--option", "hand_sizes=[1]", "--games", "2"]
+    assert main([*play, "--out", str(records)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: cannot write records to --out {records}: {records / 'game-2.json'}: a link" in err, err
+    assert not (tmp_path / "hosts-notes.txt").exists()
+    (tmp_path / "notes").write_text("kept\n")
+    assert main([*play, "--out", str(tmp_path / "notes")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err == f"error: --out {tmp_path / 'notes'} is a file: give a folder (made when missing)", err
+    assert (tmp_path / "notes").read_text() == "kept\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import secrets
@@ -262,7 +261,9 @@ def test_an_argument_a_command_does_not_take_is_refused_under_its_own_usage(
         assert err.endswith(f"ohell {command}: error: unrecognized arguments: {argv[-1]}\n"), err
 
 
-def test_an_import_stopped_by_ctrl_c_keeps_the_tokens_already_given(tmp_path: Path) -> None:
+def test_an_import_stopped_by_ctrl_c_keeps_the_tokens_already_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Ctrl-C during a long import (up to 5000 names) lost every token given before it: they were
     written once the last name was registered, and those agents then had no token anyone knew."""
     from types import SimpleNamespace
@@ -284,9 +285,15 @@ def test_an_import_stopped_by_ctrl_c_keeps_the_tokens_already_given(tmp_path: Pa
     names, tokens = tmp_path / "names.csv", tmp_path / "tokens.csv"
     names.write_text("ann\nbob\ncat\ndan\n")
     args = argparse.Namespace(csv=str(names), tokens=str(tokens), kind="connected", bot="", join=None)
-    with contextlib.suppress(KeyboardInterrupt):
-        assert agent_import(cast(Any, Matchmaker()), args) == 1
+    try:
+        code = agent_import(cast(Any, Matchmaker()), args)
+    except KeyboardInterrupt:  # raised, the import would say neither the tokens saved nor the names left
+        pytest.fail("Ctrl-C escaped agent import")
+    assert code == 1  # it ends as a lost matchmaker does: said, not raised
     assert tokens.read_text().splitlines() == ["name,agent_id,token", "ann,a1,token-1", "bob,a2,token-2"]
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"2 of 4 agents registered; tokens in {tokens}" in said, said
+    assert "not registered cat, dan: stopped (Ctrl-C; cat may be registered without its token)" in said, said
 
 
 def test_an_import_of_agents_that_play_their_own_bot_refuses_a_bot_before_registering_any(tmp_path: Path) -> None:

@@ -194,6 +194,27 @@ def test_a_tokens_file_that_cannot_be_made_is_said_before_any_agent_is_registere
     assert not (tmp_path / "tokens.csv").exists()
 
 
+def test_a_refused_register_leaves_no_tokens_file_it_made(tmp_path: Path) -> None:
+    """``ohell agent register bob --tokens new.csv`` refused by the matchmaker left an empty new.csv, which
+    ``ohell agent import --tokens new.csv`` then refused as a file that exists; one the host had is kept."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from arena.local.admin_commands import agent_register
+
+    class Refusing:
+        def call(self, method: str, **fields: Any) -> Any:
+            raise OhHellError(f"name: {fields['name']!r} is taken")
+
+    new, kept = tmp_path / "new.csv", tmp_path / "kept.csv"
+    kept.write_text("")
+    for tokens in (new, kept):
+        args = SimpleNamespace(name="bob", kind="connected", bot="", endpoint="", tokens=str(tokens), join=None)
+        with pytest.raises(OhHellError, match="is taken"):
+            agent_register(cast(Any, Refusing()), cast(Any, args))
+    assert not new.exists() and kept.read_text() == ""
+
+
 def test_token_rotation_revocation_listing_and_deletion(site: Site, tmp_path: Path) -> None:
     one = ohell(site, "agent", "register", "rota")
     old = one.stdout.split("token ", 1)[1].split()[0]

@@ -52,6 +52,12 @@ class Refusing(Api):
     async def leaderboard(self, ladder: str) -> list[pb.Standing]:
         return []
 
+    async def ladder(self, name: str) -> pb.GetLadderResponse:
+        (ladder,) = [ladder for ladder in await self.ladders() if ladder.name == name] or [None]
+        if ladder is None:
+            raise ApiError("NOT_FOUND", f"no ladder {name!r}")
+        return pb.GetLadderResponse(ladder=ladder)
+
     async def create_ladder(self, token: str, ladder: pb.Ladder) -> pb.Ladder:
         raise ApiError("INVALID_ARGUMENT", "ladder.house_bots: house bot 'nope' is not a built-in bot")
 
@@ -82,6 +88,10 @@ def test_a_refused_form_keeps_what_the_host_typed_and_says_why_in_words() -> Non
             "ladder not created: ladder.house_bots: house bot"
             in client.post("/host/ladders", data={"csrf": csrf, **ladder}).text
         )
+        # the agents were refused by the matchmaker itself, each by name (the ladder to queue on is there)
+        shown = client.post("/host/agents", data={"csrf": csrf, **agents}).text
+        error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown).group(1))  # type: ignore[union-attr]
+        assert error == "alice: name: an agent named 'alice' exists; bob: name: an agent named 'bob' exists"
 
 
 def parse(page: str) -> dict[str, str]:

@@ -347,6 +347,8 @@ def test_a_second_up_on_the_same_data_folder_is_refused_before_it_starts_anythin
             " this one a --data-dir of its own"
         ], done.stderr
         assert not (data / "redis-url").exists() and not list(data.glob("*.sock"))  # nothing started
+        # nor a host token made: the running stack would not take it, and the host commands read it
+        assert not (data / "host-token").exists()
     finally:
         os.close(lock)
     os.close(hold_data_folder(data))  # free again once its holder is gone
@@ -528,3 +530,43 @@ def test_a_data_folder_on_a_file_system_without_locks_is_one_line(
     monkeypatch.setattr(fcntl, "flock", no_locks)
     with pytest.raises(OhHellError, match=r"up\.lock: cannot be locked \(No locks available\): give a --data-dir"):
         hold_data_folder(tmp_path)
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_a_data_dir_that_is_no_folder_is_one_line(tmp_path: Path, where: str) -> None:
+    """``ohell up --data-dir FILE`` ended in a FileExistsError traceback from making the folder."""
+    (tmp_path / "notes").write_text("kept\n")
+    data = tmp_path / "notes" if where == "a file" else tmp_path / "notes" / "data"
+    done = up_on_free_ports(data, free_port())
+    said = f"{data} is a file: give a folder" if where == "a file" else f"{data}: Not a directory"
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: data folder {said}" + (" (made when missing)" if where == "a file" else "")
+    ], done.stderr
+    assert (tmp_path / "notes").read_text() == "kept\n"
+
+
+def test_another_users_data_folder_is_refused_before_anything_is_made_in_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another user's data folder was found out only when the stack made it 700, after up.lock was
+    made in it: a user who may not write there was told 'up.lock: Permission denied: remove it'. (Root
+    may change any folder's mode: the refusal a user who is not its owner gets is stood in for here.)"""
+    import errno
+
+    from arena.local.cli import cmd_up
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    real_chmod = Path.chmod
+
+    def not_its_owner(self: Path, mode: int, **options: bool) -> None:
+        if self == data:
+            raise PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(self))
+        real_chmod(self, mode, **options)
+
+    monkeypatch.setattr(Path, "chmod", not_its_owner)
+    for name in [name for name in os.environ if name.startswith("OHELL_")]:
+        monkeypatch.delenv(name)
+    with pytest.raises(OhHellError, match=f"^data folder {data} is another user's: give one of your own$"):
+        cmd_up(build_parser().parse_args(["up", "--data-dir", str(data)]))
+    assert list(data.iterdir()) == []  # no up.lock, no host-token
