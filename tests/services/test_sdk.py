@@ -615,6 +615,50 @@ def test_a_matchmaker_that_never_answers_is_one_line_after_the_connect_timeout()
     assert "matchmaker at 127.0.0.1:" in line and "after 0.5 s" in line and "DEADLINE_EXCEEDED" in line, line
 
 
+def test_the_engines_and_the_matchmakers_addresses_swapped_are_one_line_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before, each address that served another service (UNIMPLEMENTED) was tried for the whole
+    connect timeout (10 s for ``ohell bot run``), logging 'lost the matchmaker ...; reconnecting'
+    eight times, as if it had been connected, before the line saying it was not a matchmaker."""
+    timeout = 20.0
+
+    async def run(swap: str) -> tuple[str, float]:
+        engine = await start_engine(tokens={"t": "agent-1"})
+        name = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
+        register = lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(  # noqa: E731
+            SilentMatchmaker(), server
+        )
+        matchmaker = await create_server("127.0.0.1:0", [Service(name, register)])
+        engine_address, matchmaker_address = f"127.0.0.1:{engine.port}", f"127.0.0.1:{matchmaker.port}"
+        if swap == "gateway":
+            engine_address = matchmaker_address
+        else:
+            matchmaker_address = engine_address
+        began = asyncio.get_running_loop().time()
+        try:
+            with pytest.raises(AgentError) as refused:
+                await asyncio.wait_for(
+                    run_on_ladder_async(
+                        BaseBot(), engine_address, matchmaker_address, "t", "main", connect_timeout=timeout
+                    ),
+                    60,
+                )
+        finally:
+            await stop_server(matchmaker, 0)
+            await engine.stop(0)
+        return str(refused.value), asyncio.get_running_loop().time() - began
+
+    for swap in ("gateway", "matchmaker"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+            line, took = asyncio.run(run(swap))
+        assert line.startswith("the service at 127.0.0.1:") and f"is not a {swap} (UNIMPLEMENTED" in line, line
+        assert f"is it the {swap}'s address?" in line and "\n" not in line
+        assert took < timeout / 2, took
+        assert not [r for r in caplog.records if r.getMessage().startswith("lost the")], caplog.text
+
+
 class OversizedGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
     """Sends, on every stream, an event over the 4 MiB a message may be (a gateway would re-send a
     pending decision so on every reconnection)."""
