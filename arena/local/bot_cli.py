@@ -20,6 +20,7 @@ from arena.sdk.arguments import (
     stack_default,
     whole,
 )
+from arena.sdk.session import ILLEGAL_LINE
 from arena.wire import fixed, given_rules
 from ohell.errors import OhHellError
 
@@ -27,20 +28,28 @@ console = text_console()
 
 
 class FirstTracebacks(logging.Filter):
-    """Lets the bot's first ``limit`` exceptions through to the log, then only counts them."""
+    """Lets the bot's first ``limit`` exceptions, and its first ``limit`` illegal answers, through
+    to the log, then only counts them (the table has the counts): a bot answering illegally put a
+    line per answer on the terminal, some 4,000 for one that always played the two of clubs."""
 
     def __init__(self, limit: int) -> None:
         super().__init__()
-        self.limit, self.seen = limit, 0
+        self.limit, self.seen, self.illegal = limit, 0, 0
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg is ILLEGAL_LINE:
+            self.illegal += 1
+            return self.first(record, self.illegal, "(more illegal answers of the bot: left out)")
         if record.exc_info is None:
             return True
         self.seen += 1
-        if self.seen == self.limit + 1:
-            record.msg, record.args, record.exc_info = "(more exceptions of the bot: tracebacks left out)", (), None
+        return self.first(record, self.seen, "(more exceptions of the bot: tracebacks left out)")
+
+    def first(self, record: logging.LogRecord, seen: int, more: str) -> bool:
+        if seen == self.limit + 1:
+            record.msg, record.args, record.exc_info = more, (), None
             return True
-        return self.seen <= self.limit
+        return seen <= self.limit
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from ohell.rules import Rules
 from ohell.state import BID_BASE
 
 log = logging.getLogger("arena.sdk")
+ILLEGAL_LINE = "the bot chose %s on decision %d of match %s, which is not legal (legal: %s): an ILLEGAL fault"
 # Matches whose rules, seat and decoder a Session keeps (the oldest are forgotten past it): a server
 # that starts matches and never ends them cannot grow an agent's memory without bound.
 MAX_OPEN_MATCHES = 1000
@@ -179,7 +180,7 @@ class Session:
         if choice not in legal:
             self.illegal += 1
             log.warning(
-                "the bot chose %s on decision %d of match %s, which is not legal (legal: %s): an ILLEGAL fault",
+                ILLEGAL_LINE,
                 describe(choice),
                 request.decision_id,
                 match_id,

@@ -125,6 +125,20 @@ def test_check_command_exit_codes(bot_file: Path) -> None:
     assert main(["bot", "check", f"{bot_file}:Sloppy", "--games", "1", "--presets", "classic"]) == 1
 
 
+def test_check_logs_the_first_illegal_answers_and_exceptions_and_counts_the_rest(
+    bot_file: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Exceptions were cut to three tracebacks, but every illegal answer had its line: some 4,000
+    lines for a bot that always played the two of clubs."""
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        assert main(["bot", "check", f"{bot_file}:Sloppy", "--games", "3", "--presets", "classic"]) == 1
+    lines = [record.getMessage() for record in caplog.records]
+    illegal = [line for line in lines if "which is not legal" in line]
+    assert len(illegal) == 3 and lines.count("(more illegal answers of the bot: left out)") == 1, lines
+    assert len([r for r in caplog.records if r.exc_info]) == 3
+    assert lines.count("(more exceptions of the bot: tracebacks left out)") == 1
+
+
 def test_a_local_bot_is_offered_bid_changes_under_000_only(bot_file: Path, tmp_path: Path) -> None:
     for rules, expect_changes in (("classic", True), ("river", False)):
         out = tmp_path / rules
