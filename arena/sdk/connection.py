@@ -186,6 +186,7 @@ async def connect_async(
         async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
             call = open_connect(channel, token)
             agent_id = await established(call, connect_timeout, AGENT_ID_HEADER)  # once the stream is registered
+            session.agent_id = agent_id[:64]
             if not state.get("accepted"):  # which agent the token is: the author's first question
                 log.info("connected to the gateway at %s as agent %s", address, printable(agent_id[:64]) or "?")
             elif not state["up"]:

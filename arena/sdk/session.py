@@ -88,6 +88,7 @@ class Session:
         self.seats: dict[str, int] = {}
         self.readers: dict[str, ObservationReader] = {}  # match id -> its decoder (keeps the hand's fixed parts)
         self.matches_ended = 0
+        self.agent_id = ""  # as the gateway named it on connecting
         self.errors = 0
         self.illegal = 0
         self.timings = timings
