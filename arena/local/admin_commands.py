@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -368,8 +369,22 @@ def agent_exists(host: Host, agent_id: str) -> bool:
     return True
 
 
+TOURNAMENT_GAME = re.compile(r"([a-z0-9][a-z0-9_-]{0,39})/[^/]+/d\d+/r\d+")  # arena.tournament.play.game_id
+
+
 def match_show(host: Host, args: argparse.Namespace) -> int:
-    reply = host.call("GetMatch", match_id=args.match_id)
+    try:
+        reply = host.call("GetMatch", match_id=args.match_id)
+    except CallError as error:
+        game = TOURNAMENT_GAME.fullmatch(args.match_id)
+        if error.code != "NOT_FOUND" or game is None:
+            raise
+        # the id a tournament's agent was told its game by: no ladder match, so GetMatch has none
+        raise OhHellError(
+            f"{error}: that is the id of a game of tournament {game.group(1)}, not of a ladder match: its record is in"
+            f" `ohell tournament export {game.group(1)} --format json` once the tournament has ended"
+            f" (its records, under {args.match_id.partition('/')[2]!r})"
+        ) from None
     if not reply.record_json:
         console.print(f"match {args.match_id}: {reply.match.state}, no record yet (watch it live on the web app)")
         return 0
