@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.local.output import labelled, text_console
+from arena.play.specs import TimeControl
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET, MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET
 from arena.sdk.arguments import (
     UINT32,
@@ -93,6 +94,18 @@ def cmd_check(args: argparse.Namespace) -> int:
             *(f"{100 * result.opponents_exact[bot]:.1f}%" for bot in opponents),
         )
     console.print(table)
+    limits = TimeControl()  # what a ladder's match gives each seat
+    late = sum(1 for result in report.presets for seconds in result.timings if 1000 * seconds > limits.decision_ms)
+    if late:  # a bot passed all the same, then forfeited its ladder matches on TIMEOUT faults
+        console.print(
+            labelled(
+                "slow",
+                "yellow",
+                f": {late} decision(s) took over {limits.decision_ms} ms, a ladder's time per decision; past it a"
+                f" match's {limits.time_bank_ms // 1000} s time bank pays the excess, then each late answer is a"
+                f" TIMEOUT fault ({limits.max_faults} forfeit the match)",
+            )
+        )
     if report.passed:
         console.print(labelled("passed", "green", ": no illegal action, no exception"))
         return 0
