@@ -71,6 +71,14 @@ class Unreachable(OhHellError):
     """Nothing answers at the matchmaker's address: a command with another way to its data says so."""
 
 
+class CallError(OhHellError):
+    """A call the matchmaker refused; ``code``: its status's name (NOT_FOUND, ...)."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class Host:
     """The matchmaker's stub with the host token on every call, and errors as ``OhHellError``."""
 
@@ -129,7 +137,7 @@ class Host:
                 "give the running stack's (`ohell up` prints where it is) with --host-token-file PATH"
                 f" or ${HOST_TOKEN_ENV}"
             )
-        return OhHellError(f"{method}: {code.name}: {details}")
+        return CallError(f"{method}: {code.name}: {details}", code.name)
 
     def reachable(self) -> bool:
         """Whether the channel connects to the matchmaker now (an UNAVAILABLE that the matchmaker

@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from typing import Any
 from rich.table import Table
 
 from arena.ladder.roster import roster_names
-from arena.local.admin_client import Host, Unreachable
+from arena.local.admin_client import CallError, Host, Unreachable
 from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, options_text, text_console
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
@@ -350,6 +351,12 @@ def matches(host: Host, args: argparse.Namespace) -> int:
         seats = " ".join(m.agent_names) if len(m.agent_names) == len(m.agent_ids) else " ".join(m.agent_ids)
         out.add_row(m.match_id, m.state, when(m.finished_ms), seats, " ".join(map(str, m.totals)))
     state = "running" if args.running else "finished"
+    if not reply.matches and args.agent and not agent_exists(host, args.agent):
+        # the matchmaker looks agents up by id: an agent's name listed 'no finished matches', as if unplayed
+        raise OhHellError(
+            f"no agent has the id {args.agent[:80]!r}: --agent takes an agent's id (e.g. a12, as `ohell agent "
+            "list` and the leaderboard show it, and `ohell bot run` says on connecting), not its name"
+        )
     if not reply.matches and not reply.total_size:  # an empty table reads as a failure to list them
         whose = " and ".join(
             part for part in (args.ladder and f"ladder {args.ladder}", args.agent and f"agent {args.agent}") if part
@@ -361,8 +368,31 @@ def matches(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+def agent_exists(host: Host, agent_id: str) -> bool:
+    """Whether the matchmaker has an agent of this id; True unless it says surely not."""
+    try:
+        host.call("GetAgent", agent_id=agent_id)
+    except CallError as error:
+        return error.code != "NOT_FOUND"
+    return True
+
+
+TOURNAMENT_GAME = re.compile(r"([a-z0-9][a-z0-9_-]{0,39})/[^/]+/d\d+/r\d+")  # arena.tournament.play.game_id
+
+
 def match_show(host: Host, args: argparse.Namespace) -> int:
-    reply = host.call("GetMatch", match_id=args.match_id)
+    try:
+        reply = host.call("GetMatch", match_id=args.match_id)
+    except CallError as error:
+        game = TOURNAMENT_GAME.fullmatch(args.match_id)
+        if error.code != "NOT_FOUND" or game is None:
+            raise
+        # the id a tournament's agent was told its game by: no ladder match, so GetMatch has none
+        raise OhHellError(
+            f"{error}: that is the id of a game of tournament {game.group(1)}, not of a ladder match: its record is in"
+            f" `ohell tournament export {game.group(1)} --format json` once the tournament has ended"
+            f" (its records, under {args.match_id.partition('/')[2]!r})"
+        ) from None
     if not reply.record_json:
         console.print(f"match {args.match_id}: {reply.match.state}, no record yet (watch it live on the web app)")
         return 0

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.local.output import labelled, text_console
+from arena.play.specs import TimeControl
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET, MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET
 from arena.sdk.arguments import (
     UINT32,
@@ -20,6 +21,7 @@ from arena.sdk.arguments import (
     stack_default,
     whole,
 )
+from arena.sdk.session import ILLEGAL_LINE
 from arena.wire import fixed, given_rules
 from ohell.errors import OhHellError
 
@@ -27,20 +29,28 @@ console = text_console()
 
 
 class FirstTracebacks(logging.Filter):
-    """Lets the bot's first ``limit`` exceptions through to the log, then only counts them."""
+    """Lets the bot's first ``limit`` exceptions, and its first ``limit`` illegal answers, through
+    to the log, then only counts them (the table has the counts): a bot answering illegally put a
+    line per answer on the terminal, some 4,000 for one that always played the two of clubs."""
 
     def __init__(self, limit: int) -> None:
         super().__init__()
-        self.limit, self.seen = limit, 0
+        self.limit, self.seen, self.illegal = limit, 0, 0
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg is ILLEGAL_LINE:
+            self.illegal += 1
+            return self.first(record, self.illegal, "(more illegal answers of the bot: left out)")
         if record.exc_info is None:
             return True
         self.seen += 1
-        if self.seen == self.limit + 1:
-            record.msg, record.args, record.exc_info = "(more exceptions of the bot: tracebacks left out)", (), None
+        return self.first(record, self.seen, "(more exceptions of the bot: tracebacks left out)")
+
+    def first(self, record: logging.LogRecord, seen: int, more: str) -> bool:
+        if seen == self.limit + 1:
+            record.msg, record.args, record.exc_info = more, (), None
             return True
-        return self.seen <= self.limit
+        return seen <= self.limit
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -84,6 +94,18 @@ def cmd_check(args: argparse.Namespace) -> int:
             *(f"{100 * result.opponents_exact[bot]:.1f}%" for bot in opponents),
         )
     console.print(table)
+    limits = TimeControl()  # what a ladder's match gives each seat
+    late = sum(1 for result in report.presets for seconds in result.timings if 1000 * seconds > limits.decision_ms)
+    if late:  # a bot passed all the same, then forfeited its ladder matches on TIMEOUT faults
+        console.print(
+            labelled(
+                "slow",
+                "yellow",
+                f": {late} decision(s) took over {limits.decision_ms} ms, a ladder's time per decision; past it a"
+                f" match's {limits.time_bank_ms // 1000} s time bank pays the excess, then each late answer is a"
+                f" TIMEOUT fault ({limits.max_faults} forfeit the match)",
+            )
+        )
     if report.passed:
         console.print(labelled("passed", "green", ": no illegal action, no exception"))
         return 0

@@ -35,6 +35,14 @@ def agent_token(args: argparse.Namespace, required: bool = True) -> str:
     token = args.token or (_read(args.token_file) if args.token_file else os.environ.get(AGENT_TOKEN_ENV, ""))
     if required and not token:
         raise OhHellError(f"give --token-file, set {AGENT_TOKEN_ENV} or give --token (the token the host gave you)")
+    if "," in token:  # no token has one: a row of the host's tokens file was refused as 'unknown token'
+        source = (
+            "--token" if args.token else f"--token-file {args.token_file}" if args.token_file else f"${AGENT_TOKEN_ENV}"
+        )
+        raise OhHellError(
+            f"{source} holds a row of comma-separated fields, as the host's tokens file has them"
+            " (name,agent_id,token): give the token alone, the row's last field"
+        )
     return token
 
 

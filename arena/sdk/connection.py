@@ -78,6 +78,12 @@ def explain(error: grpc.aio.AioRpcError, what: str, address: str, accepted_befor
         return AgentError(
             f"another process connected to the gateway at {address} with your token and replaced this one"
         )
+    if code == grpc.StatusCode.UNIMPLEMENTED and not accepted_before:
+        # another service at the address (the engine's and the matchmaker's swapped): retrying it for
+        # connect_timeout s only logged 'lost the matchmaker ...; reconnecting' eight times first
+        return AgentError(
+            f"the service at {address} is not a {what} ({code.name}: {details}): is it the {what}'s address?"
+        )
     return None
 
 
@@ -94,8 +100,6 @@ def gave_up(error: grpc.aio.AioRpcError, what: str, address: str, waited: float)
             f"cannot reach the {what} at {address} after {waited:g} s ({status}): "
             "is the address right and the service up?"
         )
-    if code == grpc.StatusCode.UNIMPLEMENTED:
-        return AgentError(f"the service at {address} is not a {what} ({status}): is it the {what}'s address?")
     return AgentError(f"the {what} at {address} refused the connection for {waited:g} s ({status})")
 
 
@@ -182,6 +186,7 @@ async def connect_async(
         async with grpc.aio.insecure_channel(address, options=channel_options()) as channel:
             call = open_connect(channel, token)
             agent_id = await established(call, connect_timeout, AGENT_ID_HEADER)  # once the stream is registered
+            session.agent_id = agent_id[:64]
             if not state.get("accepted"):  # which agent the token is: the author's first question
                 log.info("connected to the gateway at %s as agent %s", address, printable(agent_id[:64]) or "?")
             elif not state["up"]:

@@ -45,10 +45,12 @@ async def hold_ticket(
     gateway_up: asyncio.Event,
     connect_timeout: float = CONNECT_TIMEOUT_S,
     seated: list[str] | None = None,
+    connected: Session | None = None,
 ) -> None:
     """Hold a ticket on ``ladder`` for as long as this runs (a WatchQueue stream, re-opened after
-    any drop once ``gateway_up`` is set); log each seating. Raises AgentError for a wrong or
-    revoked token, an unknown ladder, or no matchmaker at ``address`` for ``connect_timeout`` s."""
+    any drop once ``gateway_up`` is set); log each seating. ``connected``: the session of the
+    gateway stream that is to play the matches (None: an endpoint's ticket). Raises AgentError for
+    a wrong or revoked token, an unknown ladder, or no matchmaker at ``address`` for ``connect_timeout`` s."""
     state: dict[str, bool] = {}
 
     async def watch() -> None:
@@ -70,6 +72,8 @@ async def hold_ticket(
             log.info("queued on ladder %r at the matchmaker %s", ladder, address)
             if not state.get("accepted"):  # the first time only
                 await _warn_if_paused(stub, ladder)
+                if connected is not None:
+                    await _warn_unless_connected_kind(stub, connected.agent_id, token)
             state["accepted"] = state["up"] = True
             async for seating in call:
                 if seating is None:
@@ -92,6 +96,30 @@ async def _warn_if_paused(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, ladde
         reply = await stub.GetLadder(matchmaker_pb2.GetLadderRequest(name=ladder), timeout=2)
         if reply.ladder.paused:
             log.warning("ladder %r is paused: no table is formed until the host resumes it", ladder)
+
+
+async def _warn_unless_connected_kind(
+    stub: matchmaker_pb2_grpc.MatchmakerServiceStub, agent_id: str, token: str
+) -> None:
+    """The token of an endpoint or a built-in agent holds a ticket from a gateway stream too, but its
+    matches go to its endpoint or to the workers: the bot was seated, never asked, and said nothing."""
+    with contextlib.suppress(grpc.aio.AioRpcError):
+        request = matchmaker_pb2.GetAgentRequest(agent_id=agent_id)
+        agent = (await stub.GetAgent(request, metadata=auth_metadata(token), timeout=2)).agent
+        if agent.kind == matchmaker_pb2.AGENT_KIND_ENDPOINT:
+            log.warning(
+                "agent %s is registered as an endpoint agent (at %s): the platform dials that address for its"
+                " matches, so this bot plays none of them; serve it there (ohell bot run BOT --serve %s)",
+                printable(agent_id),
+                printable(agent.endpoint[:253]),
+                printable(agent.endpoint[:253]) or "HOST:PORT",
+            )
+        elif agent.kind == matchmaker_pb2.AGENT_KIND_BUILTIN:
+            log.warning(
+                "agent %s is a built-in agent (bot %s): the workers play its matches, not this bot",
+                printable(agent_id),
+                printable(agent.bot[:64]),
+            )
 
 
 async def _no_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, address: str, ladder: str, details: str) -> str:
@@ -131,7 +159,9 @@ async def run_on_ladder_async(
             session=session,
         )
     )
-    queue = asyncio.create_task(hold_ticket(matchmaker_address, token, ladder, gateway_up, connect_timeout))
+    queue = asyncio.create_task(
+        hold_ticket(matchmaker_address, token, ladder, gateway_up, connect_timeout, connected=session)
+    )
     try:
         done, _ = await asyncio.wait({play, queue}, return_when=asyncio.FIRST_COMPLETED)
         if queue in done:

@@ -22,6 +22,7 @@ from ohell.rules import Rules
 from ohell.state import BID_BASE
 
 log = logging.getLogger("arena.sdk")
+ILLEGAL_LINE = "the bot chose %s on decision %d of match %s, which is not legal (legal: %s): an ILLEGAL fault"
 # Matches whose rules, seat and decoder a Session keeps (the oldest are forgotten past it): a server
 # that starts matches and never ends them cannot grow an agent's memory without bound.
 MAX_OPEN_MATCHES = 1000
@@ -87,6 +88,7 @@ class Session:
         self.seats: dict[str, int] = {}
         self.readers: dict[str, ObservationReader] = {}  # match id -> its decoder (keeps the hand's fixed parts)
         self.matches_ended = 0
+        self.agent_id = ""  # as the gateway named it on connecting
         self.errors = 0
         self.illegal = 0
         self.timings = timings
@@ -106,10 +108,10 @@ class Session:
             names = ", ".join(seat.name for seat in started.seats)
             log.info("match %s started: you sit in seat %d of %s", started.match_id, started.seat, names)
         elif kind == "match_ended":
-            self.log_result(event.match_ended)
+            played = self.log_result(event.match_ended)
             self.rules.pop(event.match_ended.match_id, None)
             self.readers.pop(event.match_ended.match_id, None)
-            self.matches_ended += 1
+            self.matches_ended += played  # not the end of one begun before this process: --matches 1 stopped at it
         elif kind == "notice":
             log.warning("the platform did not use an action: %s %s", event.notice.code, event.notice.message)
         if hasattr(self.bot, "on_event"):
@@ -124,9 +126,21 @@ class Session:
             while len(table) > MAX_OPEN_MATCHES:
                 del table[next(iter(table))]
 
-    def log_result(self, ended: match_pb2.MatchEnded) -> None:
+    def log_result(self, ended: match_pb2.MatchEnded) -> bool:
+        """Log the end of a match; False when this session knows no seat of it (a bot started again
+        while its last match went on hears that match end, and was told 'seat -1, placed 0, 0
+        fault(s)' of a match it may have forfeited)."""
         seat = self.seats.pop(ended.match_id, -1)
         totals = list(ended.totals)
+        if seat < 0:
+            log.info(
+                "match %s %s: totals %s; it began before this process connected, so your seat and faults in it are"
+                " not known here (see its record)",
+                ended.match_id,
+                "was aborted before its end" if ended.aborted else "ended",
+                totals,
+            )
+            return False
         mine = [f for f in ended.faults if f.seat == seat]
         place = 1 + sum(total > totals[seat] for total in totals) if 0 <= seat < len(totals) else 0
         log.info(
@@ -143,12 +157,14 @@ class Session:
         )
         for fault in mine:
             log.info("  fault in hand %d: %s %s", fault.hand, fault_kind_name(fault.kind), fault.detail)
+        return True
 
     def decide(self, request: match_pb2.DecisionRequest) -> match_pb2.Action:
         match_id, kind = request.match_id, request.kind  # each read of a upb field looks it up by name
         reader = self.readers.get(match_id)
         if reader is None:
             check_match_id(match_id)
+            self.seats.setdefault(match_id, request.seat)  # a match begun before this process: its start unseen
             reader = self.readers[match_id] = ObservationReader(self.rules.get(match_id) or Rules())
             self._forget_oldest()
         rules = reader.rules
@@ -179,7 +195,7 @@ class Session:
         if choice not in legal:
             self.illegal += 1
             log.warning(
-                "the bot chose %s on decision %d of match %s, which is not legal (legal: %s): an ILLEGAL fault",
+                ILLEGAL_LINE,
                 describe(choice),
                 request.decision_id,
                 match_id,

@@ -52,6 +52,21 @@ class Sloppy(BaseBot):
 class Changer(Careful):
     def change_bid(self, obs):
         return obs.legal_bids[-1]
+
+
+class SlowStart(Careful):
+    """Thinks 1.1 s over its first decision, then answers at once."""
+
+    def __init__(self):
+        self.first = True
+
+    def bid(self, obs):
+        if self.first:
+            import time
+
+            time.sleep(1.1)
+            self.first = False
+        return super().bid(obs)
 '''
 
 
@@ -123,6 +138,33 @@ def test_check_reports_exceptions_and_illegal_actions(bot_file: Path) -> None:
 def test_check_command_exit_codes(bot_file: Path) -> None:
     assert main(["bot", "check", f"{bot_file}:Careful", "--games", "1", "--presets", "classic"]) == 0
     assert main(["bot", "check", f"{bot_file}:Sloppy", "--games", "1", "--presets", "classic"]) == 1
+
+
+def test_check_logs_the_first_illegal_answers_and_exceptions_and_counts_the_rest(
+    bot_file: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Exceptions were cut to three tracebacks, but every illegal answer had its line: some 4,000
+    lines for a bot that always played the two of clubs."""
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        assert main(["bot", "check", f"{bot_file}:Sloppy", "--games", "3", "--presets", "classic"]) == 1
+    lines = [record.getMessage() for record in caplog.records]
+    illegal = [line for line in lines if "which is not legal" in line]
+    assert len(illegal) == 3 and lines.count("(more illegal answers of the bot: left out)") == 1, lines
+    assert len([r for r in caplog.records if r.exc_info]) == 3
+    assert lines.count("(more exceptions of the bot: tracebacks left out)") == 1
+
+
+def test_check_says_how_many_decisions_took_longer_than_a_ladder_gives(
+    bot_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bot slower than a ladder's 1 s a decision 'passed' (its p95 was there, the limit nowhere):
+    on the ladder its late answers ate the time bank, then were TIMEOUT faults that forfeited it."""
+    assert main(["bot", "check", f"{bot_file}:SlowStart", "--games", "1", "--presets", "classic"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "slow: 1 decision(s) took over 1000 ms, a ladder's time per decision; past it a match's 10 s" in out, out
+    assert "(10 forfeit the match)" in out and "passed" in out
+    assert main(["bot", "check", f"{bot_file}:Careful", "--games", "1", "--presets", "classic"]) == 0
+    assert "slow:" not in capsys.readouterr().out
 
 
 def test_a_local_bot_is_offered_bid_changes_under_000_only(bot_file: Path, tmp_path: Path) -> None:

@@ -68,6 +68,27 @@ def test_challenge_takes_the_agent_token_from_the_environment_as_bot_run_does(en
     assert "a secret one the engine draws" in " ".join(ohell("challenge", "--help").stdout.split())
 
 
+def test_a_row_of_the_hosts_tokens_file_given_for_the_token_is_named(
+    engine_process, make_agent, tmp_path: Path
+) -> None:
+    """A student handed a row of the host's tokens file (name,agent_id,token) and giving it whole was
+    told 'the gateway refused your token ...: use the token the host gave you', which it was."""
+    agent_id, token = make_agent("row")
+    row = tmp_path / "my-token.csv"
+    row.write_text(f"row,{agent_id},{token}\n")
+    address = ("--address", engine_process.address)
+    by_file = ohell("bot", "connect", "random", *address, "--token-file", str(row))
+    assert by_file.returncode == 2 and token not in by_file.stderr, by_file.stderr
+    assert by_file.stderr == (
+        f"error: --token-file {row} holds a row of comma-separated fields, as the host's tokens file has them"
+        " (name,agent_id,token): give the token alone, the row's last field\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OHELL_AGENT_TOKEN"} | {"OHELL_AGENT_TOKEN": row.read_text()}
+    command = [sys.executable, "-m", "arena.cli", "challenge", *address, "--seat", f"agent:{agent_id}"]
+    by_env = subprocess.run([*command, *("--seat", "builtin:random") * 2], capture_output=True, text=True, env=env)
+    assert by_env.returncode == 2 and by_env.stderr.startswith("error: $OHELL_AGENT_TOKEN holds a row"), by_env.stderr
+
+
 @pytest.mark.slow  # starts an engine of its own
 def test_tokens_come_from_files_off_the_command_line(shared_redis_server, tmp_path: Path) -> None:
     """``ohell engine --agent ID=TOKEN`` and ``--token`` put a token in the process list (``ps``), which

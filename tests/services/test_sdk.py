@@ -367,6 +367,63 @@ def test_a_ticket_on_a_paused_ladder_says_the_ladder_is_paused(store: Any, caplo
     assert "ladder 'resting' is paused: no table is formed until the host resumes it" in caplog.text
 
 
+def test_a_connected_run_with_an_endpoint_or_built_in_agents_token_says_its_bot_plays_none(
+    store: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``ohell bot run`` without ``--serve`` with an endpoint agent's token logged 'queued' and then
+    only 'seated at match ...' lines: its matches went to the registered address, where nothing
+    listened, and it forfeited them. A built-in agent's token likewise: the workers played them."""
+    from arena.ladder.model import Ladder
+    from arena.sdk.ladder import run_on_ladder_async
+    from services.matchmaker.servicer import MatchmakerServicer
+
+    store.create_ladder(Ladder("kinds"))
+    agents = {
+        "endpoint": store.register_agent("served", "endpoint", endpoint="127.0.0.1:41234"),
+        "builtin": store.register_agent("strong-one", "builtin", bot="strong"),
+        "connected": store.register_agent("dialler", "connected"),
+    }
+    name = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
+
+    async def run(agent_id: str, token: str) -> None:
+        servicer = MatchmakerServicer(store, poll_s=0.05)
+        register = lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(servicer, server)  # noqa: E731
+        matchmaker = await create_server("127.0.0.1:0", [Service(name, register)])
+        engine = await start_engine(tokens={token: agent_id})
+        playing = asyncio.create_task(
+            run_on_ladder_async(
+                BaseBot(), f"127.0.0.1:{engine.port}", f"127.0.0.1:{matchmaker.port}", token, "kinds", connect_timeout=5
+            )
+        )
+        try:
+            async with asyncio.timeout(20):
+                while not await asyncio.to_thread(store.has_ticket, "kinds", agent_id):
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)  # the line comes right after the ticket is queued, or never
+        finally:
+            playing.cancel()
+            await asyncio.gather(playing, return_exceptions=True)
+            await stop_server(matchmaker, 0)
+            await engine.stop(0)
+
+    lines = {}
+    for kind, (agent, token) in agents.items():
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+            asyncio.run(run(agent.agent_id, token))
+        lines[kind] = [r.getMessage() for r in caplog.records if r.getMessage().startswith(f"agent {agent.agent_id}")]
+    endpoint_id, builtin_id = agents["endpoint"][0].agent_id, agents["builtin"][0].agent_id
+    assert lines["endpoint"] == [
+        f"agent {endpoint_id} is registered as an endpoint agent (at 127.0.0.1:41234): the platform dials that"
+        " address for its matches, so this bot plays none of them; serve it there (ohell bot run BOT --serve"
+        " 127.0.0.1:41234)"
+    ]
+    assert lines["builtin"] == [
+        f"agent {builtin_id} is a built-in agent (bot strong): the workers play its matches, not this bot"
+    ]
+    assert lines["connected"] == []
+
+
 async def serve_gateway(gateway: gateway_pb2_grpc.AgentGatewayServiceServicer) -> Served:
     """A stand-in for the engine's gateway, on a free port."""
     name = gateway_pb2.DESCRIPTOR.services_by_name["AgentGatewayService"].full_name
@@ -613,6 +670,50 @@ def test_a_matchmaker_that_never_answers_is_one_line_after_the_connect_timeout()
 
     line = asyncio.run(run())
     assert "matchmaker at 127.0.0.1:" in line and "after 0.5 s" in line and "DEADLINE_EXCEEDED" in line, line
+
+
+def test_the_engines_and_the_matchmakers_addresses_swapped_are_one_line_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before, each address that served another service (UNIMPLEMENTED) was tried for the whole
+    connect timeout (10 s for ``ohell bot run``), logging 'lost the matchmaker ...; reconnecting'
+    eight times, as if it had been connected, before the line saying it was not a matchmaker."""
+    timeout = 20.0
+
+    async def run(swap: str) -> tuple[str, float]:
+        engine = await start_engine(tokens={"t": "agent-1"})
+        name = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
+        register = lambda server: matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(  # noqa: E731
+            SilentMatchmaker(), server
+        )
+        matchmaker = await create_server("127.0.0.1:0", [Service(name, register)])
+        engine_address, matchmaker_address = f"127.0.0.1:{engine.port}", f"127.0.0.1:{matchmaker.port}"
+        if swap == "gateway":
+            engine_address = matchmaker_address
+        else:
+            matchmaker_address = engine_address
+        began = asyncio.get_running_loop().time()
+        try:
+            with pytest.raises(AgentError) as refused:
+                await asyncio.wait_for(
+                    run_on_ladder_async(
+                        BaseBot(), engine_address, matchmaker_address, "t", "main", connect_timeout=timeout
+                    ),
+                    60,
+                )
+        finally:
+            await stop_server(matchmaker, 0)
+            await engine.stop(0)
+        return str(refused.value), asyncio.get_running_loop().time() - began
+
+    for swap in ("gateway", "matchmaker"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+            line, took = asyncio.run(run(swap))
+        assert line.startswith("the service at 127.0.0.1:") and f"is not a {swap} (UNIMPLEMENTED" in line, line
+        assert f"is it the {swap}'s address?" in line and "\n" not in line
+        assert took < timeout / 2, took
+        assert not [r for r in caplog.records if r.getMessage().startswith("lost the")], caplog.text
 
 
 class OversizedGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):

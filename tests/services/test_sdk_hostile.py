@@ -118,6 +118,38 @@ def test_a_match_end_with_an_unknown_fault_kind_is_logged_and_counted(caplog: py
     assert any("fault in hand" in r.getMessage() and "99" in r.getMessage() for r in caplog.records)
 
 
+def ended_with_forfeit(match_id: str, seat: int) -> match_pb2.AgentEvent:
+    ended = match_pb2.AgentEvent()
+    ended.match_ended.match_id = match_id
+    ended.match_ended.totals.extend([30, 0, 12])
+    ended.match_ended.forfeited.append(seat)
+    for _ in range(10):
+        ended.match_ended.faults.add(seat=seat, kind=match_pb2.FAULT_KIND_DISCONNECTED, detail="not connected")
+    return ended
+
+
+def test_the_end_of_a_match_begun_before_the_process_is_no_result_of_seat_minus_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A bot stopped mid-match and started again hears that match end (the gateway sends its end,
+    not its start, to the new stream): it logged 'you (seat -1) placed 0 of 3, 0 fault(s) of yours'
+    of a match it had forfeited with 10 faults, and counted it, so ``--matches 1`` stopped there."""
+    session = Session(make_bot("heuristic", 1))
+    with caplog.at_level(logging.INFO, logger="arena.sdk"):
+        assert handled(session, ended_with_forfeit("before", 1)) is None
+    line = caplog.records[-1].getMessage()
+    assert "match before ended: totals [30, 0, 12]; it began before this process connected" in line, line
+    assert "seat -1" not in line and "placed" not in line and session.matches_ended == 0
+    caplog.clear()
+    asked = decision("resumed")  # decided in this process, its start unseen: its seat is the decision's
+    assert handled(session, asked) is not None
+    with caplog.at_level(logging.INFO, logger="arena.sdk"):
+        handled(session, ended_with_forfeit("resumed", asked.decision.seat))
+    seat = asked.decision.seat
+    assert f"you (seat {seat}) placed" in caplog.records[0].getMessage() and session.matches_ended == 1
+    assert "10 fault(s) of yours, FORFEITED" in caplog.records[0].getMessage()
+
+
 async def _serve(connect: Any) -> Served:
     """A stand-in gateway whose Connect handler yields raw bytes (any message, or none)."""
     handlers = {"Connect": grpc.stream_stream_rpc_method_handler(connect, response_serializer=lambda data: data)}

@@ -259,7 +259,22 @@ def test_results(site: Site, tmp_path: Path) -> None:
     counted = re.search(r"3 of (\d+) finished matches", listed.stdout)
     assert counted and int(counted.group(1)) >= 8, listed.stdout
     assert ohell(site, "matches").returncode == 2
+    agent_id, name = next(iter(site.agents.items()))
+    assert ohell(site, "matches", "--agent", agent_id).returncode == 0
+    # a name for the id listed 'no finished matches of agent NAME' and exit 0, as if the agent had played none
+    named = ohell(site, "matches", "--agent", name)
+    assert named.returncode == 2 and not named.stdout, named.stdout
+    assert f"error: no agent has the id '{name}': --agent takes an agent's id" in named.stderr, named.stderr
     match_id = newest[0].match_id
+    # the id a tournament's agent is told its game by was 'no match' and no more
+    game = ohell(site, "match", "show", "final/r1t0/d1/r2")
+    assert game.returncode == 2 and game.stderr == (
+        "error: GetMatch: NOT_FOUND: match_id: no match 'final/r1t0/d1/r2': that is the id of a game of tournament"
+        " final, not of a ladder match: its record is in `ohell tournament export final --format json` once the"
+        " tournament has ended (its records, under 'r1t0/d1/r2')\n"
+    ), game.stderr
+    missing = ohell(site, "match", "show", f"{LADDER}-999999")
+    assert missing.returncode == 2 and "tournament" not in missing.stderr and "NOT_FOUND" in missing.stderr
     shown = ohell(site, "match", "show", match_id, "--referee", "--tricks", "--out", str(tmp_path / "m.json"))
     assert shown.returncode == 0 and "referee: valid" in shown.stdout and "trick 1:" in shown.stdout, shown.stdout
     record = json.loads((tmp_path / "m.json").read_text())
