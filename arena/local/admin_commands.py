@@ -126,7 +126,18 @@ ladder_resume = _admin("ResumeLadder", "resumed")
 _delete = _admin("DeleteLadder", "deleted")
 
 
+def known_ladder(host: Host, name: str, flag: str) -> None:
+    """Refuse a ladder the matchmaker does not have, naming the argument that gave it."""
+    try:
+        host.call("GetLadder", name=name)
+    except CallError as error:
+        if error.code == "NOT_FOUND":
+            raise OhHellError(f"{flag} {name}: no such ladder (`ohell ladder list` shows them)") from None
+        raise
+
+
 def ladder_delete(host: Host, args: argparse.Namespace) -> int:
+    known_ladder(host, args.name, "ladder delete")  # before asking to confirm a ladder that is not there
     if not args.yes:
         if not os.isatty(0):
             raise OhHellError(f"deleting ladder {args.name}: add --yes (no terminal to ask)")
@@ -202,7 +213,7 @@ def _check_join(host: Host, args: argparse.Namespace) -> None:
             f"(ohell bot run{' --serve HOST:PORT' if args.kind == 'endpoint' else ''}: docs/protocol.md)"
         )
     for ladder in args.join or []:
-        host.call("GetLadder", name=ladder)
+        known_ladder(host, ladder, "--join")
 
 
 def _join(host: Host, agent: Any, token: str, ladders: list[str] | None) -> None:

@@ -135,7 +135,7 @@ def test_built_in_agents_registered_with_join_play_on_the_ladder(site: Site, tmp
     )
     assert endpoint.returncode == 2 and "ohell bot run --serve HOST:PORT" in endpoint.stderr, endpoint.stderr
     missing = ohell(site, "agent", "register", "jo-5", "--kind", "builtin", "--bot", "random", "--join", "nope")
-    assert missing.returncode == 2 and "NOT_FOUND" in missing.stderr
+    assert missing.returncode == 2 and "--join nope: no such ladder" in missing.stderr, missing.stderr
     listed = ohell(site, "agent", "list")
     assert "jo-1" in listed.stdout and not {"jo-4", "jo-5", "jo-6"} & set(listed.stdout.split())
 
@@ -242,6 +242,9 @@ def test_token_rotation_revocation_listing_and_deletion(site: Site, tmp_path: Pa
     assert listed.returncode == 0 and agent_id in listed.stdout and "rota" in listed.stdout
     assert ohell(site, "agent", "rotate", "a-none").returncode == 2
     assert ohell(site, "ladder", "create", "short_lived").returncode == 0
+    missing = ohell(site, "ladder", "delete", "no_such_ladder")  # said before --yes is asked for
+    assert missing.returncode == 2 and "ladder delete no_such_ladder: no such ladder" in missing.stderr
+    assert "--yes" not in missing.stderr
     unasked = ohell(site, "ladder", "delete", "short_lived")  # no terminal to ask: refused
     assert unasked.returncode == 2 and "--yes" in unasked.stderr
     assert ohell(site, "ladder", "delete", "short_lived", "--yes").returncode == 0
