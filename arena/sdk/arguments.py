@@ -58,12 +58,21 @@ def stack_default(name: str, tcp: str) -> str:
     return f"ohell up's socket {name} in $OHELL_DATA_DIR or its default data folder when that file is there, else {tcp}"
 
 
+# typed before an address by habit (gRPC's own target schemes are dns:, unix:, ipv4:...)
+URL_SCHEMES = ("http", "https", "grpc", "grpcs", "tcp")
+
+
 def address_or_stack(given: str | None, name: str, tcp: str, flag: str) -> str:
     """``given`` (HOST:PORT or unix:PATH) as it is, else ``ohell up``'s socket ``name`` in its data
     folder when that file is there, else ``tcp``. OhHellError for a socket another user may have put
     there, and for one nothing answers on: the stack is down, and whoever listens on its TCP port
     meanwhile (any user of the machine) is not sent the agent's token."""
     if given:
+        scheme, sep, _ = given.partition("://")
+        if (
+            sep and scheme.lower() in URL_SCHEMES
+        ):  # gRPC would take it for a host name and retry it for the connect timeout
+            raise OhHellError(f"{flag} {given[:80]!r}: give HOST:PORT or unix:PATH, without {scheme}://")
         return given
     try:
         address = stack_address(name, tcp, who="the bot commands", sent="the agent token", flag=flag)
