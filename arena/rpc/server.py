@@ -82,7 +82,7 @@ class Service:
 class Served(NamedTuple):
     server: grpc.aio.Server
     port: int
-    health: health.HealthServicer
+    health: health.aio.HealthServicer
     unix_socket: str | None = None  # its absolute path
 
 
@@ -99,7 +99,9 @@ async def create_server(
     server = grpc.aio.server(interceptors=list(interceptors), options=server_options(limits))
     for service in services:
         service.register(server)
-    health_servicer = health.HealthServicer(experimental_non_blocking=True)
+    # gRPC's asyncio health service: its threaded one held a thread of the loop's default pool (where
+    # the matchmaker's Redis calls run) for each Watch stream, for good; six from anyone stalled it
+    health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [service.name for service in services]
     reflection.enable_server_reflection(
@@ -126,13 +128,13 @@ async def create_server(
             raise ConfigError(f"cannot listen on unix socket {unix_socket} (is its folder there, and writable?)")
     await server.start()
     for name in ["", *names]:  # "" is the whole server
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return Served(server, port, health_servicer, unix_socket)
 
 
 async def stop_server(served: Served, grace: float = 5.0) -> None:
     """Report NOT_SERVING, let calls in flight finish for ``grace`` seconds, then stop."""
-    served.health.enter_graceful_shutdown()
+    await served.health.enter_graceful_shutdown()
     await served.server.stop(grace)
     if served.unix_socket is not None:  # gRPC removed its file: a closed one tells clients the server is down
         try:
