@@ -14,10 +14,11 @@ import redis
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.keys import Keys, register_agent_token
-from arena.proto.ohell.v1 import gateway_pb2_grpc, spectate_pb2, spectate_pb2_grpc
+from arena.proto.ohell.v1 import spectate_pb2, spectate_pb2_grpc
 from arena.rpc.auth import auth_metadata
 from services.engine.spectate import MAX_FEEDS
 
+from .agents import connect_outcomes
 from .conftest import Service
 
 WEB_TOKEN = "security-tests-web-token-0123456789"
@@ -50,21 +51,11 @@ def test_spectators_do_not_take_the_engines_redis_connections(
             except grpc.aio.AioRpcError as error:
                 ended[error.code().name] += 1
 
-        connects: collections.Counter[str] = collections.Counter()
         async with grpc.aio.insecure_channel(engine.address) as channel:
             stub = spectate_pb2_grpc.SpectateServiceStub(channel)
             readers = [asyncio.create_task(follow(stub, f"nowhere.{n}")) for n in range(FOLLOWED)]
             await asyncio.sleep(2)  # every reader is waiting on Redis
-            async with grpc.aio.insecure_channel(engine.address) as agent_channel:
-                gateway = gateway_pb2_grpc.AgentGatewayServiceStub(agent_channel)
-                for _ in range(20):
-                    call = gateway.Connect(metadata=auth_metadata(AGENT_TOKEN))
-                    try:
-                        headers = await asyncio.wait_for(call.initial_metadata(), 10)
-                        connects["connected" if headers else (await call.code()).name] += 1
-                    except grpc.aio.AioRpcError as error:
-                        connects[error.code().name] += 1
-                    call.cancel()
+            connects = await connect_outcomes(engine.address, AGENT_TOKEN)
             for reader in readers:
                 reader.cancel()
         return connects, ended
