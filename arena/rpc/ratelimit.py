@@ -275,7 +275,7 @@ class CallGuard(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(details)
         if handler is None or not str(details.method).startswith(GUARDED):
-            return handler  # health and reflection: cheap, and their servicers are not coroutines
+            return handler  # health and reflection: probes call them (arena.rpc.probes bounds their streams)
         return self._wrap(handler, str(details.method))
 
     def _wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:

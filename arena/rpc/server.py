@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
+from arena.rpc import probes
 from arena.rpc import unix_socket as unix
 from arena.rpc.settings import ConfigError, is_host_port
 
@@ -82,7 +83,7 @@ class Service:
 class Served(NamedTuple):
     server: grpc.aio.Server
     port: int
-    health: health.HealthServicer
+    health: probes.HealthServicer
     unix_socket: str | None = None  # its absolute path
 
 
@@ -99,12 +100,11 @@ async def create_server(
     server = grpc.aio.server(interceptors=list(interceptors), options=server_options(limits))
     for service in services:
         service.register(server)
-    health_servicer = health.HealthServicer(experimental_non_blocking=True)
+    health_servicer = probes.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [service.name for service in services]
-    reflection.enable_server_reflection(
-        [*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME], server
-    )
+    reflected = [*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME]
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(probes.ReflectionServicer(reflected), server)
     if not is_host_port(address):
         raise ConfigError(f"address {address[:80]!r} must be HOST:PORT with a port from 0 to 65535")
     try:
@@ -126,13 +126,13 @@ async def create_server(
             raise ConfigError(f"cannot listen on unix socket {unix_socket} (is its folder there, and writable?)")
     await server.start()
     for name in ["", *names]:  # "" is the whole server
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return Served(server, port, health_servicer, unix_socket)
 
 
 async def stop_server(served: Served, grace: float = 5.0) -> None:
     """Report NOT_SERVING, let calls in flight finish for ``grace`` seconds, then stop."""
-    served.health.enter_graceful_shutdown()
+    await served.health.enter_graceful_shutdown()
     await served.server.stop(grace)
     if served.unix_socket is not None:  # gRPC removed its file: a closed one tells clients the server is down
         try:

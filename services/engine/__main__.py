@@ -72,8 +72,7 @@ def run(args: argparse.Namespace) -> None:
             print(f"engine service on unix socket {engine.served.unix_socket}", flush=True)
         print(f"engine service on port {engine.port}", flush=True)
         await serve_until_signal(engine.served, on_stop=engine.gateway.stop)
-        if engine.redis is not None:
-            await engine.redis.aclose()
+        await engine.close_redis()
 
     asyncio.run(serve())
 

@@ -47,6 +47,10 @@ MAX_DECISION_MS = 60_000
 MAX_TIME_BANK_MS = 600_000
 MAX_MATCH_HANDS = 100
 MAX_CHALLENGES_PER_CALLER = 2
+# The hosts of challenges have a Redis pool of their own: each one with a connected seat listens on
+# a connection for its whole match (an agent's may last hours), and on the engine's one pool of 100,
+# 110 of them failed the token lookups of every other call (an agent's Connect: UNAVAILABLE).
+HOST_CONNECTIONS = 512
 BOT_THREADS = 2  # built-in bots of every challenge decide here, off the event loop
 CHALLENGE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 LADDER_MATCH_ID = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}-[0-9]+$")  # arena.ladder's "<ladder>-<n>"
@@ -126,10 +130,12 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         default_time: TimeControl,
         keys: Keys | None = None,
         host_token: str | None = None,
+        host_redis: Any | None = None,
     ) -> None:
         self.keys = keys or Keys()
         self.tokens = tokens
         self.redis = redis_client
+        self.host_redis = host_redis or redis_client  # the matches' hosts' (HOST_CONNECTIONS)
         self.default_time = default_time
         self.host_token = host_token
         self.match_ids = RecentIds()
@@ -238,7 +244,7 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
                 seats,
                 seed,
                 time_control=time_control,
-                redis_client=self.redis,
+                redis_client=self.host_redis,
                 keys=self.keys,
                 bot_executor=self.bots,
             )

@@ -25,10 +25,10 @@ from arena.proto.ohell.v1 import (
 from arena.rpc.auth import RedisTokens, StaticTokens, TokenStore, load_host_token, load_web_token
 from arena.rpc.ratelimit import CallGuard, RateLimit
 from arena.rpc.server import DEFAULT_LIMITS, Limits, Served, Service, create_server, stop_server
-from services.engine.challenge import ChallengeApi
+from services.engine.challenge import HOST_CONNECTIONS, ChallengeApi
 from services.engine.gateway import Gateway
 from services.engine.rules_api import RulesApi
-from services.engine.spectate import SpectateApi
+from services.engine.spectate import FEED_CONNECTIONS, SpectateApi
 
 
 def _name(module: Any, service: str) -> str:
@@ -40,6 +40,8 @@ class Engine:
     served: Served
     gateway: Gateway
     redis: Any | None
+    spectate_redis: Any | None = None  # the spectators' readers' own client (SpectateApi)
+    challenge_redis: Any | None = None  # the challenges' hosts' own client (ChallengeApi)
 
     @property
     def port(self) -> int:
@@ -48,8 +50,12 @@ class Engine:
     async def stop(self, grace: float = 2.0) -> None:
         await self.gateway.stop()
         await stop_server(self.served, grace)
-        if self.redis is not None:
-            await self.redis.aclose()
+        await self.close_redis()
+
+    async def close_redis(self) -> None:
+        for client in (self.redis, self.spectate_redis, self.challenge_redis):
+            if client is not None:
+                await client.aclose()
 
 
 async def start_engine(
@@ -75,16 +81,24 @@ async def start_engine(
     static = StaticTokens(tokens or {})
     token_store: TokenStore = static
     log: EventLog = local_events()
+    spectate_client = challenge_client = None
     if redis_url:
         import redis.asyncio as aioredis
 
         redis_client = aioredis.Redis.from_url(redis_url)
         token_store = RedisTokens(redis_client, keys, fallback=static)
-        log = RedisEventLog(redis_client, keys)
+        # spectators' readers block on Redis: on a pool of their own they never take the connections
+        # every other call needs
+        spectate_client = aioredis.Redis.from_url(redis_url, max_connections=FEED_CONNECTIONS)
+        log = RedisEventLog(spectate_client, keys)
+        # nor do the hosts of challenges, each listening for its agents' answers while its match lasts
+        challenge_client = aioredis.Redis.from_url(redis_url, max_connections=HOST_CONNECTIONS)
     gateway = Gateway(token_store, redis_client, keys)
     await gateway.start()
     rules_api = RulesApi(token_store)
-    challenge = ChallengeApi(token_store, redis_client, time_control or TimeControl(), keys, host_token)
+    challenge = ChallengeApi(
+        token_store, redis_client, time_control or TimeControl(), keys, host_token, challenge_client
+    )
     spectate = SpectateApi(log, token_store, host_token, web_token, redis_client, keys)
     services = [
         Service(
@@ -108,4 +122,4 @@ async def start_engine(
     served = await create_server(
         address, services, limits or DEFAULT_LIMITS, interceptors=[guard], unix_socket=unix_socket
     )
-    return Engine(served, gateway, redis_client)
+    return Engine(served, gateway, redis_client, spectate_client, challenge_client)

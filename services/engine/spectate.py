@@ -26,6 +26,15 @@ from services.engine.slots import Slots
 
 MAX_WAIT_MS = 60_000
 MAX_SPECTATES_PER_CALLER = 8
+# Matches followed at once on one engine: each has one reader blocked on Redis, on a pool of the
+# readers' own (``FEED_CONNECTIONS``). On the engine's one pool, 100 readers (the web app's token
+# follows uncapped) took every connection the gateway, the rate limits and the match hosts need.
+MAX_FEEDS = 256
+FEED_CONNECTIONS = MAX_FEEDS + 8  # a reader holds one at a time; a few to spare for followers' reads
+
+
+class FeedsFull(Exception):
+    """MAX_FEEDS matches are followed on this engine: no reader for another one now."""
 
 
 class _Feed:
@@ -64,6 +73,8 @@ class SharedFeeds:
         """As ``EventLog.follow``: LookupError when nothing came within ``wait_s``."""
         feed = self.feeds.get(match_id)
         if feed is None or feed.outcome is not None:
+            if feed is None and len(self.feeds) >= MAX_FEEDS:
+                raise FeedsFull(f"{MAX_FEEDS} matches are followed on this engine: try again shortly")
             feed = self.feeds[match_id] = _Feed(self.log, match_id)
         feed.followers += 1
         loop = asyncio.get_running_loop()
@@ -135,6 +146,8 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
             )
         except FeedSilent as silent:
             await context.abort(grpc.StatusCode.ABORTED, str(silent))
+        except FeedsFull as full:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(full))
         except Exception as error:  # the event log failed (Redis away): the caller may retry
             await context.abort(
                 grpc.StatusCode.UNAVAILABLE, f"the match's events cannot be read now: {type(error).__name__}"

@@ -13,13 +13,17 @@ from typing import Any
 
 import grpc
 
+from arena.keys import PRESENCE_REFRESH_S
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.rpc.auth import QUEUED_HEADER
+from arena.rpc.auth import QUEUED_HEADER, bearer_token
 from services.matchmaker.base import ServicerBase, abort
 
 DEFAULT_LEASE_S = 30.0
 MAX_LEASE_S = 3600.0
 MAX_WATCHES_PER_AGENT = 8
+# how often a stream checks that its token is still the agent's, as the gateway does its streams':
+# one opened with a token the host rotated since renewed the ticket for whoever held the old token
+TOKEN_CHECK_S = PRESENCE_REFRESH_S
 
 
 class QueueRpcs(ServicerBase):
@@ -56,7 +60,8 @@ class QueueRpcs(ServicerBase):
             )
         self.watches[agent.agent_id] = self.watches.get(agent.agent_id, 0) + 1
         try:  # aclosing: the stream's end reaches _watch at once (it leaves the queue)
-            async with contextlib.aclosing(self._watch(request.ladder, agent.agent_id, context)) as seatings:
+            token = bearer_token(context.invocation_metadata()) or ""
+            async with contextlib.aclosing(self._watch(request.ladder, agent.agent_id, token, context)) as seatings:
                 async for seating in seatings:
                     yield seating
         finally:
@@ -64,19 +69,24 @@ class QueueRpcs(ServicerBase):
             if not self.watches[agent.agent_id]:
                 del self.watches[agent.agent_id]
 
-    async def _watch(self, ladder: str, agent_id: str, context: Any) -> AsyncGenerator[pb.WatchQueueResponse, None]:
+    async def _watch(
+        self, ladder: str, agent_id: str, token: str, context: Any
+    ) -> AsyncGenerator[pb.WatchQueueResponse, None]:
         lease = max(DEFAULT_LEASE_S, 3 * self.renew_s)
         try:  # a stream that ends at any point, even while its ticket is being made, leaves the queue
             await self._call(context, self.store.join, ladder, agent_id, lease, False)
             await context.send_initial_metadata(((QUEUED_HEADER, ladder),))  # tells the caller its ticket is queued
             loop = asyncio.get_running_loop()
-            renewed = loop.time()
+            renewed = checked = loop.time()
             after = await asyncio.to_thread(self.store.last_seated_id, agent_id)
             while True:
                 seatings = await asyncio.to_thread(self.store.seated_since, agent_id, after)
                 for entry_id, match_id, seat in seatings:
                     yield pb.WatchQueueResponse(match_id=match_id, seat=seat)
                     after = entry_id
+                if loop.time() - checked > TOKEN_CHECK_S:
+                    await self._check_token(context, token, agent_id)
+                    checked = loop.time()
                 free = not await asyncio.to_thread(self.store.busy_match, agent_id)
                 if free and (
                     loop.time() - renewed > self.renew_s
@@ -91,3 +101,9 @@ class QueueRpcs(ServicerBase):
             # blocks the server's event loop (the ticket's lease expires on its own then).
             with contextlib.suppress(Exception):
                 await asyncio.shield(asyncio.to_thread(self.store.leave, ladder, agent_id))
+
+    async def _check_token(self, context: Any, token: str, agent_id: str) -> None:
+        """End the stream UNAUTHENTICATED once ``token`` is no longer the agent's (rotated or revoked)."""
+        holder = await self._call(context, self.store.agent_for_token, token)
+        if holder is None or holder.agent_id != agent_id:
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "the agent's token was revoked or rotated")

@@ -285,7 +285,7 @@ def test_compose_health_checks_ask_what_the_services_serve() -> None:
             served = await create_server("127.0.0.1:0")
             try:
                 serving = await asyncio.to_thread(run_check, script, f"127.0.0.1:{served.port}")
-                served.health.enter_graceful_shutdown()  # NOT_SERVING while it stops
+                await served.health.enter_graceful_shutdown()  # NOT_SERVING while it stops
                 stopping = await asyncio.to_thread(run_check, script, f"127.0.0.1:{served.port}")
             finally:
                 await stop_server(served, grace=0)

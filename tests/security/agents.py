@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -95,3 +96,20 @@ class Agent:
             self.call.cancel()
         if self.task is not None:
             await asyncio.wait({self.task}, timeout=5)
+
+
+async def connect_outcomes(address: str, token: str, times: int = 20) -> collections.Counter[str]:
+    """Connect to the gateway ``times`` times, one after the other, hanging up once the stream is
+    taken: how each fared ("connected", or the status code's name)."""
+    outcomes: collections.Counter[str] = collections.Counter()
+    async with grpc.aio.insecure_channel(address) as channel:
+        gateway = gateway_pb2_grpc.AgentGatewayServiceStub(channel)
+        for _ in range(times):
+            call = gateway.Connect(metadata=auth_metadata(token))
+            try:
+                headers = await asyncio.wait_for(call.initial_metadata(), 10)
+                outcomes["connected" if headers else (await call.code()).name] += 1
+            except grpc.aio.AioRpcError as error:
+                outcomes[error.code().name] += 1
+            call.cancel()
+    return outcomes

@@ -251,7 +251,9 @@ class MatchmakerServiceServicer:
         """Join and hold the ticket while this stream is open (it is renewed for you); tells you each
         table you are seated at. Closing the stream leaves the queue. The response headers (initial
         metadata) arrive once the ticket is queued. Status codes: as JoinQueue, and
-        RESOURCE_EXHAUSTED when 8 WatchQueue streams of the agent are open on this matchmaker.
+        RESOURCE_EXHAUSTED when 8 WatchQueue streams of the agent are open on this matchmaker;
+        UNAUTHENTICATED within about 2 s once the host rotates or revokes the token it was opened
+        with (the stream's end leaves the queue).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

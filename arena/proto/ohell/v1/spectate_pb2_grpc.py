@@ -51,8 +51,8 @@ class SpectateServiceServicer:
         ends. Hands are never sent: cards appear as they are played, the trump card when turned,
         blind bids when revealed; fault details never name a card. Status codes: INVALID_ARGUMENT
         (match_id empty or over 128 characters, wait_ms over 60000), NOT_FOUND (no such match within
-        wait_ms), RESOURCE_EXHAUSTED (8 streams of this caller are open, or the rate limit),
-        ABORTED (the match fell silent), UNAVAILABLE (its events cannot be read now).
+        wait_ms), RESOURCE_EXHAUSTED (8 streams of this caller are open, 256 matches are followed on
+        this engine already, or the rate limit), ABORTED (the match fell silent), UNAVAILABLE (its events cannot be read now).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

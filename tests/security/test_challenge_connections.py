@@ -1,0 +1,78 @@
+"""Challenges against everyone else on the engine: the host of a challenge with a connected seat
+listens on Redis for the agent's answers for as long as the match lasts, and those listeners must
+not take the connections the gateway and the token lookups need."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+from collections.abc import Callable
+
+import grpc
+import pytest
+import redis
+
+from arena.embedded_redis import EmbeddedRedis
+from arena.keys import Keys, register_agent_token
+from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2, rules_pb2
+from arena.rpc.auth import auth_metadata
+
+from .agents import Agent, connect_outcomes
+from .conftest import HOST_TOKEN, Service
+
+SLOW_TOKEN = "security-tests-slow-agent-token-0"  # a1: connected, never answers
+OTHER_TOKEN = "security-tests-other-agent-token-1"  # a2: connects while the challenges play
+CHALLENGES = 110
+
+
+async def never(agent: Agent, request: match_pb2.DecisionRequest) -> None:
+    return None
+
+
+def started(agent: Agent) -> int:
+    return sum(event.HasField("match_started") for event in agent.events)
+
+
+@pytest.mark.slow  # a process of its own, and a few seconds of challenges in play
+def test_challenges_in_play_do_not_take_the_engines_redis_connections(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis
+) -> None:
+    """Each challenge with a connected seat held a Redis connection of the engine's one pool (100)
+    for its whole length, the pool of every token lookup: 110 challenges of an agent that takes its
+    time failed every other agent's Connect UNAVAILABLE (MaxConnectionsError). Agents can hold that
+    many (two each; an agent's challenge may last hours). The challenges' hosts have a pool of their own now."""
+    client = redis.Redis.from_url(redis_server.url)
+    register_agent_token(client, "a1", SLOW_TOKEN, Keys())
+    register_agent_token(client, "a2", OTHER_TOKEN, Keys())
+    client.close()
+    engine = start_service("services.engine")
+
+    async def attack() -> collections.Counter[str]:
+        slow = await Agent(engine.address, SLOW_TOKEN, never).start()
+        seats = [
+            challenge_pb2.ChallengeSeat(agent_id="a1"),
+            challenge_pb2.ChallengeSeat(builtin="random"),
+            challenge_pb2.ChallengeSeat(builtin="random"),
+        ]
+        request = challenge_pb2.ChallengeRequest(
+            rules=rules_pb2.Rules(hand_sizes=[1]), seats=seats, time_control=match_pb2.TimeControl(decision_ms=60_000)
+        )
+        async with grpc.aio.insecure_channel(engine.address) as channel:
+            stub = challenge_pb2_grpc.ChallengeServiceStub(channel)
+
+            async def keep_playing() -> None:  # a challenge that fails is asked again at once
+                while True:
+                    with contextlib.suppress(grpc.aio.AioRpcError):
+                        await stub.Challenge(request, metadata=auth_metadata(HOST_TOKEN))
+
+            challenges = [asyncio.create_task(keep_playing()) for _ in range(CHALLENGES)]
+            await slow.until(lambda agent: started(agent) >= 90, "the matches to start", timeout_s=60)
+            connects = await connect_outcomes(engine.address, OTHER_TOKEN)
+            for task in challenges:
+                task.cancel()
+            await asyncio.wait(challenges)
+        await slow.stop()
+        return connects
+
+    assert asyncio.run(attack()) == {"connected": 20}
