@@ -164,5 +164,6 @@ def test_every_answer_forbids_framing_and_sniffing(url: str, path: str) -> None:
     except urllib.error.HTTPError as error:
         headers = error.headers
     assert headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert "script-src 'self';" in headers["content-security-policy"]  # no inline or other sites' scripts
     assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "same-origin"
     assert "server" not in headers, headers["server"]
