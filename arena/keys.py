@@ -88,6 +88,7 @@ MATCH_EVENTS_MAXLEN = 20_000
 TEMPLATES: dict[str, str] = {
     "agent": "agent:{}",
     "agent_names": "agent-names",
+    "agent_names_folded": "agent-names-folded",
     "agent_tokens": "agent_tokens",
     "agent_seq": "agent-seq",
     "ladders": "ladders",
@@ -192,6 +193,11 @@ class Keys:
     @property
     def agent_names(self) -> str:
         return self._key("agent_names")
+
+    @property
+    def agent_names_folded(self) -> str:
+        """hash: an agent's name in lower case -> its id (names are unique whatever their letter case)."""
+        return self._key("agent_names_folded")
 
     @property
     def agent_tokens(self) -> str:

@@ -68,8 +68,15 @@ class AgentStore(StoreBase):
             self_registered,
             token if kind == "endpoint" else "",
         )
-        if not self.client.hsetnx(self.keys.agent_names, name, agent.agent_id):
-            raise AlreadyExists(f"an agent named {name!r} exists", "name")
+        holder = self._name(args=[self.keys.prefix, name, name.lower(), agent.agent_id])
+        if holder is not None:
+            held_as = self.client.hget(self.keys.agent(text(holder)), "name")
+            if held_as is None or text(held_as) == name:
+                raise AlreadyExists(f"an agent named {name!r} exists", "name")
+            raise AlreadyExists(
+                f"an agent named {text(held_as)!r} exists ({name!r}: names are unique whatever their letter case)",
+                "name",
+            )
         fields: dict[FieldT, EncodableT] = {
             "agent_id": agent.agent_id,
             "name": name,

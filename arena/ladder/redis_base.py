@@ -30,6 +30,7 @@ class StoreBase:
         self.keys = keys or Keys()
         self.queues = Queues(self.keys.prefix)
         self._snapshot = client.register_script(Keys.lua(scripts.SNAPSHOT))
+        self._name = client.register_script(Keys.lua(scripts.NAME))
         self._claim = client.register_script(Keys.lua(scripts.CLAIM))
         self._join = client.register_script(Keys.lua(scripts.JOIN))
         self._start = client.register_script(Keys.lua(scripts.START))

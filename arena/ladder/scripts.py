@@ -250,3 +250,23 @@ RELEASE_IF_HELD = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+
+# Take an agent's name: ARGV = prefix, name, the name in lower case, agent id. Returns false when the
+# name was free (both hashes now hold it), else the id of the agent holding it or a name that differs
+# from it only in letter case ('Strong-1' beside 'strong-1' would pass for it on a leaderboard). The
+# names taken before the lower-case index existed are put in it on the first call (the marker field
+# '#indexed': no name starts with '#').
+NAME = """
+local p, name, folded, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local names, index = K.agent_names(p), K.agent_names_folded(p)
+if redis.call('HEXISTS', index, '#indexed') == 0 then
+  local all = redis.call('HGETALL', names)
+  for i = 1, #all, 2 do redis.call('HSETNX', index, string.lower(all[i]), all[i + 1]) end
+  redis.call('HSET', index, '#indexed', '1')
+end
+local taken = redis.call('HGET', names, name) or redis.call('HGET', index, folded)
+if taken then return taken end
+redis.call('HSET', names, name, id)
+redis.call('HSET', index, folded, id)
+return false
+"""

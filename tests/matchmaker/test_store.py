@@ -89,6 +89,24 @@ def test_register_and_authenticate(store: RedisStore) -> None:
     assert store.set_version(agent.agent_id, "2.0").version == "2.0"
 
 
+def test_names_are_unique_whatever_their_letter_case(store: RedisStore) -> None:
+    """'Strong-1' beside 'strong-1' passed for it on a leaderboard (a self-registered agent too)."""
+    strong, _ = store.register_agent("strong-1", "builtin", bot="strong")
+    with pytest.raises(AlreadyExists, match="an agent named 'strong-1' exists \\('Strong-1': names are unique"):
+        store.register_agent("Strong-1", "connected", self_registered=True)
+    assert store.agent_names([strong.agent_id]) == {strong.agent_id: "strong-1"}
+    assert store.register_agent("strong-2", "connected")[0].name == "strong-2"
+
+
+def test_names_taken_before_the_case_index_are_indexed_on_the_next_registration(store: RedisStore) -> None:
+    older, _ = store.register_agent("Alice", "connected")
+    store.client.delete(store.keys.agent_names_folded)  # as a store written before the index was
+    with pytest.raises(AlreadyExists, match="an agent named 'Alice' exists"):
+        store.register_agent("alice", "connected")
+    assert store.register_agent("bob", "connected")[0].name == "bob"
+    assert store.client.hget(store.keys.agent_names_folded, "alice") == older.agent_id.encode()
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [
