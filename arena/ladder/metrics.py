@@ -13,6 +13,8 @@ import re
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
 
+from arena.ladder.processes import process_exists
+
 DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900)
 
@@ -81,19 +83,9 @@ class _LiveCollector(multiprocess.MultiProcessCollector):
     def collect(self):  # type: ignore[no-untyped-def]
         for path in glob.glob(os.path.join(self._path, "*.db")):
             found = _PID_FILE.search(path)
-            if found and not _alive(int(found.group(1))):
+            if found and not process_exists(int(found.group(1))):
                 multiprocess.mark_process_dead(int(found.group(1)), self._path)
         return super().collect()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def multiprocess_registry() -> CollectorRegistry:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
+from arena.ladder.processes import process_exists
 from arena.local import admin
 from arena.local.config import (
     CONFIG_ENV,
@@ -105,16 +106,6 @@ def hold_data_folder(folder: Path) -> int:
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
     return lock
-
-
-def process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):  # none, or a number no pid can be
-        return False
-    except PermissionError:  # another user's
-        return True
-    return True
 
 
 def cmd_up(args: argparse.Namespace) -> int:
