@@ -28,6 +28,17 @@ from ..ladder.helpers import builtin_ladder
 from .test_archiving import play
 
 
+@pytest.fixture
+def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """ohell up's data folder (mode 700) as the commands find it: in $OHELL_DATA_DIR, with no archive URL
+    in the environment."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    monkeypatch.setenv("OHELL_DATA_DIR", str(data))
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    return data
+
+
 def test_export_writes_every_archived_match(store: RedisStore, archive: Engine, tmp_path: Path) -> None:
     builtin_ladder(store, "x", bots=("random",) * 6, seats=3)
     played = play(store, "x", 5)
@@ -77,52 +88,43 @@ def test_rebuild_from_the_archive_after_redis_lost_the_log(
 
 
 def test_rebuild_from_the_archive_reads_the_data_folders_by_default(
-    store: RedisStore,
-    redis_server: EmbeddedRedis,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    store: RedisStore, redis_server: EmbeddedRedis, data_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Without --database-url or $OHELL_DATABASE_URL it stopped with 'give --database-url', though ohell up
     keeps its archive in the data folder, where the command finds ohell up's Redis."""
-    data = tmp_path / "data"
-    data.mkdir(mode=0o700)
-    monkeypatch.setenv("OHELL_DATA_DIR", str(data))
-    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
     command = ["ladder", "rebuild", "--redis-url", redis_server.url, "--ladder", "r", "--from", "archive"]
     assert main(command) == 2
     said = " ".join(capsys.readouterr().err.split())
     assert (
-        f"give --database-url or set {DATABASE_URL_ENV} (ohell up's archive {data / 'archive.db'} is not there)" in said
+        f"give --database-url or set {DATABASE_URL_ENV} (ohell up's archive {data_folder / 'archive.db'} is not there)"
+        in said
     )
-    assert not (data / "archive.db").exists()  # none made by asking
-    archive = connect(f"sqlite:///{data / 'archive.db'}")
+    assert not (data_folder / "archive.db").exists()  # none made by asking
+    archive = connect(f"sqlite:///{data_folder / 'archive.db'}")
     before = lose_the_archived_log(store, archive)
     archive.dispose()
     assert main(command) == 0
     assert stored_ratings(store.client, store.keys, "r") == before
-    assert f"archive: sqlite:///{data / 'archive.db'} (ohell up's, in its data folder)" in capsys.readouterr().out
+    assert (
+        f"archive: sqlite:///{data_folder / 'archive.db'} (ohell up's, in its data folder)" in capsys.readouterr().out
+    )
 
 
 def test_rebuild_reads_no_archive_or_redis_url_another_user_may_have_put_in_the_data_folder(
     store: RedisStore,
     redis_server: EmbeddedRedis,
-    tmp_path: Path,
+    data_folder: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A data folder others may write in (the commands neither dial its sockets nor read its
     host-token): its archive.db was rebuilt from, as the host's matches, and its redis-url given
     the ratings."""
-    data = tmp_path / "data"
-    data.mkdir(mode=0o700)
-    archive = connect(f"sqlite:///{data / 'archive.db'}")
+    archive = connect(f"sqlite:///{data_folder / 'archive.db'}")
     lose_the_archived_log(store, archive)
     archive.dispose()
-    (data / "redis-url").write_text(redis_server.url + "\n")
-    data.chmod(0o770)
-    monkeypatch.setenv("OHELL_DATA_DIR", str(data))
-    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    (data_folder / "redis-url").write_text(redis_server.url + "\n")
+    data_folder.chmod(0o770)
     monkeypatch.delenv("REDIS_URL", raising=False)
     for command, file in (
         (["--redis-url", redis_server.url, "--from", "archive"], "archive"),
@@ -130,7 +132,9 @@ def test_rebuild_reads_no_archive_or_redis_url_another_user_may_have_put_in_the_
     ):
         assert main(["ladder", "rebuild", "--ladder", "r", *command]) == 2
         said = " ".join(capsys.readouterr().err.split())
-        assert f"ohell up's {file} {data}" in said and f"not read: others may write in {data}" in said, said
+        assert f"ohell up's {file} {data_folder}" in said and f"not read: others may write in {data_folder}" in said, (
+            said
+        )
 
 
 def test_rebuild_reads_the_key_prefix_of_the_stack(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,19 +184,16 @@ def test_every_spectate_write_caps_the_stream_and_renews_its_expiry(redis_server
 
 
 def test_export_with_the_stack_down_names_the_archive_it_could_read_instead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    data_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """It said only that the matchmaker could not be reached, though the archive of ``ohell up``
     lay in the data folder and --database-url reads it with no stack running."""
-    data = tmp_path / "data"
-    data.mkdir(mode=0o700)
-    monkeypatch.setenv("OHELL_DATA_DIR", str(data))
     monkeypatch.delenv("OHELL_MATCHMAKER_ADDRESS", raising=False)
-    command = ["ladder", "export", "main", "--out", str(tmp_path / "out"), "--matchmaker", "127.0.0.1:1"]
+    command = ["ladder", "export", "main", "--out", str(data_folder.parent / "out"), "--matchmaker", "127.0.0.1:1"]
     assert main(command) == 2
     said = " ".join(capsys.readouterr().err.split())
     assert "cannot reach the matchmaker at 127.0.0.1:1" in said and "--database-url URL" in said, said
-    (data / "archive.db").touch()
+    (data_folder / "archive.db").touch()
     assert main(command) == 2
     said = " ".join(capsys.readouterr().err.split())
-    assert f"--database-url sqlite:///{data / 'archive.db'}" in said, said
+    assert f"--database-url sqlite:///{data_folder / 'archive.db'}" in said, said
