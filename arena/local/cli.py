@@ -19,8 +19,9 @@ from arena.local.config import (
     host_token,
     make_data_folder,
     resolve,
+    stack_archive,
 )
-from arena.rpc.data_folder import UP_ARCHIVE, data_folder_file, default_data_dir, not_ours, up_archive_url
+from arena.rpc.data_folder import UP_ARCHIVE, data_folder_file, default_data_dir, not_ours
 from arena.rpc.files import is_plain_file
 from arena.rpc.settings import ConfigError, read_token_file, shown_url
 from ohell.errors import OhHellError
@@ -212,23 +213,16 @@ def up_redis_url() -> str:
 
 
 def archive_url(args: argparse.Namespace) -> tuple[str, str]:
-    """The archive ``ohell ladder rebuild --from archive`` reads, and where its URL came from: --database-url,
-    else $OHELL_DATABASE_URL, else the archive ``ohell up`` keeps in its data folder when that file is there."""
+    """The archive ``ohell ladder rebuild --from archive`` reads, and where its URL came from: the one
+    ``ohell up`` writes with the same settings (``stack_archive``: --database-url first)."""
     from arena.archive.db import DATABASE_URL_ENV
 
-    for url, source in (
-        (args.database_url, "--database-url"),
-        (os.environ.get(DATABASE_URL_ENV), f"${DATABASE_URL_ENV}"),
-    ):
-        if url:
-            return url, source
-    url = up_archive_url()
-    if not url:
-        where = data_folder_file(UP_ARCHIVE)
-        why = not_ours(where.parent) if where.parent.exists() else ""  # a file another user may have put there
-        said = f"not read: {why}" if why else "is not there"
-        raise OhHellError(f"give --database-url or set {DATABASE_URL_ENV} (ohell up's archive {where} {said})")
-    return url, "ohell up's, in its data folder"
+    archive = stack_archive(os.environ, args.database_url)
+    if not archive.url:
+        raise OhHellError(
+            f"give --database-url, or set {DATABASE_URL_ENV} or database_url in ohell.toml ({archive.problem})"
+        )
+    return archive.url, archive.source
 
 
 def _rebuild(args: argparse.Namespace, url: str, archive: tuple[str, str] | None) -> int:
@@ -320,8 +314,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     rebuild.add_argument(
         "--database-url",
-        help="the archive (default: $OHELL_DATABASE_URL, else ohell up's archive.db in $OHELL_DATA_DIR or the default"
-        " data folder)",
+        help="the archive (default: ohell up's, as its settings give it: $OHELL_DATABASE_URL, else database_url in"
+        " ohell.toml, else archive.db in its data folder)",
     )
     rebuild.set_defaults(handler=cmd_rebuild)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from arena.keys import new_token
 from arena.ladder.routing import BATCH_ENV, DEFAULT_BATCH, MAX_BATCH
-from arena.rpc.data_folder import DATA_DIR_ENV, ENGINE_ADDRESS, MATCHMAKER_ADDRESS, default_data_dir
+from arena.rpc.data_folder import DATA_DIR_ENV, ENGINE_ADDRESS, MATCHMAKER_ADDRESS, default_data_dir, up_archive
 from arena.rpc.settings import ConfigError, NotOwnFile, is_host_port, read_token
 from ohell.errors import OhHellError
 
@@ -95,21 +95,35 @@ def check_address(name: str, address: str, source: str = "") -> None:
         raise OhHellError(f"{name} must be HOST:PORT with a port from 0 to 65535, got {address!r}{source}")
 
 
+def config_file(config_path: str | None, environ: Mapping[str, str]) -> str | None:
+    """The config file: ``config_path`` (--config), else $OHELL_CONFIG, else ./ohell.toml when present."""
+    return config_path or environ.get(CONFIG_ENV) or ("ohell.toml" if Path("ohell.toml").is_file() else None)
+
+
+def pick(
+    name: str, flags: Mapping[str, Any], environ: Mapping[str, str], from_file: Mapping[str, Any], path: str | None
+) -> tuple[Any, str]:
+    """One setting from ``flags`` (None = not given), else ``environ``, else the config file ``path``
+    (read into ``from_file``), else its default; and where it came from ("" for the default)."""
+    setting = SETTINGS[name]
+    if flags.get(name) is not None:
+        return flags[name], f"--{name.replace('_', '-')}"
+    if environ.get(setting.env):
+        return _convert(name, environ[setting.env], f"${setting.env}"), f"${setting.env}"
+    if name in from_file:
+        return from_file[name], f"{name} in the config file {path}"
+    return setting.default, ""
+
+
 def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_path: str | None = None) -> dict[str, Any]:
     """Every setting: from ``flags`` (None = not given), else ``environ``, else the config file, else the default."""
-    path = config_path or environ.get(CONFIG_ENV) or ("ohell.toml" if Path("ohell.toml").is_file() else None)
+    path = config_file(config_path, environ)
     from_file = read_config_file(Path(path)) if path else {}
     settings = {}
     source = {}  # where each value came from, as a refusal of it says: " (from $OHELL_WORKERS)"
-    for name, setting in SETTINGS.items():
-        if flags.get(name) is not None:
-            settings[name], source[name] = flags[name], f" (from --{name.replace('_', '-')})"
-        elif environ.get(setting.env):
-            settings[name] = _convert(name, environ[setting.env], f"${setting.env}")
-            source[name] = f" (from ${setting.env})"
-        else:
-            settings[name] = from_file.get(name, setting.default)
-            source[name] = f" (from {name} in the config file {path})" if name in from_file else ""
+    for name in SETTINGS:
+        settings[name], where = pick(name, flags, environ, from_file, path)
+        source[name] = f" (from {where})" if where else ""
     settings["data_dir"] = str(Path(settings["data_dir"] or default_data_dir()).expanduser())
     for name in ("engine_address", "matchmaker_address", "web_address"):
         check_address(name.replace("_", "-"), settings[name], source[name])
@@ -121,6 +135,30 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_path: s
     if not 0 <= settings["redis_port"] <= 65535:
         raise OhHellError(f"redis-port must be from 0 to 65535, got {settings['redis_port']}{source['redis_port']}")
     return settings
+
+
+@dataclass(frozen=True)
+class StackArchive:
+    """The archive ``ohell up`` writes, as a command run beside it finds it."""
+
+    url: str  # "" for the data folder's archive.db when that is not there or not read (``problem`` says which)
+    source: str  # where the URL came from, as said after it
+    problem: str = ""
+
+
+def stack_archive(environ: Mapping[str, str], database_url: str | None = None) -> StackArchive:
+    """The archive of ``ohell up`` with the same settings: ``database_url`` (a command's flag), else
+    $OHELL_DATABASE_URL, else database_url in the config file, else archive.db in its data folder
+    ($OHELL_DATA_DIR, else data_dir in the config file, else the default). OhHellError for a config
+    file ``ohell up`` would refuse too."""
+    path = config_file(None, environ)
+    from_file = read_config_file(Path(path)) if path else {}
+    url, where = pick("database_url", {"database_url": database_url}, environ, from_file, path)
+    if url:
+        return StackArchive(url, f"from {where}")
+    data_dir, where = pick("data_dir", {}, environ, from_file, path)
+    url, problem = up_archive(Path(data_dir or default_data_dir()).expanduser())
+    return StackArchive(url, "ohell up's, in its data folder" + (f" from {where}" if where else ""), problem)
 
 
 def refuse_shared(folder: Path) -> None:

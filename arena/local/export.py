@@ -14,15 +14,17 @@ and GetMatch: archived matches and those only Redis holds yet); --limit N keeps 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from arena.local.admin_client import Host, Unreachable, with_host
+from arena.local.config import stack_archive
 from arena.local.output import out_folder
-from arena.rpc.data_folder import up_archive_url
 from arena.rpc.files import open_named_file, refuse_planted
 from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
@@ -158,5 +160,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return with_host(from_stack)(args)
     except Unreachable as error:
-        where = up_archive_url() or "URL"
+        where = "URL"
+        with contextlib.suppress(OhHellError):  # a config file ohell up refuses too: the hint names no archive
+            archive = stack_archive(os.environ)
+            where = f"{shown_url(archive.url)} ({archive.source})" if archive.url else where
         raise OhHellError(f"{error}; or read the archive with no stack running: --database-url {where}") from None

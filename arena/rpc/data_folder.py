@@ -36,14 +36,19 @@ def data_folder_file(name: str) -> Path:
     return Path(os.environ.get(DATA_DIR_ENV) or default_data_dir()).expanduser() / name
 
 
-def up_archive_url() -> str:
-    """``sqlite:///PATH`` of ``ohell up``'s archive in the data folder, "" when that file is not there
-    or another user may have put it there (``not_ours``: its matches would be read as the host's)."""
-    path = data_folder_file(UP_ARCHIVE).absolute()
+def up_archive(folder: Path) -> tuple[str, str]:
+    """``sqlite:///PATH`` of ``ohell up``'s archive in its data folder ``folder`` and "", or "" and why
+    not: that file is not there, or another user may have put it there (``not_ours``: its matches would
+    be read as the host's)."""
+    path = (folder / UP_ARCHIVE).absolute()
     try:
-        return f"sqlite:///{path}" if path.is_file() and not not_ours(path.parent) else ""
+        there = path.is_file()
     except OSError:  # a data folder this user may not enter (Path.is_file raises EACCES)
-        return ""
+        there = False
+    why = not_ours(path.parent) if there else ""
+    if not there or why:
+        return "", f"ohell up's archive {path} {f'not read: {why}' if why else 'is not there'}"
+    return f"sqlite:///{path}", ""
 
 
 def not_ours(folder: Path) -> str:

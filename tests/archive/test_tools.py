@@ -21,8 +21,10 @@ from arena.keys import DEFAULT_PREFIX, MATCH_EVENTS_MAXLEN, MATCH_EVENTS_TTL_S, 
 from arena.ladder import archiving
 from arena.ladder.ratings import stored_ratings
 from arena.ladder.redis_store import RedisStore
+from arena.local.config import CONFIG_ENV
 from arena.play.events import RedisEventLog
 from arena.proto.ohell.v1 import spectate_pb2
+from arena.rpc.settings import shown_url
 
 from ..ladder.helpers import builtin_ladder
 from .test_archiving import play
@@ -31,11 +33,13 @@ from .test_archiving import play
 @pytest.fixture
 def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """ohell up's data folder (mode 700) as the commands find it: in $OHELL_DATA_DIR, with no archive URL
-    in the environment."""
+    in the environment and no config file (the working directory is the folder above it)."""
     data = tmp_path / "data"
     data.mkdir(mode=0o700)
     monkeypatch.setenv("OHELL_DATA_DIR", str(data))
     monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    monkeypatch.delenv(CONFIG_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
     return data
 
 
@@ -95,10 +99,8 @@ def test_rebuild_from_the_archive_reads_the_data_folders_by_default(
     command = ["ladder", "rebuild", "--redis-url", redis_server.url, "--ladder", "r", "--from", "archive"]
     assert main(command) == 2
     said = " ".join(capsys.readouterr().err.split())
-    assert (
-        f"give --database-url or set {DATABASE_URL_ENV} (ohell up's archive {data_folder / 'archive.db'} is not there)"
-        in said
-    )
+    give = f"give --database-url, or set {DATABASE_URL_ENV} or database_url in ohell.toml"
+    assert f"{give} (ohell up's archive {data_folder / 'archive.db'} is not there)" in said, said
     assert not (data_folder / "archive.db").exists()  # none made by asking
     archive = connect(f"sqlite:///{data_folder / 'archive.db'}")
     before = lose_the_archived_log(store, archive)
@@ -106,7 +108,8 @@ def test_rebuild_from_the_archive_reads_the_data_folders_by_default(
     assert main(command) == 0
     assert stored_ratings(store.client, store.keys, "r") == before
     assert (
-        f"archive: sqlite:///{data_folder / 'archive.db'} (ohell up's, in its data folder)" in capsys.readouterr().out
+        f"archive: sqlite:///{data_folder / 'archive.db'} (ohell up's, in its data folder from $OHELL_DATA_DIR)"
+        in capsys.readouterr().out
     )
 
 
@@ -197,3 +200,42 @@ def test_export_with_the_stack_down_names_the_archive_it_could_read_instead(
     assert main(command) == 2
     said = " ".join(capsys.readouterr().err.split())
     assert f"--database-url sqlite:///{data_folder / 'archive.db'}" in said, said
+
+
+def test_the_archive_of_ohell_toml_is_the_one_rebuild_reads_and_export_names(
+    store: RedisStore,
+    archive: Engine,
+    redis_server: EmbeddedRedis,
+    data_folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``ohell up`` takes its archive from --database-url, $OHELL_DATABASE_URL, ohell.toml, else the data
+    folder's archive.db; the rebuild and export's hint skipped ohell.toml, and so named or read another
+    archive (the data folder's) than the one the stack wrote."""
+    url = archive.url.render_as_string(hide_password=False)
+    before = lose_the_archived_log(store, archive)
+    (data_folder / "archive.db").touch()  # not the configured one
+    config = data_folder.parent / "ohell.toml"
+    config.write_text(f"database_url = {json.dumps(url)}\n")
+    from_file = f"{shown_url(url)} (from database_url in the config file ohell.toml)"
+    rebuild = ["ladder", "rebuild", "--redis-url", redis_server.url, "--ladder", "r", "--from", "archive"]
+    assert main(rebuild) == 0
+    assert f"archive: {from_file}" in capsys.readouterr().out
+    assert stored_ratings(store.client, store.keys, "r") == before
+    export = ["ladder", "export", "r", "--out", str(data_folder.parent / "out"), "--matchmaker", "127.0.0.1:1"]
+    assert main(export) == 2
+    assert f"--database-url {from_file}" in " ".join(capsys.readouterr().err.split())
+    monkeypatch.setenv(DATABASE_URL_ENV, "sqlite:////nowhere/env.db")  # the environment wins over the file
+    assert main(export) == 2
+    assert f"--database-url sqlite:////nowhere/env.db (from ${DATABASE_URL_ENV})" in capsys.readouterr().err
+    monkeypatch.delenv(DATABASE_URL_ENV)
+    elsewhere = data_folder.parent / "elsewhere"  # data_dir in the file: the stack's archive.db is there
+    elsewhere.mkdir(mode=0o700)
+    (elsewhere / "archive.db").touch()
+    config.write_text(f"data_dir = {json.dumps(str(elsewhere))}\n")
+    monkeypatch.delenv("OHELL_DATA_DIR")
+    assert main(export) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    source = "ohell up's, in its data folder from data_dir in the config file ohell.toml"
+    assert f"--database-url sqlite:///{elsewhere / 'archive.db'} ({source})" in said, said
