@@ -1,8 +1,9 @@
 """The agent import file (``ohell agent import FILE``, the host page's upload): one agent's name in
 the first column of each row, the columns separated by ``,``, ``;`` or a tab, whichever comes
 first in the file (a spreadsheet saves ``;`` where the decimal mark is a comma, and copies a table
-out with tabs; a name never holds one of them). Blank rows are skipped, and a first row whose first
-cell is ``name`` is a header."""
+out with tabs). A name never holds one of them, so a first cell that does is a line separated
+otherwise than the file (pasted from another file, say): refused, with its number. Blank rows are
+skipped, and a first row whose first cell is ``name`` is a header."""
 
 from __future__ import annotations
 
@@ -10,18 +11,36 @@ import csv
 import io
 
 SEPARATORS = (",", ";", "\t")
+SAID = {",": "','", ";": "';'", "\t": "a tab"}
 
 
-def separator_of(text: str) -> str:
-    """The first of ``SEPARATORS`` in ``text``; ``,`` when there is none (a file of one column)."""
-    return next((char for char in text if char in SEPARATORS), ",")
+def separator_of(text: str) -> tuple[str, int]:
+    """The first of ``SEPARATORS`` in ``text`` and the number of its line; ``,`` (line 0) when there is
+    none (a file of one column)."""
+    at = next((index for index, char in enumerate(text) if char in SEPARATORS), -1)
+    return (text[at], text.count("\n", 0, at) + 1) if at >= 0 else (",", 0)
 
 
 def first_cells(text: str) -> list[str]:
     """The first cell of each row of the file's text that is not blank there, a header's included.
-    ``csv.Error`` for a text the CSV reader refuses (a field over its limit of 128 KB)."""
-    reader = csv.reader(io.StringIO(text), delimiter=separator_of(text))
-    return [row[0].strip() for row in reader if row and row[0].strip()]
+    ``csv.Error`` for a text the CSV reader refuses (a field over its limit of 128 KB), and for a first
+    cell holding a separator (its line is separated otherwise than the file's first separator says)."""
+    separator, decided_at = separator_of(text)
+    reader = csv.reader(io.StringIO(text), delimiter=separator)
+    cells = []
+    start = 1  # the line the next row starts on (a quoted cell may run over several)
+    for row in reader:
+        cell = row[0].strip() if row else ""
+        held = next((char for char in SEPARATORS if char in cell), "")
+        if held:
+            raise csv.Error(
+                f"line {start}: the name {cell[:60]!r} holds {SAID[held]}, which no name does (the file's"
+                f" columns are separated by {SAID[separator]}, as line {decided_at} is)"
+            )
+        if cell:
+            cells.append(cell)
+        start = reader.line_num + 1
+    return cells
 
 
 def roster_names(text: str) -> list[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from arena.local.admin_commands import read_names
+from ohell.errors import OhHellError
 from services.web.host import names_from_csv
 
 ROWS = [["name", "email", "group"], ["ann", "a@x", "1"], [" ben ", "b@x, c@x", "2"], [], ["cy", "", ""]]
@@ -27,3 +28,44 @@ def test_each_separator_gives_the_first_column(tmp_path: Path, separator: str) -
 def test_a_file_of_one_column_and_the_first_separator_decides() -> None:
     assert names_from_csv("dee\neve\n") == ["dee", "eve"]
     assert names_from_csv("name\nfay;f@x\ngus;g@x,h@x\n") == ["fay", "gus"]  # ';' comes before the ','
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "name;email\nann;a@x\n\nben,b@x\n",
+            "line 4: the name 'ben,b@x' holds ',', which no name does (the file's"
+            " columns are separated by ';', as line 1 is)",
+        ),
+        (
+            "name,email\nann;a@x\nben,b@x\n",
+            "line 2: the name 'ann;a@x' holds ';', which no name does (the file's"
+            " columns are separated by ',', as line 1 is)",
+        ),
+        (
+            "name\nann\tx\nben;y\n",
+            "line 3: the name 'ben;y' holds ';', which no name does (the file's"
+            " columns are separated by a tab, as line 2 is)",
+        ),
+        (
+            'ann,x\n"Smith,\nAnn",y\n',
+            "line 2: the name 'Smith,\\nAnn' holds ',', which no name does (the file's"
+            " columns are separated by ',', as line 1 is)",
+        ),
+    ],
+)
+def test_a_line_separated_otherwise_than_the_file_is_refused_by_its_number(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    """The first separator in the file was taken for every line: a line saved with another one went
+    whole to the matchmaker as a name ('ben,b@x'), refused there, while the rest were registered."""
+    path = tmp_path / "mixed.csv"
+    path.write_text(text)
+    with pytest.raises(OhHellError) as refused:
+        read_names(str(path))
+    assert str(refused.value) == f"cannot read {path} as a CSV: {said}"
+    with pytest.raises(ValueError) as refused_on_the_page:
+        names_from_csv(text)
+    assert str(refused_on_the_page.value) == f"the CSV cannot be read: {said}"
+    assert names_from_csv('name;"e, mail"\nann;"a@x, b@x"\nben;b@x,c@x\n') == ["ann", "ben"]  # other cells may
