@@ -192,9 +192,11 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         raise OhHellError(f"cannot reach Redis at {shown_url(url)}: {error}") from None
     except (SQLAlchemyError, OSError) as error:  # an archive URL it cannot use, a database it cannot open
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        database, source = archive or ("", "--database-url")
-        said = source if source.startswith(("-", "$")) else "the archive"  # the flag or variable that gave it
-        raise OhHellError(f"{said} {shown_url(database)}: {first}") from None
+        database, source = archive or ("", "from --database-url")
+        flag = source.removeprefix("from ")
+        said = flag if flag.startswith(("-", "$")) else "the archive"  # the flag or variable that gave it
+        whence = "" if said == flag else f" ({source})"  # ohell.toml's, the data folder's
+        raise OhHellError(f"{said} {shown_url(database)}: {first}{whence}") from None
 
 
 def up_redis_url() -> str:

@@ -239,3 +239,7 @@ def test_the_archive_of_ohell_toml_is_the_one_rebuild_reads_and_export_names(
     said = " ".join(capsys.readouterr().err.split())
     source = "ohell up's, in its data folder from data_dir in the config file ohell.toml"
     assert f"--database-url sqlite:///{elsewhere / 'archive.db'} ({source})" in said, said
+    config.write_text('database_url = "nonsense://"\n')  # a URL it cannot use says where it came from
+    assert main(rebuild) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "the archive nonsense://: " in said and "(from database_url in the config file ohell.toml)" in said, said
