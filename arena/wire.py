@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -119,9 +120,9 @@ def card_to_proto(card: int) -> cards_pb2.Card:
 def card_from_proto(card: cards_pb2.Card, field: str = "card") -> int:
     suit, rank = card.suit, card.rank  # each read of a upb field looks it up by name
     if not 1 <= suit <= 4:
-        raise ConversionError(f"{field}.suit={suit} is not a suit (SUIT_CLUBS..SUIT_SPADES)")
+        raise ConversionError(f"{field}.suit: {suit} is not a suit (SUIT_CLUBS..SUIT_SPADES)")
     if not 2 <= rank <= 14:
-        raise ConversionError(f"{field}.rank={rank} is not a rank (RANK_TWO..RANK_ACE)")
+        raise ConversionError(f"{field}.rank: {rank} is not a rank (RANK_TWO..RANK_ACE)")
     return (suit - 1) * 13 + rank - 2
 
 
@@ -135,7 +136,7 @@ def enum_from_proto(name: str, number: int, field: str) -> Any:
     enum_type, prefix = _ENUMS[name]
     proto_enum = _ENUM_TYPES[name]
     if number == 0 or number not in proto_enum.values():
-        raise ConversionError(f"{field}={number} is not a value of {proto_enum.DESCRIPTOR.name}")
+        raise ConversionError(f"{field}: {number} is not a value of {proto_enum.DESCRIPTOR.name}")
     return enum_type(proto_enum.Name(number)[len(prefix) :].lower())
 
 
@@ -155,11 +156,32 @@ def rules_to_proto(rules: Rules) -> rules_pb2.Rules:
 MAX_HAND_SIZES = 1000  # hands in an explicit schedule sent over the wire
 
 
+_FIELD_FIRST = re.compile(r"(?P<path>[a-z_]\w*(?:\.[a-z_]\w*|\[\d+\])*)(?:: |=)")
+
+
+def within(parent: str, message: str) -> str:
+    """A refusal of a part of the field ``parent`` as every refusal of the services says it, ``FIELD:
+    what is wrong``, naming the whole path: ``format: ...`` or the engine's ``min_cards=99 must be ...``
+    as ``rules.min_cards: 99 must be ...``; ``parent: message`` for one that names no part."""
+    said = _FIELD_FIRST.match(message)
+    return f"{parent}.{said['path']}: {message[said.end() :]}" if said else f"{parent}: {message}"
+
+
+_RULE_OPTION = re.compile(rf"(?P<path>{'|'.join(sorted(Rules().to_dict(), key=len, reverse=True))})(?:=|: | )")
+
+
+def _within_rules(field: str, error: RulesError) -> str:
+    """The engine's refusal of rules, which starts with the option at fault (``min_cards=99 must be ...``,
+    ``hand_sizes has 14 cards ...``), naming it as every refusal does: ``rules.min_cards: 99 must be ...``."""
+    said = _RULE_OPTION.match(str(error))
+    return f"{field}.{said['path']}: {str(error)[said.end() :]}" if said else within(field, str(error))
+
+
 def rules_from_proto(message: rules_pb2.Rules, field: str = "rules") -> Rules:
     """The preset (or engine defaults) with every set field applied."""
     if message.preset and message.preset not in PRESETS:
         raise ConversionError(
-            f"{field}.preset={message.preset[:80]!r} is not a preset; known: {', '.join(sorted(PRESETS))}"
+            f"{field}.preset: {message.preset[:80]!r} is not a preset; known: {', '.join(sorted(PRESETS))}"
         )
     base = PRESETS[message.preset] if message.preset else Rules()
     overrides: dict[str, object] = {}
@@ -172,12 +194,12 @@ def rules_from_proto(message: rules_pb2.Rules, field: str = "rules") -> Rules:
             overrides[name] = getattr(message, name)
     if message.hand_sizes:
         if len(message.hand_sizes) > MAX_HAND_SIZES:  # bounds the work any caller can ask for
-            raise ConversionError(f"{field}.hand_sizes has {len(message.hand_sizes)} hands, over {MAX_HAND_SIZES}")
+            raise ConversionError(f"{field}.hand_sizes: {len(message.hand_sizes)} hands, over {MAX_HAND_SIZES}")
         overrides["hand_sizes"] = tuple(message.hand_sizes)
     try:
         return replace(base, **overrides) if overrides else base  # type: ignore[arg-type]
     except RulesError as error:
-        raise ConversionError(f"{field}.{error}") from None  # engine messages start with the option
+        raise ConversionError(_within_rules(field, error)) from None
 
 
 def rules_for_table(message: rules_pb2.Rules, num_players: int, field: str = "rules") -> Rules:
@@ -187,7 +209,7 @@ def rules_for_table(message: rules_pb2.Rules, num_players: int, field: str = "ru
     try:
         hand_sizes(rules, num_players)
     except RulesError as error:
-        raise ConversionError(f"{field}.{error}") from None
+        raise ConversionError(_within_rules(field, error)) from None
     return rules
 
 
@@ -208,7 +230,7 @@ def phase_from_proto(number: int, field: str = "phase") -> Phase:
     """The engine phase of a proto Phase; PHASE_UNSPECIFIED or an unknown number is refused."""
     phase = _ENGINE_PHASES.get(number)
     if phase is None:
-        raise ConversionError(f"{field}={number} is not a phase (PHASE_CUT..PHASE_GAME_OVER)")
+        raise ConversionError(f"{field}: {number} is not a phase (PHASE_CUT..PHASE_GAME_OVER)")
     return phase
 
 
@@ -344,7 +366,7 @@ def _indexes(cards: Any, field: str = "cards") -> tuple[int, ...]:
     indexes = tuple([c.suit * 13 + c.rank - 15 for c in cards[:]])
     if indexes and (min(indexes) < 0 or max(indexes) > 51):
         bad = next(c for c in cards if not 0 <= c.suit * 13 + c.rank - 15 <= 51)
-        raise ConversionError(f"{field} holds suit={bad.suit} rank={bad.rank}, which is not a card")
+        raise ConversionError(f"{field}: suit={bad.suit} rank={bad.rank} is not a card")
     return indexes
 
 
@@ -478,16 +500,16 @@ def action_number(action: match_pb2.Action, kind: int, field: str = "action") ->
     ConversionError (GARBAGE) otherwise, a bid answering a play request included."""
     choice = action.WhichOneof("choice")
     if choice is None:
-        raise ConversionError(f"{field} sets neither bid nor card")
+        raise ConversionError(f"{field}: neither bid nor card is set")
     if kind not in _DECISION_KINDS:
         raise ValueError(f"kind={kind} is not DECISION_KIND_BID, DECISION_KIND_PLAY or DECISION_KIND_CHANGE_BID")
     wanted, decision = _DECISION_KINDS[kind]
     if choice != wanted:
-        raise ConversionError(f"{field}.{choice} is set but the decision is a {decision}: set {field}.{wanted}")
+        raise ConversionError(f"{field}.{choice}: set, but the decision is a {decision}: set {field}.{wanted}")
     if choice == "bid":
         bid = action.bid
         if bid > 17:
-            raise ConversionError(f"{field}.bid={bid} is more than any hand holds")
+            raise ConversionError(f"{field}.bid: {bid} is more than any hand holds")
         return BID_BASE + bid
     return card_from_proto(action.card, f"{field}.card")
 

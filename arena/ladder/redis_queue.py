@@ -40,7 +40,7 @@ class QueueStore(StoreBase):
         queued_at = self._join(args=args)
         if queued_at is None:
             raise Revoked(
-                f"agent_id={agent_id!r}: its token was revoked (rotate it to let the agent play again)", "agent_id"
+                f"agent_id: the token of {agent_id!r} was revoked (rotate it to let the agent play again)", "agent_id"
             )
         return float(queued_at)
 

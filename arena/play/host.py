@@ -201,7 +201,7 @@ def check_seats(seats: Sequence[SeatSpec]) -> None:
             continue
         if seat.agent_id in first_seat:
             raise SeatSpecError(
-                f"seats[{index}].agent_id={seat.agent_id[:80]!r} already sits in seats[{first_seat[seat.agent_id]}]:"
+                f"seats[{index}].agent_id: {seat.agent_id[:80]!r} already sits in seats[{first_seat[seat.agent_id]}]:"
                 " a connected agent takes one seat of a match"
             )
         first_seat[seat.agent_id] = index

@@ -48,12 +48,12 @@ class SeatSpec:
 
     def __post_init__(self) -> None:
         if self.kind not in SEAT_KINDS:
-            raise SeatSpecError(f"seat kind={self.kind!r} is not one of {', '.join(SEAT_KINDS)}")
+            raise SeatSpecError(f"kind: {self.kind!r} is not one of {', '.join(SEAT_KINDS)}")
         needed = {"builtin": "bot", "connected": "agent_id", "endpoint": "address"}[self.kind]
         if not getattr(self, needed):
             raise SeatSpecError(f"a {self.kind} seat needs {needed}")
         if self.kind == "builtin" and self.bot not in BOT_FACTORIES:
-            raise SeatSpecError(f"bot={self.bot[:80]!r} is not a built-in bot ({builtin_bots()})")
+            raise SeatSpecError(f"bot: {self.bot[:80]!r} is not a built-in bot ({builtin_bots()})")
 
     @classmethod
     def builtin(cls, bot: str, name: str | None = None) -> SeatSpec:
@@ -94,7 +94,7 @@ def check_endpoint(address: str, field: str = "endpoint") -> str:
     SeatSpecError naming ``field`` otherwise. Where a caller gives one: a seat that can never be
     reached plays every decision as a fault."""
     if not ENDPOINT.fullmatch(address) or not 0 < int(address.rpartition(":")[2]) < 65536:
-        raise SeatSpecError(f"{field}={address[:80]!r} must look like host:port (a port from 1 to 65535)")
+        raise SeatSpecError(f"{field}: {address[:80]!r} must look like host:port (a port from 1 to 65535)")
     return address
 
 
@@ -136,7 +136,7 @@ class TimeControl:
         for name, low in (("decision_ms", 1), ("time_bank_ms", 0), ("max_faults", 1)):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= 3_600_000:
-                raise SeatSpecError(f"time_control.{name}={value!r} must be an int from {low} to 3600000")
+                raise SeatSpecError(f"time_control.{name}: {value!r} must be an int from {low} to 3600000")
 
     def to_proto(self) -> match_pb2.TimeControl:
         return match_pb2.TimeControl(

@@ -254,7 +254,7 @@ def resume(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> list[
     their live runner (the lease), finished games are not played again. A cancelled tournament
     refuses (TournamentEnded)."""
     if store.progress(tourney_id).state == "cancelled":
-        raise TournamentEnded(f"tournament_id={tourney_id!r}: the tournament was cancelled: its tables stay unplayed")
+        raise TournamentEnded(f"tournament_id: the tournament {tourney_id!r} was cancelled: its tables stay unplayed")
     tourney = store.get(tourney_id)
     plans = store.tables(tourney_id)
     unfinished = store.unfinished_tables(tourney_id)

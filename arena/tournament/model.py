@@ -89,7 +89,7 @@ class Tournament:
 
     def __post_init__(self) -> None:
         if not ID_PATTERN.fullmatch(self.tourney_id):
-            raise TournamentError(f"tourney_id={self.tourney_id[:80]!r} must be {ID_RULE}")
+            raise TournamentError(f"tourney_id: {self.tourney_id[:80]!r} must be {ID_RULE}")
         if not 1 <= len(self.entrants) <= MAX_ENTRANTS:
             raise TournamentError(f"entrants: {len(self.entrants)} given, 1 to {MAX_ENTRANTS} allowed")
         names = [entrant.name for entrant in self.entrants]
@@ -108,16 +108,18 @@ class Tournament:
                 continue
             first = first_entry.setdefault(entrant.agent_id, number)
             if first != number:
-                raise TournamentError(f"entrants[{number}].agent_id={entrant.agent_id!r} is already entrants[{first}]")
+                raise TournamentError(
+                    f"entrants[{number}].agent_id: {entrant.agent_id!r} is already entrants[{first}]'s"
+                )
         if self.format not in FORMATS:
-            raise TournamentError(f"format={self.format!r} must be one of {', '.join(FORMATS)}")
+            raise TournamentError(f"format: {self.format!r} must be one of {', '.join(FORMATS)}")
         for name, value, high in (("rounds", self.rounds, MAX_ROUNDS), ("deals", self.deals, MAX_DEALS_PER_TABLE)):
             if not isinstance(value, int) or not 1 <= value <= high:
-                raise TournamentError(f"{name}={value!r} must be an int from 1 to {high}")
+                raise TournamentError(f"{name}: {value!r} must be an int from 1 to {high}")
         if self.format == "round-robin" and self.rounds != 1:
-            raise TournamentError(f"rounds={self.rounds}: a round robin is one round (rounds are for swiss)")
+            raise TournamentError(f"rounds: {self.rounds} given, but a round robin is one round (rounds are for swiss)")
         if not 0 <= self.grace_s <= MAX_GRACE_S:
-            raise TournamentError(f"grace_s={self.grace_s!r} must be from 0 to {MAX_GRACE_S}")
+            raise TournamentError(f"grace_s: {self.grace_s!r} must be from 0 to {MAX_GRACE_S}")
         try:
             check_field(len(self.entrants), self.seats)
             sizes = table_sizes(len(self.entrants), self.seats) if self.format == "swiss" else [self.seats]
@@ -232,9 +234,9 @@ def check_entrant(entrant: SeatSpec, field: str) -> None:
     endpoint's address is checked where a request gives it (``parse_entrant``, CreateTournament's
     ``entrant_from_proto``: ``check_endpoint``), so a tournament stored under an older rule stays readable."""
     if not NAME_PATTERN.fullmatch(entrant.name):
-        raise TournamentError(f"{field}.name={entrant.name[:80]!r} must be {NAME_RULE}")
+        raise TournamentError(f"{field}.name: {entrant.name[:80]!r} must be {NAME_RULE}")
     if entrant.kind == "connected" and not 1 <= len(entrant.agent_id) <= 64:
-        raise TournamentError(f"{field}.agent_id must be 1-64 characters")
+        raise TournamentError(f"{field}.agent_id: must be 1-64 characters")
 
 
 def parse_entrant(text: str) -> SeatSpec:

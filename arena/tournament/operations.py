@@ -64,14 +64,14 @@ class Overview:
 
 def check_id(tourney_id: str, field: str = "tournament_id") -> str:
     if not ID_PATTERN.fullmatch(tourney_id):
-        raise TournamentError(f"{field}={tourney_id[:80]!r} must be {ID_RULE}")
+        raise TournamentError(f"{field}: {tourney_id[:80]!r} must be {ID_RULE}")
     return tourney_id
 
 
 def check_replicates(replicates: int, field: str = "replicates") -> int:
     """0 means the default; 1..MAX_REPLICATES otherwise (the bootstrap's work grows with it)."""
     if not 0 <= replicates <= MAX_REPLICATES:
-        raise TournamentError(f"{field}={replicates} must be from 1 to {MAX_REPLICATES} (0 = {DEFAULT_REPLICATES})")
+        raise TournamentError(f"{field}: {replicates} must be from 1 to {MAX_REPLICATES} (0 = {DEFAULT_REPLICATES})")
     return replicates or DEFAULT_REPLICATES
 
 
@@ -215,7 +215,7 @@ def export(
     ``addresses`` a record with an endpoint seat loses its address (``without_addresses``: for
     callers other than the host). The standings come from ``cache`` when given, as the overview's."""
     if fmt not in EXPORT_FORMATS:
-        raise TournamentError(f"format={fmt!r} must be csv or json")
+        raise TournamentError(f"format: {fmt!r} must be csv or json")
     progress = store.progress(check_id(tourney_id))
     finished = progress.state in ENDED
     rows = (
@@ -270,6 +270,6 @@ def cancel(store: TournamentStore, tourney_id: str) -> tuple[TournamentSummary, 
         raise not_found(tourney_id)
     if status != "done":
         ended = "has finished" if status == "finished" else "was cancelled"
-        raise TournamentEnded(f"tournament_id={tourney_id!r}: the tournament {ended} already: nothing to cancel")
+        raise TournamentEnded(f"tournament_id: the tournament {tourney_id!r} {ended} already: nothing to cancel")
     summary, progress = store.summaries([tourney_id])[0]
     return summary, progress, tables

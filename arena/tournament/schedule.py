@@ -33,9 +33,9 @@ class ScheduleError(ValueError):
 
 def check_field(entrants: int, seats: int) -> None:
     if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
-        raise ScheduleError(f"seats={seats} must be from {MIN_PLAYERS} to {MAX_PLAYERS}")
+        raise ScheduleError(f"seats: {seats} must be from {MIN_PLAYERS} to {MAX_PLAYERS}")
     if entrants < seats:
-        raise ScheduleError(f"seats={seats}: {entrants} entrants cannot fill a table of {seats} seats")
+        raise ScheduleError(f"seats: {entrants} entrants cannot fill a table of {seats} seats")
 
 
 def round_robin(entrants: int, seats: int, max_tables: int = MAX_ALL_COMBINATIONS) -> list[Table]:

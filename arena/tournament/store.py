@@ -95,7 +95,7 @@ class TournamentStore:
                 # an entrant with no name of its own is named by its agent id, said once already
                 named = f" (entrant {entrant.name!r})" if entrant.name != entrant.agent_id else ""
                 raise TournamentNotFound(
-                    f"tournament.entrants[{number}].agent_id={entrant.agent_id!r}: no registered agent{named}"
+                    f"tournament.entrants[{number}].agent_id: no registered agent {entrant.agent_id!r}{named}"
                 )
         rules = tourney.rules()
         plans = [TablePlan(table_id(1, i), 1, table) for i, table in enumerate(tourney.first_round())]
@@ -113,7 +113,7 @@ class TournamentStore:
             tourney.summary().to_json(),
         )
         if not created:
-            raise TournamentExists(f"tournament.tournament_id={tourney.tourney_id!r}: that tournament exists already")
+            raise TournamentExists(f"tournament.tournament_id: a tournament {tourney.tourney_id!r} exists already")
         return plans
 
     @staticmethod
@@ -336,7 +336,7 @@ SUMMARY_FIELDS = ("summary", "state", "round", "tables", "tables_done", "created
 
 def not_found(tourney_id: str) -> TournamentNotFound:
     """NOT_FOUND naming the request's field, as every tournament RPC calls it."""
-    return TournamentNotFound(f"tournament_id={tourney_id!r}: no such tournament")
+    return TournamentNotFound(f"tournament_id: no tournament {tourney_id!r}")
 
 
 def _fields(tourney_id: str, raw: dict[Any, Any]) -> dict[str, str]:

@@ -35,7 +35,7 @@ from arena.play.specs import SeatSpec, SeatSpecError, TimeControl, check_endpoin
 from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2
 from arena.rpc.auth import TokenStore, authenticate, bearer_token, is_host
 from arena.rpc.ratelimit import caller_of
-from arena.wire import record_to_proto, rules_for_table
+from arena.wire import record_to_proto, rules_for_table, within
 from ohell.errors import OhHellError
 from ohell.schedule import hand_sizes
 from services.engine.slots import Slots
@@ -60,33 +60,33 @@ MAX_SEAT_VALUE = 253  # a bot's name, an agent id, or host:port
 
 def check_match_id(match_id: str) -> None:
     if not CHALLENGE_ID.fullmatch(match_id):
-        raise SeatSpecError(f"match_id={match_id[:80]!r} must be 1-64 of letters, digits, '_', '.', '-'")
+        raise SeatSpecError(f"match_id: {match_id[:80]!r} must be 1-64 of letters, digits, '_', '.', '-'")
     if LADDER_MATCH_ID.fullmatch(match_id):
-        raise SeatSpecError(f"match_id={match_id!r} has the shape of a ladder match id ('<ladder>-<n>'): pick another")
+        raise SeatSpecError(f"match_id: {match_id!r} has the shape of a ladder match id ('<ladder>-<n>'): pick another")
 
 
 def check_ceilings(time_control: match_pb2.TimeControl) -> None:
     for field, most in (("decision_ms", MAX_DECISION_MS), ("time_bank_ms", MAX_TIME_BANK_MS)):
         value = getattr(time_control, field)
         if value > most:
-            raise SeatSpecError(f"time_control.{field}={value} is over {most} (the host's challenges may set more)")
+            raise SeatSpecError(f"time_control.{field}: {value} is over {most} (the host's challenges may set more)")
 
 
 def seat_from_proto(seat: challenge_pb2.ChallengeSeat, index: int) -> SeatSpec:
     player = seat.WhichOneof("player")
     field = f"seats[{index}]"
     if player is None:
-        raise SeatSpecError(f"{field} sets none of builtin, agent_id, endpoint")
+        raise SeatSpecError(f"{field}: sets none of builtin, agent_id, endpoint")
     value = getattr(seat, player)
     if not value:
-        raise SeatSpecError(f"{field}.{player} is empty")
+        raise SeatSpecError(f"{field}.{player}: empty")
     # unbounded, a name went into every event and the record (a record too large to return)
     for name, text, most in (("name", seat.name, MAX_SEAT_NAME), (player, value, MAX_SEAT_VALUE)):
         if len(text) > most:
             raise SeatSpecError(f"{field}.{name}: {len(text)} characters, at most {most}")
     # the name reaches every seated agent (the SDK logs it in its author's terminal) and spectator
     if not seat.name.isprintable():
-        raise SeatSpecError(f"{field}.name must be printable text (no control character, line break or bidi override)")
+        raise SeatSpecError(f"{field}.name: must be printable text (no control character, line break or bidi override)")
     if player == "endpoint":
         check_endpoint(value, f"{field}.endpoint")
     try:
@@ -96,7 +96,7 @@ def seat_from_proto(seat: challenge_pb2.ChallengeSeat, index: int) -> SeatSpec:
             return SeatSpec.connected(value, seat.name or None)
         return SeatSpec.endpoint(value, seat.name or None)
     except SeatSpecError as error:
-        raise SeatSpecError(f"{field}: {error}") from None
+        raise SeatSpecError(within(field, str(error))) from None
 
 
 class RecentIds:
@@ -173,7 +173,7 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
             if seat.kind == "connected" and seat.agent_id != caller and not await self._challengeable(seat.agent_id):
                 await context.abort(
                     grpc.StatusCode.PERMISSION_DENIED,
-                    f"seats[{index}].agent_id={seat.agent_id!r} is not yours and does not accept challenges",
+                    f"seats[{index}].agent_id: {seat.agent_id!r} is not yours and does not accept challenges",
                 )
         if seed and any(seat.kind == "connected" and seat.agent_id != caller for seat in seats):
             await context.abort(
@@ -200,7 +200,7 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
             raise SeatSpecError(f"rules: a schedule of more than {MAX_MATCH_HANDS} hands")
         time_control = TimeControl.from_proto(request.time_control, self.default_time)
         if time_control.decision_ms < MIN_DECISION_MS:
-            raise SeatSpecError(f"time_control.decision_ms={time_control.decision_ms} is under {MIN_DECISION_MS}")
+            raise SeatSpecError(f"time_control.decision_ms: {time_control.decision_ms} is under {MIN_DECISION_MS}")
         if not host:  # the caller's values: the service's own defaults are the operator's choice
             check_ceilings(request.time_control)
         if request.match_id:
@@ -220,12 +220,12 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         for index, seat in enumerate(seats):
             if seat.kind == "connected" and not await self._connected(seat.agent_id):
                 await context.abort(
-                    grpc.StatusCode.FAILED_PRECONDITION, f"seats[{index}].agent_id={seat.agent_id!r} is not connected"
+                    grpc.StatusCode.FAILED_PRECONDITION, f"seats[{index}].agent_id: {seat.agent_id!r} is not connected"
                 )
             if seat.kind == "connected" and await self._revoked(seat.agent_id):
                 await context.abort(
                     grpc.StatusCode.FAILED_PRECONDITION,
-                    f"seats[{index}].agent_id={seat.agent_id!r}: its token was revoked",
+                    f"seats[{index}].agent_id: the token of {seat.agent_id!r} was revoked",
                 )
         lease = None if host else await self.playing.claim(caller_of(context))
         if lease is None and not host:
@@ -236,7 +236,7 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         try:
             match_id = request.match_id or f"challenge.{uuid.uuid4().hex[:16]}"  # no '-': never a ladder id
             if not await self._reserve(match_id):
-                await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match_id={match_id!r} is already in use")
+                await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match_id: {match_id!r} is already in use")
             seed = request.seed or secrets.randbits(63)
             record = await host_match(
                 match_id,

@@ -408,25 +408,26 @@ class Gateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         notice to write, a reply to publish) is returned."""
         full_id, decision_id = action.match_id, action.decision_id  # each read of a upb field looks it up by name
         if not full_id:
-            return self._notice(connection, "INVALID_ARGUMENT", "action.match_id is empty: echo the DecisionRequest's")
+            return self._notice(connection, "INVALID_ARGUMENT", "action.match_id: empty (echo the DecisionRequest's)")
         seat = connection.seats.get(full_id)
         if seat is None or seat != action.seat:
             match_id = full_id[:80]  # quoted in the notice: a caller's value, of any length
+            agent = connection.agent_id
             where = (
-                f"has no seat in match {match_id!r}"
+                f"action.match_id: agent {agent!r} has no seat in match {match_id!r}"
                 if seat is None
-                else (f"sits in seat {seat} of match {match_id!r}, not seat {action.seat}")
+                else f"action.seat: agent {agent!r} sits in seat {seat} of match {match_id!r}, not seat {action.seat}"
             )
             # a notice, not the end of the stream (unless it floods: _notice): a late or misdirected
             # answer must not cost the agent its other matches (an ended stream faults them DISCONNECTED)
-            return self._notice(connection, "PERMISSION_DENIED", f"agent {connection.agent_id!r} {where}")
+            return self._notice(connection, "PERMISSION_DENIED", where)
         pending = connection.pending.pop((full_id, decision_id), None)
         if pending is None or pending[2] < asyncio.get_running_loop().time():
             return self._notice(
                 connection,
                 "FAILED_PRECONDITION",
                 (
-                    f"action.decision_id={decision_id} of match {full_id[:80]!r} is not pending "
+                    f"action.decision_id: {decision_id} of match {full_id[:80]!r} is not pending "
                     "(already answered, timed out or never asked)"
                 ),
             )

@@ -66,7 +66,7 @@ def _invalid(message: str) -> RequestError:
 
 def _check_players(num_players: int, field: str) -> None:
     if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise _invalid(f"{field}={num_players} must be from {MIN_PLAYERS} to {MAX_PLAYERS}")
+        raise _invalid(f"{field}: {num_players} must be from {MIN_PLAYERS} to {MAX_PLAYERS}")
 
 
 def _advance(state: State, rng: random.Random) -> None:
@@ -88,8 +88,9 @@ def replay_history(history: rules_service_pb2.GameHistory) -> tuple[State, rando
         try:
             number = action_number(action, decision_kind(state.phase), field)
             state.act(action.seat, number)
-        except OhHellError as error:
-            raise _invalid(f"{field}: {error}") from None
+        except OhHellError as error:  # action_number's refusal names the field already
+            said = str(error)
+            raise _invalid(said if said.startswith(field) else f"{field}: {said}") from None
         _advance(state, rng)
     return state, rng
 
@@ -98,14 +99,14 @@ def score_hand(request: rules_service_pb2.ScoreHandRequest) -> int:
     """The points of one hand; RequestError naming the field that cannot be scored."""
     scoring = enum_from_proto("scoring", request.scoring, "scoring")
     if not 1 <= request.hand_size <= MAX_HAND_SIZE:
-        raise _invalid(f"hand_size={request.hand_size} must be from 1 to {MAX_HAND_SIZE}")
+        raise _invalid(f"hand_size: {request.hand_size} must be from 1 to {MAX_HAND_SIZE}")
     for field in ("bid", "tricks"):
         if getattr(request, field) > request.hand_size:
-            raise _invalid(f"{field}={getattr(request, field)} is more than hand_size={request.hand_size}")
+            raise _invalid(f"{field}: {getattr(request, field)} is more than the hand_size, {request.hand_size}")
     if request.vienna and scoring is Scoring.ANDERSON:
-        raise _invalid("vienna=true cannot be combined with scoring=SCORING_ANDERSON")
+        raise _invalid("vienna: true cannot be combined with scoring SCORING_ANDERSON")
     if request.hand_number > MAX_HAND_NUMBER:
-        raise _invalid(f"hand_number={request.hand_number} is over {MAX_HAND_NUMBER}")
+        raise _invalid(f"hand_number: {request.hand_number} is over {MAX_HAND_NUMBER}")
     points = hand_score(
         method=scoring,
         bid=request.bid,
@@ -115,7 +116,7 @@ def score_hand(request: rules_service_pb2.ScoreHandRequest) -> int:
         vienna=request.vienna,
     )
     if not INT32_MIN <= points <= INT32_MAX:  # the response's points is an int32
-        raise _invalid(f"hand_number={request.hand_number}: the points do not fit in an int32")
+        raise _invalid(f"hand_number: {request.hand_number} gives points that do not fit in an int32")
     return points
 
 
@@ -140,7 +141,7 @@ def apply_action(request: rules_service_pb2.ApplyActionRequest) -> rules_service
     if state.is_terminal():
         raise RequestError(grpc.StatusCode.FAILED_PRECONDITION, "the game is over: no action can be applied")
     if request.action.seat != state.current:  # a wrong argument: nothing is authorised here
-        raise _invalid(f"action.seat={request.action.seat} but seat {state.current} is to act")
+        raise _invalid(f"action.seat: {request.action.seat}, but seat {state.current} is to act")
     number = action_number(request.action, decision_kind(state.phase))
     try:
         state.act(request.action.seat, number)

@@ -126,9 +126,9 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
         self, request: spectate_pb2.SpectateRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[spectate_pb2.SpectateResponse]:
         if not request.match_id or len(request.match_id) > 128:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id must be 1-128 characters")
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id: must be 1-128 characters")
         if request.wait_ms > MAX_WAIT_MS:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"wait_ms={request.wait_ms} is over {MAX_WAIT_MS}")
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"wait_ms: {request.wait_ms} is over {MAX_WAIT_MS}")
         token = bearer_token(context.invocation_metadata())
         uncapped = is_host(token, self.host_token) or same_secret(token, self.web_token)
         lease = None if uncapped else await self.watching.claim(await verified_caller(context, self.tokens))
@@ -142,7 +142,7 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
                 yield spectate_pb2.SpectateResponse(event=event)
         except LookupError:
             await context.abort(
-                grpc.StatusCode.NOT_FOUND, f"match_id={request.match_id!r}: no such match (waited {request.wait_ms} ms)"
+                grpc.StatusCode.NOT_FOUND, f"match_id: no match {request.match_id!r} (waited {request.wait_ms} ms)"
             )
         except FeedSilent as silent:
             await context.abort(grpc.StatusCode.ABORTED, str(silent))

@@ -24,7 +24,7 @@ class AgentRpcs(ServicerBase):
                 await refuse(context, wait_ms, "self-registration limit reached")
         if request.kind not in KIND_OF:
             await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"kind={request.kind} must be BUILTIN, CONNECTED or ENDPOINT"
+                grpc.StatusCode.INVALID_ARGUMENT, f"kind: {request.kind} must be BUILTIN, CONNECTED or ENDPOINT"
             )
         agent, token = await self._call(
             context,

@@ -52,17 +52,20 @@ _CODES = {
 
 
 def naming_field(error: StoreError, fields: dict[str, str] | None = None) -> str:
-    """The store's refusal naming the request's field first, once (``agent_id: no agent 'a9'``);
-    ``fields`` maps the store's name of a field to the request's where they differ (GetLadder's
-    ``name`` is the store's ``ladder``, CreateLadder's ``ladder.seats`` its ``seats``). A refusal
-    that starts with the store's name of its field gets the request's in its place
-    (``seats=9 must be ...``: ``ladder.seats=9 must be ...``). One with no field (a limit) is sent as it is."""
+    """The store's refusal as every refusal of the matchmaker says it: ``FIELD: what is wrong``, the
+    request's field named once (``agent_id: no agent 'a9'``); ``fields`` maps the store's name of a
+    field to the request's where they differ (GetLadder's ``name`` is the store's ``ladder``,
+    CreateLadder's ``ladder.seats`` its ``seats``). A refusal that starts with its field, as
+    ``seats=9 ...``, ``name 'x' ...`` or ``seats: ...`` (or one of its parts: ``ladder.rules.hand_sizes: ...``),
+    says it so: ``ladder.seats: 9 ...``. One with no field (a limit) is sent as it is."""
     field = (fields or {}).get(error.field, error.field)
     message = str(error)
-    if not field or re.match(rf"{re.escape(field)}\b", message):
+    if not field:
         return message
-    if re.match(rf"{re.escape(error.field)}\b", message):
-        return field + message[len(error.field) :]
+    for named in (field, error.field):
+        said = re.match(rf"{re.escape(named)}(?P<part>(?:\.[a-z_]\w*|\[\d+\])*)(?:=|: | )", message)
+        if said:
+            return f"{field}{said['part']}: {message[said.end() :]}"
     return f"{field}: {message}"
 
 
@@ -120,7 +123,7 @@ class ServicerBase:
         except OhHellError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except queries.BadCursor:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "page_token is not one this service gave")
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "page_token: not one this service gave")
         except SQLAlchemyError as error:
             await context.abort(
                 grpc.StatusCode.UNAVAILABLE, f"the match archive is unavailable: {type(error).__name__}"
@@ -178,7 +181,7 @@ class ServicerBase:
             await abort(
                 context,
                 grpc.StatusCode.PERMISSION_DENIED,
-                f"agent_id {agent_id[:80]!r} is not the agent of this token ({agent.agent_id})",
+                f"agent_id: {agent_id[:80]!r} is not the agent of this token ({agent.agent_id})",
             )
         return agent
 
@@ -186,9 +189,9 @@ class ServicerBase:
 async def page_bounds(context: Any, token: str, size: int, field: str = "page", default: int = 50) -> tuple[int, int]:
     """(offset, size) of the page asked for by ``<field>_token`` and ``<field>_size`` (0: ``default``)."""
     if size > MAX_PAGE:
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{field}_size={size} is over {MAX_PAGE}")
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{field}_size: {size} is over {MAX_PAGE}")
     if token and not PAGE_TOKEN.fullmatch(token):
         await context.abort(
-            grpc.StatusCode.INVALID_ARGUMENT, f"{field}_token={shown(token)} is not one this service gave"
+            grpc.StatusCode.INVALID_ARGUMENT, f"{field}_token: {shown(token)} is not one this service gave"
         )
     return int(token or 0), size or default

@@ -21,15 +21,16 @@ class MatchRpcs(ServicerBase):
 
     async def ListMatches(self, request: pb.ListMatchesRequest, context: Any) -> pb.ListMatchesResponse:
         size = await _size(context, request.page_size, MAX_PAGE, 50)
-        if request.since_ms < 0 or request.until_ms < 0:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "since_ms and until_ms must be >= 0")
+        for field in ("since_ms", "until_ms"):
+            if getattr(request, field) < 0:
+                await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{field}: {getattr(request, field)} is under 0")
         if len(request.agent_id) > 64:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "agent_id is over 64 characters")
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "agent_id: over 64 characters")
         if request.ladder:
             await self._call(context, self.store.get_ladder, request.ladder)
         if request.state not in ("", "finished", "running"):
             await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"state={request.state[:80]!r}: give '', 'finished' or 'running'"
+                grpc.StatusCode.INVALID_ARGUMENT, f"state: {request.state[:80]!r} is not '', 'finished' or 'running'"
             )
         if request.state == "running":
             running = await self._call(context, self.store.running_matches, request.ladder, request.agent_id)
@@ -54,7 +55,7 @@ class MatchRpcs(ServicerBase):
 
     async def GetMatch(self, request: pb.GetMatchRequest, context: Any) -> pb.GetMatchResponse:
         if not request.match_id or len(request.match_id) > 128:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "match_id must be 1-128 characters")
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "match_id: must be 1-128 characters")
         match, record = await self._call(context, history.get_match, self.store, self.archive, request.match_id)
         if not self._is_host(context):
             record = without_addresses(record)  # parses only a record with an address
@@ -63,7 +64,7 @@ class MatchRpcs(ServicerBase):
     async def GetRatingHistory(self, request: pb.GetRatingHistoryRequest, context: Any) -> pb.GetRatingHistoryResponse:
         size = await _size(context, request.page_size, MAX_HISTORY_PAGE, 500)
         if request.since_ms < 0:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "since_ms must be >= 0")
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"since_ms: {request.since_ms} is under 0")
         await self._call(context, self.store.get_ladder, request.ladder)
         await self._call(context, self.store.get_agent, request.agent_id)
         points, token = await self._call(
@@ -82,5 +83,5 @@ class MatchRpcs(ServicerBase):
 
 async def _size(context: Any, size: int, largest: int, default: int) -> int:
     if size > largest:
-        await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"page_size={size} is over {largest}")
+        await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"page_size: {size} is over {largest}")
     return size or default

@@ -52,7 +52,7 @@ def ladder_to_proto(ladder: Ladder) -> pb.Ladder:
 
 def ladder_from_proto(message: pb.Ladder) -> Ladder:
     if message.entry not in ENTRY_OF:
-        raise StoreError(f"ladder.entry={message.entry} is not a LadderEntry", "ladder.entry")
+        raise StoreError(f"ladder.entry: {message.entry} is not a LadderEntry", "ladder.entry")
     rules = rules_from_proto(message.rules, "ladder.rules")
     base = preset(message.rules.preset) if message.rules.preset else type(rules)()
     overrides = {k: v for k, v in rules.to_dict().items() if base.to_dict()[k] != v}

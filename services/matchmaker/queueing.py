@@ -35,7 +35,7 @@ class QueueRpcs(ServicerBase):
             await abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
-                f"lease_seconds={request.lease_seconds!r} must be a finite number from 0 to {MAX_LEASE_S:g}",
+                f"lease_seconds: {request.lease_seconds!r} must be a finite number from 0 to {MAX_LEASE_S:g}",
             )
         lease = request.lease_seconds if request.lease_seconds > 0 else DEFAULT_LEASE_S
         builtin = agent.kind == "builtin"

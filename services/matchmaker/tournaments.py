@@ -43,7 +43,7 @@ from arena.tournament.model import (
 )
 from arena.tournament.standings import DEFAULT_REPLICATES, Standing
 from arena.tournament.store import Progress, TournamentStore
-from arena.wire import rules_from_proto, rules_to_proto
+from arena.wire import rules_from_proto, rules_to_proto, within
 from ohell.errors import OhHellError
 from ohell.presets import preset
 from services.matchmaker.base import page_bounds
@@ -78,12 +78,12 @@ def entrant_from_proto(message: tpb.TournamentEntrant, field: str) -> SeatSpec:
     if len(value) > 253 or len(message.name) > 64:
         raise Invalid(f"{field}: name over 64 or {which} over 253 characters")
     if message.name.startswith(FORMULA_START):  # a new one: a stored tournament's names stay readable
-        raise Invalid(f"{field}.name={message.name[:80]!r} must be {NAME_RULE}")
+        raise Invalid(f"{field}.name: {message.name[:80]!r} must be {NAME_RULE}")
     if which == "endpoint":  # a new one, too: a stored tournament's entrants are not checked again
         try:
             check_endpoint(value, f"{field}.endpoint")
         except SeatSpecError as error:
-            raise Invalid(str(error)) from None
+            raise Invalid(str(error)) from None  # names {field}.endpoint
     try:
         if which == "bot":
             return SeatSpec.builtin(value, message.name or None)
@@ -91,7 +91,8 @@ def entrant_from_proto(message: tpb.TournamentEntrant, field: str) -> SeatSpec:
             return SeatSpec.connected(value, message.name or None)
         return SeatSpec.endpoint(value, message.name or None)
     except SeatSpecError as error:
-        raise Invalid(f"{field}.{which}: {error}") from None
+        said = str(error)
+        raise Invalid(within(field, said) if said.startswith(f"{which}: ") else f"{field}.{which}: {said}") from None
 
 
 def named_as_registered(tourney: Tournament, names: dict[int, str]) -> Tournament:
@@ -106,13 +107,13 @@ def named_as_registered(tourney: Tournament, names: dict[int, str]) -> Tournamen
         return replace(tourney, entrants=tuple(entrants))
     except TournamentError as error:
         raise Invalid(
-            f"tournament: {error} (a connected entrant without =NAME is named as its agent is registered)"
+            within("tournament", f"{error} (a connected entrant without =NAME is named as its agent is registered)")
         ) from None
 
 
 def _in_range(field: str, value: float, low: float, high: float) -> None:
     if not (math.isfinite(value) and low <= value <= high):
-        raise Invalid(f"{field}={value!r} must be from {low:g} to {high:g}")
+        raise Invalid(f"{field}: {value!r} must be from {low:g} to {high:g}")
 
 
 def tournament_from_proto(message: tpb.Tournament) -> Tournament:
@@ -124,7 +125,7 @@ def tournament_from_proto(message: tpb.Tournament) -> Tournament:
         entrant_from_proto(entrant, f"tournament.entrants[{number}]") for number, entrant in enumerate(message.entrants)
     )
     if message.format not in FORMATS:
-        raise Invalid(f"tournament.format={message.format} is not a TournamentFormat")
+        raise Invalid(f"tournament.format: {message.format} is not a TournamentFormat")
     seats = message.seats or DEFAULT_SEATS
     _in_range("tournament.seats", seats, 3, 7)
     rounds = message.rounds or 1
@@ -150,7 +151,7 @@ def tournament_from_proto(message: tpb.Tournament) -> Tournament:
             grace_s=grace,
         )
     except TournamentError as error:
-        raise Invalid(f"tournament: {error}") from None
+        raise Invalid(within("tournament", str(error))) from None
 
 
 def tournament_to_proto(tourney: Tournament, addresses: bool = True) -> tpb.Tournament:
@@ -286,7 +287,7 @@ class TournamentRpcs:
         if replicates != DEFAULT_REPLICATES and not self._is_host(context):
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED,
-                f"replicates={requested}: only the host chooses the resamples (0 gives {DEFAULT_REPLICATES}, shared)",
+                f"replicates: {requested} is for the host alone to choose (0 gives {DEFAULT_REPLICATES}, shared)",
             )
         return replicates
 
@@ -344,7 +345,7 @@ class TournamentRpcs:
         tourney_id = await self._checked(context, operations.check_id, request.tournament_id)
         replicates = await self._replicates(context, request.replicates)
         if request.format not in EXPORTS:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"format={request.format} is not an ExportFormat")
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"format: {request.format} is not an ExportFormat")
         fmt = EXPORTS[request.format]
         caller = await self._export_caller(context)
         if caller is not None and self.exports.get(caller, 0) >= MAX_EXPORTS_PER_CALLER:

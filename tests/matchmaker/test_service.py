@@ -85,7 +85,7 @@ def test_status_codes_name_the_problem(stub: Stub) -> None:
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "nobot" in detail
     ladder = pb.Ladder(name="l", rules=rules_pb2.Rules(preset="classic"), seats=9)
     code, detail = code_of(stub.CreateLadder, pb.CreateLadderRequest(ladder=ladder), metadata=HOST)
-    assert code == grpc.StatusCode.INVALID_ARGUMENT and "seats=9" in detail
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "ladder.seats: 9" in detail
     ladder.seats = 4
     code, detail = code_of(
         stub.CreateLadder,
@@ -170,20 +170,30 @@ def test_not_found_names_the_request_field(stub: Stub) -> None:
         (stub.GetAgent, pb.GetAgentRequest(agent_id=me, ladder="nope"), None, "ladder: no ladder 'nope'"),
         (stub.RevokeAgentToken, pb.RevokeAgentTokenRequest(agent_id="a99"), HOST, "agent_id: no agent 'a99'"),
         (stub.GetMatch, pb.GetMatchRequest(match_id="l-99"), None, "match_id: no match 'l-99'"),
-        (stub.GetTournament, tpb.GetTournamentRequest(tournament_id="t"), None, "tournament_id='t': no such"),
-        (stub.ResumeTournament, tpb.ResumeTournamentRequest(tournament_id="t"), HOST, "tournament_id='t': no such"),
-        (stub.CancelTournament, tpb.CancelTournamentRequest(tournament_id="t"), HOST, "tournament_id='t': no such"),
+        (stub.GetTournament, tpb.GetTournamentRequest(tournament_id="t"), None, "tournament_id: no tournament 't'"),
+        (
+            stub.ResumeTournament,
+            tpb.ResumeTournamentRequest(tournament_id="t"),
+            HOST,
+            "tournament_id: no tournament 't'",
+        ),
+        (
+            stub.CancelTournament,
+            tpb.CancelTournamentRequest(tournament_id="t"),
+            HOST,
+            "tournament_id: no tournament 't'",
+        ),
         (
             lambda r, metadata: list(stub.ExportTournament(r, metadata=metadata)),
             tpb.ExportTournamentRequest(tournament_id="t"),
             None,
-            "tournament_id='t': no such",
+            "tournament_id: no tournament 't'",
         ),
         (
             stub.CreateTournament,
             tpb.CreateTournamentRequest(tournament=ghost),
             HOST,
-            "tournament.entrants[2].agent_id='a99': no registered agent",
+            "tournament.entrants[2].agent_id: no registered agent 'a99'",
         ),
     ]
     for call, request, metadata, words in calls:
@@ -224,10 +234,10 @@ def test_every_refusal_names_the_request_field_once(stub: Stub, redis_server: Em
         (
             create(name="Bad!"),
             grpc.StatusCode.INVALID_ARGUMENT,
-            "ladder.name='Bad!' must be 1-64 characters of a-z, 0-9, '_' and '.', the first a letter or digit "
+            "ladder.name: 'Bad!' must be 1-64 characters of a-z, 0-9, '_' and '.', the first a letter or digit "
             "(no '-': match ids are <ladder>-<n>)",
         ),
-        (create(name="x", seats=9), grpc.StatusCode.INVALID_ARGUMENT, "ladder.seats=9 must be from 3 to 7"),
+        (create(name="x", seats=9), grpc.StatusCode.INVALID_ARGUMENT, "ladder.seats: 9 must be from 3 to 7"),
         (
             create(name="x", rules=rules_pb2.Rules(hand_sizes=[1] * 101)),
             grpc.StatusCode.INVALID_ARGUMENT,
@@ -241,21 +251,69 @@ def test_every_refusal_names_the_request_field_once(stub: Stub, redis_server: Em
         (
             (stub.JoinQueue, pb.JoinQueueRequest(ladder="l"), auth_metadata(visitor.token)),
             grpc.StatusCode.PERMISSION_DENIED,
-            "ladder 'l' admits only agents the host registered",  # named as RegisterAgent's "bot 'x' ..."
+            "ladder: 'l' admits only agents the host registered",
         ),
         (
             (stub.CreateTournament, tpb.CreateTournamentRequest(tournament=ghost), HOST),
             grpc.StatusCode.NOT_FOUND,
-            "tournament.entrants[2].agent_id='a99': no registered agent",
+            "tournament.entrants[2].agent_id: no registered agent 'a99'",
         ),
         (
             (stub.CreateTournament, tpb.CreateTournamentRequest(tournament=named), HOST),
             grpc.StatusCode.NOT_FOUND,
-            "tournament.entrants[2].agent_id='a99': no registered agent (entrant 'x')",
+            "tournament.entrants[2].agent_id: no registered agent 'a99' (entrant 'x')",
         ),
     ]
     said = [code_of(call, request, metadata=metadata) for (call, request, metadata), _, _ in calls]
     assert said == [(code, words) for _, code, words in calls]
+
+
+def test_every_refusal_says_its_field_first_and_alike(stub: Stub) -> None:
+    """The refusals named their field three ways, "ladder.seats=9 must be ...", "agent_id: no agent ..."
+    and "match_id must be ..." (a tournament's also "tournament_id='t': no such tournament"): one
+    style now, ``FIELD: what is wrong``, so the field is always where a reader or a script looks."""
+    bob = register(stub, "bob")
+    agent = auth_metadata(bob.token)
+    classic = rules_pb2.Rules(preset="classic")
+    stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="l", rules=classic)), metadata=HOST)
+    bots = [tpb.TournamentEntrant(bot="random", name=f"r{number}") for number in range(3)]
+
+    def ladder(**fields: Any) -> pb.CreateLadderRequest:
+        return pb.CreateLadderRequest(ladder=pb.Ladder(name="x", **fields))
+
+    def tournament(**fields: Any) -> tpb.CreateTournamentRequest:
+        return tpb.CreateTournamentRequest(
+            tournament=tpb.Tournament(**{"tournament_id": "t", "entrants": bots, **fields})
+        )
+
+    calls: list[tuple[Any, Any, Any, str]] = [
+        (stub.GetMatch, pb.GetMatchRequest(match_id=""), None, "match_id"),
+        (stub.GetMatch, pb.GetMatchRequest(match_id="l-9"), None, "match_id"),
+        (stub.ListMatches, pb.ListMatchesRequest(since_ms=-1), None, "since_ms"),
+        (stub.ListMatches, pb.ListMatchesRequest(until_ms=-1), None, "until_ms"),
+        (stub.ListMatches, pb.ListMatchesRequest(agent_id="a" * 65), None, "agent_id"),
+        (stub.ListMatches, pb.ListMatchesRequest(state="done"), None, "state"),
+        (stub.ListMatches, pb.ListMatchesRequest(page_size=999_999), None, "page_size"),
+        (stub.GetLeaderboard, pb.GetLeaderboardRequest(ladder="l", page_token="x"), None, "page_token"),
+        (stub.RegisterAgent, pb.RegisterAgentRequest(name="y", kind=99), HOST, "kind"),
+        (stub.RegisterAgent, pb.RegisterAgentRequest(name="al ice", kind=pb.AGENT_KIND_CONNECTED), HOST, "name"),
+        (stub.SetAgentVersion, pb.SetAgentVersionRequest(version="=1"), agent, "version"),
+        (stub.JoinQueue, pb.JoinQueueRequest(ladder="l", lease_seconds=-1), agent, "lease_seconds"),
+        (stub.JoinQueue, pb.JoinQueueRequest(ladder="l", agent_id="a999"), agent, "agent_id"),
+        (stub.CreateLadder, ladder(seats=9), HOST, "ladder.seats"),
+        (stub.CreateLadder, ladder(entry=99), HOST, "ladder.entry"),
+        (stub.CreateLadder, ladder(rules=rules_pb2.Rules(preset="nope")), HOST, "ladder.rules.preset"),
+        (stub.CreateLadder, ladder(rules=rules_pb2.Rules(min_cards=99)), HOST, "ladder.rules.min_cards"),
+        (stub.GetTournament, tpb.GetTournamentRequest(tournament_id="t"), None, "tournament_id"),
+        (stub.GetTournament, tpb.GetTournamentRequest(tournament_id="t", table_page_size=501), None, "table_page_size"),
+        (stub.CreateTournament, tournament(seats=9), HOST, "tournament.seats"),
+        (stub.CreateTournament, tournament(format=99), HOST, "tournament.format"),
+        (stub.CreateTournament, tournament(rounds=2), HOST, "tournament.rounds"),
+        (stub.CreateTournament, tournament(tournament_id="T!"), HOST, "tournament.tournament_id"),
+    ]
+    for call, request, metadata, field in calls:
+        _, detail = code_of(call, request, metadata=metadata)
+        assert detail.startswith(f"{field}: "), (field, detail)
 
 
 def test_streams_dropped_as_their_tickets_are_queued_leave_the_queue(stub: Stub, redis_server: EmbeddedRedis) -> None:
@@ -309,9 +367,9 @@ def test_get_tournament_gives_its_tables_a_page_at_a_time(stub: Stub, redis_serv
             break
     assert seen == [plan.table_id for plan in plans]  # round by round, each table once
     assert len(get(500).tables) == 150 and not get(500).next_table_page_token
-    assert code_of(get, 501) == (grpc.StatusCode.INVALID_ARGUMENT, "table_page_size=501 is over 500")
+    assert code_of(get, 501) == (grpc.StatusCode.INVALID_ARGUMENT, "table_page_size: 501 is over 500")
     code, detail = code_of(get, 0, "x")
-    assert code == grpc.StatusCode.INVALID_ARGUMENT and "table_page_token='x'" in detail
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "table_page_token: 'x'" in detail
 
 
 def test_a_refused_host_command_names_the_token_it_sent(
@@ -411,4 +469,4 @@ def test_ladder_show_says_a_ladder_is_paused(
 def test_a_refusal_is_taken_to_name_its_field_only_by_the_whole_word() -> None:
     """A message that began with a longer word ('names ...' for the field 'name') went out naming no field."""
     assert naming_field(StoreError("names must be unique", field="name")) == "name: names must be unique"
-    assert naming_field(StoreError("name='x' is taken", field="name")) == "name='x' is taken"
+    assert naming_field(StoreError("name='x' is taken", field="name")) == "name: 'x' is taken"

@@ -42,9 +42,9 @@ def test_an_answer_of_the_wrong_kind_is_garbage() -> None:
     bid = match_pb2.Action(bid=1)
     card = match_pb2.Action(card=cards_pb2.Card(suit=4, rank=14))
     assert action_number(bid, BID) == BID_BASE + 1 and action_number(card, PLAY) == 51
-    with pytest.raises(ConversionError, match=r"action.bid is set but the decision is a play"):
+    with pytest.raises(ConversionError, match=r"action.bid: set, but the decision is a play"):
         action_number(bid, PLAY)
-    with pytest.raises(ConversionError, match=r"action.card is set but the decision is a bid"):
+    with pytest.raises(ConversionError, match=r"action.card: set, but the decision is a bid"):
         action_number(card, BID)
 
 
@@ -68,7 +68,7 @@ def test_to_act_is_unset_when_no_decision_is_pending() -> None:
 
 
 def test_an_unspecified_phase_is_refused() -> None:
-    with pytest.raises(ConversionError, match=r"observation.phase=0"):
+    with pytest.raises(ConversionError, match=r"observation.phase: 0"):
         observation_from_proto(match_pb2.Observation(num_players=3), Rules())
 
 

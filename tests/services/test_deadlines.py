@@ -122,7 +122,7 @@ def test_an_answer_after_its_deadline_gets_a_notice_and_never_reaches_the_host()
     notices = asyncio.run(run())
     assert replies == []
     assert [n.notice.code for n in notices] == ["FAILED_PRECONDITION"], notices
-    assert "decision_id=7" in notices[0].notice.message and "timed out" in notices[0].notice.message
+    assert "decision_id: 7" in notices[0].notice.message and "timed out" in notices[0].notice.message
 
 
 def test_the_decisions_of_matches_the_gateway_forgot_are_forgotten_too() -> None:

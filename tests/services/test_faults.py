@@ -110,9 +110,9 @@ def test_illegal_and_garbage_actions_are_faults(engine_process, make_agent, shar
     assert [f["kind"] for f in faults] == ["GARBAGE", "GARBAGE", "ILLEGAL", "GARBAGE", "ILLEGAL"]
     assert [f["hand"] for f in faults] == [1, 1, 1, 1, 2]
     assert "neither bid nor card" in faults[0]["detail"]
-    assert "suit=0" in faults[1]["detail"]
+    assert "suit: 0" in faults[1]["detail"]
     assert "does not hold" in faults[2]["detail"]
-    assert "action.bid is set but the decision is a play" in faults[3]["detail"]
+    assert "action.bid: set, but the decision is a play" in faults[3]["detail"]
     assert "bid 9" in faults[4]["detail"]
     # the default action was played for it: bid 0 in hand 1 (the first bid was garbage)
     assert record["hands"][0]["bids"][1] == 0
@@ -382,7 +382,7 @@ def test_duplicate_answer_gets_a_notice(engine_process, make_agent, shared_redis
 
     agent = asyncio.run(run())
     assert agent.notices and all(n.code == "FAILED_PRECONDITION" for n in agent.notices)
-    assert "is not pending" in agent.notices[0].message and "decision_id=" in agent.notices[0].message
+    assert "is not pending" in agent.notices[0].message and "action.decision_id: " in agent.notices[0].message
 
 
 def test_agent_process_killed_mid_match_is_noticed_at_once(engine_process, make_agent, shared_redis_server) -> None:

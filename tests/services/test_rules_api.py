@@ -56,10 +56,10 @@ def test_resolve_rules_gives_the_schedule_and_names_bad_fields(rules_stub) -> No
     assert list(answer.schedule) == [*range(10, 0, -1), *range(2, 11)]
     with pytest.raises(grpc.RpcError) as bad:
         rules_stub.ResolveRules(rules_service_pb2.ResolveRulesRequest(rules=rules_pb2.Rules(), num_players=9))
-    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "num_players=9" in bad.value.details()
+    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "num_players: 9" in bad.value.details()
     with pytest.raises(grpc.RpcError) as bad_enum:
         rules_stub.ResolveRules(rules_service_pb2.ResolveRulesRequest(rules=rules_pb2.Rules(scoring=42), num_players=4))
-    assert bad_enum.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "rules.scoring=42" in bad_enum.value.details()
+    assert bad_enum.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "rules.scoring: 42" in bad_enum.value.details()
 
 
 def test_walk_a_whole_game_with_legal_actions_and_apply(rules_stub) -> None:
@@ -90,13 +90,13 @@ def test_apply_refuses_wrong_seat_illegal_and_garbage(rules_stub) -> None:
         (
             match_pb2.Action(seat=(seat + 1) % 3, bid=0),
             grpc.StatusCode.INVALID_ARGUMENT,
-            f"action.seat={(seat + 1) % 3} but seat {seat} is to act",
+            f"action.seat: {(seat + 1) % 3}, but seat {seat} is to act",
         ),
         (match_pb2.Action(seat=seat), grpc.StatusCode.INVALID_ARGUMENT, "neither bid nor card"),
         (
             match_pb2.Action(seat=seat, card=card_pb(0)),
             grpc.StatusCode.INVALID_ARGUMENT,
-            "action.card is set but the decision is a bid",
+            "action.card: set, but the decision is a bid",
         ),
         (match_pb2.Action(seat=seat, bid=5), grpc.StatusCode.FAILED_PRECONDITION, "bids run from 0 to 2"),
     ]
@@ -121,10 +121,10 @@ def test_score_hand_and_referee(rules_stub) -> None:
     assert score.points == 12
     with pytest.raises(grpc.RpcError) as bad:
         rules_stub.ScoreHand(rules_service_pb2.ScoreHandRequest(scoring=rules_pb2.SCORING_EXACT, bid=6, hand_size=5))
-    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "bid=6" in bad.value.details()
+    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "bid: 6" in bad.value.details()
     with pytest.raises(grpc.RpcError) as unset:
         rules_stub.ScoreHand(rules_service_pb2.ScoreHandRequest(hand_size=5))
-    assert unset.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "scoring=0" in unset.value.details()
+    assert unset.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "scoring: 0" in unset.value.details()
     record = host_match_sync("ref-1", Rules(hand_sizes=(2,)), [SeatSpec.builtin("random")] * 3, 2, spectate=False)
     verdict = rules_stub.RefereeRecord(rules_service_pb2.RefereeRecordRequest(record_json=json.dumps(record)))
     assert verdict.valid and list(verdict.totals) == record["totals"] and verdict.actions_checked == 3 + 6
@@ -173,17 +173,17 @@ def test_a_history_answering_with_the_wrong_kind_is_refused(rules_stub) -> None:
     wrong = history(actions=[match_pb2.Action(seat=legal.seat, card=card_pb(0))])
     refused = refusal(rules_stub.GetLegalActions, rules_service_pb2.GetLegalActionsRequest(history=wrong))
     assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "history.actions[0].card is set but the decision is a bid" in refused.details()
+    assert "history.actions[0].card: set, but the decision is a bid" in refused.details()
 
 
 @pytest.mark.parametrize(
     ("request_fields", "words"),
     [
-        ({"scoring": rules_pb2.SCORING_ANDERSON, "vienna": True, "hand_size": 3, "hand_number": 2}, "vienna=true"),
-        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 0}, "hand_size=0"),
-        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 18}, "hand_size=18"),
-        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 3, "tricks": 4}, "tricks=4"),
-        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 3, "bid": 9}, "bid=9"),
+        ({"scoring": rules_pb2.SCORING_ANDERSON, "vienna": True, "hand_size": 3, "hand_number": 2}, "vienna: true"),
+        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 0}, "hand_size: 0"),
+        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 18}, "hand_size: 18"),
+        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 3, "tricks": 4}, "tricks: 4"),
+        ({"scoring": rules_pb2.SCORING_EXACT, "hand_size": 3, "bid": 9}, "bid: 9"),
     ],
 )
 def test_score_hand_refuses_what_cannot_be_scored(rules_stub, request_fields, words) -> None:

@@ -487,7 +487,7 @@ def test_events_the_sdk_cannot_read_are_one_line_and_its_other_matches_go_on(cap
     assert [(a.match_id, a.decision_id) for a in gateway.actions] == [("fine", 1)]
     unread = [r for r in caplog.records if "cannot read" in r.getMessage()]
     assert len(unread) == 2 and not any("\n" in r.getMessage() or r.exc_info for r in unread)
-    assert "rules.scoring=99" in unread[0].getMessage() and "observation.phase=0" in unread[1].getMessage()
+    assert "rules.scoring: 99" in unread[0].getMessage() and "observation.phase: 0" in unread[1].getMessage()
 
 
 class ClosingGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):

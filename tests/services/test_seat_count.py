@@ -1,6 +1,6 @@
 """A match of too few or too many seats is refused naming the request's field: a challenge of two
 seats was refused as "a match needs 3 to 7 seats, got 2", where every other refusal of a seat
-starts with the field (``seats[0]: bot='nobody' ...``)."""
+starts with the field (``seats[0].bot: 'nobody' ...``)."""
 
 from __future__ import annotations
 

@@ -289,43 +289,43 @@ def test_challenge_plays_connected_endpoint_and_builtin_seats(engine_process, ma
             _seats(("builtin", "nobody"), ("builtin", "random"), ("builtin", "random")),
             None,
             "INVALID_ARGUMENT",
-            "seats[0]: bot='nobody'",
+            "seats[0].bot: 'nobody'",
         ),
         (
             [challenge_pb2.ChallengeSeat(name="x")] + _seats(("builtin", "random"), ("builtin", "random")),
             None,
             "INVALID_ARGUMENT",
-            "seats[0] sets none of",
+            "seats[0]: sets none of",
         ),
         (
             _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
             rules_pb2.Rules(preset="nonesuch"),
             "INVALID_ARGUMENT",
-            "rules.preset='nonesuch'",
+            "rules.preset: 'nonesuch'",
         ),
         (
             _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
             rules_pb2.Rules(min_cards=99),
             "INVALID_ARGUMENT",
-            "rules.min_cards=99",
+            "rules.min_cards: 99",
         ),
         (
             _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
             rules_pb2.Rules(hand_sizes=[14]),
             "INVALID_ARGUMENT",
-            "rules.hand_sizes has 14 cards",
+            "rules.hand_sizes: has 14 cards",
         ),
         (
             _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
             rules_pb2.Rules(min_cards=17),
             "INVALID_ARGUMENT",
-            "rules.min_cards=17 exceeds",
+            "rules.min_cards: 17 exceeds",
         ),
         (
             _seats(("agent_id", "ghost"), ("builtin", "random"), ("builtin", "random")),
             None,
             "PERMISSION_DENIED",
-            "seats[0].agent_id='ghost' is not yours and does not accept challenges",
+            "seats[0].agent_id: 'ghost' is not yours and does not accept challenges",
         ),
         (  # names of 1 MB each: the match was played, then its record was too large to return
             [challenge_pb2.ChallengeSeat(builtin="random", name=str(n) * 1_000_000) for n in range(3)],
@@ -359,7 +359,7 @@ def test_an_agent_takes_one_seat_of_a_challenge(engine_process, make_agent) -> N
     with pytest.raises(grpc.RpcError) as refused:
         _challenge(engine_process.address, request, token)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert f"seats[2].agent_id={agent_id!r} already sits in seats[0]" in refused.value.details()
+    assert f"seats[2].agent_id: {agent_id!r} already sits in seats[0]" in refused.value.details()
 
 
 def test_challenge_needs_a_token_and_a_fresh_match_id(engine_process, make_agent) -> None:
@@ -375,7 +375,7 @@ def test_challenge_needs_a_token_and_a_fresh_match_id(engine_process, make_agent
     assert _challenge(engine_process.address, request, token).match_id == "once"
     with pytest.raises(grpc.RpcError) as again:
         _challenge(engine_process.address, request, token)
-    assert again.value.code() == grpc.StatusCode.ALREADY_EXISTS and "match_id='once'" in again.value.details()
+    assert again.value.code() == grpc.StatusCode.ALREADY_EXISTS and "match_id: 'once'" in again.value.details()
 
 
 def test_a_refused_challenge_does_not_use_up_its_match_id(engine_process, make_agent, shared_redis_server) -> None:
@@ -452,7 +452,7 @@ def test_sdk_endpoint_refuses_an_observation_without_a_phase() -> None:
             await endpoint.server.stop(0)
 
     error = asyncio.run(run())
-    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT and "observation.phase=0" in (error.details() or "")
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT and "observation.phase: 0" in (error.details() or "")
 
 
 def test_without_redis_made_up_tokens_share_their_peers_rate_limit() -> None:

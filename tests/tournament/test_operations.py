@@ -74,7 +74,7 @@ def test_an_entrant_endpoint_is_checked_as_every_endpoint_address(address: str, 
         if taken:
             check()
         else:
-            with pytest.raises(OhHellError, match=r"endpoint='.*' must look like host:port"):
+            with pytest.raises(OhHellError, match=r"endpoint: '.*' must look like host:port"):
                 check()
 
 
@@ -141,10 +141,10 @@ def test_a_bad_tournament_id_is_refused_in_words(tourney_id: str) -> None:
     rule = "must be 1-40 characters of a-z, 0-9, '_' and '-', the first a letter or digit"
     with pytest.raises(TournamentError) as refused:
         operations.check_id(tourney_id, "tournament.tournament_id")
-    assert str(refused.value) == f"tournament.tournament_id={tourney_id!r} {rule}"
+    assert str(refused.value) == f"tournament.tournament_id: {tourney_id!r} {rule}"
     with pytest.raises(TournamentError) as refused:
         Tournament(tourney_id, builtins("random", "heuristic", "strong"))
-    assert str(refused.value) == f"tourney_id={tourney_id!r} {rule}"
+    assert str(refused.value) == f"tourney_id: {tourney_id!r} {rule}"
 
 
 def test_a_connected_entrant_without_a_name_is_sent_unnamed() -> None:
@@ -366,7 +366,7 @@ def test_a_refused_field_says_how_to_mend_it() -> None:
     )
     with pytest.raises(TournamentError) as refused:
         Tournament("t", builtins("random", "heuristic", "strong"), seats=4)
-    assert str(refused.value) == "seats=4: 3 entrants cannot fill a table of 4 seats"
+    assert str(refused.value) == "seats: 3 entrants cannot fill a table of 4 seats"
 
 
 def test_a_bad_entrant_name_is_refused_with_the_whole_rule() -> None:
@@ -379,9 +379,9 @@ def test_a_bad_entrant_name_is_refused_with_the_whole_rule() -> None:
     )
     with pytest.raises(TournamentError) as refused:
         parse_entrant("builtin:random=a b")
-    assert str(refused.value) == f"entrant 'builtin:random=a b'.name='a b' {rule}"
+    assert str(refused.value) == f"entrant 'builtin:random=a b'.name: 'a b' {rule}"
     message = good()
     message.entrants[1].name = "-A1"
     with pytest.raises(TournamentError) as refused:
         tournament_from_proto(message)
-    assert str(refused.value) == f"tournament.entrants[1].name='-A1' {rule}"
+    assert str(refused.value) == f"tournament.entrants[1].name: '-A1' {rule}"

@@ -72,7 +72,7 @@ def test_balanced_design_meets_every_pair_evenly(entrants: int, seats: int) -> N
 
 def test_large_round_robin_uses_the_design_and_bad_fields_are_refused() -> None:
     assert len(round_robin(12, 4)) == 12 < math.comb(12, 4)
-    with pytest.raises(ScheduleError, match="seats=8"):
+    with pytest.raises(ScheduleError, match="seats: 8"):
         round_robin(10, 8)
     with pytest.raises(ScheduleError, match="2 entrants"):
         round_robin(2, 3)

@@ -164,7 +164,7 @@ def test_roles_and_bad_input_are_refused_naming_the_field(rpc: Rpc) -> None:
     refused(
         lambda: rpc.create(tpb.Tournament(tournament_id="ghost", entrants=unknown)),
         grpc.StatusCode.NOT_FOUND,
-        "tournament.entrants[0].agent_id='a999'",
+        "tournament.entrants[0].agent_id: no registered agent 'a999'",
     )
 
     for call in (
@@ -172,7 +172,7 @@ def test_roles_and_bad_input_are_refused_naming_the_field(rpc: Rpc) -> None:
         lambda: rpc.export("no-such", tpb.EXPORT_FORMAT_CSV),
         lambda: rpc.stub.ResumeTournament(tpb.ResumeTournamentRequest(tournament_id="no-such"), metadata=rpc.host),
     ):
-        refused(call, grpc.StatusCode.NOT_FOUND, "tournament_id='no-such'")
+        refused(call, grpc.StatusCode.NOT_FOUND, "tournament_id: no tournament 'no-such'")
     refused(lambda: rpc.get("../etc"), grpc.StatusCode.INVALID_ARGUMENT, "tournament_id")
     refused(lambda: rpc.get("roles", replicates=10_001), grpc.StatusCode.INVALID_ARGUMENT, "replicates")
     # another number of resamples is a computation of its own (a second of CPU at 10 000): the host's only
@@ -204,7 +204,11 @@ def test_deals_stay_secret_while_running_then_standings_agree_with_records(rpc: 
     created = rpc.create(waiting)
     assert created.tournament.grace_seconds == 0 and created.tournament.seats == 3
     assert created.progress.state == tpb.TOURNAMENT_STATE_RUNNING and created.progress.games_total == 6
-    refused(lambda: rpc.create(waiting), grpc.StatusCode.ALREADY_EXISTS, "tournament.tournament_id='waiting'")
+    refused(
+        lambda: rpc.create(waiting),
+        grpc.StatusCode.ALREADY_EXISTS,
+        "tournament.tournament_id: a tournament 'waiting' exists already",
+    )
     running = rpc.get("waiting")
     assert [t.entrants for t in running.tables] == [["random", "heuristic", "away"]]
     assert (running.progress.tables, running.progress.tables_done, running.progress.games_done) == (1, 0, 0)
@@ -366,12 +370,12 @@ def test_the_host_cancels_a_tournament_that_could_never_finish(rpc: Rpc) -> None
     assert pieces[0].finished and document["state"] == "cancelled" and document["records"] == {}
     assert len(document["deals"]["r1t0"]) == 1  # nothing more is played: the deals are no longer secret
     again = refused(lambda: rpc.stub.CancelTournament(cancel, metadata=rpc.host), grpc.StatusCode.FAILED_PRECONDITION)
-    assert again == "tournament_id='stuck': the tournament was cancelled already: nothing to cancel"
+    assert again == "tournament_id: the tournament 'stuck' was cancelled already: nothing to cancel"
     resume = tpb.ResumeTournamentRequest(tournament_id="stuck")
     refused(
         lambda: rpc.stub.ResumeTournament(resume, metadata=rpc.host),
         grpc.StatusCode.FAILED_PRECONDITION,
-        "tournament_id='stuck': the tournament was cancelled",
+        "tournament_id: the tournament 'stuck' was cancelled",
     )
     rpc.create(
         tpb.Tournament(tournament_id="ended", entrants=bots("random", "heuristic", "strong"), rules=SHORT, deals=1)
@@ -381,6 +385,6 @@ def test_the_host_cancels_a_tournament_that_could_never_finish(rpc: Rpc) -> None
     refused(
         lambda: rpc.stub.CancelTournament(finished, metadata=rpc.host),
         grpc.StatusCode.FAILED_PRECONDITION,
-        "tournament_id='ended': the tournament has finished already",
+        "tournament_id: the tournament 'ended' has finished already",
     )
     assert rpc.get("ended").progress.state == tpb.TOURNAMENT_STATE_FINISHED

@@ -146,8 +146,8 @@ def test_cancelled_mid_run_no_game_is_played_after(
     assert "stop: final (cancelled) standings" in out and "stop\tcancelled\tround 1\t0/1 tables" in out
     connection = ["--matchmaker", stack.matchmaker_address, "--host-token-file", str(stack.host_token_path)]
     for command, said in (
-        ("resume", "ResumeTournament: FAILED_PRECONDITION: tournament_id='stop': the tournament was cancelled"),
-        ("cancel", "CancelTournament: FAILED_PRECONDITION: tournament_id='stop': the tournament was cancelled already"),
+        ("resume", "ResumeTournament: FAILED_PRECONDITION: tournament_id: the tournament 'stop' was cancelled"),
+        ("cancel", "CancelTournament: FAILED_PRECONDITION: tournament_id: the tournament 'stop' was cancelled already"),
     ):
         assert main(["tournament", command, "stop", *connection]) == 2
         assert said in " ".join(capsys.readouterr().err.split())

@@ -109,7 +109,7 @@ def test_absent_connected_entrant_forfeits_its_table(tstore: TournamentStore) ->
     entrants = (*builtins("heuristic", "random"), SeatSpec.connected("a9", "ghost"))
     tourney = Tournament("ff", entrants, seats=3, deals=2, overrides=OPTIONS, grace_s=0.2)
     queue = Queue()
-    with pytest.raises(TournamentError, match=r"entrants\[2\].agent_id='a9': no registered agent"):
+    with pytest.raises(TournamentError, match=r"entrants\[2\].agent_id: no registered agent 'a9'"):
         jobs.start(tstore, tourney, queue)
     tstore.client.hset(tstore.keys.agent("a9"), mapping={"name": "ghost", "kind": "connected"})
     # an id of another shape names no agent, even where a key of that name exists (a9's presence)
@@ -133,10 +133,10 @@ def test_absent_connected_entrant_forfeits_its_table(tstore: TournamentStore) ->
 def test_bad_tournaments_are_refused() -> None:
     entrants = builtins("random", "random", "random")
     for kwargs, field in (
-        ({"seats": 8}, "seats=8"),
-        ({"format": "ladder"}, "format="),
-        ({"deals": 0}, "deals=0"),
-        ({"rounds": 2}, "rounds=2"),
+        ({"seats": 8}, "seats: 8"),
+        ({"format": "ladder"}, "format: "),
+        ({"deals": 0}, "deals: 0"),
+        ({"rounds": 2}, "rounds: 2"),
         ({"grace_s": -1}, "grace_s"),
         ({"overrides": {"hand_sizes": [30]}}, "hand_sizes"),
     ):
@@ -474,13 +474,13 @@ def test_a_cancelled_tournament_plays_no_further_game_and_keeps_what_was_recorde
     pieces, ended = operations.export(tstore, "cx", "json", 100)
     document = json.loads("".join(pieces))
     assert ended and (document["state"], document["finished"], len(document["records"])) == ("cancelled", True, 4)
-    with pytest.raises(TournamentError, match=r"tournament_id='cx': the tournament was cancelled already"):
+    with pytest.raises(TournamentError, match=r"tournament_id: the tournament 'cx' was cancelled already"):
         operations.cancel(tstore, "cx")
-    with pytest.raises(TournamentError, match=r"tournament_id='nope': no such tournament"):
+    with pytest.raises(TournamentError, match=r"tournament_id: no tournament 'nope'"):
         operations.cancel(tstore, "nope")
     jobs.start(tstore, Tournament("done", builtins("random", "random", "random"), deals=1, overrides=OPTIONS), queue)
     assert queue.drain(tstore) == ["finished"]
-    with pytest.raises(TournamentError, match=r"tournament_id='done': the tournament has finished already"):
+    with pytest.raises(TournamentError, match=r"tournament_id: the tournament 'done' has finished already"):
         operations.cancel(tstore, "done")
 
 
