@@ -11,6 +11,7 @@ environment variable or a TOML config file (flags win over the environment, whic
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tomllib
@@ -22,6 +23,7 @@ from typing import Any
 from arena.keys import new_token
 from arena.ladder.routing import BATCH_ENV, DEFAULT_BATCH, MAX_BATCH
 from arena.rpc.data_folder import DATA_DIR_ENV, ENGINE_ADDRESS, MATCHMAKER_ADDRESS, default_data_dir, up_archive
+from arena.rpc.files import is_plain_file
 from arena.rpc.settings import ConfigError, NotOwnFile, is_host_port, read_token
 from ohell.errors import OhHellError
 
@@ -76,12 +78,19 @@ def _convert(name: str, value: Any, where: str) -> Any:
     return value
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
+def read_config_file(path: Path, own: bool = False) -> dict[str, Any]:
+    """The settings of the TOML file ``path``. ``own``: OhHellError unless the file opened, not through a
+    link, is a plain file of this user's with no other name (checked on the one read)."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | (os.O_NOFOLLOW | os.O_NONBLOCK if own else 0)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with os.fdopen(os.open(path, flags), "rb") as file:
+            if own and not is_plain_file(os.fstat(file.fileno()), os.getuid()):
+                raise OSError(errno.EPERM, "not a file of yours alone")
+            data = tomllib.loads(file.read().decode("utf-8"))
     except OSError as error:
-        raise OhHellError(f"config file {path}: {error.strerror or error}") from None
-    except tomllib.TOMLDecodeError as error:
+        why = "not a file of yours alone" if own and error.errno in (errno.ELOOP, errno.EPERM) else error.strerror
+        raise OhHellError(f"config file {path}: {why or error}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise OhHellError(f"config file {path}: {error}") from None
     unknown = sorted(set(data) - set(SETTINGS))
     if unknown:
@@ -95,9 +104,23 @@ def check_address(name: str, address: str, source: str = "") -> None:
         raise OhHellError(f"{name} must be HOST:PORT with a port from 0 to 65535, got {address!r}{source}")
 
 
-def config_file(config_path: str | None, environ: Mapping[str, str]) -> str | None:
-    """The config file: ``config_path`` (--config), else $OHELL_CONFIG, else ./ohell.toml when present."""
-    return config_path or environ.get(CONFIG_ENV) or ("ohell.toml" if Path("ohell.toml").is_file() else None)
+def config_settings(config_path: str | None, environ: Mapping[str, str]) -> tuple[dict[str, Any], str | None]:
+    """The config file's settings and its name: ``config_path`` (--config), else $OHELL_CONFIG, else
+    ./ohell.toml when present (none: ``({}, None)``). One named by neither is read only from a plain
+    file of the user's alone: in a folder others may write in (``/tmp``), another user could have put
+    it there, to point the archive or the host token file at theirs."""
+    named = config_path or environ.get(CONFIG_ENV)
+    if named:
+        return read_config_file(Path(named)), named
+    found = Path("ohell.toml")
+    if not (found.is_file() or found.is_symlink()):
+        return {}, None
+    try:
+        return read_config_file(found, own=True), str(found)
+    except OhHellError as error:
+        raise OhHellError(
+            f"{error}: not read; name it with ${CONFIG_ENV} (or ohell up's --config) to read it"
+        ) from None
 
 
 def pick(
@@ -117,8 +140,7 @@ def pick(
 
 def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_path: str | None = None) -> dict[str, Any]:
     """Every setting: from ``flags`` (None = not given), else ``environ``, else the config file, else the default."""
-    path = config_file(config_path, environ)
-    from_file = read_config_file(Path(path)) if path else {}
+    from_file, path = config_settings(config_path, environ)
     settings = {}
     source = {}  # where each value came from, as a refusal of it says: " (from $OHELL_WORKERS)"
     for name in SETTINGS:
@@ -151,8 +173,7 @@ def stack_archive(environ: Mapping[str, str], database_url: str | None = None) -
     $OHELL_DATABASE_URL, else database_url in the config file, else archive.db in its data folder
     ($OHELL_DATA_DIR, else data_dir in the config file, else the default). OhHellError for a config
     file ``ohell up`` would refuse too."""
-    path = config_file(None, environ)
-    from_file = read_config_file(Path(path)) if path else {}
+    from_file, path = config_settings(None, environ)
     url, where = pick("database_url", {"database_url": database_url}, environ, from_file, path)
     if url:
         return StackArchive(url, f"from {where}")

@@ -21,10 +21,11 @@ from arena.keys import DEFAULT_PREFIX, MATCH_EVENTS_MAXLEN, MATCH_EVENTS_TTL_S, 
 from arena.ladder import archiving
 from arena.ladder.ratings import stored_ratings
 from arena.ladder.redis_store import RedisStore
-from arena.local.config import CONFIG_ENV
+from arena.local.config import CONFIG_ENV, resolve
 from arena.play.events import RedisEventLog
 from arena.proto.ohell.v1 import spectate_pb2
 from arena.rpc.settings import shown_url
+from ohell.errors import OhHellError
 
 from ..ladder.helpers import builtin_ladder
 from .test_archiving import play
@@ -243,3 +244,26 @@ def test_the_archive_of_ohell_toml_is_the_one_rebuild_reads_and_export_names(
     assert main(rebuild) == 2
     said = " ".join(capsys.readouterr().err.split())
     assert "the archive nonsense://: " in said and "(from database_url in the config file ohell.toml)" in said, said
+
+
+@pytest.mark.parametrize("planted", ["link", "second name"])
+def test_an_ohell_toml_another_user_may_have_put_in_the_working_folder_is_not_read(
+    redis_server: EmbeddedRedis, data_folder: Path, planted: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Since the rebuild reads ohell.toml's archive, a ./ohell.toml in a folder others may write in
+    (/tmp) would have given it another user's database to take the ratings from (ohell up, its host
+    token file): only one of the user's alone is read without being named."""
+    theirs = data_folder.parent / "theirs.toml"
+    theirs.write_text('database_url = "postgresql://them@evil.example/ratings"\n')
+    here = data_folder.parent / "ohell.toml"
+    if planted == "link":
+        here.symlink_to(theirs)
+    else:
+        here.hardlink_to(theirs)
+    rebuild = ["ladder", "rebuild", "--redis-url", redis_server.url, "--from", "archive"]
+    assert main(rebuild) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "config file ohell.toml: not a file of yours alone: not read" in said and "evil" not in said, said
+    with pytest.raises(OhHellError, match="not a file of yours alone"):
+        resolve({}, {})  # ohell up's settings alike
+    assert resolve({}, {CONFIG_ENV: str(here)})["database_url"].endswith("/ratings")  # named: read
