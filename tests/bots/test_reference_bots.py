@@ -65,7 +65,7 @@ def test_ohell_play_refuses_bad_arguments(tmp_path: Path, capsys: pytest.Capture
     occupied = tmp_path / "a-file"
     occupied.write_text("not a folder")
     assert main(["play", "--games", "1", "--out", str(occupied)]) == 2
-    assert "cannot write records to --out" in capsys.readouterr().err
+    assert f"--out {occupied} is a file: give a folder" in capsys.readouterr().err
     assert main(["play", "--bots", "heuristic,nobody,random"]) == 2
     assert "unknown bot 'nobody'" in capsys.readouterr().err
     assert main(["play", "--rules", "nope"]) == 2
