@@ -18,7 +18,10 @@ from starlette.exceptions import StarletteDeprecationWarning
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from services.web import app as web_app
 from services.web.api import Api, ApiError
-from services.web.app import create_app
+from services.web.app import UNRECORDED, create_app
+from services.web.pages import templates
+
+from .conftest import serve_pages
 
 with warnings.catch_warnings():  # as tests/web/test_host_cookies.py: httpx is what tests install
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -115,3 +118,20 @@ def test_a_match_of_built_in_bots_that_ends_with_no_record_is_not_said_to_be_ove
         events = client.get("/live/m-1/events").text
     failed = {"code": ends.upper(), "error": said, "final": True}
     assert events == f"event: failed\ndata: {json.dumps(failed)}\n\n" and api.spectated == []
+
+
+def test_the_page_of_a_failed_match_of_built_in_bots_says_so_and_promises_no_replay(page: Any) -> None:
+    """live.js showed the 'failed' event's words but also 'When the match has ended, its replay is at
+    ...', of a match that has ended with none. Chromium, the page rendered from its template."""
+    summary = pb.MatchSummary(match_id="m-1", ladder="class", state="running", agent_ids=["a1", "a2"])
+    html = templates.env.get_template("live.html").render(
+        match=summary, seats=["bot-a1", "bot-a2"], builtin_only=True, host_session=False
+    )
+    failed = {"code": "FAILED", "error": UNRECORDED["failed"], "final": True}
+
+    events = f"event: failed\ndata: {json.dumps(failed)}\n\n"
+    serve_pages(page, {"/live/m-1": (html, "text/html"), "/live/m-1/events": (events, "text/event-stream")})
+    page.goto("http://web.test/live/m-1")
+    page.wait_for_function("document.getElementById('status').textContent.startsWith('the match failed')")
+    assert page.locator("#status").inner_text() == UNRECORDED["failed"]
+    assert page.locator("#later").is_hidden() and page.locator("#done").is_hidden()
