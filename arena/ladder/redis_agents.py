@@ -37,7 +37,7 @@ class AgentStore(StoreBase):
         house: bool = False,
         self_registered: bool = False,
     ) -> tuple[Agent, str]:
-        if not AGENT_NAME.fullmatch(name) or (name.startswith(HOUSE_PREFIX) and not house):
+        if not AGENT_NAME.fullmatch(name) or (name.lower().startswith(HOUSE_PREFIX) and not house):
             raise StoreError(f"name {shown(name)} must be {AGENT_NAME_RULE}", "name")
         if kind not in AGENT_KINDS:
             raise StoreError(f"kind {kind!r} must be one of {', '.join(AGENT_KINDS)}", "kind")

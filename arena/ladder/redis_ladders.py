@@ -32,7 +32,9 @@ class LadderStore(AgentStore):
     def _house_agents(self, ladder: Ladder) -> list[str]:
         """The ids of the ladder's house agents, registered when missing: seats - 1 of each house
         bot ("house-<bot>-<n>", n = 1, 2, ...), so a lone agent can fill a table with one kind. A
-        name another agent holds (registered before the names were kept for the house) is passed over."""
+        name another agent holds (registered before the names were kept for the house), in any letter
+        case, is passed over: 'House-random-1' refused every ladder with house bots once names were
+        unique whatever their case."""
         house_ids = []
         for bot in ladder.house_bots:
             found, copy = 0, 0
@@ -42,7 +44,10 @@ class LadderStore(AgentStore):
                 try:
                     agent = self.agent_by_name(name)
                 except NotFound:
-                    agent = self.register_agent(name, "builtin", bot=bot, house=True)[0]
+                    try:
+                        agent = self.register_agent(name, "builtin", bot=bot, house=True)[0]
+                    except AlreadyExists:  # held in another letter case
+                        continue
                 if agent.house and agent.bot == bot:
                     house_ids.append(agent.agent_id)
                     found += 1

@@ -78,9 +78,13 @@ def _convert(name: str, value: Any, where: str) -> Any:
     return value
 
 
+class NotOwnConfig(OhHellError):
+    """A config file read ``own`` is a link, a second name of a file or another user's."""
+
+
 def read_config_file(path: Path, own: bool = False) -> dict[str, Any]:
-    """The settings of the TOML file ``path``. ``own``: OhHellError unless the file opened, not through a
-    link, is a plain file of this user's with no other name (checked on the one read)."""
+    """The settings of the TOML file ``path``. ``own``: NotOwnConfig unless the file opened, not through
+    a link, is a plain file of this user's with no other name (checked on the one read)."""
     flags = os.O_RDONLY | os.O_CLOEXEC | (os.O_NOFOLLOW | os.O_NONBLOCK if own else 0)
     try:
         with os.fdopen(os.open(path, flags), "rb") as file:
@@ -88,8 +92,9 @@ def read_config_file(path: Path, own: bool = False) -> dict[str, Any]:
                 raise OSError(errno.EPERM, "not a file of yours alone")
             data = tomllib.loads(file.read().decode("utf-8"))
     except OSError as error:
-        why = "not a file of yours alone" if own and error.errno in (errno.ELOOP, errno.EPERM) else error.strerror
-        raise OhHellError(f"config file {path}: {why or error}") from None
+        if own and error.errno in (errno.ELOOP, errno.EPERM):
+            raise NotOwnConfig(f"config file {path}: not a file of yours alone") from None
+        raise OhHellError(f"config file {path}: {error.strerror or error}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise OhHellError(f"config file {path}: {error}") from None
     unknown = sorted(set(data) - set(SETTINGS))
@@ -117,7 +122,7 @@ def config_settings(config_path: str | None, environ: Mapping[str, str]) -> tupl
         return {}, None
     try:
         return read_config_file(found, own=True), str(found)
-    except OhHellError as error:
+    except NotOwnConfig as error:  # another fault of the file is the same whoever names it
         raise OhHellError(
             f"{error}: not read; name it with ${CONFIG_ENV} (or ohell up's --config) to read it"
         ) from None

@@ -19,10 +19,12 @@ without Redis, in a bounded in-process list of the most recent ids (``RecentIds`
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 import uuid
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -51,6 +53,11 @@ MAX_CHALLENGES_PER_CALLER = 2
 # a connection for its whole match (an agent's may last hours), and on the engine's one pool of 100,
 # 110 of them failed the token lookups of every other call (an agent's Connect: UNAVAILABLE).
 HOST_CONNECTIONS = 512
+# Challenges in play on one engine, whoever asked (the host too): past the pool a host found no
+# connection to listen on, and the challenge failed 'cannot reach its Redis (MaxConnectionsError):
+# retry'. Half the pool: each match listens on one, and its events and relayed decisions take more
+# for a moment.
+MAX_HOSTED = HOST_CONNECTIONS // 2
 BOT_THREADS = 2  # built-in bots of every challenge decide here, off the event loop
 CHALLENGE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 LADDER_MATCH_ID = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}-[0-9]+$")  # arena.ladder's "<ladder>-<n>"
@@ -141,6 +148,21 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         self.match_ids = RecentIds()
         self.bots = ThreadPoolExecutor(BOT_THREADS, thread_name_prefix="challenge-bots")
         self.playing = Slots("challenge", MAX_CHALLENGES_PER_CALLER, redis_client, self.keys)
+        self.hosted = 0  # challenges in play on this engine (MAX_HOSTED)
+
+    @contextlib.asynccontextmanager
+    async def _hosting(self, context: grpc.aio.ServicerContext) -> AsyncIterator[None]:
+        """One of the MAX_HOSTED challenges in play on this engine; RESOURCE_EXHAUSTED past them."""
+        if self.hosted >= MAX_HOSTED:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_HOSTED} challenges are in play on this engine: try again once one has ended",
+            )
+        self.hosted += 1
+        try:
+            yield
+        finally:
+            self.hosted -= 1
 
     async def _connected(self, agent_id: str) -> bool:
         if local_gateway_holding(agent_id) is not None:
@@ -233,21 +255,22 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{MAX_CHALLENGES_PER_CALLER} of your challenges are in play: wait for one to end",
             )
+        match_id = request.match_id or f"challenge.{uuid.uuid4().hex[:16]}"  # no '-': never a ladder id
         try:
-            match_id = request.match_id or f"challenge.{uuid.uuid4().hex[:16]}"  # no '-': never a ladder id
-            if not await self._reserve(match_id):
-                await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match_id: {match_id!r} is already in use")
-            seed = request.seed or secrets.randbits(63)
-            record = await host_match(
-                match_id,
-                rules,
-                seats,
-                seed,
-                time_control=time_control,
-                redis_client=self.host_redis,
-                keys=self.keys,
-                bot_executor=self.bots,
-            )
+            async with self._hosting(context):  # before the id is claimed: a refused call may retry with it
+                if not await self._reserve(match_id):
+                    await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match_id: {match_id!r} is already in use")
+                seed = request.seed or secrets.randbits(63)
+                record = await host_match(
+                    match_id,
+                    rules,
+                    seats,
+                    seed,
+                    time_control=time_control,
+                    redis_client=self.host_redis,
+                    keys=self.keys,
+                    bot_executor=self.bots,
+                )
         except OhHellError as error:  # every argument was checked above: this is the platform's fault
             await context.abort(grpc.StatusCode.INTERNAL, f"match {match_id!r} failed: {error}")
         finally:

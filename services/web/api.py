@@ -29,6 +29,9 @@ from ohell.cards import card_str
 TIMEOUT_S = 10.0
 CHART_POINTS = 5000  # the latest rating points the agent page charts (one page of GetRatingHistory)
 NAME_RETRY_S = 5.0  # an agent whose name could not be read is asked again after this long
+# ids kept waiting to be asked again; past them, those whose wait is over are forgotten: the match
+# list's agent filter asks the name of any id a visitor types, most of them no agent's
+MAX_UNNAMED = 1000
 
 
 def deadline(method: str) -> float:
@@ -153,6 +156,8 @@ class Api:
                 self._unnamed[agent_id] = now + NAME_RETRY_S
             else:
                 self._unnamed.pop(agent_id, None)
+        if len(self._unnamed) > MAX_UNNAMED:
+            self._unnamed = {a: until for a, until in self._unnamed.items() if until > now}
         return {a: self._names.get(a, a) for a in agent_ids}
 
     async def matches(

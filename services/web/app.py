@@ -206,18 +206,31 @@ async def without_feed(api: Api, match_id: str) -> bool:
     return await api.builtin_only(list(summary.agent_ids))
 
 
-async def over(api: Api, match_id: str, request: Request) -> bool:
-    """Wait until the ladder's match is over (finished or failed); False if the visitor left first."""
+# how a ladder's match without a feed ended but with its record: the live view's 'failed' event
+# (neither has a replay to link: 'the match is over: watch its replay' sent to this page again)
+UNRECORDED = {
+    "failed": "the match failed before its end: it has no replay",
+    "gone": "the match is no longer known (its ladder deleted?): it has no replay",
+}
+
+
+async def ending(api: Api, match_id: str, request: Request) -> str | None:
+    """Wait until the ladder's match is over: 'finished' (its record kept), 'failed' (a state without
+    one) or 'gone' (the matchmaker no longer knows it); None if the visitor left first."""
     while True:
         try:
             summary, record = await api.match(match_id)
-            if record is not None or summary.state not in ("queued", "running"):
-                return True
-        except ApiError:  # busy or away for now: asked again
-            pass
+            if record is not None:
+                return "finished"
+            if summary.state not in ("queued", "running"):
+                return "failed"
+        except ApiError as error:
+            if error.code == "NOT_FOUND":  # asked for ever, every second, while the page stayed open
+                return "gone"
+            # busy or away for now: asked again
         await asyncio.sleep(FOLLOW_EVERY_S)
         if await request.is_disconnected():
-            return False
+            return None
 
 
 async def events(request: Request) -> Response:
@@ -229,8 +242,12 @@ async def events(request: Request) -> Response:
     async def stream() -> AsyncIterator[str]:
         try:
             if await without_feed(api, match_id):
-                if await over(api, match_id, request):
+                ended = await ending(api, match_id, request)
+                if ended == "finished":
                     yield "event: done\ndata: {}\n\n"
+                elif ended is not None:
+                    said = {"code": ended.upper(), "error": UNRECORDED[ended], "final": True}
+                    yield f"event: failed\ndata: {json.dumps(said)}\n\n"
                 return
             async for event in api.spectate(match_id, wait_ms=10_000):
                 yield f"event: match\ndata: {json.dumps(event, separators=(',', ':'))}\n\n"

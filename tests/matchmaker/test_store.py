@@ -389,6 +389,26 @@ def test_house_bot_names_are_the_house_bots_own(store: RedisStore) -> None:
     ]
 
 
+def test_a_house_name_in_another_letter_case_is_kept_for_the_house_and_passed_over_when_held(
+    store: RedisStore,
+) -> None:
+    """'House-heuristic-1' passed the house-name rule (it looked at 'house-' only), and with names unique
+    whatever their case, every ladder with heuristic house bots was then refused ('an agent named
+    'House-heuristic-1' exists'): anyone self-registering it while a ladder was open blocked them."""
+    with pytest.raises(StoreError, match="house") as refused:
+        store.register_agent("House-heuristic-1", "connected", self_registered=True)
+    assert refused.value.field == "name"
+    squatter, _ = store.register_agent("squatter", "connected")
+    for key, name in (
+        (store.keys.agent_names, "HOUSE-heuristic-1"),
+        (store.keys.agent_names_folded, "house-heuristic-1"),
+    ):
+        store.client.hset(key, name, squatter.agent_id)  # one registered before the rule
+    store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True))
+    house = [store.get_agent(bot.agent_id) for bot in store.house_bots("h")]
+    assert [(agent.name, agent.house) for agent in house] == [("house-heuristic-2", True), ("house-heuristic-3", True)]
+
+
 def test_the_docs_register_agents_under_names_the_store_takes(store: RedisStore) -> None:
     """README's host example registered 'house-1', a name kept for house bots: a host copying it got
     INVALID_ARGUMENT. Every name an ``ohell agent register`` line of the docs uses must register."""

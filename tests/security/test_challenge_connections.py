@@ -34,6 +34,18 @@ def started(agent: Agent) -> int:
     return sum(event.HasField("match_started") for event in agent.events)
 
 
+def slow_challenge() -> challenge_pb2.ChallengeRequest:
+    """A challenge of a1 (SLOW_TOKEN's: it never answers) and two built-in bots, a minute per decision."""
+    seats = [
+        challenge_pb2.ChallengeSeat(agent_id="a1"),
+        challenge_pb2.ChallengeSeat(builtin="random"),
+        challenge_pb2.ChallengeSeat(builtin="random"),
+    ]
+    return challenge_pb2.ChallengeRequest(
+        rules=rules_pb2.Rules(hand_sizes=[1]), seats=seats, time_control=match_pb2.TimeControl(decision_ms=60_000)
+    )
+
+
 @pytest.mark.slow  # a process of its own, and a few seconds of challenges in play
 def test_challenges_in_play_do_not_take_the_engines_redis_connections(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis
@@ -50,14 +62,7 @@ def test_challenges_in_play_do_not_take_the_engines_redis_connections(
 
     async def attack() -> collections.Counter[str]:
         slow = await Agent(engine.address, SLOW_TOKEN, never).start()
-        seats = [
-            challenge_pb2.ChallengeSeat(agent_id="a1"),
-            challenge_pb2.ChallengeSeat(builtin="random"),
-            challenge_pb2.ChallengeSeat(builtin="random"),
-        ]
-        request = challenge_pb2.ChallengeRequest(
-            rules=rules_pb2.Rules(hand_sizes=[1]), seats=seats, time_control=match_pb2.TimeControl(decision_ms=60_000)
-        )
+        request = slow_challenge()
         async with grpc.aio.insecure_channel(engine.address) as channel:
             stub = challenge_pb2_grpc.ChallengeServiceStub(channel)
 
@@ -76,3 +81,49 @@ def test_challenges_in_play_do_not_take_the_engines_redis_connections(
         return connects
 
     assert asyncio.run(attack()) == {"connected": 20}
+
+
+@pytest.mark.slow  # some seconds of challenges in play
+def test_challenges_past_the_hosts_pool_are_refused_in_plain_words(
+    redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the hosts' pool (HOST_CONNECTIONS) a challenge failed UNKNOWN ('Unexpected error', a
+    traceback in the engine's log) as its host found no connection to listen on; the engine holds at
+    most MAX_HOSTED challenges in play now and refuses the next RESOURCE_EXHAUSTED. An engine of its
+    own with the pool and the cap scaled down (8 connections, 4 challenges)."""
+    from services.engine import challenge, server
+
+    monkeypatch.setattr(server, "HOST_CONNECTIONS", 8)
+    monkeypatch.setattr(challenge, "MAX_HOSTED", 4)
+    client = redis.Redis.from_url(redis_server.url)
+    register_agent_token(client, "a1", SLOW_TOKEN, Keys())
+    client.close()
+
+    async def attack() -> collections.Counter[str]:
+        engine = await server.start_engine(redis_url=redis_server.url, host_token=HOST_TOKEN, keys=Keys())
+        address = f"127.0.0.1:{engine.port}"
+        slow = await Agent(address, SLOW_TOKEN, never).start()
+        request = slow_challenge()
+        ended: collections.Counter[str] = collections.Counter()
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:
+                stub = challenge_pb2_grpc.ChallengeServiceStub(channel)
+
+                async def play() -> None:
+                    try:
+                        await stub.Challenge(request, metadata=auth_metadata(HOST_TOKEN))
+                    except grpc.aio.AioRpcError as error:
+                        ended[error.code().name] += 1
+
+                challenges = [asyncio.create_task(play()) for _ in range(12)]
+                await slow.until(lambda agent: started(agent) >= 4, "the matches to start", timeout_s=30)
+                await asyncio.sleep(2)  # the others are refused, or fail
+                for task in challenges:
+                    task.cancel()
+                await asyncio.wait(challenges)
+        finally:
+            await slow.stop()
+            await engine.stop()
+        return ended
+
+    assert asyncio.run(attack()) == {"RESOURCE_EXHAUSTED": 8}

@@ -151,3 +151,26 @@ def screenshot(tab: Any, name: str) -> None:
         overflow = tab.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, f"{name} at {width} px is wider than the window by {overflow} px"
     tab.set_viewport_size({"width": 1280, "height": 900})
+
+
+def serve_pages(tab: Any, pages: dict[str, tuple[str, str]], asked: Any = None) -> None:
+    """Answer the tab's requests to http://web.test: the app's static files from its folder, each path
+    of ``pages`` with its (body, content type), ``asked(path)`` (a callable: an answer or None) first
+    when given, anything else 404; no web app, no stack."""
+    from services.web.pages import HERE
+
+    def serve(route: Any) -> None:
+        path = route.request.url.removeprefix("http://web.test")
+        answer = asked(path) if asked else None
+        if answer is not None:
+            route.fulfill(**answer)
+        elif path.startswith("/static/"):
+            kind = "text/css" if path.endswith(".css") else "text/javascript"
+            route.fulfill(path=str(HERE / path.lstrip("/")), content_type=kind)
+        elif path in pages:
+            body, kind = pages[path]
+            route.fulfill(body=body, content_type=kind)
+        else:
+            route.fulfill(status=404)
+
+    tab.route("http://web.test/**", serve)

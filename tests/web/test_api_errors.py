@@ -22,7 +22,8 @@ from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.auth import WEB_TOKEN_ENV
 from arena.rpc.ratelimit import WEB_APP_RATE_ENV
 from arena.tournament.model import CREATE_DEADLINE_S
-from services.web.api import TIMEOUT_S, Api, ApiError
+from services.web import api as web_api
+from services.web.api import NAME_RETRY_S, TIMEOUT_S, Api, ApiError
 from services.web.api import deadline as web_deadline
 from services.web.errors import error_page
 from services.web.tournaments import creation_failed
@@ -155,3 +156,28 @@ def test_creating_a_tournament_waits_for_the_largest_one() -> None:
     assert "big exists already" in again and "/tournaments/big" in again
     refused = creation_failed(ApiError("INVALID_ARGUMENT", "seats: 9 is not from 3 to 7"), "big")
     assert refused == "tournament not created: seats: 9 is not from 3 to 7"  # it led with INVALID_ARGUMENT
+
+
+def test_the_ids_no_agent_has_are_not_kept_for_ever(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The match list's agent filter asks the name of the id a visitor gives (its heading names the
+    agent): each id no agent has stayed in the app's memory for good, waiting to be asked again, so
+    a visitor typing new ids grew the web app without bound. Pure logic: the matchmaker's refusal
+    is a stand-in."""
+
+    class NoAgents(Api):
+        async def _call(self, method: str, request: Any, token: str = "") -> Any:
+            raise ApiError("NOT_FOUND", f"agent_id: no agent {request.agent_id!r}")
+
+    clock = [1000.0]
+    monkeypatch.setattr(web_api.time, "monotonic", lambda: clock[0])
+    api = NoAgents("127.0.0.1:9", "127.0.0.1:9")
+
+    async def ask(ids: list[str]) -> dict[str, str]:
+        return await api.names(ids)
+
+    for second in range(30):
+        clock[0] += 1.0
+        names = asyncio.run(ask([f"visitor-{second}-{n}" for n in range(100)]))
+        assert names[f"visitor-{second}-0"] == f"visitor-{second}-0"
+    assert len(api._unnamed) <= 1100  # of the 3000 asked: MAX_UNNAMED and the last call's ids
+    assert all(until > clock[0] - NAME_RETRY_S - 1 for until in api._unnamed.values())

@@ -18,7 +18,10 @@ from starlette.exceptions import StarletteDeprecationWarning
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from services.web import app as web_app
 from services.web.api import Api, ApiError
-from services.web.app import create_app
+from services.web.app import UNRECORDED, create_app
+from services.web.pages import templates
+
+from .conftest import serve_pages
 
 with warnings.catch_warnings():  # as tests/web/test_host_cookies.py: httpx is what tests install
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -31,9 +34,10 @@ class Ladder(Api):
     """Match "m-1" of a1, a2 (built-in bots), running for ``running_for`` look-ups, then finished;
     "m-2" of a1 and a3 (a connected agent), running."""
 
-    def __init__(self, running_for: int) -> None:
+    def __init__(self, running_for: int, ends: str = "finished") -> None:
         super().__init__("127.0.0.1:9", "127.0.0.1:9")
         self.running_for = running_for
+        self.ends = ends  # "m-1"'s end: "finished", "failed" (no record) or "gone" (NOT_FOUND: its ladder deleted)
         self.asked: list[str] = []  # GetAgent's agent ids, in order
         self.spectated: list[str] = []
 
@@ -49,6 +53,11 @@ class Ladder(Api):
         summary = pb.MatchSummary(match_id=request.match_id, ladder="class", state="running", agent_ids=seats)
         if request.match_id == "m-1":
             self.running_for -= 1
+            if -50 < self.running_for < 0 and self.ends == "gone":  # then finished: a loop asking for ever ends
+                raise ApiError("NOT_FOUND", "no match 'm-1'")
+            if self.running_for < 0 and self.ends == "failed":
+                summary.state = "failed"
+                return pb.GetMatchResponse(match=summary)
             if self.running_for < 0:
                 summary.state = "finished"
                 return pb.GetMatchResponse(match=summary, record_json=json.dumps({"seats": []}))
@@ -89,3 +98,40 @@ def test_a_match_with_an_agent_that_is_not_built_in_has_its_feed() -> None:
         assert config(shown.text)["feed"] is True and 'id="no-feed"' not in shown.text
         assert "public events only" in shown.text
         assert client.get("/live/m-2/events").text == "event: done\ndata: {}\n\n" and api.spectated == ["m-2"]
+
+
+@pytest.mark.parametrize(
+    ("ends", "said"),
+    [
+        ("failed", "the match failed before its end: it has no replay"),
+        ("gone", "the match is no longer known (its ladder deleted?): it has no replay"),
+    ],
+)
+def test_a_match_of_built_in_bots_that_ends_with_no_record_is_not_said_to_be_over_with_a_replay(
+    monkeypatch: pytest.MonkeyPatch, ends: str, said: str
+) -> None:
+    """A failed match was 'done' ('The match is over: watch its replay', a link to this same page), and
+    one no longer known was asked about every second for as long as the page stayed open."""
+    monkeypatch.setattr(web_app, "FOLLOW_EVERY_S", 0.01)
+    api = Ladder(running_for=2, ends=ends)
+    with TestClient(create_app(api)) as client:
+        events = client.get("/live/m-1/events").text
+    failed = {"code": ends.upper(), "error": said, "final": True}
+    assert events == f"event: failed\ndata: {json.dumps(failed)}\n\n" and api.spectated == []
+
+
+def test_the_page_of_a_failed_match_of_built_in_bots_says_so_and_promises_no_replay(page: Any) -> None:
+    """live.js showed the 'failed' event's words but also 'When the match has ended, its replay is at
+    ...', of a match that has ended with none. Chromium, the page rendered from its template."""
+    summary = pb.MatchSummary(match_id="m-1", ladder="class", state="running", agent_ids=["a1", "a2"])
+    html = templates.env.get_template("live.html").render(
+        match=summary, seats=["bot-a1", "bot-a2"], builtin_only=True, host_session=False
+    )
+    failed = {"code": "FAILED", "error": UNRECORDED["failed"], "final": True}
+
+    events = f"event: failed\ndata: {json.dumps(failed)}\n\n"
+    serve_pages(page, {"/live/m-1": (html, "text/html"), "/live/m-1/events": (events, "text/event-stream")})
+    page.goto("http://web.test/live/m-1")
+    page.wait_for_function("document.getElementById('status').textContent.startsWith('the match failed')")
+    assert page.locator("#status").inner_text() == UNRECORDED["failed"]
+    assert page.locator("#later").is_hidden() and page.locator("#done").is_hidden()

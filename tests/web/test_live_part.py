@@ -9,7 +9,9 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
-from services.web.pages import HERE, templates
+from services.web.pages import templates
+
+from .conftest import serve_pages
 
 EVERY_MS = 200  # the part's data-every here: the page's own 2 s would only make the test slower
 
@@ -26,23 +28,15 @@ def test_the_leaderboard_takes_fresh_parts_in_place_and_stops_once_the_ladder_is
     asked: list[int] = []
     parts = [leaderboard("_leaderboard_live.html", games) for games in (1, 2)]
 
-    def serve(route: Any) -> None:
-        path = route.request.url.removeprefix("http://web.test")
-        if path.startswith("/static/"):
-            kind = "text/css" if path.endswith(".css") else "text/javascript"
-            route.fulfill(path=str(HERE / path.lstrip("/")), content_type=kind)
-        elif path == "/ladders/class":
-            route.fulfill(body=leaderboard("leaderboard.html", 0), content_type="text/html")
-        elif path == "/ladders/class/live":
-            asked.append(1)
-            if len(asked) <= len(parts):
-                route.fulfill(body=parts[len(asked) - 1], content_type="text/html")
-            else:
-                route.fulfill(status=404, body="no ladder class", content_type="text/plain")
-        else:
-            route.fulfill(status=404)
+    def live_part(path: str) -> dict[str, Any] | None:
+        if path != "/ladders/class/live":
+            return None
+        asked.append(1)
+        if len(asked) <= len(parts):
+            return {"body": parts[len(asked) - 1], "content_type": "text/html"}
+        return {"status": 404, "body": "no ladder class", "content_type": "text/plain"}
 
-    page.route("http://web.test/**", serve)
+    serve_pages(page, {"/ladders/class": (leaderboard("leaderboard.html", 0), "text/html")}, live_part)
     page.goto("http://web.test/ladders/class")
     page.evaluate("window.servedOnce = true")
     games = page.locator("#leaderboard tbody td:nth-child(6)")  # 0 as served

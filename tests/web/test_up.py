@@ -515,6 +515,23 @@ def test_a_bad_setting_says_where_it_came_from(tmp_path: Path) -> None:
         assert str(refused.value) == said
 
 
+def test_a_fault_of_the_users_own_ohell_toml_is_not_blamed_on_its_owner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """./ohell.toml unread as another user's may be fixed by naming it ($OHELL_CONFIG), and is told so;
+    a syntax error or an unknown setting in the user's own file was told so too ('not read; name it
+    with $OHELL_CONFIG ... to read it'), and naming it only gave the same error."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ohell.toml").write_text("workers = \n")
+    with pytest.raises(OhHellError) as refused:
+        resolve({}, {})
+    assert str(refused.value).startswith("config file ohell.toml: ") and "name it" not in str(refused.value)
+    (tmp_path / "ohell.toml").write_text("wokers = 2\n")
+    with pytest.raises(OhHellError, match="unknown setting 'wokers'") as refused:
+        resolve({}, {})
+    assert "name it" not in str(refused.value)
+
+
 def test_a_data_folder_on_a_file_system_without_locks_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -86,7 +86,7 @@
     if (unknown) status.textContent = "no match with this id is being played";
     else if (failed.code === "NOT_FOUND") status.textContent = "no live feed for this match: matches of built-in bots only are played inside a worker";
     else status.textContent = failed.error;
-    document.getElementById("later").hidden = unknown;
+    document.getElementById("later").hidden = unknown || failed.final === true;  // final: over, with no replay
     document.getElementById("board").hidden = events === 0;  // no empty table of bids "–" and totals 0
   });
   if (names.length) build(names.length);
