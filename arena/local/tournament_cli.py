@@ -17,7 +17,7 @@ from arena.local.output import text_console
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.files import write_named_file
 from arena.sdk.arguments import UINT32, whole
-from arena.tournament.messages import entrant_from_text
+from arena.tournament.messages import entrant_from_text, waiting_text
 from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, ID_RULE, TournamentError
 from arena.tournament.standings import DEFAULT_REPLICATES, MAX_REPLICATES
 from arena.wire import fixed, given_rules, interval_text, rules_to_proto
@@ -95,16 +95,21 @@ def cmd_status(host: Host, args: argparse.Namespace) -> int:
     table = Table()
     for column in ("table", "round", "entrants", "state", "attempts", "games", "forfeits"):
         table.add_column(column)
+    waits = []
     while True:
         for t in reply.tables:
             games = f"{t.games_done}/{t.games}"
             table.add_row(
                 t.table_id, str(t.round), ", ".join(t.entrants), t.state, str(t.attempts), games, ", ".join(t.forfeits)
             )
+            if t.waiting_for:
+                waits.append(f"table {t.table_id} {waiting_text(t)}")
         if not reply.next_table_page_token:
             break
         reply = tables(reply.next_table_page_token)
     console.print(table)
+    for line in waits:  # under the table: a row's cell would wrap it into the columns
+        console.print(line)
     return 0
 
 

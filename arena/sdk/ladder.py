@@ -71,7 +71,7 @@ async def hold_ticket(
                 raise
             log.info("queued on ladder %r at the matchmaker %s", ladder, address)
             if not state.get("accepted"):  # the first time only
-                await _warn_if_paused(stub, ladder)
+                await _say_what_it_waits_for(stub, ladder)
                 if connected is not None:
                     await _warn_unless_connected_kind(stub, connected.agent_id, token)
             state["accepted"] = state["up"] = True
@@ -89,13 +89,24 @@ async def hold_ticket(
     await retrying(watch, "matchmaker", address, connect_timeout, state)
 
 
-async def _warn_if_paused(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, ladder: str) -> None:
-    """A paused ladder queues the ticket but forms no table: without a word the bot seemed to hang.
-    Asked once, when the ticket is first queued (not again after each reconnection)."""
+async def _say_what_it_waits_for(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, ladder: str) -> None:
+    """Once, when the ticket is first queued (not again after each reconnection): what a table
+    needs, from GetLadder's seats, house fill and tickets waiting. Without it a bot alone on a
+    ladder logged "queued" and then nothing for the fill-after time, or for ever without house
+    fill; a paused ladder forms no table at all."""
     with contextlib.suppress(grpc.aio.AioRpcError):
         reply = await stub.GetLadder(matchmaker_pb2.GetLadderRequest(name=ladder), timeout=2)
         if reply.ladder.paused:
             log.warning("ladder %r is paused: no table is formed until the host resumes it", ladder)
+            return
+        seats, others = reply.ladder.seats, max(reply.tickets_waiting - 1, 0)  # the count holds this ticket
+        if others + 1 >= seats:
+            why = "seated as soon as enough of them are near your rating"
+        elif reply.ladder.house_fill:
+            why = f"house bots fill the empty seats once you have waited {reply.ladder.fill_after_seconds:g} s"
+        else:
+            why = f"no house bots fill them: you wait until {seats - 1 - others} more agent(s) queue"
+        log.info("ladder %r: %d other agent(s) waiting for a table of %d; %s", ladder, others, seats, why)
 
 
 async def _warn_unless_connected_kind(

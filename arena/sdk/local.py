@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.proto.ohell.v1 import match_pb2
-from arena.sdk.session import Session, wants_bid_changes
+from arena.sdk.session import BOT_METHODS, Session, missing_bot_methods, wants_bid_changes
 from arena.wire import action_number, add_legal_cards, observation_to_proto, rules_to_proto
 from ohell.bots import BOT_FACTORIES, make_bot
 from ohell.errors import OhHellError
@@ -74,22 +74,24 @@ def load_bot(spec: str) -> Callable[[], Any]:
         finally:
             sys.path.remove(str(path.resolve().parent))
         sys.modules[module_name] = module
-    candidates = {
+    classes = {
         name: value
         for name, value in vars(module).items()
-        if inspect.isclass(value)
-        and value.__module__ == module_name
-        and hasattr(value, "bid")
-        and hasattr(value, "play")
+        if inspect.isclass(value) and value.__module__ == module_name
     }
+    candidates = {name: value for name, value in classes.items() if not missing_bot_methods(value)}
     if class_name:
+        if class_name in classes and class_name not in candidates:
+            missing = " and ".join(BOT_METHODS[name] for name in missing_bot_methods(classes[class_name]))
+            raise OhHellError(f"{path_text}:{class_name} is not a bot class: it does not define {missing}")
         if class_name not in candidates:
             raise OhHellError(
                 f"{path_text} has no bot class {class_name!r} (bot classes there: {', '.join(candidates) or 'none'})"
             )
         return candidates[class_name]  # type: ignore[no-any-return]
     if not candidates:  # "name the bot class ... (bot classes there: none)" asked for a name there is none of
-        raise OhHellError(f"{path_text} defines no bot class (a class with bid(obs) and play(obs) methods)")
+        needed = " and ".join(BOT_METHODS.values())
+        raise OhHellError(f"{path_text} defines no bot class (a class with {needed})")
     if len(candidates) != 1:
         raise OhHellError(f"name the bot class: {path_text}:ClassName (bot classes there: {', '.join(candidates)})")
     return next(iter(candidates.values()))  # type: ignore[no-any-return]

@@ -49,16 +49,27 @@ class PrintableArgs(logging.Filter):
 log.addFilter(PrintableArgs())
 
 
+# What a bot class must define, as docs/protocol.md says it: the name and what it returns.
+BOT_METHODS = {
+    "bid": "bid(self, obs) -> int (a number of tricks from obs.legal_bids)",
+    "play": "play(self, obs) -> int (a card 0..51 from obs.legal_actions)",
+}
+
+
+def not_overridden(bot: Any, method: str) -> NotImplementedError:
+    return NotImplementedError(f"{type(bot).__name__} does not define {BOT_METHODS[method]}")
+
+
 class BaseBot:
     """Subclass and override ``bid`` (return tricks) and ``play`` (return a card 0..51)."""
 
     name = "agent"
 
     def bid(self, observation: Observation) -> int:
-        raise NotImplementedError
+        raise not_overridden(self, "bid")
 
     def play(self, observation: Observation) -> int:
-        raise NotImplementedError
+        raise not_overridden(self, "play")
 
     def change_bid(self, observation: Observation) -> int | None:
         """Under 000's bid changes (``rules.bid_changes``), called once right after each of your
@@ -69,6 +80,15 @@ class BaseBot:
 
     def on_event(self, event: match_pb2.AgentEvent) -> None:
         """Every event (match start, hand and match results, notices); override to watch."""
+
+
+def missing_bot_methods(bot_class: type) -> list[str]:
+    """The methods of ``BOT_METHODS`` that ``bot_class`` lacks or leaves to ``BaseBot``."""
+    return [
+        name
+        for name in BOT_METHODS
+        if not callable(getattr(bot_class, name, None)) or getattr(bot_class, name) is getattr(BaseBot, name)
+    ]
 
 
 def wants_bid_changes(bot: Any) -> bool:

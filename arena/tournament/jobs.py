@@ -90,11 +90,19 @@ def renewing(store: TournamentStore, tourney_id: str, table: str, runner: str, l
         thread.join()
 
 
-def absent_entrants(store: TournamentStore, entrants: Sequence[SeatSpec], grace_s: float) -> list[str]:
+def absent_entrants(
+    store: TournamentStore,
+    entrants: Sequence[SeatSpec],
+    grace_s: float,
+    waiting: Callable[[list[str], int], None] | None = None,
+) -> list[str]:
     """Names of the entrants whose token was revoked (not waited for) and of the connected entrants
-    still not online after waiting up to ``grace_s``."""
+    still not online after waiting up to ``grace_s``. ``waiting(names, until_ms)`` is told whom it
+    waits for (and until when, ms since the epoch) each time that changes."""
     revoked = store.revoked_agents([e.agent_id for e in entrants if e.agent_id])
     deadline = time.monotonic() + grace_s
+    until_ms = int((time.time() + grace_s) * 1000)
+    told: list[str] = []
     while True:
         away = [
             e
@@ -105,6 +113,10 @@ def absent_entrants(store: TournamentStore, entrants: Sequence[SeatSpec], grace_
         ]
         if not away or time.monotonic() >= deadline:
             return [e.name for e in entrants if e.agent_id in revoked or e in away]
+        names = [e.name for e in away]
+        if waiting is not None and names != told:
+            waiting(names, until_ms)
+            told = names
         time.sleep(PRESENCE_POLL_S)
 
 
@@ -157,7 +169,14 @@ def _play_table(
     """Play the table's games not recorded yet, holding its lease (``run_table``)."""
     with renewing(store, tourney_id, table, runner, lease):
         decided = store.table_state(tourney_id, table).get("forfeits")  # a resumed table keeps its decision
-        absent = absent_entrants(store, entrants, tourney.grace_s) if decided is None else []
+        if decided is None:
+
+            def waiting(names: list[str], until_ms: int) -> None:
+                store.set_waiting(tourney_id, table, names, until_ms)
+
+            absent = absent_entrants(store, entrants, tourney.grace_s, waiting)
+        else:
+            absent = []
         forfeits = json.loads(decided) if decided is not None else store.decide_forfeits(tourney_id, table, absent)
         stood_in = set(forfeits)  # entrants whose seats the stand-in plays, under their names
         watched = [entrant.agent_id for entrant in entrants if entrant.agent_id and entrant.name not in stood_in]

@@ -4,6 +4,8 @@ writes (``builtin:BOT``, ``connected:AGENT_ID``, ``endpoint:HOST:PORT``, each wi
 
 from __future__ import annotations
 
+import time
+
 from arena.play.specs import SeatSpec
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.tournament.model import parse_entrant
@@ -26,3 +28,16 @@ def entrant_from_text(text: str) -> tpb.TournamentEntrant:
     if entrant.kind == "connected" and not text.partition("=")[2].strip():
         message.name = ""
     return message
+
+
+def waiting_text(table: tpb.TournamentTable, now_ms: int | None = None) -> str:
+    """What a table waits for at its start, '' when nothing: 'waits for alice (connected, not online)
+    until 02:51:10 UTC (42 s from now); whoever is still away then forfeits the table'."""
+    if not table.waiting_for:
+        return ""
+    left_s = max(0, round((table.waiting_until_ms - (time.time() * 1000 if now_ms is None else now_ms)) / 1000))
+    until = time.strftime("%H:%M:%S UTC", time.gmtime(table.waiting_until_ms / 1000))
+    return (
+        f"waits for {', '.join(table.waiting_for)} (connected, not online) until {until} ({left_s} s from now);"
+        " whoever is still away then forfeits the table"
+    )

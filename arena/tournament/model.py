@@ -95,13 +95,7 @@ class Tournament:
         names = [entrant.name for entrant in self.entrants]
         for number, entrant in enumerate(self.entrants):
             check_entrant(entrant, f"entrants[{number}]")
-        if len(set(names)) != len(names):
-            twice = next(name for name in names if names.count(name) > 1)
-            why = " (an endpoint given by address alone is named so)" if twice == ENDPOINT_NAME else ""
-            raise TournamentError(
-                f"entrants: every entrant needs its own name; {twice!r} is given twice{why}: tell them apart "
-                "with =NAME (builtin:random=random-2)"
-            )
+        # before the names: one agent entered twice has one name twice, and =NAME would not mend it
         first_entry: dict[str, int] = {}  # one agent in two seats of a table cannot be played
         for number, entrant in enumerate(self.entrants):
             if entrant.kind != "connected":
@@ -109,8 +103,17 @@ class Tournament:
             first = first_entry.setdefault(entrant.agent_id, number)
             if first != number:
                 raise TournamentError(
-                    f"entrants[{number}].agent_id: {entrant.agent_id!r} is already entrants[{first}]'s"
+                    f"entrants[{number}].agent_id: agent {entrant.agent_id!r} is entrants[{first}] already: a"
+                    " connected agent plays as itself, from its one connection, so it enters once (=NAME only"
+                    " renames it); give it once"
                 )
+        if len(set(names)) != len(names):
+            twice = next(name for name in names if names.count(name) > 1)
+            why = " (an endpoint given by address alone is named so)" if twice == ENDPOINT_NAME else ""
+            raise TournamentError(
+                f"entrants: every entrant needs its own name; {twice!r} is given twice{why}: tell them apart "
+                "with =NAME (builtin:random=random-2)"
+            )
         if self.format not in FORMATS:
             raise TournamentError(f"format: {self.format!r} must be one of {', '.join(FORMATS)}")
         for name, value, high in (("rounds", self.rounds, MAX_ROUNDS), ("deals", self.deals, MAX_DEALS_PER_TABLE)):

@@ -51,6 +51,8 @@ class TableView:
     games_done: int
     games: int
     forfeits: tuple[str, ...]
+    waiting_for: tuple[str, ...] = ()  # connected entrants it waits for at its start (not online yet)
+    waiting_until_ms: int = 0  # when that wait ends: whoever is still away forfeits the table
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,9 @@ def tables(store: TournamentStore, tourney: Tournament) -> list[TableView]:
     views = []
     for table_id, plan in plans.items():
         state = states[table_id]
+        waiting = json.loads(state.get("waiting", "{}"))
+        if state.get("state") != "running" or waiting.get("until_ms", 0) < time.time() * 1000:
+            waiting = {}  # a runner that died while it waited left its note behind
         views.append(
             TableView(
                 table_id=table_id,
@@ -181,6 +186,8 @@ def tables(store: TournamentStore, tourney: Tournament) -> list[TableView]:
                 games_done=games_by_table.get(table_id, 0),
                 games=len(plan.entrants) * tourney.deals,
                 forfeits=tuple(json.loads(state.get("forfeits", "[]"))),
+                waiting_for=tuple(waiting.get("names", ())),
+                waiting_until_ms=int(waiting.get("until_ms", 0)),
             )
         )
     return views

@@ -66,6 +66,7 @@ return 'lost'
 FORFEITS = """
 local table_ = K.tourney_table(ARGV[1], ARGV[2], ARGV[3])
 redis.call('HSETNX', table_, 'forfeits', ARGV[4])
+redis.call('HDEL', table_, 'waiting')
 return redis.call('HGET', table_, 'forfeits')
 """
 

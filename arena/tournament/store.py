@@ -318,6 +318,12 @@ class TournamentStore:
         (the lease released)."""
         return text(self._run(self._next_game, tourney_id, table, runner, int(lease_s * 1000)))
 
+    def set_waiting(self, tourney_id: str, table: str, names: Sequence[str], until_ms: int) -> None:
+        """The table waits for ``names`` (connected entrants not online) until ``until_ms``; cleared
+        once its forfeits are decided (``decide_forfeits``)."""
+        waiting = json.dumps({"names": list(names), "until_ms": until_ms})
+        self.client.hset(self.keys.tourney_table(tourney_id, table), "waiting", waiting)
+
     def decide_forfeits(self, tourney_id: str, table: str, forfeits: list[str]) -> list[str]:
         return list(json.loads(self._run(self._forfeits, tourney_id, table, json.dumps(forfeits))))
 

@@ -155,6 +155,10 @@ function main() {
     process.exit(2);
   }
   const { engine, matchmaker, token, ladder, matches } = parsed;
+  if (token.includes(",")) { // no token has a comma: a row of the host's tokens file
+    const given = process.env.OHELL_AGENT_TOKEN ? "$OHELL_AGENT_TOKEN" : "the token argument";
+    fail(`${given} is a row of the host's tokens file (name,agent_id,token): give the token alone, the row's last field`);
+  }
   const ohell = loadServices();
   const metadata = new grpc.Metadata();
   metadata.add("authorization", `Bearer ${token}`);

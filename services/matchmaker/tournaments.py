@@ -224,6 +224,8 @@ def table_to_proto(table: operations.TableView) -> tpb.TournamentTable:
         games_done=table.games_done,
         games=table.games,
         forfeits=table.forfeits,
+        waiting_for=table.waiting_for,
+        waiting_until_ms=table.waiting_until_ms,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
+from arena.tournament.messages import waiting_text
 from arena.wire import fixed, interval_text, proto_rules_label
 from services.web.views import Row, when
 
@@ -89,7 +90,7 @@ def table_row(table: Any) -> Row:
         "id": table.table_id,
         "round": table.round,
         "entrants": ", ".join(table.entrants),
-        "state": table.state,
+        "state": ": ".join(filter(None, (table.state, waiting_text(table)))),
         "attempts": table.attempts,
         "games": f"{table.games_done}/{table.games}",
         "forfeits": ", ".join(table.forfeits),

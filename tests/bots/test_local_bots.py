@@ -12,6 +12,7 @@ import pytest
 from arena.cli import main
 from arena.local.check import check_bot
 from arena.local.play import play_series
+from arena.sdk import BaseBot
 from arena.sdk.local import load_bot
 from ohell.errors import OhHellError
 from ohell.presets import preset
@@ -109,10 +110,28 @@ def test_unknown_bots_and_bad_files_are_one_line(bot_file: Path, capsys: pytest.
         load_bot(f"{bot_file}:Nope")
     empty = bot_file.with_name("helpers.py")
     empty.write_text("class Helper:\n    pass\n")
-    with pytest.raises(
-        OhHellError, match=r"helpers\.py defines no bot class \(a class with bid\(obs\) and play\(obs\)"
-    ):
+    with pytest.raises(OhHellError, match=r"helpers\.py defines no bot class \(a class with bid\(self, obs\) -> int"):
         load_bot(str(empty))
+
+
+def test_a_class_missing_a_method_is_told_which_and_its_signature(tmp_path: Path) -> None:
+    bot_file = tmp_path / "halfbot.py"
+    bot_file.write_text(
+        "from arena.sdk import BaseBot\n\n\n"
+        "class Plain:\n    def bid(self, obs):\n        return 0\n\n\n"
+        "class Derived(BaseBot):\n    def bid(self, obs):\n        return 0\n"
+    )
+    for class_name in ("Plain", "Derived"):
+        with pytest.raises(OhHellError) as raised:
+            load_bot(f"{bot_file}:{class_name}")
+        assert str(raised.value) == (
+            f"{bot_file}:{class_name} is not a bot class: it does not define "
+            "play(self, obs) -> int (a card 0..51 from obs.legal_actions)"
+        )
+    with pytest.raises(NotImplementedError, match=r"^MyBot does not define play\(self, obs\) -> int \(a card 0\.\.51"):
+        type("MyBot", (BaseBot,), {})().play(None)
+    with pytest.raises(NotImplementedError, match=r"^MyBot does not define bid\(self, obs\) -> int"):
+        type("MyBot", (BaseBot,), {})().bid(None)
 
 
 def test_check_reports_exceptions_and_illegal_actions(bot_file: Path) -> None:

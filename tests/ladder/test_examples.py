@@ -199,6 +199,24 @@ def test_with_the_env_token_a_token_among_the_arguments_is_refused_with_the_usag
         assert result.returncode != 0 and "usage" in result.stderr.lower(), (case, result.stderr[-1500:])
 
 
+def test_a_row_of_the_tokens_file_given_as_the_token_is_refused_naming_the_last_field() -> None:
+    """Both examples sent a row of the host's tokens file (name,agent_id,token) as the token and
+    ended with the service's 'refused your token', where ``ohell bot run`` says to give the last field."""
+    node_ready()
+    row = "alice,a7,tok-123"
+    addresses = ["127.0.0.1:1", "127.0.0.1:2"]  # nothing listens: the check comes before any call
+    for script in ([sys.executable, str(ROOT / "examples" / "python_bot.py")], ["node", str(NODE_DIR / "bot.js")]):
+        for given, arguments, env in (
+            ("$OHELL_AGENT_TOKEN", [*addresses, "kit"], os.environ | {"OHELL_AGENT_TOKEN": row}),
+            ("the token argument", [*addresses, row, "kit"], without_env_token()),
+        ):
+            result = subprocess.run([*script, *arguments], capture_output=True, text=True, timeout=60, env=env)
+            assert result.returncode == 2 and result.stderr == (
+                f"error: {given} is a row of the host's tokens file (name,agent_id,token):"
+                " give the token alone, the row's last field\n"
+            ), (script[0], given, result.stderr[-1500:])
+
+
 def test_node_without_the_protos_says_where_it_looked_in_one_line(tmp_path: Path) -> None:
     """bot.js copied out of the repository, or $OHELL_PROTOS at a wrong folder, ended with protobufjs's
     stack trace ("ENOENT: no such file or directory, open 'ohell/v1/gateway.proto'"), naming no folder."""

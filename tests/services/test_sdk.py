@@ -334,15 +334,49 @@ def test_the_ladder_ticket_is_queued_again_after_the_matchmaker_restarts(store: 
     asyncio.run(run())
 
 
-def test_a_ticket_on_a_paused_ladder_says_the_ladder_is_paused(store: Any, caplog: pytest.LogCaptureFixture) -> None:
-    """``ohell bot run`` on a paused ladder logged "queued" and then nothing, as if it hung."""
+WAITS = {
+    "paused": ({"paused": True}, "ladder 'resting' is paused: no table is formed until the host resumes it"),
+    "house fill": (
+        {"house_fill": True, "house_bots": ("random",), "fill_after_s": 30.0},
+        "ladder 'resting': 0 other agent(s) waiting for a table of 4; house bots fill the empty seats once you"
+        " have waited 30 s",
+    ),
+    "no house fill": (
+        {"seats": 3},
+        "ladder 'resting': 0 other agent(s) waiting for a table of 3; no house bots fill them: you wait until 2"
+        " more agent(s) queue",
+    ),
+    "enough waiting": (
+        {"seats": 3, "others": 2},
+        "ladder 'resting': 2 other agent(s) waiting for a table of 3; seated as soon as enough of them are near"
+        " your rating",
+    ),
+}
+
+
+def said(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("ladder 'resting'")]
+
+
+@pytest.mark.parametrize("case", WAITS)
+def test_a_ticket_alone_or_on_a_paused_ladder_says_what_it_waits_for(
+    store: Any, caplog: pytest.LogCaptureFixture, case: str
+) -> None:
+    """``ohell bot run`` logged "queued" and then nothing, as if it hung: on a paused ladder for
+    ever, alone on a ladder for its fill-after time (or for ever without house fill)."""
+    from dataclasses import replace
+
     from arena.ladder.model import Ladder
     from arena.proto.ohell.v1 import matchmaker_pb2, matchmaker_pb2_grpc
     from arena.sdk.ladder import hold_ticket
     from services.matchmaker.servicer import MatchmakerServicer
 
-    store.create_ladder(Ladder("resting"))
-    store.set_paused("resting", True)
+    fields, expected = WAITS[case]
+    ladder = replace(Ladder("resting"), **{k: v for k, v in fields.items() if k not in ("paused", "others")})
+    store.create_ladder(ladder)
+    store.set_paused("resting", bool(fields.get("paused")))
+    for index in range(int(fields.get("others", 0))):
+        store.join("resting", store.register_agent(f"early-{index}", "builtin", bot="random")[0].agent_id, None)
     agent, token = store.register_agent("patient", "connected")
     name = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
 
@@ -355,7 +389,7 @@ def test_a_ticket_on_a_paused_ladder_says_the_ladder_is_paused(store: Any, caplo
         holder = asyncio.create_task(hold_ticket(f"127.0.0.1:{served.port}", token, "resting", gateway_up, 5))
         try:
             async with asyncio.timeout(20):
-                while "is paused" not in caplog.text:
+                while not said(caplog):
                     await asyncio.sleep(0.05)
             assert await asyncio.to_thread(store.has_ticket, "resting", agent.agent_id)  # queued all the same
         finally:
@@ -364,7 +398,7 @@ def test_a_ticket_on_a_paused_ladder_says_the_ladder_is_paused(store: Any, caplo
 
     with caplog.at_level(logging.INFO, logger="arena.sdk"):
         asyncio.run(run())
-    assert "ladder 'resting' is paused: no table is formed until the host resumes it" in caplog.text
+    assert said(caplog) == [expected]
 
 
 def test_a_connected_run_with_an_endpoint_or_built_in_agents_token_says_its_bot_plays_none(

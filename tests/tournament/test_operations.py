@@ -369,6 +369,19 @@ def test_a_refused_field_says_how_to_mend_it() -> None:
     assert str(refused.value) == "seats: 3 entrants cannot fill a table of 4 seats"
 
 
+@pytest.mark.parametrize("second", ["connected:a7=alice", "connected:a7=alice-2"])
+def test_a_connected_agent_entered_twice_is_told_to_enter_once_not_to_rename(second: str) -> None:
+    """One agent entered twice (both named as registered) was told to tell them apart with =NAME,
+    which only moved the refusal on: an agent plays as itself, so it may enter once."""
+    entrants = (parse_entrant("connected:a7=alice"), parse_entrant(second), *builtins("random", "strong"))
+    with pytest.raises(TournamentError) as refused:
+        Tournament("t", entrants, seats=3)
+    assert str(refused.value) == (
+        "entrants[1].agent_id: agent 'a7' is entrants[0] already: a connected agent plays as itself, from its one"
+        " connection, so it enters once (=NAME only renames it); give it once"
+    )
+
+
 def test_a_bad_entrant_name_is_refused_with_the_whole_rule() -> None:
     """A name with a space was refused as "1-64 of letters, digits, '_', '.', ':', '-'", which '-A1'
     fits, and '-A1' then as "must not start with = + - @ (CSV formulas)", which 'a b' fits: each

@@ -20,7 +20,7 @@ from arena.local.stack import Stack
 from arena.tournament.standings import GameResult, duplicate_observations, standings
 from arena.tournament.store import TournamentStore
 
-from ..ladder.helpers import wait_until
+from ..ladder.helpers import register_connected, wait_until
 
 pytestmark = pytest.mark.slow  # starts whole stacks of processes
 
@@ -152,6 +152,35 @@ def test_cancelled_mid_run_no_game_is_played_after(
         assert main(["tournament", command, "stop", *connection]) == 2
         assert said in " ".join(capsys.readouterr().err.split())
     assert store.progress("stop").games_done == recorded
+
+
+def test_status_names_the_connected_entrant_a_table_waits_for_and_until_when(
+    make_stack: Callable[..., Stack], redis_server: EmbeddedRedis, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table waiting out a connected entrant's grace period read only 'running 0/3', naming no one."""
+    stack = make_stack(engine=False)
+    agent_id, _ = register_connected(stack, "ghost")
+    entrants = ["--entrant=builtin:random", "--entrant=builtin:heuristic", f"--entrant=connected:{agent_id}"]
+    cli(stack, "create", "wait", *entrants, "--deals", "1", "--grace-s", "120", "--option", "hand_sizes=[2,1]")
+    store = TournamentStore(redis.Redis.from_url(redis_server.url))
+    wait_until(lambda: "waiting" in store.table_state("wait", "r1t0"), 60, "the table to wait for ghost", poll=0.05)
+    capsys.readouterr()
+    before = time.time()
+    cli(stack, "status", "wait")
+    out = " ".join(capsys.readouterr().out.split())
+    line = out[out.index("table r1t0 waits") :]
+    until = time.strftime(
+        "%H:%M:%S UTC", time.gmtime(json.loads(store.table_state("wait", "r1t0")["waiting"])["until_ms"] / 1000)
+    )
+    assert line.startswith(f"table r1t0 waits for ghost (connected, not online) until {until} (")
+    left_s = int(line.split(" (")[2].split(" s from now")[0])
+    assert 0 < left_s <= 120 - (time.time() - before) + 1 and line.endswith(
+        "s from now); whoever is still away then forfeits the table"
+    )
+    cli(stack, "cancel", "wait")  # the runner gives up its wait: nothing left to wait for
+    capsys.readouterr()
+    cli(stack, "status", "wait")
+    assert "waits for" not in capsys.readouterr().out
 
 
 def test_tables_with_an_unreachable_endpoint_leave_the_remote_workers_log_clean(

@@ -6,6 +6,7 @@ view's state is set apart from the sentence before it."""
 from __future__ import annotations
 
 import re
+import time
 from types import SimpleNamespace
 
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
@@ -107,6 +108,20 @@ def test_a_tournaments_page_shows_a_page_of_its_tables_with_links_to_the_others(
     assert "Next tables" not in html and 'data-live="/tournaments/big/live?tables=100"' in html
     whole = tpb.GetTournamentResponse(tournament=first.tournament, progress=progress, tables=tables[:3])
     assert "table-pages" not in render("_tournament_live.html", **tv.detail(whole))
+
+
+def test_a_table_waiting_for_a_connected_entrant_names_it_and_until_when() -> None:
+    """A table waiting out a connected entrant's grace period read only 'running'."""
+    from arena.proto.ohell.v1 import tournament_pb2 as tpb
+    from services.web import tournament_views as tv
+
+    until_ms = 1_796_540_000_000
+    waiting = tpb.TournamentTable(table_id="r1t0", state="running", waiting_for=["ghost"], waiting_until_ms=until_ms)
+    until = time.strftime("%H:%M:%S UTC", time.gmtime(until_ms / 1000))
+    assert tv.table_row(waiting)["state"].startswith(
+        f"running: waits for ghost (connected, not online) until {until} ("
+    )
+    assert tv.table_row(tpb.TournamentTable(table_id="r1t1", state="running"))["state"] == "running"
 
 
 def test_a_standing_without_an_interval_says_so_and_draws_its_mean_alone() -> None:

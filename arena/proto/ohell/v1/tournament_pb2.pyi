@@ -92,7 +92,7 @@ class TournamentProgress(_message.Message):
     def __init__(self, state: _Optional[_Union[TournamentState, str]] = ..., round: _Optional[int] = ..., rounds: _Optional[int] = ..., tables: _Optional[int] = ..., tables_done: _Optional[int] = ..., games_done: _Optional[int] = ..., games_total: _Optional[int] = ..., created_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ...) -> None: ...
 
 class TournamentTable(_message.Message):
-    __slots__ = ("table_id", "round", "entrants", "state", "attempts", "games_done", "games", "forfeits")
+    __slots__ = ("table_id", "round", "entrants", "state", "attempts", "games_done", "games", "forfeits", "waiting_for", "waiting_until_ms")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
     ENTRANTS_FIELD_NUMBER: _ClassVar[int]
@@ -101,6 +101,8 @@ class TournamentTable(_message.Message):
     GAMES_DONE_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
     FORFEITS_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FOR_FIELD_NUMBER: _ClassVar[int]
+    WAITING_UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     round: int
     entrants: _containers.RepeatedScalarFieldContainer[str]
@@ -109,7 +111,9 @@ class TournamentTable(_message.Message):
     games_done: int
     games: int
     forfeits: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, table_id: _Optional[str] = ..., round: _Optional[int] = ..., entrants: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., attempts: _Optional[int] = ..., games_done: _Optional[int] = ..., games: _Optional[int] = ..., forfeits: _Optional[_Iterable[str]] = ...) -> None: ...
+    waiting_for: _containers.RepeatedScalarFieldContainer[str]
+    waiting_until_ms: int
+    def __init__(self, table_id: _Optional[str] = ..., round: _Optional[int] = ..., entrants: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., attempts: _Optional[int] = ..., games_done: _Optional[int] = ..., games: _Optional[int] = ..., forfeits: _Optional[_Iterable[str]] = ..., waiting_for: _Optional[_Iterable[str]] = ..., waiting_until_ms: _Optional[int] = ...) -> None: ...
 
 class TournamentStanding(_message.Message):
     __slots__ = ("rank", "entrant", "games", "deals", "mean_duplicate", "total_duplicate", "ci_low", "ci_high", "p_above_next", "deals_won", "forfeits", "mean_score")
