@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,6 +14,12 @@ from arena.proto import generate
 from tests.needs import import_or_missing, offline
 
 ROOT = Path(__file__).resolve().parents[2]
+# the grpc stubs name the grpcio-tools that wrote them; a newer one writes the same code
+GENERATED_BY = re.compile(r"^GRPC_GENERATED_VERSION = '([0-9.]+)'$", re.MULTILINE)
+
+
+def without_generator_version(code: str) -> str:
+    return GENERATED_BY.sub("GRPC_GENERATED_VERSION = ''", code)
 
 
 def test_committed_generated_code_is_current(tmp_path: Path) -> None:
@@ -22,10 +29,24 @@ def test_committed_generated_code_is_current(tmp_path: Path) -> None:
     names = sorted(path.name for path in written)
     assert names == sorted(p.name for p in committed.glob("*_pb2*.py*")), "run: python -m arena.proto.generate"
     for name in names:
-        assert (tmp_path / name).read_text() == (committed / name).read_text(), (
+        fresh, kept = (tmp_path / name).read_text(), (committed / name).read_text()
+        assert without_generator_version(fresh) == without_generator_version(kept), (
             f"arena/proto/ohell/v1/{name} is stale: run python -m arena.proto.generate"
         )
     assert len(generate.proto_files()) * 3 == len(names)  # _pb2.py, _pb2.pyi, _pb2_grpc.py per proto
+
+
+def test_the_stubs_ask_for_no_newer_grpcio_than_the_project_requires() -> None:
+    """The stubs refuse to load under a grpcio older than the grpcio-tools that wrote them: written by
+    a newer one than pyproject.toml's lower bound, they would break an install that the bound allows."""
+    required = re.search(r'"grpcio>=([0-9.]+)"', (ROOT / "pyproject.toml").read_text())
+    assert required is not None
+    for stub in sorted(generate.OUTPUT_DIR.glob("*_pb2_grpc.py")):
+        written_by = GENERATED_BY.search(stub.read_text())
+        assert written_by is not None and written_by.group(1) == required.group(1), (
+            f"{stub.name} was written by grpcio-tools {written_by and written_by.group(1)}: regenerate it with "
+            f"grpcio-tools {required.group(1)} (pip install grpcio-tools=={required.group(1)})"
+        )
 
 
 def test_every_proto_imports_under_the_arena_package() -> None:
