@@ -321,3 +321,41 @@ def test_an_endpoint_sent_bytes_that_are_no_request_refuses_them_without_a_trace
         refused = asyncio.run(run())
     assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT and "not a PlayRequest" in (refused.details() or "")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+
+
+def test_a_matchmaker_naming_thousands_of_ladders_gives_a_refusal_of_a_few_lines() -> None:
+    """Before, the AgentError for an unknown ladder named every ladder ListLadders returned: a
+    hostile matchmaker's 20,000 names made it a line of 1.4 MB in the author's terminal."""
+    service = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
+
+    async def watch_queue(request: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+        await context.abort(grpc.StatusCode.NOT_FOUND, "ladder: no ladder 'main'")
+        yield b""
+
+    async def list_ladders(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        names = [f"ladder-{number:05d}-" + "x" * 56 for number in range(20_000)]
+        return matchmaker_pb2.ListLaddersResponse(
+            ladders=[matchmaker_pb2.Ladder(name=name) for name in names]
+        ).SerializeToString()
+
+    async def run() -> str:
+        handlers = {
+            "WatchQueue": grpc.unary_stream_rpc_method_handler(watch_queue, response_serializer=bytes),
+            "ListLadders": grpc.unary_unary_rpc_method_handler(list_ladders, response_serializer=bytes),
+        }
+        register = lambda server: server.add_generic_rpc_handlers(  # noqa: E731
+            (grpc.method_handlers_generic_handler(service, handlers),)
+        )
+        served = await create_server("127.0.0.1:0", [Service(service, register)])
+        up = asyncio.Event()
+        up.set()
+        try:
+            with pytest.raises(AgentError) as refused:
+                await asyncio.wait_for(hold_ticket(f"127.0.0.1:{served.port}", "t", "main", up), 30)
+        finally:
+            await stop_server(served, 0)
+        return str(refused.value)
+
+    line = asyncio.run(run())
+    assert "no ladder 'main'" in line and "ladder-00000-" in line and "and 19980 more" in line, line[:300]
+    assert len(line) < 2_000, len(line)
