@@ -12,11 +12,11 @@ from typing import Any
 from google.protobuf.message import DecodeError
 
 from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
-from ohell.cards import NO_CARD
+from ohell.cards import NO_CARD, NUM_CARDS
 from ohell.errors import OhHellError, RulesError
 from ohell.observation import Observation
 from ohell.presets import PRESETS, preset, preset_name, preset_with_options
-from ohell.rules import Bidding, Direction, MaxCards, Rules, Scoring, TieBreak
+from ohell.rules import MAX_PLAYERS, MIN_PLAYERS, Bidding, Direction, MaxCards, Rules, Scoring, TieBreak
 from ohell.schedule import hand_sizes
 from ohell.state import BID_BASE, Phase, Trick
 
@@ -374,6 +374,35 @@ def _trump_index(trump: cards_pb2.Card | None, field: str = "observation.trump_c
     return NO_CARD if trump is None else _indexes((trump,), field)[0]
 
 
+def check_table(message: match_pb2.Observation) -> None:
+    """ConversionError naming the field when the observation's table cannot be: a seat count out of
+    3..7, a seat or dealer not at it, a hand larger than the deck deals that many, participants not
+    its seats. Any server may send them; a bot's work may grow with them (the strong bot's search
+    walks every bid and number of tricks up to the hand size: a hand of 2**31 cards held it for ever)."""
+    players = message.num_players
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise ConversionError(f"observation.num_players: {players} is not {MIN_PLAYERS} to {MAX_PLAYERS}")
+    for name in ("seat", "dealer"):
+        value = getattr(message, name)
+        if value >= players:
+            raise ConversionError(f"observation.{name}: {value} is no seat of {players}")
+    if message.hand_size > NUM_CARDS // players:
+        raise ConversionError(
+            f"observation.hand_size: {message.hand_size} cards, more than {players} players are dealt "
+            f"({NUM_CARDS // players})"
+        )
+    participants = message.participants[:]
+    if len(participants) > players or any(seat >= players for seat in participants):
+        raise ConversionError(f"observation.participants: {list(participants[:8])} are not seats of {players}")
+
+
+def _hand(message: match_pb2.Observation) -> tuple[int, ...]:
+    hand = _indexes(message.hand, "observation.hand")
+    if len(hand) > message.hand_size:
+        raise ConversionError(f"observation.hand: {len(hand)} cards, over its hand_size {message.hand_size}")
+    return hand
+
+
 def observation_from_proto(
     message: match_pb2.Observation,
     rules: Rules,
@@ -383,6 +412,7 @@ def observation_from_proto(
     """The engine's Observation (what built-in bots read) from the wire, for SDK bots;
     ConversionError for an unspecified phase. ``known_tricks``: the finished tricks of this hand
     already decoded from an earlier observation (only later ones are decoded)."""
+    check_table(message)
     wire_tricks = message.tricks
     if len(known_tricks) > len(wire_tricks):
         known_tricks = ()
@@ -400,7 +430,7 @@ def observation_from_proto(
         dealer=message.dealer,
         participants=tuple(message.participants),
         to_act=message.to_act if message.HasField("to_act") else -1,
-        hand=_indexes(message.hand, "observation.hand"),
+        hand=_hand(message),
         trump_card=_trump_index(trump if has_trump else None),
         trump_suit=trump.suit - 1 if has_trump else -1,
         bids=tuple(message.bids),
@@ -437,6 +467,7 @@ class ObservationReader:
     def read(self, message: match_pb2.Observation, legal_actions: tuple[int, ...] = ()) -> Observation:
         key = (message.hand_number, message.seat, message.dealer, message.hand_size, message.sudden_death)
         if key != self._key:
+            check_table(message)
             trump = message.trump_card if message.HasField("trump_card") else None
             self._fixed = {
                 "seat": message.seat,
@@ -466,7 +497,7 @@ class ObservationReader:
         phase = _ENGINE_PHASES.get(message.phase)  # phase_from_proto without its call, but for its error
         values["phase"] = phase if phase is not None else phase_from_proto(message.phase, "observation.phase")
         values["to_act"] = message.to_act if message.HasField("to_act") else -1
-        values["hand"] = _indexes(message.hand, "observation.hand")
+        values["hand"] = _hand(message)
         values["bids"] = tuple(message.bids[:])
         values["tricks_won"] = tuple(message.tricks_won[:])
         if message.HasField("current_trick"):

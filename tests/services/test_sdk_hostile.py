@@ -359,3 +359,60 @@ def test_a_matchmaker_naming_thousands_of_ladders_gives_a_refusal_of_a_few_lines
     line = asyncio.run(run())
     assert "no ladder 'main'" in line and "ladder-00000-" in line and "and 19980 more" in line, line[:300]
     assert len(line) < 2_000, len(line)
+
+
+class Recording:
+    """A bot that keeps what it is asked (it must never be asked an impossible observation)."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.asked: list[Any] = []
+
+    def bid(self, observation: Any) -> int:
+        self.asked.append(observation)
+        return 0
+
+    def play(self, observation: Any) -> int:
+        self.asked.append(observation)
+        return observation.legal_actions[0]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("hand_size", 2**31, "observation.hand_size: 2147483648"),
+        ("hand_size", 18, "observation.hand_size: 18"),
+        ("num_players", 2**31, "observation.num_players: 2147483648"),
+        ("num_players", 2, "observation.num_players: 2"),
+        ("seat", 3, "observation.seat: 3"),
+        ("dealer", 9, "observation.dealer: 9"),
+    ],
+)
+def test_an_observation_no_table_can_hold_never_reaches_the_bot(
+    field: str, value: int, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, the SDK handed the bot any hand size the server sent: the strong bot's search walks
+    every (bid, tricks) pair up to it, and a hand of 2**31 cards held the agent for ever (20 s
+    measured, not ended) on a single decision."""
+    bot = Recording()
+    session = Session(bot)
+    session.handle(started())
+    event = decision()
+    setattr(event.decision.observation, field, value)
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        assert handled(session, event) is None
+    assert bot.asked == []
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 1 and "cannot read a decision event" in lines[0] and said in lines[0], lines
+    assert handled(session, decision()) is not None and len(bot.asked) == 1  # the next one is played
+
+
+def test_a_hand_of_more_cards_than_its_size_never_reaches_the_bot() -> None:
+    bot = Recording()
+    session = Session(bot)
+    session.handle(started())
+    event = decision()
+    for _ in range(100):
+        event.decision.observation.hand.add(suit=1, rank=2)  # type: ignore[arg-type]
+    assert handled(session, event) is None and bot.asked == []
