@@ -416,3 +416,22 @@ def test_a_hand_of_more_cards_than_its_size_never_reaches_the_bot() -> None:
     for _ in range(100):
         event.decision.observation.hand.add(suit=1, rank=2)  # type: ignore[arg-type]
     assert handled(session, event) is None and bot.asked == []
+
+
+def test_a_match_end_of_a_million_totals_and_faults_logs_a_few_short_lines(caplog: pytest.LogCaptureFixture) -> None:
+    """Before, the totals went into the log line whole (the limit of 1,000 characters held for text
+    alone): 500,000 totals were a line of 3.9 MB, and each of 20,000 faults of the seat a line."""
+    session = Session(make_bot("random", 1))
+    session.handle(started())
+    ended = match_pb2.AgentEvent()
+    ended.match_ended.match_id = "m"
+    ended.match_ended.totals.extend(range(500_000))
+    ended.match_ended.winners.extend(range(100_000))
+    seat = session.seats["m"]
+    for hand in range(20_000):
+        ended.match_ended.faults.add(seat=seat, hand=hand, kind=match_pb2.FAULT_KIND_TIMEOUT, detail="slow")
+    with caplog.at_level(logging.INFO, logger="arena.sdk"):
+        session.handle(ended)
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) <= 12 and all(len(line) < 1_500 for line in lines), (len(lines), max(map(len, lines)))
+    assert "20000 fault(s) of yours" in lines[0] and "19990 more" in lines[-1], lines[-1]
