@@ -561,6 +561,20 @@ def fault_to_proto(fault: dict[str, Any]) -> match_pb2.Fault:
     )
 
 
+def record_from_json(text: str, source: str) -> dict[str, Any]:
+    """The JSON match record ``source`` (the service that sent it: "the engine at ADDRESS") sent;
+    ConversionError when it is none. Any server may answer at an address a command is given, and
+    its text may be nested past the JSON reader's depth."""
+    try:
+        record = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        why = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise ConversionError(f"{source} sent a record that is not a JSON match record ({why})") from None
+    if not isinstance(record, dict):
+        raise ConversionError(f"{source} sent a record that is not a JSON match record (a {type(record).__name__})")
+    return record
+
+
 def record_to_proto(record: dict[str, Any], rules: Rules) -> match_pb2.MatchRecord:
     """The summary of a JSON match record, with the whole record as ``json``."""
     seats = [match_pb2.SeatInfo(seat=i, name=s["name"], kind=s.get("kind", "")) for i, s in enumerate(record["seats"])]

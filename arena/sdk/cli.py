@@ -32,6 +32,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2, rules_pb2
     from arena.rpc.auth import auth_metadata
     from arena.sdk.session import MAX_MATCH_ID, printable
+    from arena.wire import record_from_json
 
     if args.out:  # checked first: a match played for a record that cannot be written is lost
         folder = Path(args.out).resolve().parent
@@ -58,28 +59,13 @@ def cmd_challenge(args: argparse.Namespace) -> int:
         f"winners {list(record.winners)}, {len(record.faults)} fault(s)"
     )
     if args.out:
-        text = json.dumps(record_of(record.json, address), indent=1)
+        text = json.dumps(record_from_json(record.json, f"the engine at {address}"), indent=1)
         try:
             write_named_file(args.out, text)
         except OSError as error:
             raise OhHellError(f"cannot write the record to --out {args.out}: {error.strerror or error}") from None
         print(f"record written to {args.out}")
     return 0
-
-
-def record_of(text: str, address: str) -> dict[str, Any]:
-    """The match record the engine at ``address`` sent as JSON; OhHellError when it is none (any
-    server may answer at the address: its text could be nested past the JSON reader's depth)."""
-    try:
-        record = json.loads(text)
-    except (ValueError, RecursionError) as error:
-        why = "nested too deeply" if isinstance(error, RecursionError) else str(error)
-        raise OhHellError(f"the engine at {address} sent a record that is not a JSON match record ({why})") from None
-    if not isinstance(record, dict):
-        raise OhHellError(
-            f"the engine at {address} sent a record that is not a JSON match record (a {type(record).__name__})"
-        )
-    return record
 
 
 DEFAULT_BOT = "heuristic"  # ohell bot connect's bot when none is given
