@@ -374,6 +374,9 @@ def _trump_index(trump: cards_pb2.Card | None, field: str = "observation.trump_c
     return NO_CARD if trump is None else _indexes((trump,), field)[0]
 
 
+MOST_CARDS = NUM_CARDS // MIN_PLAYERS  # a hand's cards at most (17), and so its tricks and a bid
+
+
 def check_table(message: match_pb2.Observation) -> None:
     """ConversionError naming the field when the observation's table cannot be: a seat count out of
     3..7, a seat or dealer not at it, a hand larger than the deck deals that many, participants not
@@ -394,6 +397,20 @@ def check_table(message: match_pb2.Observation) -> None:
     participants = message.participants[:]
     if len(participants) > players or any(seat >= players for seat in participants):
         raise ConversionError(f"observation.participants: {list(participants[:8])} are not seats of {players}")
+
+
+def _tricks(message: match_pb2.Observation, wire_tricks: Any) -> tuple[Trick, ...]:
+    """Finished tricks not decoded yet; ConversionError for more of them than the hand has cards, or
+    a trick of more cards than seats (the strong bot took 17 s over 20,000 tricks)."""
+    if len(message.tricks) > message.hand_size:
+        raise ConversionError(f"observation.tricks: {len(message.tricks)}, over its hand_size {message.hand_size}")
+    return tuple([Trick(t.leader, _trick_cards(message, t.cards, "observation.tricks"), t.winner) for t in wire_tricks])
+
+
+def _trick_cards(message: match_pb2.Observation, cards: Any, field: str) -> tuple[int, ...]:
+    if len(cards) > message.num_players:
+        raise ConversionError(f"{field}: a trick of {len(cards)} cards at a table of {message.num_players}")
+    return _indexes(cards, field)
 
 
 def _hand(message: match_pb2.Observation) -> tuple[int, ...]:
@@ -436,14 +453,8 @@ def observation_from_proto(
         bids=tuple(message.bids),
         tricks_won=tuple(message.tricks_won),
         trick_leader=current.leader if current is not None else -1,
-        current_trick=_indexes(current.cards, "observation.current_trick") if current is not None else (),
-        tricks=known_tricks
-        + tuple(
-            [
-                Trick(t.leader, _indexes(t.cards, "observation.tricks"), t.winner)
-                for t in wire_tricks[len(known_tricks) :]
-            ]
-        ),
+        current_trick=_trick_cards(message, current.cards, "observation.current_trick") if current is not None else (),
+        tricks=known_tricks + _tricks(message, wire_tricks[len(known_tricks) :]),
         scores=tuple(message.scores),
         legal_actions=legal_actions,
         forbidden_bid=None if message.forbidden_bid < 0 else message.forbidden_bid,
@@ -489,9 +500,7 @@ class ObservationReader:
         if len(known) != len(wire_tricks):
             if len(known) > len(wire_tricks):
                 known = ()
-            known += tuple(
-                [Trick(t.leader, _indexes(t.cards, "observation.tricks"), t.winner) for t in wire_tricks[len(known) :]]
-            )
+            known += _tricks(message, wire_tricks[len(known) :])
             self._tricks = known
         values = self._fixed.copy()
         phase = _ENGINE_PHASES.get(message.phase)  # phase_from_proto without its call, but for its error
@@ -503,7 +512,7 @@ class ObservationReader:
         if message.HasField("current_trick"):
             current = message.current_trick
             values["trick_leader"] = current.leader
-            values["current_trick"] = _indexes(current.cards, "observation.current_trick")
+            values["current_trick"] = _trick_cards(message, current.cards, "observation.current_trick")
         else:
             values["trick_leader"], values["current_trick"] = -1, ()
         values["tricks"] = known
@@ -514,8 +523,15 @@ class ObservationReader:
 
 
 def legal_actions_of(request: match_pb2.DecisionRequest) -> tuple[int, ...]:
+    """The engine actions a decision offers; ConversionError for more than a hand holds (a bid of
+    0..17 tricks, at most 17 cards): a bot weighs each of them."""
     if request.kind != match_pb2.DECISION_KIND_PLAY:  # a bid, or a bid change
-        return tuple([BID_BASE + b for b in request.legal_bids[:]])
+        bids = request.legal_bids[:]
+        if len(bids) > MOST_CARDS + 1 or (bids and max(bids) > MOST_CARDS):
+            raise ConversionError(f"legal_bids: {len(bids)} bids up to {max(bids)}, more than bids of 0..{MOST_CARDS}")
+        return tuple([BID_BASE + b for b in bids])
+    if len(request.legal_cards) > MOST_CARDS:
+        raise ConversionError(f"legal_cards: {len(request.legal_cards)} cards, more than a hand holds ({MOST_CARDS})")
     return _indexes(request.legal_cards, "legal_cards")
 
 

@@ -67,6 +67,22 @@ def _as_change_of_no_bid(event: match_pb2.AgentEvent) -> None:
     event.decision.kind = match_pb2.DECISION_KIND_CHANGE_BID  # its own bid is still -1 (none yet)
 
 
+def _as_play_of_18(event: match_pb2.AgentEvent) -> None:
+    event.decision.kind = match_pb2.DECISION_KIND_PLAY
+    for card in range(18):
+        event.decision.legal_cards.add(suit=1 + card // 13, rank=2 + card % 13)  # type: ignore[arg-type]
+
+
+def _with_trick(trick: Any, cards: int) -> None:
+    for card in range(cards):
+        trick.cards.add(suit=1 + card // 13, rank=2 + card % 13)
+
+
+def _with_tricks_past_the_hand(event: match_pb2.AgentEvent) -> None:
+    for _ in range(event.decision.observation.hand_size + 1):
+        _with_trick(event.decision.observation.tricks.add(), 3)
+
+
 def _hostile_decisions() -> dict[str, match_pb2.AgentEvent]:
     cases: dict[str, Callable[[match_pb2.AgentEvent], None]] = {
         "no legal bids": lambda e: e.decision.ClearField("legal_bids"),
@@ -77,6 +93,13 @@ def _hostile_decisions() -> dict[str, match_pb2.AgentEvent]:
         "a hand card of suit 0": lambda e: e.decision.observation.hand.add(suit=0, rank=2),  # type: ignore[arg-type]
         "a bid change without bids": _as_change_without_bids,
         "a bid change of a seat that has not bid": _as_change_of_no_bid,
+        # bounds of a decision: the strong bot took 7 s over 900,000 legal bids and 17 s over 20,000 tricks
+        "900,000 legal bids": lambda e: e.decision.legal_bids.extend(list(range(18)) * 50_000),
+        "a legal bid of 18 tricks": lambda e: e.decision.legal_bids.append(18),
+        "18 legal cards": _as_play_of_18,
+        "more finished tricks than cards dealt": _with_tricks_past_the_hand,
+        "a trick of more cards than seats": lambda e: _with_trick(e.decision.observation.tricks.add(), 4),
+        "a current trick of more cards than seats": lambda e: _with_trick(e.decision.observation.current_trick, 4),
     }
     events = {}
     for name, spoil in cases.items():
