@@ -166,6 +166,6 @@ def parse_option(text: str) -> tuple[str, object]:
         raise RulesError(f"option {text!r} must look like name=value")
     try:
         value: object = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: brackets nested past the reader's depth
         value = raw
     return name.strip(), value

@@ -26,6 +26,7 @@ from arena.wire import (
     given_rules,
     match_total_text,
     proto_rules_label,
+    record_from_json,
     rules_from_proto,
     rules_to_proto,
     win_share,
@@ -407,8 +408,14 @@ def match_show(host: Host, args: argparse.Namespace) -> int:
     if not reply.record_json:
         console.print(f"match {args.match_id}: {reply.match.state}, no record yet (watch it live on the web app)")
         return 0
-    record = json.loads(reply.record_json)
-    print_match(console, reply.match, record, args.tricks)
+    record = record_from_json(reply.record_json, f"the matchmaker at {host.address}")
+    try:
+        print_match(console, reply.match, record, args.tricks)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:  # any server may answer
+        raise OhHellError(
+            f"the matchmaker at {host.address} sent a record this command cannot show "
+            f"({type(error).__name__}: {str(error)[:200]})"
+        ) from None
     if args.out:
         write_named_file(args.out, json.dumps(record, indent=1))
         console.print(f"record written to {args.out}")

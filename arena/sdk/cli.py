@@ -31,6 +31,8 @@ def cmd_challenge(args: argparse.Namespace) -> int:
 
     from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, match_pb2, rules_pb2
     from arena.rpc.auth import auth_metadata
+    from arena.sdk.session import MAX_MATCH_ID, printable
+    from arena.wire import record_from_json
 
     if args.out:  # checked first: a match played for a record that cannot be written is lost
         folder = Path(args.out).resolve().parent
@@ -53,12 +55,13 @@ def cmd_challenge(args: argparse.Namespace) -> int:
             raise OhHellError(f"challenge refused: {error.code().name}: {error.details()}") from None
     record = response.record
     print(
-        f"match {response.match_id}: totals {list(record.totals)}, winners {list(record.winners)}, "
-        f"{len(record.faults)} fault(s)"
+        f"match {printable(response.match_id[:MAX_MATCH_ID])}: totals {list(record.totals)}, "
+        f"winners {list(record.winners)}, {len(record.faults)} fault(s)"
     )
     if args.out:
+        text = json.dumps(record_from_json(record.json, f"the engine at {address}"), indent=1)
         try:
-            write_named_file(args.out, json.dumps(json.loads(record.json), indent=1))
+            write_named_file(args.out, text)
         except OSError as error:
             raise OhHellError(f"cannot write the record to --out {args.out}: {error.strerror or error}") from None
         print(f"record written to {args.out}")

@@ -35,6 +35,10 @@ from arena.sdk.connection import (
 from arena.sdk.session import Session, printable
 
 log = logging.getLogger("arena.sdk")
+# ladders an unknown ladder's refusal names, and characters of each (a ladder's name has at most 64):
+# any server may answer at the address, and its list goes whole into one line in the author's terminal
+MAX_LADDERS_SHOWN = 20
+MAX_NAME_SHOWN = 64
 WATCH_QUEUE_METHOD = f"/{matchmaker_pb2.DESCRIPTOR.services_by_name['MatchmakerService'].full_name}/WatchQueue"
 
 
@@ -138,8 +142,9 @@ async def _no_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, address: s
     names: list[str] = []
     with contextlib.suppress(grpc.aio.AioRpcError):
         listed = await stub.ListLadders(matchmaker_pb2.ListLaddersRequest(), timeout=5)
-        names = [entry.name for entry in listed.ladders]
-    known = f"; its ladders: {', '.join(names)}" if names else ""
+        names = [entry.name[:MAX_NAME_SHOWN] for entry in listed.ladders]
+    more = f" and {len(names) - MAX_LADDERS_SHOWN} more" if len(names) > MAX_LADDERS_SHOWN else ""
+    known = f"; its ladders: {', '.join(names[:MAX_LADDERS_SHOWN])}{more}" if names else ""
     return printable(f"the matchmaker at {address} has no ladder {ladder!r}{known} ({details})")  # the server's text
 
 

@@ -28,6 +28,7 @@ ILLEGAL_LINE = "the bot chose %s on decision %d of match %s, which is not legal 
 MAX_OPEN_MATCHES = 1000
 MAX_MATCH_ID = 1024  # characters: the platform's ids are under 100; longer is a server's garbage
 MAX_LOGGED = 1000  # characters of each server value in a log line (7 seat names of 64 fit)
+MAX_FAULT_LINES = 10  # a match's faults of the seat logged one a line (a seat forfeits after a few)
 
 
 def printable(text: str) -> str:
@@ -42,8 +43,16 @@ class PrintableArgs(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(printable(arg[:MAX_LOGGED]) if isinstance(arg, str) else arg for arg in record.args)
+            record.args = tuple(_shown(arg) for arg in record.args)
         return True
+
+
+def _shown(arg: Any) -> Any:
+    """A log argument as the filter lets it through: text and lists (a server's totals: any number of
+    them) printable and cut at MAX_LOGGED characters; numbers as they are, for %d."""
+    if isinstance(arg, (list, tuple)):
+        arg = str(arg)
+    return printable(arg[:MAX_LOGGED]) if isinstance(arg, str) else arg
 
 
 log.addFilter(PrintableArgs())
@@ -175,8 +184,10 @@ class Session:
             len(mine),
             ", FORFEITED" if seat in ended.forfeited else "",
         )
-        for fault in mine:
+        for fault in mine[:MAX_FAULT_LINES]:
             log.info("  fault in hand %d: %s %s", fault.hand, fault_kind_name(fault.kind), fault.detail)
+        if len(mine) > MAX_FAULT_LINES:
+            log.info("  and %d more faults of yours (see the match's record)", len(mine) - MAX_FAULT_LINES)
         return True
 
     def decide(self, request: match_pb2.DecisionRequest) -> match_pb2.Action:

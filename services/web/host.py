@@ -264,7 +264,12 @@ async def agent_names(form: Any) -> list[str]:
         data = await upload.read(MAX_CSV_BYTES + 1)
         if len(data) > MAX_CSV_BYTES:
             raise ValueError(f"the CSV is over {MAX_CSV_BYTES // 1024} KiB")
-        text = data.decode("utf-8-sig", errors="replace")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:  # replaced, its bytes made every name a mangled one
+            raise ValueError(
+                f"the CSV {upload.filename[:100]} is not UTF-8 text (byte {error.start}): save it as CSV UTF-8"
+            ) from None
         from_file = names_from_csv(text)
         if not (names or from_file):  # said of the file: a header row alone was 'give at least one agent name'
             holds = "a header row and no names under it" if first_cells(text) else "no names"

@@ -288,3 +288,13 @@ def test_change_options_are_exactly_the_changes_change_bid_accepts() -> None:
                 offered += bool(accepted)
             state.apply_action(rng.choice(list(state.legal_actions())))
     assert offered > 100
+
+
+def test_an_option_nested_past_the_json_readers_depth_is_refused_naming_it() -> None:
+    """A value of thousands of brackets (a host form's options field holds 20,000 characters) made
+    json.loads raise RecursionError: the web app answered 500 and the command line a traceback."""
+    from ohell.presets import preset_with_options
+
+    deep = "[" * 9000 + "]" * 9000
+    with pytest.raises(RulesError, match=r"hand_sizes='\[\[\["):
+        preset_with_options("classic", [f"hand_sizes={deep}"])

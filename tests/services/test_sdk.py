@@ -480,6 +480,7 @@ class OddGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         unreadable = match_pb2.AgentEvent()
         unreadable.decision.match_id, unreadable.decision.kind = "odd", match_pb2.DECISION_KIND_BID
         unreadable.decision.legal_bids.append(0)  # the observation's phase is left unspecified
+        unreadable.decision.observation.num_players = 3  # a table that can be: the phase is what is wrong
         yield gateway_pb2.ConnectResponse(event=unreadable)
         state = Game(preset("classic"), 3).new_state()
         while state.phase <= Phase.DEAL:

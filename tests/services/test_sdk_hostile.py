@@ -67,6 +67,22 @@ def _as_change_of_no_bid(event: match_pb2.AgentEvent) -> None:
     event.decision.kind = match_pb2.DECISION_KIND_CHANGE_BID  # its own bid is still -1 (none yet)
 
 
+def _as_play_of_18(event: match_pb2.AgentEvent) -> None:
+    event.decision.kind = match_pb2.DECISION_KIND_PLAY
+    for card in range(18):
+        event.decision.legal_cards.add(suit=1 + card // 13, rank=2 + card % 13)  # type: ignore[arg-type]
+
+
+def _with_trick(trick: Any, cards: int) -> None:
+    for card in range(cards):
+        trick.cards.add(suit=1 + card // 13, rank=2 + card % 13)
+
+
+def _with_tricks_past_the_hand(event: match_pb2.AgentEvent) -> None:
+    for _ in range(event.decision.observation.hand_size + 1):
+        _with_trick(event.decision.observation.tricks.add(), 3)
+
+
 def _hostile_decisions() -> dict[str, match_pb2.AgentEvent]:
     cases: dict[str, Callable[[match_pb2.AgentEvent], None]] = {
         "no legal bids": lambda e: e.decision.ClearField("legal_bids"),
@@ -77,6 +93,13 @@ def _hostile_decisions() -> dict[str, match_pb2.AgentEvent]:
         "a hand card of suit 0": lambda e: e.decision.observation.hand.add(suit=0, rank=2),  # type: ignore[arg-type]
         "a bid change without bids": _as_change_without_bids,
         "a bid change of a seat that has not bid": _as_change_of_no_bid,
+        # bounds of a decision: the strong bot took 7 s over 900,000 legal bids and 17 s over 20,000 tricks
+        "900,000 legal bids": lambda e: e.decision.legal_bids.extend(list(range(18)) * 50_000),
+        "a legal bid of 18 tricks": lambda e: e.decision.legal_bids.append(18),
+        "18 legal cards": _as_play_of_18,
+        "more finished tricks than cards dealt": _with_tricks_past_the_hand,
+        "a trick of more cards than seats": lambda e: _with_trick(e.decision.observation.tricks.add(), 4),
+        "a current trick of more cards than seats": lambda e: _with_trick(e.decision.observation.current_trick, 4),
     }
     events = {}
     for name, spoil in cases.items():
@@ -321,3 +344,117 @@ def test_an_endpoint_sent_bytes_that_are_no_request_refuses_them_without_a_trace
         refused = asyncio.run(run())
     assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT and "not a PlayRequest" in (refused.details() or "")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+
+
+def test_a_matchmaker_naming_thousands_of_ladders_gives_a_refusal_of_a_few_lines() -> None:
+    """Before, the AgentError for an unknown ladder named every ladder ListLadders returned: a
+    hostile matchmaker's 20,000 names made it a line of 1.4 MB in the author's terminal."""
+    service = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name
+
+    async def watch_queue(request: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+        await context.abort(grpc.StatusCode.NOT_FOUND, "ladder: no ladder 'main'")
+        yield b""
+
+    async def list_ladders(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        names = [f"ladder-{number:05d}-" + "x" * 56 for number in range(20_000)]
+        return matchmaker_pb2.ListLaddersResponse(
+            ladders=[matchmaker_pb2.Ladder(name=name) for name in names]
+        ).SerializeToString()
+
+    async def run() -> str:
+        handlers = {
+            "WatchQueue": grpc.unary_stream_rpc_method_handler(watch_queue, response_serializer=bytes),
+            "ListLadders": grpc.unary_unary_rpc_method_handler(list_ladders, response_serializer=bytes),
+        }
+        register = lambda server: server.add_generic_rpc_handlers(  # noqa: E731
+            (grpc.method_handlers_generic_handler(service, handlers),)
+        )
+        served = await create_server("127.0.0.1:0", [Service(service, register)])
+        up = asyncio.Event()
+        up.set()
+        try:
+            with pytest.raises(AgentError) as refused:
+                await asyncio.wait_for(hold_ticket(f"127.0.0.1:{served.port}", "t", "main", up), 30)
+        finally:
+            await stop_server(served, 0)
+        return str(refused.value)
+
+    line = asyncio.run(run())
+    assert "no ladder 'main'" in line and "ladder-00000-" in line and "and 19980 more" in line, line[:300]
+    assert len(line) < 2_000, len(line)
+
+
+class Recording:
+    """A bot that keeps what it is asked (it must never be asked an impossible observation)."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.asked: list[Any] = []
+
+    def bid(self, observation: Any) -> int:
+        self.asked.append(observation)
+        return 0
+
+    def play(self, observation: Any) -> int:
+        self.asked.append(observation)
+        return observation.legal_actions[0]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("hand_size", 2**31, "observation.hand_size: 2147483648"),
+        ("hand_size", 18, "observation.hand_size: 18"),
+        ("num_players", 2**31, "observation.num_players: 2147483648"),
+        ("num_players", 2, "observation.num_players: 2"),
+        ("seat", 3, "observation.seat: 3"),
+        ("dealer", 9, "observation.dealer: 9"),
+    ],
+)
+def test_an_observation_no_table_can_hold_never_reaches_the_bot(
+    field: str, value: int, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, the SDK handed the bot any hand size the server sent: the strong bot's search walks
+    every (bid, tricks) pair up to it, and a hand of 2**31 cards held the agent for ever (20 s
+    measured, not ended) on a single decision."""
+    bot = Recording()
+    session = Session(bot)
+    session.handle(started())
+    event = decision()
+    setattr(event.decision.observation, field, value)
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        assert handled(session, event) is None
+    assert bot.asked == []
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 1 and "cannot read a decision event" in lines[0] and said in lines[0], lines
+    assert handled(session, decision()) is not None and len(bot.asked) == 1  # the next one is played
+
+
+def test_a_hand_of_more_cards_than_its_size_never_reaches_the_bot() -> None:
+    bot = Recording()
+    session = Session(bot)
+    session.handle(started())
+    event = decision()
+    for _ in range(100):
+        event.decision.observation.hand.add(suit=1, rank=2)  # type: ignore[arg-type]
+    assert handled(session, event) is None and bot.asked == []
+
+
+def test_a_match_end_of_a_million_totals_and_faults_logs_a_few_short_lines(caplog: pytest.LogCaptureFixture) -> None:
+    """Before, the totals went into the log line whole (the limit of 1,000 characters held for text
+    alone): 500,000 totals were a line of 3.9 MB, and each of 20,000 faults of the seat a line."""
+    session = Session(make_bot("random", 1))
+    session.handle(started())
+    ended = match_pb2.AgentEvent()
+    ended.match_ended.match_id = "m"
+    ended.match_ended.totals.extend(range(500_000))
+    ended.match_ended.winners.extend(range(100_000))
+    seat = session.seats["m"]
+    for hand in range(20_000):
+        ended.match_ended.faults.add(seat=seat, hand=hand, kind=match_pb2.FAULT_KIND_TIMEOUT, detail="slow")
+    with caplog.at_level(logging.INFO, logger="arena.sdk"):
+        session.handle(ended)
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) <= 12 and all(len(line) < 1_500 for line in lines), (len(lines), max(map(len, lines)))
+    assert "20000 fault(s) of yours" in lines[0] and "19990 more" in lines[-1], lines[-1]

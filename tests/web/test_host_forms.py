@@ -247,3 +247,20 @@ def test_a_bot_for_an_agent_not_builtin_is_refused_once_before_the_matchmaker_is
     error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown.text).group(1))  # type: ignore[union-attr]
     assert error == "bot 'strong': only a builtin agent plays a built-in bot, not a connected one; nobody registered"
     assert {key: parse(shown.text)[key] for key in form} == form
+
+
+def test_an_uploaded_csv_that_is_not_utf8_is_refused_before_the_matchmaker_is_asked() -> None:
+    """A CSV saved as UTF-16 (a spreadsheet's "Unicode text") or Latin-1 was read with its bytes
+    replaced: every name went to the matchmaker mangled ('\\x00a\\x00g...', 'Jos\\ufffd'), one refusal
+    per name, where `ohell agent import` says the file is not UTF-8 text."""
+    api = Registering()
+    with TestClient(create_app(api, host_token=TOKEN)) as client:
+        csrf = sign_in(client)
+        for content in ("name\nalice\nbob\n".encode("utf-16"), "name\nalice\nJosé\n".encode("latin-1")):
+            shown = client.post(
+                "/host/agents", data={"csrf": csrf, "names": ""}, files={"csv": ("class.csv", content, "text/csv")}
+            )
+            assert shown.status_code == 400
+            error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown.text).group(1))  # type: ignore[union-attr]
+            assert error.startswith("the CSV class.csv is not UTF-8 text") and "byte " in error, error
+    assert api.asked == []
