@@ -228,6 +228,7 @@ def archive_url(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def _rebuild(args: argparse.Namespace, url: str, archive: tuple[str, str] | None) -> int:
+    from arena.ladder.ratings import REBUILD_TRIES, RatedMeanwhile
     from arena.ladder.redis_store import RedisStore
     from arena.ladder.store import StoreError
 
@@ -243,19 +244,31 @@ def _rebuild(args: argparse.Namespace, url: str, archive: tuple[str, str] | None
         database, source = archive
         print(f"archive: {shown_url(database)} ({source})")
         engine = connect(database)
-    for name in ladders:
-        try:
-            store.get_ladder(name)
-        except StoreError as error:
-            raise OhHellError(str(error)) from None
-        if engine is None:
-            print(f"{name}: ratings rebuilt from {store.rebuild_ratings(name)} logged matches")
-            continue
-        from arena.archive.queries import in_log_order, summary
+    try:
+        for name in ladders:
+            try:
+                store.get_ladder(name)
+            except StoreError as error:
+                raise OhHellError(str(error)) from None
+            try:
+                if engine is None:
+                    print(f"{name}: ratings rebuilt from {store.rebuild_ratings(name)} logged matches")
+                    continue
+                from arena.archive.queries import in_log_order, summary
 
-        archived = [(match.log_id, summary(match)) for match in in_log_order(engine, name)]
-        replayed = store.rebuild_ratings(name, archived)
-        print(f"{name}: ratings rebuilt from {replayed} matches ({len(archived)} archived, the rest from the log)")
+                archived = [(match.log_id, summary(match)) for match in in_log_order(engine, name)]
+                replayed = store.rebuild_ratings(name, archived)
+            except RatedMeanwhile:
+                raise OhHellError(
+                    f"ladder {name}: its matches were rated while its ratings were replayed ({REBUILD_TRIES} tries;"
+                    f" nothing written): pause it (`ohell ladder pause {name}`), run the rebuild again once its"
+                    f" matches in play have ended, then resume it"
+                ) from None
+            print(f"{name}: ratings rebuilt from {replayed} matches ({len(archived)} archived, the rest from the log)")
+    finally:
+        if engine is not None:
+            engine.dispose()
+        store.client.close()
     return 0
 
 
