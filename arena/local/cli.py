@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from arena.local.config import (
     SETTINGS,
     host_token,
     make_data_folder,
+    refused,
     resolve,
     stack_archive,
 )
@@ -80,8 +82,12 @@ def hold_data_folder(folder: Path) -> int:
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     try:
         lock = os.open(path, flags, 0o600)
-    except OSError as error:  # a link (ELOOP), a folder (EISDIR)
-        raise OhHellError(f"{path}: {error.strerror}: {remove}") from None
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):  # a link, a folder, a socket
+            raise OhHellError(f"{path}: {error.strerror}: {remove}") from None
+        if error.errno == errno.EACCES and os.path.lexists(path):  # a file of another user, or one not writable
+            raise OhHellError(f"{path}: {error.strerror}: not a file of yours to write: {remove}") from None
+        raise refused(path, error) from None  # a read-only file system: removing nothing mends it
     info = os.fstat(lock)
     if not is_plain_file(info, os.getuid()):
         os.close(lock)
