@@ -172,7 +172,7 @@ _RULE_OPTION = re.compile(rf"(?P<path>{'|'.join(sorted(Rules().to_dict(), key=le
 
 def _within_rules(field: str, error: RulesError) -> str:
     """The engine's refusal of rules, which starts with the option at fault (``min_cards=99 must be ...``,
-    ``hand_sizes has 14 cards ...``), naming it as every refusal does: ``rules.min_cards: 99 must be ...``."""
+    ``hand_sizes: a hand of 14 cards ...``), naming it as every refusal does: ``rules.min_cards: 99 must be ...``."""
     said = _RULE_OPTION.match(str(error))
     return f"{field}.{said['path']}: {str(error)[said.end() :]}" if said else within(field, str(error))
 

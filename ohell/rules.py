@@ -155,6 +155,13 @@ class Rules:
             raise RulesError(str(error)) from None
 
 
+def under_rules(message: str) -> str:
+    """A refusal of rules said under their field, ``rules.OPTION: ...`` when it starts with the option at
+    fault (``min_cards=7 exceeds ...``, ``hand_sizes: a hand of ...``), else as it is."""
+    option = message.partition("=")[0].partition(":")[0]
+    return f"rules.{message}" if option in {f.name for f in fields(Rules)} else message
+
+
 def _is_int(value: object, low: int, high: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 

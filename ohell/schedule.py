@@ -18,7 +18,10 @@ def hand_sizes(rules: Rules, num_players: int) -> tuple[int, ...]:
     if rules.hand_sizes is not None:
         too_big = [size for size in rules.hand_sizes if size > deck_limit]
         if too_big:
-            raise RulesError(f"hand_sizes has {too_big[0]} cards, more than {deck_limit} for {num_players} players")
+            raise RulesError(
+                f"hand_sizes: a hand of {too_big[0]} cards, more than the {deck_limit} a deck gives each"
+                f" of {num_players} players"
+            )
         return rules.hand_sizes
     top = rules.max_hand_size(num_players)
     bottom = rules.min_cards

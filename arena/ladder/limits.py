@@ -10,6 +10,7 @@ from arena.ladder.store import StoreError, shown
 from arena.play.specs import builtin_bots
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
+from ohell.rules import under_rules
 from ohell.schedule import hand_sizes
 
 LADDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}$")  # no '-': match ids are "{ladder}-{n}"
@@ -46,8 +47,8 @@ def check_ladder(ladder: Ladder) -> None:
     try:
         rules = ladder.rules()
         schedule = hand_sizes(rules, ladder.seats)
-    except OhHellError as error:
-        raise StoreError(str(error), "rules") from None
+    except OhHellError as error:  # the rules do not fit the seats: said of the option at fault
+        raise StoreError(under_rules(str(error)), "rules") from None
     if len(schedule) > MAX_SCHEDULE:
         raise StoreError(
             f"rules.hand_sizes: a schedule of {len(schedule)} hands is over {MAX_SCHEDULE}",
@@ -57,6 +58,6 @@ def check_ladder(ladder: Ladder) -> None:
         raise StoreError(f"house_bots: at most {MAX_HOUSE_BOTS}", "house_bots")
     unknown = [bot for bot in ladder.house_bots if bot not in BOT_FACTORIES]
     if unknown:
-        raise StoreError(f"house bot {shown(unknown[0])} is not a built-in bot ({builtin_bots()})", "house_bots")
+        raise StoreError(f"house_bots: {shown(unknown[0])} is not a built-in bot ({builtin_bots()})", "house_bots")
     if ladder.house_fill and not ladder.house_bots:
         raise StoreError("house_fill needs at least one house bot", "house_bots")

@@ -204,14 +204,29 @@ def replay(summaries: Iterable[dict[str, Any]]) -> tuple[dict[str, Rating], dict
     return {agent: (r.mu, r.sigma) for agent, r in ratings.items()}, stats
 
 
-def rebuild(client: redis.Redis, keys: Keys, ladder: str, archived: Iterable[tuple[str, dict[str, Any]]] = ()) -> int:
+REBUILD_TRIES = 5
+
+
+class RatedMeanwhile(Exception):
+    """Each replay of a ladder's ratings found a match rated since it began (its ladder runs): nothing written."""
+
+
+def rebuild(
+    client: redis.Redis,
+    keys: Keys,
+    ladder: str,
+    archived: Iterable[tuple[str, dict[str, Any]]] = (),
+    tries: int = REBUILD_TRIES,
+) -> int:
     """Recompute the ladder's ratings, statistics and leaderboard from its log, and from ``archived``
     ((log id, summary) of archived matches: after a Redis loss the archive holds what the log lost);
-    a match in both counts once. Returns matches replayed."""
+    a match in both counts once. Returns matches replayed. A match rated meanwhile starts the replay
+    again, ``tries`` times at most, then RatedMeanwhile: on a busy ladder whose replay took longer than
+    the time between two matches it began again for ever, saying nothing."""
     from arena.ladder.matchlog import read_log
 
     extra = list(archived)
-    while True:
+    for _ in range(tries):
         with client.pipeline() as pipe:
             try:
                 pipe.watch(keys.rated(ladder))
@@ -232,6 +247,7 @@ def rebuild(client: redis.Redis, keys: Keys, ladder: str, archived: Iterable[tup
                 return len(entries)
             except redis.WatchError:
                 continue
+    raise RatedMeanwhile(ladder)
 
 
 def _stream_position(entry_id: str) -> tuple[int, int]:

@@ -44,7 +44,7 @@ class AgentStore(StoreBase):
         if kind == "builtin" and bot not in BOT_FACTORIES:
             raise StoreError(f"bot {shown(bot)} is not a built-in bot ({builtin_bots()})", "bot")
         if bot and kind != "builtin":  # it was kept nowhere, and the host thought the agent would play it
-            raise StoreError(f"bot {shown(bot)}: only a builtin agent plays a built-in bot, not a {kind} one", "bot")
+            raise StoreError(f"bot {shown(bot)} is for builtin agents only: a {kind} agent plays its own bot", "bot")
         if self_registered and kind != "connected":
             raise PermissionDenied(f"kind {kind!r}: a self-registered agent can only be connected", "kind")
         if kind == "endpoint":

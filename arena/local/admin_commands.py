@@ -280,7 +280,7 @@ def agent_import(host: Host, args: argparse.Namespace) -> int:
                 rows.append([reply.agent.name, reply.agent.agent_id, reply.token])
                 save(rows[-1])
             except Unreachable as error:  # the rest would fail alike; the tokens already given are saved
-                if not rows:
+                if not rows and not failed:  # nothing to say but this (the names refused before it are said)
                     raise
                 failed.append(f"{', '.join(names[index:])}: {error}")
                 break

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from arena.local.config import (
     SETTINGS,
     host_token,
     make_data_folder,
+    refused,
     resolve,
     stack_archive,
 )
@@ -80,8 +82,12 @@ def hold_data_folder(folder: Path) -> int:
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     try:
         lock = os.open(path, flags, 0o600)
-    except OSError as error:  # a link (ELOOP), a folder (EISDIR)
-        raise OhHellError(f"{path}: {error.strerror}: {remove}") from None
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):  # a link, a folder, a socket
+            raise OhHellError(f"{path}: {error.strerror}: {remove}") from None
+        if error.errno == errno.EACCES and os.path.lexists(path):  # a file of another user, or one not writable
+            raise OhHellError(f"{path}: {error.strerror}: not a file of yours to write: {remove}") from None
+        raise refused(path, error) from None  # a read-only file system: removing nothing mends it
     info = os.fstat(lock)
     if not is_plain_file(info, os.getuid()):
         os.close(lock)
@@ -228,6 +234,7 @@ def archive_url(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def _rebuild(args: argparse.Namespace, url: str, archive: tuple[str, str] | None) -> int:
+    from arena.ladder.ratings import REBUILD_TRIES, RatedMeanwhile
     from arena.ladder.redis_store import RedisStore
     from arena.ladder.store import StoreError
 
@@ -243,19 +250,31 @@ def _rebuild(args: argparse.Namespace, url: str, archive: tuple[str, str] | None
         database, source = archive
         print(f"archive: {shown_url(database)} ({source})")
         engine = connect(database)
-    for name in ladders:
-        try:
-            store.get_ladder(name)
-        except StoreError as error:
-            raise OhHellError(str(error)) from None
-        if engine is None:
-            print(f"{name}: ratings rebuilt from {store.rebuild_ratings(name)} logged matches")
-            continue
-        from arena.archive.queries import in_log_order, summary
+    try:
+        for name in ladders:
+            try:
+                store.get_ladder(name)
+            except StoreError as error:
+                raise OhHellError(str(error)) from None
+            try:
+                if engine is None:
+                    print(f"{name}: ratings rebuilt from {store.rebuild_ratings(name)} logged matches")
+                    continue
+                from arena.archive.queries import in_log_order, summary
 
-        archived = [(match.log_id, summary(match)) for match in in_log_order(engine, name)]
-        replayed = store.rebuild_ratings(name, archived)
-        print(f"{name}: ratings rebuilt from {replayed} matches ({len(archived)} archived, the rest from the log)")
+                archived = [(match.log_id, summary(match)) for match in in_log_order(engine, name)]
+                replayed = store.rebuild_ratings(name, archived)
+            except RatedMeanwhile:
+                raise OhHellError(
+                    f"ladder {name}: its matches were rated while its ratings were replayed ({REBUILD_TRIES} tries;"
+                    f" nothing written): pause it (`ohell ladder pause {name}`), run the rebuild again once its"
+                    f" matches in play have ended, then resume it"
+                ) from None
+            print(f"{name}: ratings rebuilt from {replayed} matches ({len(archived)} archived, the rest from the log)")
+    finally:
+        if engine is not None:
+            engine.dispose()
+        store.client.close()
     return 0
 
 

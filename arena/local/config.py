@@ -187,10 +187,39 @@ def stack_archive(environ: Mapping[str, str], database_url: str | None = None) -
     return StackArchive(url, "ohell up's, in its data folder" + (f" from {where}" if where else ""), problem)
 
 
+def refused(path: Path, error: OSError) -> OhHellError:
+    """``path`` (the data folder or one of its files) refused by the system, said in one line with what to
+    do about ``error``'s kind: a read-only file system or a folder this user may not enter is not mended
+    by removing anything."""
+    if error.errno == errno.EROFS:
+        advice = "give a --data-dir on a file system ohell up can write to"
+    elif error.errno in (errno.EACCES, errno.EPERM):
+        advice = "not yours to use (another user's, or in a folder you may not enter): give a --data-dir of your own"
+    else:
+        advice = "give another --data-dir"
+    return OhHellError(f"{path}: {error.strerror or error}: {advice}")
+
+
+def stands_at(path: Path) -> bool:
+    """Whether anything (a link too) stands at ``path`` in the data folder: OhHellError (``refused``)
+    where the system will not say (a folder on the way this user may not enter), not a traceback."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as error:
+        raise refused(path, error) from None
+    return True
+
+
 def refuse_shared(folder: Path) -> None:
     """OhHellError for a data folder every user may write in (``/tmp``): it is never made 700, as
     root could, nor given the host token."""
-    if folder.stat().st_mode & stat.S_IWOTH:
+    try:
+        mode = folder.stat().st_mode
+    except OSError as error:
+        raise refused(folder, error) from None
+    if mode & stat.S_IWOTH:
         raise OhHellError(f"data folder {folder}: every user may write in it (a shared folder): give one of your own")
 
 
@@ -214,6 +243,8 @@ def claim_folder(folder: Path) -> None:
         folder.chmod(0o700)
     except PermissionError:
         raise OhHellError(f"data folder {folder} is another user's: give one of your own") from None
+    except OSError as error:  # a read-only file system (EROFS)
+        raise refused(folder, error) from None
 
 
 def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
@@ -222,9 +253,10 @@ def host_token(settings: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
     if environ.get(HOST_TOKEN_ENV):
         return environ[HOST_TOKEN_ENV].strip(), f"${HOST_TOKEN_ENV}"
     path = Path(settings["host_token_file"] or Path(settings["data_dir"]) / "host-token")
+    there = not settings["host_token_file"] and stands_at(path)  # first: it says a folder it may not enter
     if not settings["host_token_file"] and path.parent.is_dir():  # not read where anyone may have put it
         refuse_shared(path.parent)  # (a FIFO another user holds open and never writes kept ohell up waiting)
-    if settings["host_token_file"] or path.exists() or path.is_symlink():
+    if settings["host_token_file"] or there:
         # the data folder's is read only from a plain file of the user's alone: in a folder a group or another
         # user may write in, a FIFO held open (ohell up waited for ever), a link or another user's file could
         # stand there instead of the host token

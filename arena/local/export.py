@@ -20,12 +20,12 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from arena.local.admin_client import Host, Unreachable, with_host
 from arena.local.config import stack_archive
 from arena.local.output import out_folder
-from arena.rpc.files import open_named_file, refuse_planted
+from arena.rpc.files import files_written_whole
 from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
@@ -33,13 +33,6 @@ BOARD_COLUMNS = ("rank", "agent_id", "name", "ordinal", "mu", "sigma", "games", 
 
 
 MATCH_FILES = ("matches.jsonl", "results.csv")
-
-
-def refuse_any_planted(folder: Path, names: tuple[str, ...]) -> None:
-    """OSError for the first of the files ``names`` that is planted (``refuse_planted``), checked for all
-    before any is emptied: one refused after another was written left an export half old, half new."""
-    for name in names:
-        refuse_planted(folder / name)
 
 
 def seat_rows(record: dict[str, Any], ladder: str, agent_ids: list[str], finished_ms: int) -> list[list[Any]]:
@@ -69,47 +62,45 @@ def seat_rows(record: dict[str, Any], ladder: str, agent_ids: list[str], finishe
     return rows
 
 
-def write_matches(folder: Path, ladder: str, matches: Iterator[tuple[dict[str, Any], list[str], int]]) -> int:
-    """matches.jsonl and results.csv from (record, agent ids by seat, finished ms), oldest first."""
+def write_matches(
+    files: dict[str, TextIO], ladder: str, matches: Iterator[tuple[dict[str, Any], list[str], int]]
+) -> int:
+    """matches.jsonl and results.csv, open in ``files``, from (record, agent ids by seat, finished ms), oldest first."""
     from arena.archive.queries import CSV_COLUMNS
 
     written = 0
-    refuse_any_planted(folder, MATCH_FILES)
-    with (
-        open_named_file(folder / "matches.jsonl") as lines,
-        open_named_file(folder / "results.csv", newline="") as table,
-    ):
-        writer = csv.writer(table)
-        writer.writerow(CSV_COLUMNS)
-        for record, agent_ids, finished_ms in matches:
-            lines.write(json.dumps(record, separators=(",", ":")) + "\n")
-            writer.writerows(seat_rows(record, ladder, agent_ids, finished_ms))
-            written += 1
+    writer = csv.writer(files["results.csv"])
+    writer.writerow(CSV_COLUMNS)
+    for record, agent_ids, finished_ms in matches:
+        files["matches.jsonl"].write(json.dumps(record, separators=(",", ":")) + "\n")
+        writer.writerows(seat_rows(record, ladder, agent_ids, finished_ms))
+        written += 1
     return written
 
 
 def from_stack(host: Host, args: argparse.Namespace) -> int:
     host.call("GetLadder", name=args.ladder)  # NOT_FOUND names an unknown ladder before any file is made
     folder = out_folder(args.out)
-    refuse_any_planted(folder, ("leaderboard.csv", *MATCH_FILES))  # before the leaderboard is written
-    standings = list(host.pages("GetLeaderboard", "standings", ladder=args.ladder))
-    with open_named_file(folder / "leaderboard.csv", newline="") as out:
-        writer = csv.writer(out)
+    # all three are put in place once the last match is written: the stack lost midway left a
+    # leaderboard and matches cut short, which read as a whole export
+    with files_written_whole(folder, ("leaderboard.csv", *MATCH_FILES)) as files:
+        standings = list(host.pages("GetLeaderboard", "standings", ladder=args.ladder))
+        writer = csv.writer(files["leaderboard.csv"])
         writer.writerow(BOARD_COLUMNS)
         for s in standings:
             writer.writerow([s.rank, s.agent_id, s.name, s.ordinal, s.mu, s.sigma, s.games, s.exact_bid_rate, s.wins])
-    newest: list[Any] = []
-    for summary in host.pages("ListMatches", "matches", ladder=args.ladder):
-        if args.limit and len(newest) >= args.limit:
-            break
-        newest.append(summary)
+        newest: list[Any] = []
+        for summary in host.pages("ListMatches", "matches", ladder=args.ladder):
+            if args.limit and len(newest) >= args.limit:
+                break
+            newest.append(summary)
 
-    def matches() -> Iterator[tuple[dict[str, Any], list[str], int]]:
-        for summary in reversed(newest):
-            reply = host.call("GetMatch", match_id=summary.match_id)
-            yield json.loads(reply.record_json), list(summary.agent_ids), summary.finished_ms
+        def matches() -> Iterator[tuple[dict[str, Any], list[str], int]]:
+            for summary in reversed(newest):
+                reply = host.call("GetMatch", match_id=summary.match_id)
+                yield json.loads(reply.record_json), list(summary.agent_ids), summary.finished_ms
 
-    written = write_matches(folder, args.ladder, matches())
+        written = write_matches(files, args.ladder, matches())
     print(f"{args.ladder}: {len(standings)} standings and {written} matches written to {folder}/")
     print("  leaderboard.csv, matches.jsonl (records, oldest first), results.csv (one row per seat)")
     return 0
@@ -137,7 +128,8 @@ def from_archive(args: argparse.Namespace) -> int:
                 record = queries.get_record(engine, match.match_id) or {}
                 yield record, [seat.agent_id for seat in match.seats], match.finished_ms
 
-        written = write_matches(folder, args.ladder, matches())
+        with files_written_whole(folder, MATCH_FILES) as files:
+            written = write_matches(files, args.ladder, matches())
     finally:
         engine.dispose()
     print(f"{args.ladder}: {written} archived matches written to {folder}/ (matches.jsonl, results.csv)")
@@ -164,4 +156,6 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.suppress(OhHellError):  # a config file ohell up refuses too: the hint names no archive
             archive = stack_archive(os.environ)
             where = f"{shown_url(archive.url)} ({archive.source})" if archive.url else where
-        raise OhHellError(f"{error}; or read the archive with no stack running: --database-url {where}") from None
+        raise OhHellError(
+            f"{error} (no file written); or read the archive with no stack running: --database-url {where}"
+        ) from None

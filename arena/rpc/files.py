@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TextIO
 
@@ -59,3 +60,46 @@ def refuse_planted(path: str | Path) -> None:
         raise OSError(errno.ELOOP, "a link (give the file it names)", str(path))
     if not is_plain_file(info):
         raise OSError(errno.EINVAL, NOT_ITS_OWN, str(path))
+
+
+def _new_beside(path: Path) -> tuple[Path, int]:
+    """A new file of a hidden name beside ``path`` (``.NAME.XXXXXXXX.partial``), never one that was there."""
+    while True:
+        partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            return partial, os.open(partial, flags, 0o666)
+        except FileExistsError:
+            continue
+
+
+@contextmanager
+def files_written_whole(folder: Path, names: Sequence[str]) -> Iterator[dict[str, TextIO]]:
+    """The files ``names`` in ``folder`` (UTF-8 text, newline ""), each written under a hidden name beside
+    it and put at its own name only once every one is written: a failure midway (an error, the stack gone,
+    Ctrl-C) leaves the folder's files as they were, none half written. A file that was there keeps its
+    mode; what ``refuse_planted`` refuses at a name is refused before anything is written and again before
+    it is replaced."""
+    for name in names:
+        refuse_planted(folder / name)
+    partials: dict[str, Path] = {}
+    files: dict[str, TextIO] = {}
+    try:
+        for name in names:
+            partials[name], descriptor = _new_beside(folder / name)
+            files[name] = os.fdopen(descriptor, "w", encoding="utf-8", newline="")
+        yield files
+        for name in names:
+            files[name].close()
+            refuse_planted(folder / name)
+            with suppress(FileNotFoundError):
+                os.chmod(partials[name], stat.S_IMODE(os.lstat(folder / name).st_mode))
+        for name in names:
+            os.replace(partials[name], folder / name)
+            del partials[name]
+    finally:
+        for file in files.values():
+            file.close()
+        for partial in partials.values():
+            with suppress(FileNotFoundError):
+                partial.unlink()

@@ -21,7 +21,7 @@ from arena.tournament.schedule import (
 )
 from ohell.errors import OhHellError
 from ohell.presets import preset
-from ohell.rules import Rules
+from ohell.rules import Rules, under_rules
 from ohell.schedule import hand_sizes
 from ohell.state import Game
 
@@ -128,8 +128,8 @@ class Tournament:
             sizes = table_sizes(len(self.entrants), self.seats) if self.format == "swiss" else [self.seats]
             for size in set(sizes):
                 hand_sizes(self.rules(), size)  # the rules must fit every table size
-        except (ScheduleError, ValueError) as error:
-            raise TournamentError(str(error)) from None
+        except (ScheduleError, ValueError) as error:  # a rule that does not fit a table: said under rules
+            raise TournamentError(under_rules(str(error))) from None
         tables = self.tables()
         if tables * self.deals > MAX_DEAL_SETS:
             raise TournamentError(

@@ -304,7 +304,7 @@ async def register_agents(request: Request) -> Response:
     elif kind not in KINDS:
         refused = f"kind {kind!r}: choose connected, builtin or endpoint"
     elif bot and kind != "builtin":  # the matchmaker refuses it too, but once per name
-        refused = f"bot {bot[:40]!r}: only a builtin agent plays a built-in bot, not a {kind} one; nobody registered"
+        refused = f"bot {bot[:40]!r} is for builtin agents only: a {kind} agent plays its own bot; nobody registered"
     join = str(form.get("join", ""))
     if join and kind != "builtin" and not refused:
         refused = f"only built-in agents are queued by the host: a {kind} agent queues itself"

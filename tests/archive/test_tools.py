@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -108,10 +109,52 @@ def test_rebuild_from_the_archive_reads_the_data_folders_by_default(
     archive.dispose()
     assert main(command) == 0
     assert stored_ratings(store.client, store.keys, "r") == before
+    assert not open_files_named(data_folder / "archive.db")  # its engine disposed: it held the archive open
     assert (
         f"archive: sqlite:///{data_folder / 'archive.db'} (ohell up's, in its data folder from $OHELL_DATA_DIR)"
         in capsys.readouterr().out
     )
+
+
+def open_files_named(path: Path) -> list[str]:
+    """This process's descriptors open on ``path``."""
+    fds = Path("/proc/self/fd")
+    return [fd.name for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve())]
+
+
+def test_a_rebuild_while_matches_keep_being_rated_stops_and_says_to_pause_the_ladder(
+    store: RedisStore, redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ohell ladder rebuild`` beside a running stack began its replay again whenever a match was rated
+    meanwhile: on a busy ladder whose replay takes longer than the time between two matches, for ever,
+    saying nothing. It stops after a few tries, writing nothing, and says to pause the ladder."""
+    from arena.ladder import ratings
+
+    builtin_ladder(store, "r", bots=("random",) * 6, seats=3)
+    play(store, "r", 3)
+    before = stored_ratings(store.client, store.keys, "r")
+    rated, replayed = store.keys.rated("r"), []
+    add_stats = ratings.add_stats
+
+    def add_stats_as_a_worker_rates(stats: dict[str, list[int]], summary: dict[str, Any]) -> None:
+        add_stats(stats, summary)
+        replayed.append(summary["match_id"])
+        if len(replayed) <= 50:  # a match rated meanwhile, as a worker writes it: the rating cursor moves
+            store.client.set(rated, store.client.get(rated) or b"")
+
+    monkeypatch.setattr(ratings, "add_stats", add_stats_as_a_worker_rates)
+    rebuild = ["ladder", "rebuild", "--redis-url", redis_server.url, "--ladder", "r"]
+    assert main(rebuild) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert (
+        f"ladder r: its matches were rated while its ratings were replayed ({ratings.REBUILD_TRIES} tries; nothing"
+        " written): pause it (`ohell ladder pause r`), run the rebuild again once its matches in play have ended"
+    ) in said, said
+    assert len(replayed) == 3 * ratings.REBUILD_TRIES
+    assert stored_ratings(store.client, store.keys, "r") == before
+    monkeypatch.setattr(ratings, "add_stats", add_stats)  # the ladder paused: nothing rated meanwhile
+    assert main(rebuild) == 0
+    assert stored_ratings(store.client, store.keys, "r") == before
 
 
 def test_rebuild_reads_no_archive_or_redis_url_another_user_may_have_put_in_the_data_folder(

@@ -42,7 +42,7 @@ def test_no_trump_every_third_hand() -> None:
     ("options", "players", "message"),
     [
         ({"min_cards": 3, "max_cards": 2}, 4, "max_cards=2 is below min_cards=3"),
-        ({"hand_sizes": [14]}, 4, "more than 13"),
+        ({"hand_sizes": [14]}, 4, "^hand_sizes: a hand of 14 cards, more than the 13 a deck gives each of 4 players$"),
         ({}, 2, "num_players=2"),
         ({}, 8, "num_players=8"),
     ],

@@ -21,6 +21,7 @@ from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.auth import auth_metadata
+from ohell.bots import BOT_FACTORIES
 from services.matchmaker.base import naming_field
 
 from ..ladder.helpers import wait_until
@@ -220,6 +221,9 @@ def test_every_refusal_names_the_request_field_once(stub: Stub, redis_server: Em
     entrants = [tpb.TournamentEntrant(bot="random"), tpb.TournamentEntrant(bot="strong")]
     ghost = tpb.Tournament(tournament_id="g", entrants=[*entrants, tpb.TournamentEntrant(agent_id="a99")])
     named = tpb.Tournament(tournament_id="g", entrants=[*entrants, tpb.TournamentEntrant(agent_id="a99", name="x")])
+    four = [tpb.TournamentEntrant(bot="random", name=f"r{n}") for n in range(4)]
+    big_hands = tpb.Tournament(tournament_id="h", entrants=four, seats=4, rules=rules_pb2.Rules(hand_sizes=[14]))
+    known = ", ".join(sorted(BOT_FACTORIES))
 
     def create(**fields: Any) -> tuple[Any, pb.CreateLadderRequest, Any]:
         return stub.CreateLadder, pb.CreateLadderRequest(ladder=pb.Ladder(**fields)), HOST
@@ -238,6 +242,26 @@ def test_every_refusal_names_the_request_field_once(stub: Stub, redis_server: Em
             "(no '-': match ids are <ladder>-<n>)",
         ),
         (create(name="x", seats=9), grpc.StatusCode.INVALID_ARGUMENT, "ladder.seats: 9 must be from 3 to 7"),
+        (  # the store's and the engine's words read on after the field ("bot: 'x': only ...", "has 14 cards")
+            (stub.RegisterAgent, pb.RegisterAgentRequest(name="c", kind=pb.AGENT_KIND_CONNECTED, bot="random"), HOST),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "bot: 'random' is for builtin agents only: a connected agent plays its own bot",
+        ),
+        (
+            create(name="x", house_bots=["strnog"]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"ladder.house_bots: 'strnog' is not a built-in bot (built-in bots: {known})",
+        ),
+        (
+            create(name="x", seats=4, rules=rules_pb2.Rules(hand_sizes=[14])),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "ladder.rules.hand_sizes: a hand of 14 cards, more than the 13 a deck gives each of 4 players",
+        ),
+        (
+            (stub.CreateTournament, tpb.CreateTournamentRequest(tournament=big_hands), HOST),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "tournament.rules.hand_sizes: a hand of 14 cards, more than the 13 a deck gives each of 4 players",
+        ),
         (
             create(name="x", rules=rules_pb2.Rules(hand_sizes=[1] * 101)),
             grpc.StatusCode.INVALID_ARGUMENT,

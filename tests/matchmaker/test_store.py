@@ -144,7 +144,7 @@ def test_an_unknown_built_in_bot_is_refused_with_the_names_of_those_there_are(st
     known = ", ".join(sorted(BOT_FACTORIES))
     with pytest.raises(StoreError) as refused:
         store.create_ladder(Ladder("x", house_bots=("random", "strnog")))
-    assert str(refused.value) == f"house bot 'strnog' is not a built-in bot (built-in bots: {known})"
+    assert str(refused.value) == f"house_bots: 'strnog' is not a built-in bot (built-in bots: {known})"
     assert refused.value.field == "house_bots"
     with pytest.raises(StoreError) as refused:
         store.register_agent("alice", "builtin", bot="strnog")
@@ -158,7 +158,7 @@ def test_a_bot_for_an_agent_that_plays_its_own_is_refused(store: RedisStore, kin
     endpoint = "127.0.0.1:7000" if kind == "endpoint" else ""
     with pytest.raises(StoreError) as refused:
         store.register_agent("alice", kind, bot="random", endpoint=endpoint)
-    assert str(refused.value) == f"bot 'random': only a builtin agent plays a built-in bot, not a {kind} one"
+    assert str(refused.value) == f"bot 'random' is for builtin agents only: a {kind} agent plays its own bot"
     assert refused.value.field == "bot" and store.list_agents(0, 10) == ([], False)
     assert store.register_agent("alice", kind, endpoint=endpoint)[0].name == "alice"
 
@@ -178,7 +178,7 @@ def test_ladder_validation(store: RedisStore) -> None:
         store.create_ladder(Ladder("x", seats=8))
     with pytest.raises(StoreError, match="hand_sizes"):
         store.create_ladder(Ladder("x", overrides={"hand_sizes": [99]}))
-    with pytest.raises(StoreError, match="house bot"):
+    with pytest.raises(StoreError, match="^house_bots: .nobot. is not a built-in bot"):
         store.create_ladder(Ladder("x", house_bots=("nobot",)))
     store.create_ladder(Ladder("x", house_bots=("random",), house_fill=True))
     assert len(store.house_bots("x")) == 3  # seats - 1 of each house bot

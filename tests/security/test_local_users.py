@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -203,8 +204,9 @@ def test_a_tournament_export_writes_through_nothing_planted_at_its_out(tmp_path:
 def test_play_records_and_ladder_export_files_write_through_no_link(tmp_path: Path) -> None:
     """``ohell play --out DIR`` and ``ohell ladder export --out DIR`` wrote their files through a link
     another user put at one of their names (a folder under /tmp): the file it named was replaced."""
-    from arena.local.export import write_matches
+    from arena.local.export import MATCH_FILES, write_matches
     from arena.local.play import play_series
+    from arena.rpc.files import files_written_whole
     from ohell.presets import preset_with_options
 
     hosts = tmp_path / "hosts-notes.txt"
@@ -217,8 +219,8 @@ def test_play_records_and_ladder_export_files_write_through_no_link(tmp_path: Pa
     with pytest.raises(OSError, match="a link"):
         play_series(rules, ["random"] * 3, 1, 7, records)
     (export / "matches.jsonl").write_text("an earlier export\n")
-    with pytest.raises(OSError, match="a link"):
-        write_matches(export, "main", iter([]))
+    with pytest.raises(OSError, match="a link"), files_written_whole(export, MATCH_FILES) as files:
+        write_matches(files, "main", iter([]))
     assert hosts.read_text() == "kept\n"
     assert (export / "matches.jsonl").read_text() == "an earlier export\n"  # not emptied before the refusal
     os.mkfifo(tmp_path / "fifo")  # no process reads it: open() says ENXIO, 'No such device or address'
@@ -263,6 +265,53 @@ def test_a_ladder_export_through_the_stack_checks_all_its_files_first(tmp_path: 
     (out / "results.csv").unlink()
     assert from_stack(host, args) == 0  # type: ignore[arg-type]
     assert (out / "leaderboard.csv").read_text().startswith("rank,agent_id,name")
+
+
+def test_a_ladder_export_the_stack_left_midway_writes_no_file(tmp_path: Path) -> None:
+    """``ohell ladder export`` through the stack lost at its third GetMatch left leaderboard.csv whole
+    and matches.jsonl, results.csv cut at two matches, under an Unreachable error that did not say so."""
+    from types import SimpleNamespace
+
+    from arena.local.admin_client import Unreachable
+    from arena.local.export import from_stack
+
+    out = tmp_path / "export"
+    out.mkdir()
+    for name in ("leaderboard.csv", "matches.jsonl"):
+        (out / name).write_text("an earlier export\n")
+    (out / "matches.jsonl").chmod(0o640)
+    summaries = [SimpleNamespace(match_id=f"m{n}", agent_ids=["a1", "a2", "a3"], finished_ms=n) for n in range(3)]
+    record = {"match_id": "m", "seats": [], "hands": []}
+    fetched: list[str] = []
+
+    def call(method: str, **fields: Any) -> Any:
+        if method == "GetMatch":
+            fetched.append(fields["match_id"])
+            if len(fetched) == 3 and lost:
+                raise Unreachable("cannot reach the matchmaker")
+        return SimpleNamespace(record_json=json.dumps(record))
+
+    pages = {"GetLeaderboard": [], "ListMatches": summaries}
+    host = SimpleNamespace(call=call, pages=lambda method, field, **fields: iter(pages[method]))
+    args = SimpleNamespace(ladder="main", out=str(out), limit=0)
+    lost = True
+    with pytest.raises(Unreachable):
+        from_stack(host, args)  # type: ignore[arg-type]
+    assert fetched == ["m2", "m1", "m0"]
+    assert sorted(os.listdir(out)) == ["leaderboard.csv", "matches.jsonl"]  # no partial file left beside them
+    assert (out / "leaderboard.csv").read_text() == (out / "matches.jsonl").read_text() == "an earlier export\n"
+    lost = False
+    assert from_stack(host, args) == 0  # type: ignore[arg-type]
+    assert sorted(os.listdir(out)) == ["leaderboard.csv", "matches.jsonl", "results.csv"]
+    assert len((out / "matches.jsonl").read_text().splitlines()) == 3
+    assert (out / "matches.jsonl").stat().st_mode & 0o777 == 0o640  # the mode it had, as when written in place
+    assert (out / "results.csv").stat().st_mode & 0o777 == 0o666 & ~current_umask()
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def test_ohell_play_names_the_record_file_it_refused_and_an_out_that_is_no_folder(

@@ -64,7 +64,7 @@ def test_long_or_unusual_values_are_refused_naming_the_field(start_service: Call
                 stub.CreateLadder,
                 pb.CreateLadderRequest(ladder=pb.Ladder(name="l", rules=classic, house_bots=[LONG])),
                 HOST,
-                "house bot",
+                "ladder.house_bots: ",
             ),
         ]
         wrong = []

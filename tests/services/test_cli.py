@@ -317,6 +317,31 @@ def test_an_import_stopped_by_ctrl_c_keeps_the_tokens_already_given(
     assert "not registered cat, dan: stopped (Ctrl-C; cat may be registered without its token)" in said, said
 
 
+def test_an_import_whose_matchmaker_is_lost_before_any_agent_keeps_the_refusals_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The matchmaker lost after it refused the first names, before any agent was registered: the
+    import raised the Unreachable error alone, and why those names were refused was never said."""
+    from arena.local.admin_client import CallError, Unreachable
+    from arena.local.admin_commands import agent_import
+
+    class Matchmaker:
+        def call(self, method: str, **fields: Any) -> Any:
+            if fields["name"] == "ann":
+                raise CallError("ALREADY_EXISTS: name: 'ann' is taken", "ALREADY_EXISTS")
+            raise Unreachable("cannot reach the matchmaker at 127.0.0.1:1")
+
+    names, tokens = tmp_path / "names.csv", tmp_path / "tokens.csv"
+    names.write_text("ann\nbob\ncat\n")
+    args = argparse.Namespace(csv=str(names), tokens=str(tokens), kind="connected", bot="", join=None)
+    assert agent_import(cast(Any, Matchmaker()), args) == 1
+    said = " ".join(capsys.readouterr().out.split())
+    assert "none registered" in said, said
+    assert "not registered ann: ALREADY_EXISTS: name: 'ann' is taken" in said, said
+    assert "not registered bob, cat: cannot reach the matchmaker at 127.0.0.1:1" in said, said
+    assert not tokens.exists()  # made for the import, removed with no token in it
+
+
 def test_an_import_of_agents_that_play_their_own_bot_refuses_a_bot_before_registering_any(tmp_path: Path) -> None:
     """``ohell agent import names.csv --kind connected --bot random`` registered each agent and dropped
     the bot; the matchmaker now refuses such a bot, so the command says it once, before any call."""

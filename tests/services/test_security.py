@@ -313,7 +313,7 @@ def test_challenge_plays_connected_endpoint_and_builtin_seats(engine_process, ma
             _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random")),
             rules_pb2.Rules(hand_sizes=[14]),
             "INVALID_ARGUMENT",
-            "rules.hand_sizes: has 14 cards",
+            "rules.hand_sizes: a hand of 14 cards, more than the 13 a deck gives each of 4 players",
         ),
         (
             _seats(("builtin", "random"), ("builtin", "random"), ("builtin", "random"), ("builtin", "random")),

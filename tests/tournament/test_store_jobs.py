@@ -142,7 +142,8 @@ def test_bad_tournaments_are_refused() -> None:
     ):
         with pytest.raises(TournamentError, match=field):
             Tournament("x", entrants, **kwargs)  # type: ignore[arg-type]
-    with pytest.raises(TournamentError, match="hand_sizes has 17 cards"):  # fits 3 seats, not 4
+    too_big = "^rules.hand_sizes: a hand of 17 cards, more than the 13 a deck gives each of 4 players$"
+    with pytest.raises(TournamentError, match=too_big):  # fits 3 seats, not 4
         Tournament("x", builtins(*["random"] * 4), seats=4, overrides={"hand_sizes": [17]})
     with pytest.raises(TournamentError, match="tourney_id"):
         Tournament("Bad Id!", entrants)

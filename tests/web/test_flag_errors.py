@@ -43,7 +43,10 @@ def test_ohell_demo_refuses_rules_its_tables_cannot_deal_before_starting(capsys:
     app's address and then ended with a gRPC traceback (CreateLadder's INVALID_ARGUMENT)."""
     assert main(["demo", "--seats", "5", "--option", "hand_sizes=[13]"]) == 2
     captured = capsys.readouterr()
-    assert captured.err == "error: --seats 5: hand_sizes has 13 cards, more than 10 for 5 players\n"
+    assert (
+        captured.err
+        == "error: --seats 5: hand_sizes: a hand of 13 cards, more than the 10 a deck gives each of 5 players\n"
+    )
     assert "leaderboard in the browser" not in captured.out
     assert main(["demo", "--option", "colour=red"]) == 2
     assert capsys.readouterr().err.startswith("error: --option: unknown rule option(s): colour (rule options: ")

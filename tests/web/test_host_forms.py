@@ -59,7 +59,7 @@ class Refusing(Api):
         return pb.GetLadderResponse(ladder=ladder)
 
     async def create_ladder(self, token: str, ladder: pb.Ladder) -> pb.Ladder:
-        raise ApiError("INVALID_ARGUMENT", "ladder.house_bots: house bot 'nope' is not a built-in bot")
+        raise ApiError("INVALID_ARGUMENT", "ladder.house_bots: 'nope' is not a built-in bot")
 
     async def register_agent(self, token: str, name: str, kind: int, bot: str = "", endpoint: str = "") -> Any:
         raise ApiError("ALREADY_EXISTS", f"name: an agent named {name!r} exists")
@@ -85,7 +85,7 @@ def test_a_refused_form_keeps_what_the_host_typed_and_says_why_in_words() -> Non
             fields = parse(shown.text)
             assert {key: fields[key] for key in form} == form, fields
         assert (
-            "ladder not created: ladder.house_bots: house bot"
+            "ladder not created: ladder.house_bots: &#39;nope&#39; is not a built-in bot"
             in client.post("/host/ladders", data={"csrf": csrf, **ladder}).text
         )
         # the agents were refused by the matchmaker itself, each by name (the ladder to queue on is there)
@@ -245,7 +245,7 @@ def test_a_bot_for_an_agent_not_builtin_is_refused_once_before_the_matchmaker_is
         shown = client.post("/host/agents", data={"csrf": csrf, **form})
     assert shown.status_code == 400 and api.asked == []
     error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown.text).group(1))  # type: ignore[union-attr]
-    assert error == "bot 'strong': only a builtin agent plays a built-in bot, not a connected one; nobody registered"
+    assert error == "bot 'strong' is for builtin agents only: a connected agent plays its own bot; nobody registered"
     assert {key: parse(shown.text)[key] for key in form} == form
 
 

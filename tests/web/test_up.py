@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -364,6 +365,66 @@ def plant(path: Path, kind: str) -> None:
     else:  # a second name of a file of the host's: writing the pid emptied that file
         (path.parent.parent / "notes").write_text("kept\n")
         os.link(path.parent.parent / "notes", path)
+
+
+def refusing(monkeypatch: pytest.MonkeyPatch, name: str, path: Path, code: int) -> None:
+    """``os.NAME`` failing with ``code`` for ``path`` alone: what root cannot be refused (EACCES) and a
+    read-only file system (EROFS), stood in for."""
+    real = getattr(os, name)
+
+    def failing(where: Any, *args: Any, **options: Any) -> Any:
+        if Path(where) == path:
+            raise OSError(code, os.strerror(code), str(where))
+        return real(where, *args, **options)
+
+    monkeypatch.setattr(os, name, failing)
+
+
+def test_a_data_folder_the_system_refuses_is_said_in_one_line_with_advice_that_fits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A data folder on a read-only file system was an EROFS traceback from claim_folder; one this user
+    may not enter, a PermissionError traceback from the host token's look-up; and up.lock refused by a
+    read-only file system or a folder not writable said 'remove it', which mends neither."""
+    import errno
+
+    from arena.local.cli import hold_data_folder
+    from arena.local.config import claim_folder, host_token
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    with monkeypatch.context() as patched:
+        patched.setattr(Path, "chmod", lambda self, mode: refusing_now(errno.EROFS, self))
+        with pytest.raises(OhHellError) as said:
+            claim_folder(data)
+    assert str(said.value) == f"{data}: Read-only file system: give a --data-dir on a file system ohell up can write to"
+    token = data / "host-token"
+    with monkeypatch.context() as patched:
+        for name in ("stat", "lstat"):
+            refusing(patched, name, token, errno.EACCES)
+        with pytest.raises(OhHellError) as said:
+            host_token({"host_token_file": "", "data_dir": str(data)}, {})
+    mine = "not yours to use (another user's, or in a folder you may not enter): give a --data-dir of your own"
+    assert str(said.value) == f"{token}: Permission denied: {mine}"
+    lock = data / "up.lock"
+    for code, advice in (
+        (errno.EROFS, "give a --data-dir on a file system ohell up can write to"),
+        (errno.EACCES, mine),
+    ):
+        with monkeypatch.context() as patched:
+            refusing(patched, "open", lock, code)
+            with pytest.raises(OhHellError) as said:
+                hold_data_folder(data)
+        assert str(said.value) == f"{lock}: {os.strerror(code)}: {advice}"
+    lock.write_text("")  # a file there this user may not write: removing it does mend that
+    with monkeypatch.context() as patched:
+        refusing(patched, "open", lock, errno.EACCES)
+        with pytest.raises(OhHellError, match=r": Permission denied: not a file of yours to write: remove it \("):
+            hold_data_folder(data)
+
+
+def refusing_now(code: int, path: Path) -> None:
+    raise OSError(code, os.strerror(code), str(path))
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "link", "hard link"])
