@@ -476,7 +476,16 @@ class ObservationReader:
         self._tricks: tuple[Trick, ...] = ()
 
     def read(self, message: match_pb2.Observation, legal_actions: tuple[int, ...] = ()) -> Observation:
-        key = (message.hand_number, message.seat, message.dealer, message.hand_size, message.sudden_death)
+        # num_players too: check_table runs only when the key changes, and a trick's cards are
+        # bounded by the message's num_players (a server could raise it after a checked decision)
+        key = (
+            message.hand_number,
+            message.seat,
+            message.num_players,
+            message.dealer,
+            message.hand_size,
+            message.sudden_death,
+        )
         if key != self._key:
             check_table(message)
             trump = message.trump_card if message.HasField("trump_card") else None

@@ -7,11 +7,23 @@ skipped, and a first row whose first cell is ``name`` is a header."""
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 
 SEPARATORS = (",", ";", "\t")
 SAID = {",": "','", ";": "';'", "\t": "a tab"}
+
+
+def roster_text(data: bytes) -> str:
+    """The import file's text: UTF-8, after a byte-order mark when it starts with one. UnicodeDecodeError
+    at the file's own offset of its first byte that is not UTF-8 (``utf-8-sig`` counts from after the
+    mark: it named a byte 3 before the one at fault)."""
+    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return data[skip:].decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UnicodeDecodeError("utf-8", data, error.start + skip, error.end + skip, error.reason) from None
 
 
 def separator_of(text: str) -> tuple[str, int]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.table import Table
 
-from arena.ladder.roster import roster_names
+from arena.ladder.roster import roster_names, roster_text
 from arena.local.admin_client import CallError, Host, Unreachable
 from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, options_text, text_console
@@ -249,7 +249,7 @@ def read_names(path: str) -> list[str]:
     try:
         with open(path, "rb") as file:
             data = file.read(MAX_IMPORT_BYTES + 1)
-        text = data.decode("utf-8-sig")
+        text = roster_text(data)
     except (OSError, UnicodeDecodeError) as error:
         raise OhHellError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
     if len(data) > MAX_IMPORT_BYTES:

@@ -63,12 +63,18 @@ def refuse_planted(path: str | Path) -> None:
 
 
 def _new_beside(path: Path) -> tuple[Path, int]:
-    """A new file of a hidden name beside ``path`` (``.NAME.XXXXXXXX.partial``), never one that was there."""
+    """A new file of a hidden name beside ``path`` (``.NAME.XXXXXXXX.partial``), never one that was there,
+    made with no more permissions than the file at ``path`` has: a file of 600 was readable by others in
+    its partial copy while it was written (one who opened it then read the whole export)."""
+    try:
+        mode = stat.S_IMODE(os.lstat(path).st_mode) & 0o666
+    except FileNotFoundError:
+        mode = 0o666
     while True:
         partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            return partial, os.open(partial, flags, 0o666)
+            return partial, os.open(partial, flags, mode)
         except FileExistsError:
             continue
 

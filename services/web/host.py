@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from arena.ladder.limits import LADDER_NAME, LADDER_NAME_RULE
 from arena.ladder.model import AGENT_NAME_RULE
-from arena.ladder.roster import first_cells, roster_names
+from arena.ladder.roster import first_cells, roster_names, roster_text
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
 from arena.rpc.ratelimit import LocalLimiter, RateLimit, network_of
@@ -265,7 +265,7 @@ async def agent_names(form: Any) -> list[str]:
         if len(data) > MAX_CSV_BYTES:
             raise ValueError(f"the CSV is over {MAX_CSV_BYTES // 1024} KiB")
         try:
-            text = data.decode("utf-8-sig")
+            text = roster_text(data)
         except UnicodeDecodeError as error:  # replaced, its bytes made every name a mangled one
             raise ValueError(
                 f"the CSV {upload.filename[:100]} is not UTF-8 text (byte {error.start}): save it as CSV UTF-8"

@@ -308,6 +308,27 @@ def test_a_ladder_export_the_stack_left_midway_writes_no_file(tmp_path: Path) ->
     assert (out / "results.csv").stat().st_mode & 0o777 == 0o666 & ~current_umask()
 
 
+def test_an_export_over_files_of_600_writes_no_copy_others_may_read(tmp_path: Path) -> None:
+    """The export's hidden copies were made 666 less the umask and given the mode of the file they
+    replace only once written: over a leaderboard.csv of 600, anyone could open the copy meanwhile (and
+    read the whole export through that descriptor); a new file is still made as open() makes one."""
+    from arena.rpc.files import files_written_whole
+
+    (tmp_path / "leaderboard.csv").write_text("an earlier export\n")
+    (tmp_path / "leaderboard.csv").chmod(0o600)
+    mask = os.umask(0o022)
+    try:
+        with files_written_whole(tmp_path, ("leaderboard.csv", "results.csv")) as files:
+            files["leaderboard.csv"].write("rank\n")
+            modes = {path.name.split(".")[1]: path.stat().st_mode & 0o777 for path in tmp_path.glob(".*.partial")}
+    finally:
+        os.umask(mask)
+    assert modes == {"leaderboard": 0o600, "results": 0o644}, modes
+    assert (tmp_path / "leaderboard.csv").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "results.csv").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "leaderboard.csv").read_text() == "rank\n"
+
+
 def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -431,6 +431,27 @@ def test_an_observation_no_table_can_hold_never_reaches_the_bot(
     assert handled(session, decision()) is not None and len(bot.asked) == 1  # the next one is played
 
 
+def test_a_table_grown_after_a_checked_decision_of_the_hand_never_reaches_the_bot(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The SDK checked a hand's table only on its first decision (the reader keeps what stays fixed
+    through a hand): a server sending num_players=2**31 on the next decision of the same hand was not
+    refused, and a trick of thousands of cards at a table of 3 went through to the bot."""
+    bot = Recording()
+    session = Session(bot)
+    session.handle(started())
+    assert handled(session, decision()) is not None and len(bot.asked) == 1
+    event = decision()
+    event.decision.observation.num_players = 2**31
+    for _ in range(50):
+        event.decision.observation.current_trick.cards.add(suit=1, rank=2)  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        assert handled(session, event) is None
+    assert len(bot.asked) == 1
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 1 and "observation.num_players: 2147483648" in lines[0], lines
+
+
 def test_a_hand_of_more_cards_than_its_size_never_reaches_the_bot() -> None:
     bot = Recording()
     session = Session(bot)

@@ -263,4 +263,9 @@ def test_an_uploaded_csv_that_is_not_utf8_is_refused_before_the_matchmaker_is_as
             assert shown.status_code == 400
             error = html.unescape(re.search(r'id="error-message">([^<]*)<', shown.text).group(1))  # type: ignore[union-attr]
             assert error.startswith("the CSV class.csv is not UTF-8 text") and "byte " in error, error
+        marked = b"\xef\xbb\xbf" + "name\nJosé\n".encode("latin-1")  # after a byte-order mark: byte 11, not 8
+        shown = client.post(
+            "/host/agents", data={"csrf": csrf, "names": ""}, files={"csv": ("class.csv", marked, "text/csv")}
+        )
+        assert "is not UTF-8 text (byte 11)" in html.unescape(shown.text)
     assert api.asked == []

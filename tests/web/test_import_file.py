@@ -69,3 +69,17 @@ def test_a_line_separated_otherwise_than_the_file_is_refused_by_its_number(
         names_from_csv(text)
     assert str(refused_on_the_page.value) == f"the CSV cannot be read: {said}"
     assert names_from_csv('name;"e, mail"\nann;"a@x, b@x"\nben;b@x,c@x\n') == ["ann", "ben"]  # other cells may
+
+
+def test_a_file_not_utf8_after_its_byte_order_mark_is_refused_at_the_byte_at_fault(tmp_path: Path) -> None:
+    """The text was decoded as ``utf-8-sig``, which counts from after the byte-order mark: the command
+    and the host page named a byte 3 before the one at fault ('position 8' for the 'é' at byte 11)."""
+    data = b"\xef\xbb\xbf" + "name\nJosé\n".encode("latin-1")
+    assert data[11:12] == "é".encode("latin-1")
+    path = tmp_path / "class.csv"
+    path.write_bytes(data)
+    with pytest.raises(OhHellError, match="can't decode byte 0xe9 in position 11"):
+        read_names(str(path))
+    (tmp_path / "plain.csv").write_bytes(data[3:])  # no mark: its offset was right already
+    with pytest.raises(OhHellError, match="can't decode byte 0xe9 in position 8"):
+        read_names(str(tmp_path / "plain.csv"))
