@@ -8,12 +8,14 @@ pending one at the gateway: the agent's answer went to the wrong table and the o
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import redis
@@ -114,7 +116,14 @@ def assert_played_cleanly(store: TournamentStore, tourney_id: str, agent: Agent)
     records = store.records(tourney_id)
     faults = {game: record["faults"] for game, record in records.items()}
     assert len(records) == 3 and not any(faults.values()), faults
+    assert_one_deal(records)
     assert not agent.notices, agent.notices
+
+
+def assert_one_deal(records: dict[str, dict[str, Any]]) -> None:
+    """Every rotation of the deal set was played with the same cards (duplicate scoring compares them)."""
+    dealt = {json.dumps([hand["deal"] for hand in record["hands"]]) for record in records.values()}
+    assert len(dealt) == 1, "the rotations of one deal set were played with different cards"
 
 
 def test_one_agent_in_two_running_tournaments_gets_each_game_apart(
@@ -145,50 +154,73 @@ def test_one_agent_in_two_running_tournaments_gets_each_game_apart(
 LEASE_S = 3.0
 
 
+class RelayOutage:
+    """Redis failing the match host's relay for a moment: the host (this process) relays as user
+    'relay', whose PUBLISH ``start()`` refuses for half a second (a Redis restart does the same, but
+    whether a decision is in flight then is down to timing)."""
+
+    def __init__(self, client: redis.Redis, redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.client = client
+        client.acl_setuser(
+            "relay", enabled=True, passwords=["+relay-pw"], keys=["*"], channels=["*"], commands=["+@all"]
+        )
+        monkeypatch.setenv("REDIS_URL", redis_server.url.replace("redis://", "redis://relay:relay-pw@"))
+        self.restore = threading.Timer(0.5, lambda: client.acl_setuser("relay", enabled=True, commands=["+publish"]))
+
+    def start(self) -> None:
+        self.client.acl_setuser("relay", enabled=True, commands=["-publish"])
+        self.restore.start()
+
+
+def run_until_finished(store: TournamentStore, tourney_id: str) -> list[str]:
+    """Run the table r1t0 as its task would be retried until the tournament finishes: the outcomes."""
+    outcomes: list[str] = []
+    while store.progress(tourney_id).state != "finished" and len(outcomes) < 10:
+        try:
+            # a lease of 1 s was lost ('busy') by a game stalled on a loaded machine (tests in parallel)
+            outcomes.append(jobs.run_table(store, tourney_id, "r1t0", Queue(store), lease_s=LEASE_S))
+        except Exception as error:  # the task is retried
+            outcomes.append(type(error).__name__)
+        if outcomes[-1] != "finished":
+            until_lease_lapses(store, tourney_id)  # the lease of the attempt that raised
+    return outcomes
+
+
+def played_online(
+    engine: Service, store: TournamentStore, tourney_id: str, agent_id: str, policy: Policy, outage: RelayOutage
+) -> list[str]:
+    """``run_until_finished`` with the agent ``agent_id`` online, answering with ``policy``."""
+
+    async def run() -> list[str]:
+        agent = await online(engine, store.client, agent_id, policy)
+        outcomes = await asyncio.to_thread(run_until_finished, store, tourney_id)
+        await agent.stop()
+        return outcomes
+
+    outcomes = asyncio.run(run())
+    outage.restore.join()
+    return outcomes
+
+
 def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Redis fails the match host's relay mid-game (here: its PUBLISH is refused for a moment; a
-    Redis restart does the same, but whether a decision is in flight then is down to timing): the
-    host cannot reach the connected entrant ('platform: ...' faults, default actions, a forfeit
-    after max_faults). The ladder voids such a match; a tournament recorded it once and for all,
-    charging the agent the platform's failure. The game is played again instead (same cards)."""
+    """Redis fails the match host's relay mid-game (``RelayOutage``): the host cannot reach the
+    connected entrant ('platform: ...' faults, default actions, a forfeit after max_faults). The
+    ladder voids such a match; a tournament recorded it once and for all, charging the agent the
+    platform's failure. The game is played again instead."""
     engine, client, store = one_table(start_service, redis_server, monkeypatch, "cut", "a2")
-    client.acl_setuser("relay", enabled=True, passwords=["+relay-pw"], keys=["*"], channels=["*"], commands=["+@all"])
-    host_url = redis_server.url.replace("redis://", "redis://relay:relay-pw@")
-    monkeypatch.setenv("REDIS_URL", host_url)  # the match host (this process) relays as user 'relay'
-    queue = Queue(store)
+    outage = RelayOutage(client, redis_server, monkeypatch)
     decisions = 0
-    restore = threading.Timer(0.5, lambda: client.acl_setuser("relay", enabled=True, commands=["+publish"]))
 
     async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
         nonlocal decisions
         decisions += 1
         if decisions == 3:  # mid-game: the host's next PUBLISH to the agent's gateway fails
-            client.acl_setuser("relay", enabled=True, commands=["-publish"])
-            restore.start()
+            outage.start()
         return first_legal(request)
 
-    def run_until_finished() -> list[str]:
-        outcomes: list[str] = []
-        while store.progress("cut").state != "finished" and len(outcomes) < 10:
-            try:
-                # a lease of 1 s was lost ('busy') by a game stalled on a loaded machine (tests in parallel)
-                outcomes.append(jobs.run_table(store, "cut", "r1t0", queue, lease_s=LEASE_S))
-            except Exception as error:  # the task is retried
-                outcomes.append(type(error).__name__)
-            if outcomes[-1] != "finished":
-                until_lease_lapses(store, "cut")  # the lease of the attempt that raised
-        return outcomes
-
-    async def run() -> list[str]:
-        agent = await online(engine, client, "a2", thinking)
-        outcomes = await asyncio.to_thread(run_until_finished)
-        await agent.stop()
-        return outcomes
-
-    outcomes = asyncio.run(run())
-    restore.join()
+    outcomes = played_online(engine, store, "cut", "a2", thinking, outage)
     records = store.records("cut")
     faults = {game: [f["detail"] for f in record["faults"]] for game, record in records.items()}
     assert len(records) == 3 and not any(faults.values()), faults
@@ -198,6 +230,38 @@ def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
         "r": 0,
         "steady": 0,
     }
+
+
+def test_a_first_rotation_the_platform_spoiled_is_redealt_not_shown_again(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The platform spoils the first rotation's game mid-game (as above): the agent has seen its hand
+    and the cards the other seats played. Replayed with the same cards, the agent got the same hand
+    again and knew what the others held; the deal set is drawn afresh instead, and all its rotations
+    play the new one (duplicate scoring compares the same cards)."""
+    engine, client, store = one_table(start_service, redis_server, monkeypatch, "seen", "a5")
+    created = store.table_deals("seen", "r1t0")
+    outage = RelayOutage(client, redis_server, monkeypatch)
+    first_hands: list[tuple[str, list[tuple[int, int]]]] = []  # (match id, the agent's cards) at each first bid
+
+    async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
+        seen = request.observation
+        if request.kind == match_pb2.DECISION_KIND_BID and seen.hand_number == 1:
+            first_hands.append((request.match_id, sorted((card.suit, card.rank) for card in seen.hand)))
+            if len(first_hands) == 1:  # in the first game: the host's next PUBLISH to the gateway fails
+                outage.start()
+        return first_legal(request)
+
+    outcomes = played_online(engine, store, "seen", "a5", thinking, outage)
+    assert outcomes[0] == "PlatformFailed" and outcomes[-1] == "finished", outcomes
+    spoiled, replayed = [hand for match_id, hand in first_hands if match_id == "seen/r1t0/d0/r0"]
+    assert spoiled != replayed, "the replayed first rotation showed the agent the same cards again"
+    redealt = store.table_deals("seen", "r1t0")
+    assert redealt != created and store.table_state("seen", "r1t0")["redealt"] == "1"
+    records = store.records("seen")
+    assert len(records) == 3 and not any(record["faults"] for record in records.values())
+    assert_one_deal(records)
+    assert store.deals("seen")["r1t0"] == [deal_set.to_dict() for deal_set in redealt]
 
 
 RUN_TABLE = """
