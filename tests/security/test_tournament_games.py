@@ -67,13 +67,18 @@ async def online(engine: Service, client: redis.Redis, agent_id: str, policy: Po
 
 
 class Counting:
-    """A policy that answers the first legal action after ``think_s``, counting the decisions."""
+    """A policy that answers the first legal action after ``think_s``, counting the decisions;
+    ``first_hands``: (match id, the agent's cards) at the first bid of each game it is shown."""
 
     def __init__(self, think_s: float = 0.02) -> None:
         self.think_s, self.decisions = think_s, 0
+        self.first_hands: list[tuple[str, list[tuple[int, int]]]] = []
 
     async def __call__(self, agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
         self.decisions += 1
+        seen = request.observation
+        if request.kind == match_pb2.DECISION_KIND_BID and seen.hand_number == 1:
+            self.first_hands.append((request.match_id, sorted((card.suit, card.rank) for card in seen.hand)))
         await asyncio.sleep(self.think_s)
         return first_legal(request)
 
@@ -242,19 +247,17 @@ def test_a_first_rotation_the_platform_spoiled_is_redealt_not_shown_again(
     engine, client, store = one_table(start_service, redis_server, monkeypatch, "seen", "a5")
     created = store.table_deals("seen", "r1t0")
     outage = RelayOutage(client, redis_server, monkeypatch)
-    first_hands: list[tuple[str, list[tuple[int, int]]]] = []  # (match id, the agent's cards) at each first bid
+    counting = Counting(0)
 
     async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
-        seen = request.observation
-        if request.kind == match_pb2.DECISION_KIND_BID and seen.hand_number == 1:
-            first_hands.append((request.match_id, sorted((card.suit, card.rank) for card in seen.hand)))
-            if len(first_hands) == 1:  # in the first game: the host's next PUBLISH to the gateway fails
-                outage.start()
-        return first_legal(request)
+        action = await counting(agent, request)
+        if counting.decisions == 1:  # in the first game: the host's next PUBLISH to the gateway fails
+            outage.start()
+        return action
 
     outcomes = played_online(engine, store, "seen", "a5", thinking, outage)
     assert outcomes[0] == "PlatformFailed" and outcomes[-1] == "finished", outcomes
-    spoiled, replayed = [hand for match_id, hand in first_hands if match_id == "seen/r1t0/d0/r0"]
+    spoiled, replayed = [hand for match_id, hand in counting.first_hands if match_id == "seen/r1t0/d0/r0"]
     assert spoiled != replayed, "the replayed first rotation showed the agent the same cards again"
     redealt = store.table_deals("seen", "r1t0")
     assert redealt != created and store.table_state("seen", "r1t0")["redealt"] == "1"
@@ -274,12 +277,15 @@ print(jobs.run_table(store, sys.argv[2], sys.argv[3], lambda *args: None, lease_
 """
 
 
+@pytest.mark.parametrize("killed_at", [25, 5])
 def test_a_remote_table_whose_runner_is_killed_mid_game_is_resumed_cleanly(
-    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch, killed_at: int
 ) -> None:
     """The process hosting a table with a connected entrant is SIGKILLed while the agent is in a
     game: the next attempt plays the games not recorded (the interrupted one again, same match id),
-    and the agent answers them as it does any other: no fault, no forfeit, no notice."""
+    and the agent answers them as it does any other: no fault, no forfeit, no notice. Killed in the
+    second game (decision 25 of 20 a game: rotation r1), it is replayed as dealt; in the first (r0),
+    whose cards the agent would otherwise see again, the deal set is drawn afresh first."""
     engine, client, store = one_table(start_service, redis_server, monkeypatch, "kt", "a3")
     policy = Counting()
 
@@ -287,11 +293,11 @@ def test_a_remote_table_whose_runner_is_killed_mid_game_is_resumed_cleanly(
         agent = await online(engine, client, "a3", policy)
         runner = subprocess.Popen([sys.executable, "-c", RUN_TABLE, redis_server.url, "kt", "r1t0"])
         try:
-            await policy.reach(25)  # 20 decisions a game: in the second one
+            await policy.reach(killed_at)
             runner.send_signal(signal.SIGKILL)
         finally:
             runner.wait(10)
-        assert 1 <= len(store.finished_games("kt")) < 3
+        assert len(store.finished_games("kt")) == killed_at // 20
         await asyncio.to_thread(until_lease_lapses, store, "kt")  # the dead runner's
         assert await asyncio.to_thread(jobs.run_table, store, "kt", "r1t0", Queue(store), 1.0) == "finished"
         await agent.stop()
@@ -299,7 +305,11 @@ def test_a_remote_table_whose_runner_is_killed_mid_game_is_resumed_cleanly(
 
     agent = asyncio.run(run())
     assert_played_cleanly(store, "kt", agent)
-    assert int(store.table_state("kt", "r1t0")["attempts"]) == 2
+    state = store.table_state("kt", "r1t0")
+    assert int(state["attempts"]) == 2 and int(state.get("redealt", 0)) == (killed_at < 20)
+    killed = f"kt/r1t0/d0/r{killed_at // 20}"  # the game interrupted, then played again
+    first, again = [hand for match_id, hand in policy.first_hands if match_id == killed]
+    assert (first != again) == (killed_at < 20), "a first rotation replayed as dealt, or a later one redealt"
 
 
 def test_a_runner_that_lost_its_lease_stops_playing_the_table(
@@ -307,10 +317,12 @@ def test_a_runner_that_lost_its_lease_stops_playing_the_table(
 ) -> None:
     """A runner stalled past its lease (SIGSTOP) while a table with a connected entrant is in play;
     the table is run again meanwhile and the new runner gets into the second game. The stalled
-    runner, let go, ends the game it was in (recorded already: its record changes nothing) and then
-    stops ('busy'): it went on with every remaining game, hosting each one a second time, with the
-    same match ids, for the same agent (which was then told FAILED_PRECONDITION for answers that
-    reached the other host: one run in two)."""
+    runner, let go, ends the game it was in and then stops ('busy'): it went on with every remaining
+    game, hosting each one a second time, with the same match ids, for the same agent (which was
+    then told FAILED_PRECONDITION for answers that reached the other host: one run in two). That
+    game was the first rotation's, shown to the agent and not recorded: the new runner redealt the
+    deal set, and the stalled runner's record of it (the old cards) is refused, not kept beside the
+    new deal's other rotations."""
     engine, client, store = one_table(start_service, redis_server, monkeypatch, "st", "a4")
     policy = Counting()
 
@@ -334,3 +346,4 @@ def test_a_runner_that_lost_its_lease_stops_playing_the_table(
         return agent
 
     assert_played_cleanly(store, "st", asyncio.run(run()))
+    assert store.table_state("st", "r1t0")["redealt"] == "1"
