@@ -51,8 +51,9 @@ Dispatch = Callable[[str, str, Sequence[SeatSpec]], None]  # (tournament, table,
 class PlatformFailed(TournamentError):
     """A game the platform spoiled (its match host could not reach a connected agent: Redis failed, or
     the gateway holding the agent died or shut down).
-    It is not recorded, so that the table's next attempt plays it again with the same cards and
-    seeds, rather than charging the agent the faults and forfeit (the ladder voids such a match)."""
+    It is not recorded, so that the table's next attempt plays it again (with the same cards and
+    seeds, unless its agents saw a first rotation: ``unseen_deals``), rather than charging the agent
+    the faults and forfeit (the ladder voids such a match)."""
 
 
 class LeaseLost(TournamentError):

@@ -8,7 +8,8 @@ Common random numbers: duplicate play fixes every chance outcome, the bots' own 
 included. The built-in bot holding seat ``s`` of deal set ``k`` is seeded from that deal set
 (secret until the tournament ends) and ``s`` alone (``hand_seeds``), so whoever holds those
 cards in any rotation decides with the same random stream (the random bot's choices, the strong
-bot's sampled deals). A game replayed after a crash plays the same.
+bot's sampled deals). A game replayed after a crash plays the same (a first rotation an agent
+saw is redealt first: ``arena.tournament.jobs.unseen_deals``).
 """
 
 from __future__ import annotations
