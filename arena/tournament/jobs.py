@@ -30,11 +30,13 @@ from typing import Any
 from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
 from arena.redispatch import FIELDS, Sent, due
+from arena.tournament.deals import DealSet, draw_deal_set
 from arena.tournament.model import Tournament, TournamentEnded, TournamentError
-from arena.tournament.play import play_table_games, table_games
+from arena.tournament.play import game_id, play_table_games, table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
 from arena.tournament.store import TablePlan, TournamentStore
+from ohell.state import Game
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +51,9 @@ Dispatch = Callable[[str, str, Sequence[SeatSpec]], None]  # (tournament, table,
 class PlatformFailed(TournamentError):
     """A game the platform spoiled (its match host could not reach a connected agent: Redis failed, or
     the gateway holding the agent died or shut down).
-    It is not recorded, so that the table's next attempt plays it again with the same cards and
-    seeds, rather than charging the agent the faults and forfeit (the ladder voids such a match)."""
+    It is not recorded, so that the table's next attempt plays it again (with the same cards and
+    seeds, unless its agents saw a first rotation: ``unseen_deals``), rather than charging the agent
+    the faults and forfeit (the ladder voids such a match)."""
 
 
 class LeaseLost(TournamentError):
@@ -192,6 +195,7 @@ def _play_table(
             ]
 
         finished = store.finished_games(tourney_id)
+        deal_sets, redealt = unseen_deals(store, tourney, tourney_id, table, len(entrants), finished)
 
         def done(game: str) -> bool:
             """Whether ``game`` is recorded; before one is played, that the tournament was not
@@ -216,18 +220,38 @@ def _play_table(
             lost = sorted({*stood_in, *(names[seat] for seat in rec.get("forfeited", ()))} & set(names))
             unit = game.rpartition("/")[0]  # "<table>/d<k>": one deal set of the table
             result = {"table": table, "unit": unit, "seats": names, "scores": rec["totals"], "forfeited": lost}
-            store.record_game(tourney_id, game, result, rec)
+            store.record_game(tourney_id, game, result, rec, redealt)
 
         play_table_games(
             table,
             tourney.rules(),
             entrants,
-            store.table_deals(tourney_id, table),
+            deal_sets,
             done,
             record,
             tourney_id,
             lineup,
+            lambda deal: store.mark_shown(tourney_id, table, deal),
         )
+
+
+def unseen_deals(
+    store: TournamentStore, tourney: Tournament, tourney_id: str, table: str, seats: int, finished: set[str]
+) -> tuple[list[DealSet], int]:
+    """The table's deal sets, each one whose first rotation was shown to an agent in a game never
+    recorded (spoiled by the platform, or its runner died) drawn afresh first: replayed as it was,
+    the agent would know the cards the other seats played in it. None of its games is recorded, so
+    every rotation plays the new deal; the store keeps one draw however many runners try. With the
+    table's redeal count: a runner's records are refused once the deals it read were redrawn."""
+    dealt = store.dealt(tourney_id, table)
+    for deal in store.shown_deals(tourney_id, table):
+        games = [game_id(table, deal, turn) for turn in range(seats)]
+        if not finished.intersection(games):
+            dealt = store.redeal(tourney_id, table, deal, games, draw_deal_set(Game(tourney.rules(), seats)))
+            log.info(
+                "tournament %s table %s: deal set %d redealt (its first rotation was shown)", tourney_id, table, deal
+            )
+    return dealt
 
 
 def advance(store: TournamentStore, tourney_id: str, dispatch: Dispatch) -> None:

@@ -8,7 +8,8 @@ Common random numbers: duplicate play fixes every chance outcome, the bots' own 
 included. The built-in bot holding seat ``s`` of deal set ``k`` is seeded from that deal set
 (secret until the tournament ends) and ``s`` alone (``hand_seeds``), so whoever holds those
 cards in any rotation decides with the same random stream (the random bot's choices, the strong
-bot's sampled deals). A game replayed after a crash plays the same.
+bot's sampled deals). A game replayed after a crash plays the same (a first rotation an agent
+saw is redealt first: ``arena.tournament.jobs.unseen_deals``).
 """
 
 from __future__ import annotations
@@ -80,12 +81,15 @@ def play_table_games(
     record: Callable[[str, dict[str, Any]], None] = lambda game, rec: None,
     tourney_id: str = "",
     lineup: Callable[[], Sequence[SeatSpec]] | None = None,
+    showing: Callable[[int], None] = lambda deal: None,
 ) -> None:
     """Play every (deal set, rotation) of a table whose game ``done`` does not report finished,
     handing each record to ``record`` as soon as it is played (a resumed table skips those). A
     game's match id is ``<tourney_id>/<game id>``: agents and gateways tell an agent's games apart
     by match id, and every tournament has a table r1t0. ``lineup``, asked before each game played,
-    says who plays the entrants' places in it (default: ``entrants``)."""
+    says who plays the entrants' places in it (default: ``entrants``). ``showing(deal)`` is called
+    before a game of deal set ``deal``'s first rotation with an agent seated (not only built-in bots)
+    shows its cards."""
     for deal, deal_set in enumerate(deal_sets):
         seeds = hand_seeds(f"{table_id}/d{deal}", deal_set, len(entrants))
         for turn in range(len(entrants)):
@@ -94,5 +98,7 @@ def play_table_games(
                 continue
             seats = seating(lineup() if lineup is not None else entrants, deal, turn)
             play = play_builtin_game if all_builtin(seats) else play_remote_game
+            if turn == 0 and play is play_remote_game:
+                showing(deal)
             match_id = f"{tourney_id}/{game}" if tourney_id else game
             record(game, play(match_id, rules, seats, deal_set, seeds))

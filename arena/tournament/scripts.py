@@ -72,13 +72,39 @@ return redis.call('HGET', table_, 'forfeits')
 
 # One game: ARGV = prefix, id, game, result JSON, record JSON. The first write wins (1), later ones
 # change nothing (0): a game replayed after a crash is counted once. None is recorded once the
-# tournament is cancelled (a game in play then is dropped: its standings are final).
+# tournament is cancelled (a game in play then is dropped: its standings are final). With ARGV[6]
+# (the game's table) and ARGV[7] (how many times its deal sets were redealt when the runner read
+# them), none is recorded from a runner whose deals were redealt since (REDEAL): a stalled runner
+# would record a game of the old deal beside the new deal's other rotations.
 GAME = """
 local p, t, g = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('HGET', K.tourney(p, t), 'state') == 'cancelled' then return 0 end
+if ARGV[6] and tonumber(redis.call('HGET', K.tourney_table(p, t, ARGV[6]), 'redealt') or 0) ~= tonumber(ARGV[7]) then
+  return 0
+end
 if redis.call('HSETNX', K.tourney_games(p, t), g, ARGV[4]) == 0 then return 0 end
 redis.call('HSET', K.tourney_records(p, t), g, ARGV[5])
 return 1
+"""
+
+# Redeal a deal set whose first rotation an agent may have seen: ARGV = prefix, id, table, the table's
+# 'shown' field of that deal set, the table's deal sets JSON as the runner read them, the same with that
+# set redrawn, the set's game ids JSON. Only while the field is set (a game of its first rotation with an
+# agent was started), none of its games is recorded and the deal sets are still what the runner read:
+# of two runners (or a runner and its redelivered task), one draw is stored and both play it. Returns
+# {the table's deal sets JSON as stored after, how many times its deal sets were redealt}.
+REDEAL = """
+local p, t, x, shown = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local table_, deals = K.tourney_table(p, t, x), K.tourney_deals(p, t)
+local function stored() return {redis.call('HGET', deals, x), redis.call('HGET', table_, 'redealt') or '0'} end
+if redis.call('HEXISTS', table_, shown) == 0 or redis.call('HGET', deals, x) ~= ARGV[5] then return stored() end
+for _, game in ipairs(cjson.decode(ARGV[7])) do
+  if redis.call('HEXISTS', K.tourney_games(p, t), game) == 1 then return stored() end
+end
+redis.call('HSET', deals, x, ARGV[6])
+redis.call('HDEL', table_, shown)
+redis.call('HINCRBY', table_, 'redealt', 1)
+return stored()
 """
 
 # Finish a table: ARGV = prefix, id, table, now_ms, its game ids JSON. Only once every one of its

@@ -77,6 +77,7 @@ class TournamentStore:
         self._end = client.register_script(Keys.lua(scripts.END))
         self._cancel = client.register_script(Keys.lua(scripts.CANCEL))
         self._next_game = client.register_script(Keys.lua(scripts.NEXT_GAME))
+        self._redeal = client.register_script(Keys.lua(scripts.REDEAL))
 
     @classmethod
     def connect(cls, redis_url: str, keys: Keys | None = None, retries: int = 10) -> TournamentStore:
@@ -235,10 +236,40 @@ class TournamentStore:
 
     def table_deals(self, tourney_id: str, table: str) -> list[DealSet]:
         """For the runner of the table only (the deals are secret while the tournament runs)."""
+        return self.dealt(tourney_id, table)[0]
+
+    def dealt(self, tourney_id: str, table: str) -> tuple[list[DealSet], int]:
+        """The table's deal sets and how many times one was redrawn (``redeal``), read at once."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hget(self.keys.tourney_deals(tourney_id), table)
+        pipe.hget(self.keys.tourney_table(tourney_id, table), "redealt")
+        raw, redealt = pipe.execute()
+        if raw is None:
+            raise TournamentError(f"no deals for table {table!r} of {tourney_id!r}")
+        return deal_sets(raw), int(redealt or 0)
+
+    def mark_shown(self, tourney_id: str, table: str, deal: int) -> None:
+        """A game of deal set ``deal``'s first rotation with an agent seated starts: its cards are shown."""
+        self.client.hset(self.keys.tourney_table(tourney_id, table), shown_field(deal), "1")
+
+    def shown_deals(self, tourney_id: str, table: str) -> list[int]:
+        """The deal sets of the table marked by ``mark_shown`` and not redealt since."""
+        fields = self.table_state(tourney_id, table)
+        return sorted(int(name.removeprefix("shown:d")) for name in fields if name.startswith("shown:d"))
+
+    def redeal(
+        self, tourney_id: str, table: str, deal: int, games: Sequence[str], fresh: DealSet
+    ) -> tuple[list[DealSet], int]:
+        """Replace deal set ``deal`` by ``fresh`` if it was shown (``mark_shown``) and none of its
+        ``games`` is recorded; ``dealt`` as stored after (of runners racing, one draw wins)."""
         raw = self.client.hget(self.keys.tourney_deals(tourney_id), table)
         if raw is None:
             raise TournamentError(f"no deals for table {table!r} of {tourney_id!r}")
-        return [DealSet.from_dict(data) for data in json.loads(raw)]
+        sets = json.loads(raw)
+        sets[deal] = fresh.to_dict()
+        after = (shown_field(deal), raw, json.dumps(sets), json.dumps(list(games)))
+        stored, redealt = self._run(self._redeal, tourney_id, table, *after)
+        return deal_sets(stored), int(redealt)
 
     def game_results(self, tourney_id: str) -> list[GameResult]:
         raw = self.client.hgetall(self.keys.tourney_games(tourney_id))
@@ -327,8 +358,13 @@ class TournamentStore:
     def decide_forfeits(self, tourney_id: str, table: str, forfeits: list[str]) -> list[str]:
         return list(json.loads(self._run(self._forfeits, tourney_id, table, json.dumps(forfeits))))
 
-    def record_game(self, tourney_id: str, game: str, result: dict[str, Any], record: dict[str, Any]) -> bool:
-        return bool(self._run(self._game, tourney_id, game, json.dumps(result), json.dumps(record)))
+    def record_game(
+        self, tourney_id: str, game: str, result: dict[str, Any], record: dict[str, Any], redealt: int | None = None
+    ) -> bool:
+        """``redealt``: the table's redeal count when its deal sets were read (``dealt``); a runner
+        whose deals were redealt since records nothing."""
+        extra = () if redealt is None else (game.partition("/")[0], redealt)
+        return bool(self._run(self._game, tourney_id, game, json.dumps(result), json.dumps(record), *extra))
 
     def finish_table(self, tourney_id: str, table: str, games: Sequence[str]) -> tuple[str, int, int, int]:
         """(first|duplicate|missing|incomplete|cancelled, tables done, tables so far, current round): the
@@ -338,6 +374,14 @@ class TournamentStore:
 
 
 SUMMARY_FIELDS = ("summary", "state", "round", "tables", "tables_done", "created_ms", "finished_ms")
+
+
+def deal_sets(raw: str | bytes) -> list[DealSet]:
+    return [DealSet.from_dict(data) for data in json.loads(raw)]
+
+
+def shown_field(deal: int) -> str:
+    return f"shown:d{deal}"
 
 
 def not_found(tourney_id: str) -> TournamentNotFound:

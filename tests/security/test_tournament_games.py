@@ -8,12 +8,14 @@ pending one at the gateway: the agent's answer went to the wrong table and the o
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import redis
@@ -65,13 +67,18 @@ async def online(engine: Service, client: redis.Redis, agent_id: str, policy: Po
 
 
 class Counting:
-    """A policy that answers the first legal action after ``think_s``, counting the decisions."""
+    """A policy that answers the first legal action after ``think_s``, counting the decisions;
+    ``first_hands``: (match id, the agent's cards) at the first bid of each game it is shown."""
 
     def __init__(self, think_s: float = 0.02) -> None:
         self.think_s, self.decisions = think_s, 0
+        self.first_hands: list[tuple[str, list[tuple[int, int]]]] = []
 
     async def __call__(self, agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
         self.decisions += 1
+        seen = request.observation
+        if request.kind == match_pb2.DECISION_KIND_BID and seen.hand_number == 1:
+            self.first_hands.append((request.match_id, sorted((card.suit, card.rank) for card in seen.hand)))
         await asyncio.sleep(self.think_s)
         return first_legal(request)
 
@@ -114,7 +121,14 @@ def assert_played_cleanly(store: TournamentStore, tourney_id: str, agent: Agent)
     records = store.records(tourney_id)
     faults = {game: record["faults"] for game, record in records.items()}
     assert len(records) == 3 and not any(faults.values()), faults
+    assert_one_deal(records)
     assert not agent.notices, agent.notices
+
+
+def assert_one_deal(records: dict[str, dict[str, Any]]) -> None:
+    """Every rotation of the deal set was played with the same cards (duplicate scoring compares them)."""
+    dealt = {json.dumps([hand["deal"] for hand in record["hands"]]) for record in records.values()}
+    assert len(dealt) == 1, "the rotations of one deal set were played with different cards"
 
 
 def test_one_agent_in_two_running_tournaments_gets_each_game_apart(
@@ -145,50 +159,73 @@ def test_one_agent_in_two_running_tournaments_gets_each_game_apart(
 LEASE_S = 3.0
 
 
+class RelayOutage:
+    """Redis failing the match host's relay for a moment: the host (this process) relays as user
+    'relay', whose PUBLISH ``start()`` refuses for half a second (a Redis restart does the same, but
+    whether a decision is in flight then is down to timing)."""
+
+    def __init__(self, client: redis.Redis, redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.client = client
+        client.acl_setuser(
+            "relay", enabled=True, passwords=["+relay-pw"], keys=["*"], channels=["*"], commands=["+@all"]
+        )
+        monkeypatch.setenv("REDIS_URL", redis_server.url.replace("redis://", "redis://relay:relay-pw@"))
+        self.restore = threading.Timer(0.5, lambda: client.acl_setuser("relay", enabled=True, commands=["+publish"]))
+
+    def start(self) -> None:
+        self.client.acl_setuser("relay", enabled=True, commands=["-publish"])
+        self.restore.start()
+
+
+def run_until_finished(store: TournamentStore, tourney_id: str) -> list[str]:
+    """Run the table r1t0 as its task would be retried until the tournament finishes: the outcomes."""
+    outcomes: list[str] = []
+    while store.progress(tourney_id).state != "finished" and len(outcomes) < 10:
+        try:
+            # a lease of 1 s was lost ('busy') by a game stalled on a loaded machine (tests in parallel)
+            outcomes.append(jobs.run_table(store, tourney_id, "r1t0", Queue(store), lease_s=LEASE_S))
+        except Exception as error:  # the task is retried
+            outcomes.append(type(error).__name__)
+        if outcomes[-1] != "finished":
+            until_lease_lapses(store, tourney_id)  # the lease of the attempt that raised
+    return outcomes
+
+
+def played_online(
+    engine: Service, store: TournamentStore, tourney_id: str, agent_id: str, policy: Policy, outage: RelayOutage
+) -> list[str]:
+    """``run_until_finished`` with the agent ``agent_id`` online, answering with ``policy``."""
+
+    async def run() -> list[str]:
+        agent = await online(engine, store.client, agent_id, policy)
+        outcomes = await asyncio.to_thread(run_until_finished, store, tourney_id)
+        await agent.stop()
+        return outcomes
+
+    outcomes = asyncio.run(run())
+    outage.restore.join()
+    return outcomes
+
+
 def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Redis fails the match host's relay mid-game (here: its PUBLISH is refused for a moment; a
-    Redis restart does the same, but whether a decision is in flight then is down to timing): the
-    host cannot reach the connected entrant ('platform: ...' faults, default actions, a forfeit
-    after max_faults). The ladder voids such a match; a tournament recorded it once and for all,
-    charging the agent the platform's failure. The game is played again instead (same cards)."""
+    """Redis fails the match host's relay mid-game (``RelayOutage``): the host cannot reach the
+    connected entrant ('platform: ...' faults, default actions, a forfeit after max_faults). The
+    ladder voids such a match; a tournament recorded it once and for all, charging the agent the
+    platform's failure. The game is played again instead."""
     engine, client, store = one_table(start_service, redis_server, monkeypatch, "cut", "a2")
-    client.acl_setuser("relay", enabled=True, passwords=["+relay-pw"], keys=["*"], channels=["*"], commands=["+@all"])
-    host_url = redis_server.url.replace("redis://", "redis://relay:relay-pw@")
-    monkeypatch.setenv("REDIS_URL", host_url)  # the match host (this process) relays as user 'relay'
-    queue = Queue(store)
+    outage = RelayOutage(client, redis_server, monkeypatch)
     decisions = 0
-    restore = threading.Timer(0.5, lambda: client.acl_setuser("relay", enabled=True, commands=["+publish"]))
 
     async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
         nonlocal decisions
         decisions += 1
         if decisions == 3:  # mid-game: the host's next PUBLISH to the agent's gateway fails
-            client.acl_setuser("relay", enabled=True, commands=["-publish"])
-            restore.start()
+            outage.start()
         return first_legal(request)
 
-    def run_until_finished() -> list[str]:
-        outcomes: list[str] = []
-        while store.progress("cut").state != "finished" and len(outcomes) < 10:
-            try:
-                # a lease of 1 s was lost ('busy') by a game stalled on a loaded machine (tests in parallel)
-                outcomes.append(jobs.run_table(store, "cut", "r1t0", queue, lease_s=LEASE_S))
-            except Exception as error:  # the task is retried
-                outcomes.append(type(error).__name__)
-            if outcomes[-1] != "finished":
-                until_lease_lapses(store, "cut")  # the lease of the attempt that raised
-        return outcomes
-
-    async def run() -> list[str]:
-        agent = await online(engine, client, "a2", thinking)
-        outcomes = await asyncio.to_thread(run_until_finished)
-        await agent.stop()
-        return outcomes
-
-    outcomes = asyncio.run(run())
-    restore.join()
+    outcomes = played_online(engine, store, "cut", "a2", thinking, outage)
     records = store.records("cut")
     faults = {game: [f["detail"] for f in record["faults"]] for game, record in records.items()}
     assert len(records) == 3 and not any(faults.values()), faults
@@ -198,6 +235,36 @@ def test_a_game_the_platform_spoiled_is_played_again_not_charged_to_the_agent(
         "r": 0,
         "steady": 0,
     }
+
+
+def test_a_first_rotation_the_platform_spoiled_is_redealt_not_shown_again(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The platform spoils the first rotation's game mid-game (as above): the agent has seen its hand
+    and the cards the other seats played. Replayed with the same cards, the agent got the same hand
+    again and knew what the others held; the deal set is drawn afresh instead, and all its rotations
+    play the new one (duplicate scoring compares the same cards)."""
+    engine, client, store = one_table(start_service, redis_server, monkeypatch, "seen", "a5")
+    created = store.table_deals("seen", "r1t0")
+    outage = RelayOutage(client, redis_server, monkeypatch)
+    counting = Counting(0)
+
+    async def thinking(agent: Agent, request: match_pb2.DecisionRequest) -> match_pb2.Action:
+        action = await counting(agent, request)
+        if counting.decisions == 1:  # in the first game: the host's next PUBLISH to the gateway fails
+            outage.start()
+        return action
+
+    outcomes = played_online(engine, store, "seen", "a5", thinking, outage)
+    assert outcomes[0] == "PlatformFailed" and outcomes[-1] == "finished", outcomes
+    spoiled, replayed = [hand for match_id, hand in counting.first_hands if match_id == "seen/r1t0/d0/r0"]
+    assert spoiled != replayed, "the replayed first rotation showed the agent the same cards again"
+    redealt = store.table_deals("seen", "r1t0")
+    assert redealt != created and store.table_state("seen", "r1t0")["redealt"] == "1"
+    records = store.records("seen")
+    assert len(records) == 3 and not any(record["faults"] for record in records.values())
+    assert_one_deal(records)
+    assert store.deals("seen")["r1t0"] == [deal_set.to_dict() for deal_set in redealt]
 
 
 RUN_TABLE = """
@@ -210,12 +277,15 @@ print(jobs.run_table(store, sys.argv[2], sys.argv[3], lambda *args: None, lease_
 """
 
 
+@pytest.mark.parametrize("killed_at", [25, 5])
 def test_a_remote_table_whose_runner_is_killed_mid_game_is_resumed_cleanly(
-    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch, killed_at: int
 ) -> None:
     """The process hosting a table with a connected entrant is SIGKILLed while the agent is in a
     game: the next attempt plays the games not recorded (the interrupted one again, same match id),
-    and the agent answers them as it does any other: no fault, no forfeit, no notice."""
+    and the agent answers them as it does any other: no fault, no forfeit, no notice. Killed in the
+    second game (decision 25 of 20 a game: rotation r1), it is replayed as dealt; in the first (r0),
+    whose cards the agent would otherwise see again, the deal set is drawn afresh first."""
     engine, client, store = one_table(start_service, redis_server, monkeypatch, "kt", "a3")
     policy = Counting()
 
@@ -223,11 +293,11 @@ def test_a_remote_table_whose_runner_is_killed_mid_game_is_resumed_cleanly(
         agent = await online(engine, client, "a3", policy)
         runner = subprocess.Popen([sys.executable, "-c", RUN_TABLE, redis_server.url, "kt", "r1t0"])
         try:
-            await policy.reach(25)  # 20 decisions a game: in the second one
+            await policy.reach(killed_at)
             runner.send_signal(signal.SIGKILL)
         finally:
             runner.wait(10)
-        assert 1 <= len(store.finished_games("kt")) < 3
+        assert len(store.finished_games("kt")) == killed_at // 20
         await asyncio.to_thread(until_lease_lapses, store, "kt")  # the dead runner's
         assert await asyncio.to_thread(jobs.run_table, store, "kt", "r1t0", Queue(store), 1.0) == "finished"
         await agent.stop()
@@ -235,7 +305,11 @@ def test_a_remote_table_whose_runner_is_killed_mid_game_is_resumed_cleanly(
 
     agent = asyncio.run(run())
     assert_played_cleanly(store, "kt", agent)
-    assert int(store.table_state("kt", "r1t0")["attempts"]) == 2
+    state = store.table_state("kt", "r1t0")
+    assert int(state["attempts"]) == 2 and int(state.get("redealt", 0)) == (killed_at < 20)
+    killed = f"kt/r1t0/d0/r{killed_at // 20}"  # the game interrupted, then played again
+    first, again = [hand for match_id, hand in policy.first_hands if match_id == killed]
+    assert (first != again) == (killed_at < 20), "a first rotation replayed as dealt, or a later one redealt"
 
 
 def test_a_runner_that_lost_its_lease_stops_playing_the_table(
@@ -243,10 +317,12 @@ def test_a_runner_that_lost_its_lease_stops_playing_the_table(
 ) -> None:
     """A runner stalled past its lease (SIGSTOP) while a table with a connected entrant is in play;
     the table is run again meanwhile and the new runner gets into the second game. The stalled
-    runner, let go, ends the game it was in (recorded already: its record changes nothing) and then
-    stops ('busy'): it went on with every remaining game, hosting each one a second time, with the
-    same match ids, for the same agent (which was then told FAILED_PRECONDITION for answers that
-    reached the other host: one run in two)."""
+    runner, let go, ends the game it was in and then stops ('busy'): it went on with every remaining
+    game, hosting each one a second time, with the same match ids, for the same agent (which was
+    then told FAILED_PRECONDITION for answers that reached the other host: one run in two). That
+    game was the first rotation's, shown to the agent and not recorded: the new runner redealt the
+    deal set, and the stalled runner's record of it (the old cards) is refused, not kept beside the
+    new deal's other rotations."""
     engine, client, store = one_table(start_service, redis_server, monkeypatch, "st", "a4")
     policy = Counting()
 
@@ -270,3 +346,4 @@ def test_a_runner_that_lost_its_lease_stops_playing_the_table(
         return agent
 
     assert_played_cleanly(store, "st", asyncio.run(run()))
+    assert store.table_state("st", "r1t0")["redealt"] == "1"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
 import subprocess
 import sys
@@ -19,9 +20,11 @@ from arena.embedded_redis import EmbeddedRedis
 from arena.keys import Keys
 from arena.play.specs import SeatSpec
 from arena.tournament import jobs, operations
+from arena.tournament.deals import draw_deal_set
 from arena.tournament.model import Tournament, TournamentError, parse_entrant
 from arena.tournament.standings import GameResult, duplicate_observations, standings
 from arena.tournament.store import TournamentStore
+from ohell.state import Game
 
 OPTIONS = {"hand_sizes": [3, 2, 1]}
 
@@ -508,3 +511,35 @@ def test_a_table_in_play_when_its_tournament_is_cancelled_keeps_its_deals_until_
     assert exported_deals() == set(others) and set(tstore.deals("cp")) == set(others)
     assert tstore.next_game("cp", in_play, "runner-1", 30.0) == "cancelled"  # the runner stops
     assert exported_deals() == {in_play, *others}
+
+
+def test_a_shown_deal_set_is_redrawn_once_and_a_stale_runner_records_nothing(tstore: TournamentStore) -> None:
+    """A first rotation shown to an agent and never recorded is redrawn (``jobs.unseen_deals``). Two
+    runners redrawing it at once (a redelivered task beside a stalled one) keep one draw between them;
+    the runner that read the old deal set has its games refused, so one deal set is never played with
+    two deals; once a game of the set is recorded it is kept as it is."""
+    jobs.start(tstore, Tournament("rd", builtins("heuristic", "random", "strong"), deals=2, overrides=OPTIONS), Queue())
+    created, redealt = tstore.dealt("rd", "r1t0")
+    game = Game(Tournament("rd", builtins("random", "random", "random"), overrides=OPTIONS).rules(), 3)
+    first, second = (draw_deal_set(game, random.Random(seed)) for seed in (1, 2))
+    games = ["r1t0/d0/r0", "r1t0/d0/r1", "r1t0/d0/r2"]
+    assert tstore.redeal("rd", "r1t0", 0, games, first) == (created, 0)  # never shown: kept
+    tstore.mark_shown("rd", "r1t0", 0)
+    assert tstore.shown_deals("rd", "r1t0") == [0]
+    assert tstore.redeal("rd", "r1t0", 0, games, first) == ([first, created[1]], 1)
+    assert tstore.redeal("rd", "r1t0", 0, games, second) == ([first, created[1]], 1)  # the other runner
+    assert tstore.shown_deals("rd", "r1t0") == []
+    result = {"table": "r1t0", "unit": "r1t0/d0", "seats": [], "scores": [], "forfeited": []}
+    assert not tstore.record_game("rd", games[0], result, {}, redealt)  # read before the redraw
+    assert tstore.record_game("rd", games[0], result, {}, 1)
+    tstore.mark_shown("rd", "r1t0", 0)
+    assert tstore.redeal("rd", "r1t0", 0, games, second) == ([first, created[1]], 1)  # a game of it counts
+
+
+def test_a_builtin_table_marks_no_deal_as_shown(tstore: TournamentStore) -> None:
+    """Built-in bots remember nothing between attempts: their tables are replayed as dealt."""
+    queue = Queue()
+    jobs.start(tstore, Tournament("bt", builtins("heuristic", "random", "strong"), deals=1, overrides=OPTIONS), queue)
+    created = tstore.table_deals("bt", "r1t0")
+    assert queue.drain(tstore) == ["finished"]
+    assert tstore.shown_deals("bt", "r1t0") == [] and tstore.table_deals("bt", "r1t0") == created
