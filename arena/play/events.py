@@ -40,6 +40,10 @@ class EventLog(Protocol):
         self, match_id: str, wait_s: float, silence_s: float = SILENCE_LIMIT_S
     ) -> AsyncIterator[spectate_pb2.MatchEvent]: ...
 
+    async def existing(self, match_ids: list[str]) -> set[str]:
+        """Those of ``match_ids`` with events stored, without waiting for any."""
+        ...
+
 
 class LocalEventLog:
     """Events of matches hosted in this process (kept until ``max_matches`` newer ones)."""
@@ -68,6 +72,9 @@ class LocalEventLog:
     async def append_many(self, match_id: str, events: list[spectate_pb2.MatchEvent]) -> None:
         for event in events:
             await self.append(match_id, event)
+
+    async def existing(self, match_ids: list[str]) -> set[str]:
+        return {match_id for match_id in match_ids if match_id in self.events}
 
     async def follow(
         self, match_id: str, wait_s: float, silence_s: float = SILENCE_LIMIT_S
@@ -126,6 +133,14 @@ class RedisEventLog:
                 pipe.xadd(key, {"e": event.SerializeToString()}, maxlen=MATCH_EVENTS_MAXLEN)
             pipe.expire(key, MATCH_EVENTS_TTL_S)
             await pipe.execute()
+
+    async def existing(self, match_ids: list[str]) -> set[str]:
+        """One round trip for all of them."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            for match_id in match_ids:
+                pipe.exists(self.keys.match_events(match_id))
+            found = await pipe.execute()
+        return {match_id for match_id, count in zip(match_ids, found, strict=True) if count}
 
     async def follow(
         self, match_id: str, wait_s: float, silence_s: float = SILENCE_LIMIT_S

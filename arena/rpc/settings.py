@@ -4,6 +4,7 @@ was given. Without gRPC, so that the ``ohell`` commands that never connect do no
 from __future__ import annotations
 
 import errno
+import ipaddress
 import os
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -75,6 +76,18 @@ def is_host_port(address: str) -> bool:
     ``str.isdigit`` but not to ``int``)."""
     host, sep, port = address.rpartition(":")
     return bool(sep and host and port.isascii() and port.isdigit() and int(port) <= 65535)
+
+
+def is_loopback(address: str) -> bool:
+    """HOST:PORT ``address`` listens on this machine only (127.0.0.0/8, ::1, localhost): not 0.0.0.0,
+    ::, a name or an address of a network interface, which other machines may dial."""
+    host = address.rpartition(":")[0].removeprefix("[").removesuffix("]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: whatever it resolves to, others may reach it
+        return False
 
 
 def shown_url(url: str) -> str:

@@ -28,8 +28,8 @@ import grpc
 from arena.proto.ohell.v1 import agent_pb2, agent_pb2_grpc
 from arena.rpc.auth import bearer_token, same_secret
 from arena.rpc.server import Served, Service, create_server, serve_until_signal, stop_server
-from arena.rpc.settings import ConfigError
-from arena.sdk.connection import AgentError, connect_async, log_to_stderr_unless_configured
+from arena.rpc.settings import ConfigError, is_host_port, is_loopback
+from arena.sdk.connection import AgentError, connect_async, log, log_to_stderr_unless_configured
 from arena.sdk.ladder import hold_ticket, run_on_ladder, run_on_ladder_async
 from arena.sdk.session import BaseBot, Session
 from arena.wire import ConversionError, lenient
@@ -64,8 +64,28 @@ class _AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                 yield agent_pb2.PlayResponse(action=action)
 
 
-async def serve_async(bot: Any, address: str = "127.0.0.1:0", token: str = "") -> Served:
-    """Start serving ``bot`` as an endpoint agent; returns the started server and its port."""
+def check_exposure(address: str, token: str, open_to_anyone: bool) -> None:
+    """An endpoint with no token takes Play streams from whoever dials it, each decision run on the
+    bot: refused where other machines may dial it, unless ``open_to_anyone`` says that is meant
+    (then said once, as a warning)."""
+    if token or not is_host_port(address) or is_loopback(address):
+        return
+    if not open_to_anyone:
+        raise AgentError(
+            f"serving on {address} with no token would take Play streams from anyone who can reach it, each"
+            " decision run by your bot: give the token the host registered the endpoint with (the platform"
+            " presents it on every call), listen on 127.0.0.1, or say it is meant: open_to_anyone=True"
+            " (ohell bot connect: --open-to-anyone)"
+        )
+    log.warning("serving on %s with no token: anyone who can reach it may open Play streams to your bot", address)
+
+
+async def serve_async(
+    bot: Any, address: str = "127.0.0.1:0", token: str = "", *, open_to_anyone: bool = False
+) -> Served:
+    """Start serving ``bot`` as an endpoint agent; returns the started server and its port. With no
+    ``token``, only on a loopback address unless ``open_to_anyone`` (``check_exposure``)."""
+    check_exposure(address, token, open_to_anyone)
     servicer = _AgentServicer(bot, token)
     name = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
     # as the generated code registers Play, but refusing bytes that are no PlayRequest in one status
@@ -88,17 +108,26 @@ async def serve_async(bot: Any, address: str = "127.0.0.1:0", token: str = "") -
         raise AgentError(str(error)) from None
 
 
-def serve(bot: Any, address: str = "0.0.0.0:7000", token: str = "", *, matchmaker: str = "", ladder: str = "") -> None:
+def serve(
+    bot: Any,
+    address: str = "0.0.0.0:7000",
+    token: str = "",
+    *,
+    matchmaker: str = "",
+    ladder: str = "",
+    open_to_anyone: bool = False,
+) -> None:
     """Serve ``bot`` until SIGTERM/SIGINT (blocks); logs to stderr (INFO) unless logging is configured.
     With ``ladder``: also hold a ticket on it at ``matchmaker`` with ``token`` (an endpoint agent the
     host registered at this address queues itself, as a connected one does, but needs no gateway);
-    an AgentError there (a wrong token, no such ladder, no matchmaker) stops serving and exits 2."""
+    an AgentError there (a wrong token, no such ladder, no matchmaker) stops serving and exits 2.
+    With no ``token``, only on a loopback address unless ``open_to_anyone`` (``check_exposure``)."""
     log_to_stderr_unless_configured()
 
     async def run() -> None:
         if ladder and not matchmaker:
             raise AgentError(f"to play on ladder {ladder!r}, give the matchmaker's address too")
-        served = await serve_async(bot, address, token)
+        served = await serve_async(bot, address, token, open_to_anyone=open_to_anyone)
         print(f"endpoint agent {bot_label(bot)} serving on port {served.port}", flush=True)
         if not ladder:
             await serve_until_signal(served)

@@ -78,6 +78,8 @@ def cmd_agent(args: argparse.Namespace) -> int:
     if args.serve and args.bot_given and is_host_port(args.bot_given):
         # bot run takes --serve HOST:PORT; here --serve is a switch and the address --address
         raise OhHellError(f"ohell bot connect --serve listens on --address: --serve --address {args.bot_given[:80]}")
+    if args.open_to_anyone and not args.serve:
+        raise OhHellError("--open-to-anyone is for an endpoint (--serve): a connected agent listens on nothing")
     if args.bot and args.bot_given:
         raise OhHellError(f"give the bot once: {args.bot_given} or --bot {args.bot}")
     spec, flag = (args.bot_given, "BOT") if args.bot_given else (args.bot or DEFAULT_BOT, "--bot")
@@ -89,7 +91,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
     if args.serve:  # where to listen: a TCP address, the platform dials it
         if args.address and not is_host_port(args.address):
             raise OhHellError(f"--address {args.address[:80]!r}: with --serve, where to listen: HOST:PORT")
-        serve(bot, args.address or ENGINE_ADDRESS, token)
+        serve(bot, args.address or ENGINE_ADDRESS, token, open_to_anyone=args.open_to_anyone)
     else:
         connect(bot, address_or_stack(args.address, ENGINE_SOCKET, ENGINE_ADDRESS, "--address"), token)
     return 0
@@ -137,4 +139,10 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
     )
     add_token_options(agent, "the agent token", ", else none")
     agent.add_argument("--serve", action="store_true", help="serve AgentService instead of dialling the gateway")
+    agent.add_argument(
+        "--open-to-anyone",
+        action="store_true",
+        help="with --serve and no token: listen on an address other machines may dial all the same (anyone"
+        " who reaches it may open Play streams to the bot; without this flag that is refused)",
+    )
     agent.set_defaults(handler=cmd_agent)

@@ -5,7 +5,8 @@ spectators cost one Redis read loop, not a thousand blocked connections. A calle
 token; else the peer address, also for a token no agent holds) may follow at most
 ``MAX_SPECTATES_PER_CALLER`` matches at once on all engine replicas together (``Slots``; the host
 and the web app's token excepted: the web app relays its visitors' live views and bounds each
-visitor itself), and wait at most ``MAX_WAIT_MS`` for a match to appear.
+visitor itself), and wait at most ``MAX_WAIT_MS`` for a match to appear. A match is followed
+(given a reader, at most ``MAX_FEEDS`` at once) only once it has events: waiting for one costs none.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ MAX_SPECTATES_PER_CALLER = 8
 # follows uncapped) took every connection the gateway, the rate limits and the match hosts need.
 MAX_FEEDS = 256
 FEED_CONNECTIONS = MAX_FEEDS + 8  # a reader holds one at a time; a few to spare for followers' reads
+# How often the engine looks (in one round trip for all) for the matches awaited before they exist.
+ARRIVAL_POLL_S = 0.2
 
 
 class FeedsFull(Exception):
@@ -64,21 +67,78 @@ class _Feed:
         self.changed = asyncio.Event()
 
 
+class _Awaited:
+    def __init__(self) -> None:
+        self.arrived = asyncio.Event()
+        self.looked = asyncio.Event()  # looked for once at least since the first waiter came
+        self.waiters = 0
+        self.failure: BaseException | None = None
+
+
+class _Arrivals:
+    """Followers of matches that have no events yet. Had each a reader, a caller could take every
+    one of the MAX_FEEDS readers by following matches that never come (32 callers of 8 streams did):
+    instead one task looks for all of them at once every ARRIVAL_POLL_S, and a reader is started
+    only for a match that is there."""
+
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
+        self.awaited: dict[str, _Awaited] = {}
+        self.poller: asyncio.Task[None] | None = None
+
+    async def wait(self, match_id: str, timeout: float) -> bool:
+        """Whether the match has events within ``timeout`` (one that has them already is found
+        however short the wait); raises what the event log raised."""
+        awaited = self.awaited.setdefault(match_id, _Awaited())
+        awaited.waiters += 1
+        if self.poller is None or self.poller.done():
+            self.poller = asyncio.create_task(self._poll())
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(awaited.arrived.wait(), timeout)
+            await awaited.looked.wait()
+        finally:
+            awaited.waiters -= 1
+            if not awaited.waiters and self.awaited.get(match_id) is awaited:
+                del self.awaited[match_id]
+        if awaited.failure is not None:
+            raise awaited.failure
+        return awaited.arrived.is_set()
+
+    async def _poll(self) -> None:
+        while self.awaited:
+            looked_for = dict(self.awaited)
+            failure: Exception | None = None
+            try:
+                found = await self.log.existing(list(looked_for))
+            except Exception as error:  # Redis failing: every waiter sees it
+                found, failure = set(looked_for), error
+            for match_id, awaited in looked_for.items():
+                awaited.looked.set()
+                if match_id in found:
+                    awaited.failure = failure
+                    awaited.arrived.set()
+                    if self.awaited.get(match_id) is awaited:
+                        del self.awaited[match_id]
+            await asyncio.sleep(ARRIVAL_POLL_S)
+
+
 class SharedFeeds:
     def __init__(self, log: EventLog) -> None:
         self.log = log
         self.feeds: dict[str, _Feed] = {}
+        self.arrivals = _Arrivals(log)
 
     async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
         """As ``EventLog.follow``: LookupError when nothing came within ``wait_s``."""
+        if match_id not in self.feeds and not await self.arrivals.wait(match_id, wait_s):
+            raise LookupError(match_id)
         feed = self.feeds.get(match_id)
         if feed is None or feed.outcome is not None:
             if feed is None and len(self.feeds) >= MAX_FEEDS:
                 raise FeedsFull(f"{MAX_FEEDS} matches are followed on this engine: try again shortly")
             feed = self.feeds[match_id] = _Feed(self.log, match_id)
         feed.followers += 1
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait_s
         index = 0
         try:
             while True:
@@ -89,13 +149,7 @@ class SharedFeeds:
                     return
                 if isinstance(feed.outcome, BaseException):
                     raise feed.outcome
-                timeout = None if feed.events else deadline - loop.time()
-                if timeout is not None and timeout <= 0:
-                    raise LookupError(match_id)
-                try:
-                    await asyncio.wait_for(feed.changed.wait(), timeout)
-                except TimeoutError:
-                    raise LookupError(match_id) from None
+                await feed.changed.wait()  # the match is there: its reader has events or an outcome soon
         finally:
             feed.followers -= 1
             if feed.followers == 0:

@@ -20,10 +20,22 @@ from services.engine.spectate import MAX_FEEDS
 
 from .agents import connect_outcomes
 from .conftest import Service
+from .feeds import start_matches
 
 WEB_TOKEN = "security-tests-web-token-0123456789"
 AGENT_TOKEN = "security-tests-agent-token-0123"
-FOLLOWED = 300  # matches followed at once, none of them there yet: each reader waits on Redis
+FOLLOWED = 300  # matches followed at once, each one started: each reader waits on Redis for more
+
+
+async def follow_to_the_end(
+    stub: spectate_pb2_grpc.SpectateServiceStub, match_id: str, ended: collections.Counter[str], wait_ms: int = 60_000
+) -> None:
+    request = spectate_pb2.SpectateRequest(match_id=match_id, wait_ms=wait_ms)
+    try:
+        async for _ in stub.Spectate(request, metadata=auth_metadata(WEB_TOKEN)):
+            ended["event"] += 1
+    except grpc.aio.AioRpcError as error:
+        ended[error.code().name] += 1
 
 
 @pytest.mark.slow  # a process of its own, and a few seconds of waiting readers
@@ -38,22 +50,14 @@ def test_spectators_do_not_take_the_engines_redis_connections(
     client = redis.Redis.from_url(redis_server.url)
     register_agent_token(client, "a1", AGENT_TOKEN, Keys())
     client.close()
+    start_matches(redis_server.url, [f"running.{n}" for n in range(FOLLOWED)])
     engine = start_service("services.engine", OHELL_WEB_TOKEN=WEB_TOKEN)
 
     async def attack() -> tuple[collections.Counter[str], collections.Counter[str]]:
         ended: collections.Counter[str] = collections.Counter()
-
-        async def follow(stub: spectate_pb2_grpc.SpectateServiceStub, match_id: str) -> None:
-            request = spectate_pb2.SpectateRequest(match_id=match_id, wait_ms=60_000)
-            try:
-                async for _ in stub.Spectate(request, metadata=auth_metadata(WEB_TOKEN)):
-                    pass
-            except grpc.aio.AioRpcError as error:
-                ended[error.code().name] += 1
-
         async with grpc.aio.insecure_channel(engine.address) as channel:
             stub = spectate_pb2_grpc.SpectateServiceStub(channel)
-            readers = [asyncio.create_task(follow(stub, f"nowhere.{n}")) for n in range(FOLLOWED)]
+            readers = [asyncio.create_task(follow_to_the_end(stub, f"running.{n}", ended)) for n in range(FOLLOWED)]
             await asyncio.sleep(2)  # every reader is waiting on Redis
             connects = await connect_outcomes(engine.address, AGENT_TOKEN)
             for reader in readers:
@@ -62,4 +66,37 @@ def test_spectators_do_not_take_the_engines_redis_connections(
 
     connects, ended = asyncio.run(attack())
     assert connects == {"connected": 20}
-    assert ended == {"RESOURCE_EXHAUSTED": FOLLOWED - MAX_FEEDS}
+    assert ended == {"event": MAX_FEEDS, "RESOURCE_EXHAUSTED": FOLLOWED - MAX_FEEDS}
+
+
+def test_waits_for_matches_that_never_come_leave_the_readers_to_real_matches(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis
+) -> None:
+    """A follower of a match not there yet (wait_ms up to 60 s) held a reader for its whole wait:
+    MAX_FEEDS such waits (32 addresses of 8 streams, or 64 web visitors of 4) made every live view
+    RESOURCE_EXHAUSTED. A wait costs no reader now: the engine looks for the match before following
+    it, so a match that has started is followed whatever number of waits are open."""
+    start_matches(redis_server.url, ["running"])
+    engine = start_service("services.engine", OHELL_WEB_TOKEN=WEB_TOKEN)
+
+    async def attack() -> tuple[collections.Counter[str], collections.Counter[str]]:
+        waited: collections.Counter[str] = collections.Counter()
+        live: collections.Counter[str] = collections.Counter()
+        async with grpc.aio.insecure_channel(engine.address) as channel:
+            stub = spectate_pb2_grpc.SpectateServiceStub(channel)
+            waits = [asyncio.create_task(follow_to_the_end(stub, f"nowhere.{n}", waited)) for n in range(FOLLOWED)]
+            await asyncio.sleep(2)  # every wait is open
+            viewers = [
+                asyncio.create_task(follow_to_the_end(stub, "running", live, wait_ms)) for wait_ms in (60_000, 0)
+            ]
+            for _ in range(200):  # 10 s at most
+                if sum(live.values()) == len(viewers):
+                    break
+                await asyncio.sleep(0.05)
+            for task in [*waits, *viewers]:
+                task.cancel()
+        return waited, live
+
+    waited, live = asyncio.run(attack())
+    assert live == {"event": 2}  # wait_ms 0 ("do not wait") too: the match is there
+    assert waited == {}  # still waiting, none refused

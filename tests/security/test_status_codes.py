@@ -26,6 +26,7 @@ from arena.proto.ohell.v1 import (
 from arena.rpc.auth import auth_metadata
 
 from .conftest import HOST_TOKEN, Service
+from .feeds import start_matches
 
 pytestmark = pytest.mark.slow  # waits on purpose (a 6 s spectate) and starts service processes
 
@@ -99,6 +100,7 @@ def test_long_spectate_waits_and_spectator_bounds(
             list(stub.Spectate(spectate_pb2.SpectateRequest(match_id="nobody", wait_ms=6000), timeout=20))
         assert missing.value.code() == grpc.StatusCode.NOT_FOUND
         # many spectators of one match (from several callers) share one reader: one blocked XREAD
+        start_matches(redis_server.url, ["later"])
         streams = []
         tokens = [f"spectator-token-{n}" for n in range(3)]
         for number, token in enumerate(tokens):
@@ -110,7 +112,7 @@ def test_long_spectate_waits_and_spectator_bounds(
         readers = [threading.Thread(target=_drain, args=(call,), daemon=True) for call in streams]
         for reader in readers:
             reader.start()
-        _until(lambda: _blocked_reads(client) >= 1)  # the shared reader is waiting for the match
+        _until(lambda: _blocked_reads(client) >= 1)  # the shared reader is waiting for the match's next event
         _until(lambda: _spectate_slots(client) == len(streams))  # every stream is open: each holds its slot
         assert _blocked_reads(client) == 1, f"{len(streams)} spectators hold {_blocked_reads(client)} XREADs"
         # one caller may not open more than its share

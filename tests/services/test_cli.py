@@ -352,3 +352,12 @@ def test_an_import_of_agents_that_play_their_own_bot_refuses_a_bot_before_regist
     args = argparse.Namespace(csv=str(names), tokens=str(tmp_path / "t.csv"), kind="connected", bot="random", join=None)
     with pytest.raises(OhHellError, match="^--bot is for --kind builtin only: a connected agent plays its own bot$"):
         agent_import(cast(Any, None), args)  # no matchmaker: refused before the first call
+
+
+def test_bot_connect_serves_no_tokenless_endpoint_to_other_machines_unless_told() -> None:
+    """``ohell bot connect --serve --address 0.0.0.0:PORT`` with no token served anyone who dialled it."""
+    done = ohell("bot", "connect", "--serve", "--address", "0.0.0.0:0")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "error: serving on 0.0.0.0:0 with no token" in done.stderr and "--open-to-anyone" in done.stderr
+    done = ohell("bot", "connect", "--open-to-anyone")
+    assert done.returncode == 2 and "--open-to-anyone is for an endpoint (--serve)" in done.stderr, done.stderr

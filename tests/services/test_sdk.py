@@ -838,3 +838,29 @@ def test_serve_on_a_ladder_without_a_matchmaker_stops_before_it_listens(capsys: 
     assert stopped.value.code == 2
     out = capsys.readouterr()
     assert "serving" not in out.out and "give the matchmaker's address too" in out.err
+
+
+def test_an_endpoint_with_no_token_listens_where_others_dial_only_when_told(caplog: pytest.LogCaptureFixture) -> None:
+    """``serve(bot)`` (on 0.0.0.0:7000 by default) with no token took Play streams from anyone who
+    could reach it, each decision run by the bot on its event loop, without a word. It is refused now
+    unless ``open_to_anyone=True``, which is warned of once; loopback or a token is served as before."""
+
+    async def serve_and_stop(address: str, token: str = "", open_to_anyone: bool = False) -> int:
+        told = {"open_to_anyone": True} if open_to_anyone else {}
+        served = await serve_async(BaseBot(), address, token, **told)
+        await stop_server(served, grace=0)
+        return served.port
+
+    for address in ("0.0.0.0:0", "[::]:0", "192.0.2.7:7000", "bots.example:7000"):
+        with pytest.raises(AgentError, match="open_to_anyone=True") as refused:
+            asyncio.run(serve_and_stop(address))
+        assert f"serving on {address} with no token" in str(refused.value)
+    for address in ("127.0.0.1:0", "localhost:0"):
+        assert asyncio.run(serve_and_stop(address))
+    assert asyncio.run(serve_and_stop("0.0.0.0:0", token="endpoint-secret"))
+    assert not caplog.records
+    with caplog.at_level(logging.WARNING, logger="arena.sdk"):
+        assert asyncio.run(serve_and_stop("0.0.0.0:0", open_to_anyone=True))
+    assert [record.getMessage() for record in caplog.records] == [
+        "serving on 0.0.0.0:0 with no token: anyone who can reach it may open Play streams to your bot"
+    ]
