@@ -15,7 +15,8 @@ import time
 from typing import Any
 
 from arena.proto.ohell.v1 import match_pb2
-from arena.wire import ConversionError, ObservationReader, card_to_proto, legal_actions_of, rules_from_proto
+from arena.sdk.reading import ObservationReader, legal_actions_of
+from arena.wire import ConversionError, card_to_proto, rules_from_proto
 from ohell.cards import card_str
 from ohell.observation import Observation
 from ohell.rules import Rules

@@ -7,16 +7,14 @@ import random
 import pytest
 
 from arena.proto.ohell.v1 import cards_pb2, gateway_pb2, match_pb2, relay_pb2, rules_pb2
+from arena.sdk.reading import ObservationReader, legal_actions_of, observation_from_proto
 from arena.wire import (
     ConversionError,
     DecisionWriter,
-    ObservationReader,
     ObservationWriter,
     action_number,
     add_legal_cards,
-    legal_actions_of,
     message_bytes,
-    observation_from_proto,
     observation_to_proto,
     rules_for_table,
     rules_from_proto,
