@@ -31,7 +31,7 @@ from ..security.conftest import Service
 from .test_stack import cli
 
 pytestmark = pytest.mark.slow  # whole stacks of processes, and one grace period waited out each
-GRACE_S = 8.0
+GRACE_S = 5.0
 SHORT = {"hand_sizes": [2, 1]}
 
 
@@ -53,25 +53,46 @@ def ghost_tables(store: TournamentStore, tourney_id: str) -> list[str]:
 def test_an_absent_entrants_later_tables_forfeit_it_without_waiting_again(
     make_stack: Callable[..., Stack], redis_server: EmbeddedRedis, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Its first table waits the grace period; the next ones (one remote worker thread: one after the
-    other) forfeit it at once, each played in far less than the grace period."""
+    """Two connected entrants away, ghost at tables 0-2 and late at 1-3 (one remote worker thread: one
+    table after the other). Table 0 waits the grace period for ghost, table 1 for late alone (ghost
+    forfeits it at once), tables 2 and 3 wait for no one: each played in far less than the grace period."""
     stack = make_stack(engine=False, remote_concurrency=1)
-    agent_id, _ = register_connected(stack, "ghost")
-    entrants = [f"--entrant=connected:{agent_id}", "--entrant=builtin:random", "--entrant=builtin:heuristic"]
-    entrants.append("--entrant=builtin:random=r2")  # 4 tables of 3: ghost at 3 of them
+    ghost, _ = register_connected(stack, "ghost")
+    late, _ = register_connected(stack, "late")
+    entrants = [f"--entrant=connected:{ghost}", "--entrant=builtin:random", "--entrant=builtin:heuristic"]
+    entrants.append(f"--entrant=connected:{late}")  # 4 tables of 3
     options = ("--deals", "1", "--grace-s", f"{GRACE_S:g}", "--option", "hand_sizes=[2,1]")
     cli(stack, "create", "away", *entrants, *options)
     store = TournamentStore(redis.Redis.from_url(redis_server.url))
-    tables = ghost_tables(store, "away")
-    assert len(tables) == 3
+    tables = list(store.tables("away"))
+    assert len(tables) == 4
+
+    def forfeited_and_waiting() -> bool:
+        states = [store.table_state("away", table) for table in tables]
+        return any("forfeits" in state for state in states) and any("waiting" in state for state in states)
+
+    wait_until(forfeited_and_waiting, 60, "a table to wait for late, ghost's first table forfeited", poll=0.05)
+    capsys.readouterr()
+    cli(stack, "status", "away")  # while it runs: whom a table waits for, who is away since when
+    status = " ".join(capsys.readouterr().out.split())
     wait_until(lambda: store.progress("away").state == "finished", 60, "the tournament to finish", poll=0.1)
-    played = sorted(seconds_played(store, "away", table) for table in tables)
-    assert played[2] >= GRACE_S, played  # the first one waited
-    assert played[1] < GRACE_S / 2, f"a later table of the absent entrant waited for it again: {played}"
-    assert all(json.loads(store.table_state("away", table)["forfeits"]) == ["ghost"] for table in tables)
-    assert {row.entrant: row.forfeits for row in store_standings(store, "away")}["ghost"] == 9
-    (mark,) = store.away_marks("away")
-    assert (mark.agent_id, mark.name) == (agent_id, "ghost") and mark.table in tables
+    played = {table: seconds_played(store, "away", table) for table in tables}
+    assert sorted(played.values())[2] >= GRACE_S, played  # those that waited (for ghost, for late)
+    assert sorted(played.values())[1] < GRACE_S / 2, f"a table waited again for an entrant away: {played}"
+    forfeits = {table: json.loads(store.table_state("away", table)["forfeits"]) for table in tables}
+    assert forfeits == {"r1t0": ["ghost"], "r1t1": ["ghost", "late"], "r1t2": ["ghost", "late"], "r1t3": ["late"]}
+    assert {row.entrant: row.forfeits for row in store_standings(store, "away")} == {
+        "ghost": 9,
+        "late": 9,
+        "random": 0,
+        "heuristic": 0,
+    }
+    marks = {mark.name: mark for mark in store.away_marks("away")}
+    assert (marks["ghost"].agent_id, marks["ghost"].table, marks["late"].table) == (ghost, "r1t0", "r1t1")
+    since = time.strftime("%H:%M:%S UTC", time.gmtime(marks["ghost"].since_ms / 1000))
+    assert f"ghost (connected) away since {since}: forfeited table r1t0 after waiting for it;" in status
+    assert "table r1t1 waits for late (connected, not online) until" in status
+    assert "late (connected) away since" not in status  # waited for: not away yet
 
 
 def test_cancelling_a_tournament_stops_a_table_waiting_out_its_grace_at_once(
