@@ -60,6 +60,10 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}tourney-games:{t}       hash   game id -> JSON result {table, unit, seats, scores, forfeited}
     {p}tourney-records:{t}     hash   game id -> JSON match record; secret until the tournament ends
     {p}tourney-log:{t}         stream one entry per finished table (exactly once)
+    {p}tourney-away:{t}        hash   agent id -> JSON {name, since_ms, table}: a connected entrant that
+                                      forfeited a table for being away (not online when its wait ended);
+                                      its later tables forfeit it at once while it is away (cleared when
+                                      a table starts with it online)
 """
 
 from __future__ import annotations
@@ -132,6 +136,7 @@ TEMPLATES: dict[str, str] = {
     "tourney_games": "tourney-games:{}",
     "tourney_records": "tourney-records:{}",
     "tourney_log": "tourney-log:{}",
+    "tourney_away": "tourney-away:{}",
 }
 
 Fields = Mapping[bytes | str, bytes | str]  # the fields of a stream entry, as redis-py returns them
@@ -342,6 +347,9 @@ class Keys:
 
     def tourney_log(self, tourney_id: str) -> str:
         return self._key("tourney_log", tourney_id)
+
+    def tourney_away(self, tourney_id: str) -> str:
+        return self._key("tourney_away", tourney_id)
 
 
 def new_token(nbytes: int = 24) -> str:

@@ -17,7 +17,7 @@ from arena.local.output import text_console
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.files import write_named_file
 from arena.sdk.arguments import UINT32, whole
-from arena.tournament.messages import entrant_from_text, waiting_text
+from arena.tournament.messages import away_text, entrant_from_text, waiting_text
 from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, ID_RULE, TournamentError
 from arena.tournament.standings import DEFAULT_REPLICATES, MAX_REPLICATES
 from arena.wire import fixed, given_rules, interval_text, rules_to_proto
@@ -108,7 +108,7 @@ def cmd_status(host: Host, args: argparse.Namespace) -> int:
             break
         reply = tables(reply.next_table_page_token)
     console.print(table)
-    for line in waits:  # under the table: a row's cell would wrap it into the columns
+    for line in [*waits, *map(away_text, reply.away)]:  # under the table: a row's cell would wrap it
         console.print(line)
     return 0
 

@@ -8,10 +8,14 @@ Swiss round (once) or ends the tournament.
 A connected entrant that is not online (no gateway presence) when its table starts is waited for
 up to the tournament's ``grace_s``; if it is still away, it forfeits the table: its seats are played
 by the built-in ``random`` bot under its name (so the others' games and comparisons stand), it is
-charged those results, and each of those games counts as a forfeit in the standings.
+charged those results, and each of those games counts as a forfeit in the standings. It is then
+marked away in the tournament (with that decision, in Redis): its later tables forfeit it at once,
+without waiting, while it is still not online; a table that starts with it online seats it and
+clears the mark.
 
-A cancelled tournament (``TournamentStore.cancel``) starts no table; a runner in play stops before
-its next game and releases its lease; the sweep, ``advance`` and ``resume`` leave it alone.
+A cancelled tournament (``TournamentStore.cancel``) starts no table; a runner waiting at a table's
+start or in play stops (within a poll of the wait, or before its next game) and releases its lease;
+the sweep, ``advance`` and ``resume`` leave it alone.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from arena.play.relay import platform_faults
@@ -35,7 +40,7 @@ from arena.tournament.model import Tournament, TournamentEnded, TournamentError
 from arena.tournament.play import game_id, play_table_games, table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
-from arena.tournament.store import TablePlan, TournamentStore
+from arena.tournament.store import AwayMark, TablePlan, TournamentStore, now_ms
 from ohell.state import Game
 
 log = logging.getLogger(__name__)
@@ -93,30 +98,52 @@ def renewing(store: TournamentStore, tourney_id: str, table: str, runner: str, l
         thread.join()
 
 
+@dataclass(frozen=True)
+class Absence:
+    """Who is absent at a table's start (``absent_entrants``)."""
+
+    names: list[str]  # entrants that forfeit the table: revoked, or connected and not online
+    away: list[AwayMark]  # of those, the connected ones not revoked (marked away in the tournament)
+    online: list[str]  # agent ids of the connected entrants online (their away marks cleared)
+
+
 def absent_entrants(
     store: TournamentStore,
     entrants: Sequence[SeatSpec],
     grace_s: float,
     waiting: Callable[[list[str], int], None] | None = None,
-) -> list[str]:
-    """Names of the entrants whose token was revoked (not waited for) and of the connected entrants
-    still not online after waiting up to ``grace_s``. ``waiting(names, until_ms)`` is told whom it
-    waits for (and until when, ms since the epoch) each time that changes."""
+    tourney_id: str | None = None,
+    table: str = "",
+    check: Callable[[], None] | None = None,
+) -> Absence:
+    """The entrants whose token was revoked (not waited for) and the connected entrants still not
+    online after waiting up to ``grace_s``. An entrant marked away in tournament ``tourney_id`` (it
+    forfeited an earlier table after its wait, and no table has seen it online since) is not waited
+    for: absent at once unless online, and so is one that another table marks away meanwhile.
+    ``waiting(names, until_ms)`` is told whom it waits for (and until when, ms since the epoch) each
+    time that changes; ``check()``, before each look, may raise to end the wait (the tournament was
+    cancelled)."""
     revoked = store.revoked_agents([e.agent_id for e in entrants if e.agent_id])
+    connected = [e for e in entrants if e.kind == "connected" and e.agent_id not in revoked]
     deadline = time.monotonic() + grace_s
     until_ms = int((time.time() + grace_s) * 1000)
+    seen_away: dict[str, int] = {}  # agent id -> when this wait first saw it away (ms)
     told: list[str] = []
     while True:
-        away = [
-            e
-            for e in entrants
-            if e.kind == "connected"
-            and e.agent_id not in revoked
-            and not store.client.exists(store.keys.agent_presence(e.agent_id))
-        ]
-        if not away or time.monotonic() >= deadline:
-            return [e.name for e in entrants if e.agent_id in revoked or e in away]
-        names = [e.name for e in away]
+        if check is not None:
+            check()
+        online, marked = store.whereabouts(tourney_id, [e.agent_id for e in connected])
+        away = [e for e in connected if e.agent_id not in online]
+        for entrant in away:
+            seen_away.setdefault(entrant.agent_id, now_ms())
+        waited = [e for e in away if e.agent_id not in marked]
+        if not waited or time.monotonic() >= deadline:
+            return Absence(
+                names=[e.name for e in entrants if e.agent_id in revoked or e in away],
+                away=[AwayMark(e.agent_id, e.name, seen_away[e.agent_id], table) for e in away],
+                online=sorted(online),
+            )
+        names = [e.name for e in waited]
         if waiting is not None and names != told:
             waiting(names, until_ms)
             told = names
@@ -171,16 +198,27 @@ def _play_table(
 ) -> None:
     """Play the table's games not recorded yet, holding its lease (``run_table``)."""
     with renewing(store, tourney_id, table, runner, lease):
+
+        def holding() -> None:
+            """That the tournament was not cancelled and that this runner still holds the lease (one
+            stalled past it, whose table was sent again, would host the same games as the new runner,
+            with the same match ids, for the same agents); raises otherwise."""
+            status = store.next_game(tourney_id, table, runner, lease)
+            if status == "cancelled":
+                raise Cancelled(f"table {table!r} of {tourney_id!r}: the tournament was cancelled")
+            if status != "run":
+                raise LeaseLost(f"table {table!r} of {tourney_id!r}: runner {runner} lost its lease")
+
         decided = store.table_state(tourney_id, table).get("forfeits")  # a resumed table keeps its decision
         if decided is None:
 
             def waiting(names: list[str], until_ms: int) -> None:
                 store.set_waiting(tourney_id, table, names, until_ms)
 
-            absent = absent_entrants(store, entrants, tourney.grace_s, waiting)
+            absence = absent_entrants(store, entrants, tourney.grace_s, waiting, tourney_id, table, holding)
+            forfeits = store.decide_forfeits(tourney_id, table, absence.names, absence.away, absence.online)
         else:
-            absent = []
-        forfeits = json.loads(decided) if decided is not None else store.decide_forfeits(tourney_id, table, absent)
+            forfeits = json.loads(decided)
         stood_in = set(forfeits)  # entrants whose seats the stand-in plays, under their names
         watched = [entrant.agent_id for entrant in entrants if entrant.agent_id and entrant.name not in stood_in]
 
@@ -198,17 +236,10 @@ def _play_table(
         deal_sets, redealt = unseen_deals(store, tourney, tourney_id, table, len(entrants), finished)
 
         def done(game: str) -> bool:
-            """Whether ``game`` is recorded; before one is played, that the tournament was not
-            cancelled and that this runner still holds the lease (one stalled past it, whose table was
-            sent again, would host the same games as the new runner, with the same match ids, for the
-            same agents)."""
+            """Whether ``game`` is recorded; before one is played, ``holding()``."""
             if game in finished:
                 return True
-            status = store.next_game(tourney_id, table, runner, lease)
-            if status == "cancelled":
-                raise Cancelled(f"table {table!r} of {tourney_id!r}: the tournament was cancelled")
-            if status != "run":
-                raise LeaseLost(f"table {table!r} of {tourney_id!r}: runner {runner} lost its lease")
+            holding()
             return False
 
         def record(game: str, rec: dict[str, Any]) -> None:

@@ -41,3 +41,13 @@ def waiting_text(table: tpb.TournamentTable, now_ms: int | None = None) -> str:
         f"waits for {', '.join(table.waiting_for)} (connected, not online) until {until} ({left_s} s from now);"
         " whoever is still away then forfeits the table"
     )
+
+
+def away_text(away: tpb.TournamentAway) -> str:
+    """'ghost (connected) away since 02:51:10 UTC: forfeited table r1t0 after waiting for it; its next
+    tables forfeit it without waiting while it is not online'."""
+    since = time.strftime("%H:%M:%S UTC", time.gmtime(away.since_ms / 1000))
+    return (
+        f"{away.entrant} (connected) away since {since}: forfeited table {away.table_id} after waiting for it;"
+        " its next tables forfeit it without waiting while it is not online"
+    )

@@ -35,7 +35,7 @@ from arena.tournament.standings import (
     to_csv,
     to_json,
 )
-from arena.tournament.store import ENDED, Progress, TablePlan, TournamentStore, not_found
+from arena.tournament.store import ENDED, AwayMark, Progress, TablePlan, TournamentStore, not_found
 
 MAX_PAGE = 500
 EXPORT_FORMATS = ("csv", "json")
@@ -62,6 +62,7 @@ class Overview:
     games_total: int
     tables: list[TableView]
     standings: list[Standing]
+    away: list[AwayMark]  # while it runs: connected entrants forfeited without waiting (``jobs``)
 
 
 def check_id(tourney_id: str, field: str = "tournament_id") -> str:
@@ -204,7 +205,8 @@ def overview(
         else current_standings(store, tourney_id, replicates)
     )
     views = cache.tables(store, tourney, progress) if cache else tables(store, tourney)
-    return Overview(tourney, progress, games_total(tourney, progress), views, rows)
+    away = store.away_marks(tourney_id) if progress.state == "running" else []
+    return Overview(tourney, progress, games_total(tourney, progress), views, rows, away)
 
 
 def export(

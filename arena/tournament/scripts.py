@@ -61,11 +61,19 @@ end
 return 'lost'
 """
 
-# Decide once which entrants forfeit a table: ARGV = prefix, id, table, forfeits JSON. A resumed
-# table keeps the first decision (returned).
+# Decide once which entrants forfeit a table: ARGV = prefix, id, table, forfeits JSON, away JSON
+# {agent id: mark JSON} (connected entrants not online when the wait ended), online JSON [agent ids]
+# (connected entrants online). A resumed table keeps the first decision (returned). With that first
+# decision, and only then, the tournament's away marks: set for the away ones (an earlier mark, an
+# earlier 'since', stays), cleared for the online ones; a runner dying after it leaves both done.
 FORFEITS = """
-local table_ = K.tourney_table(ARGV[1], ARGV[2], ARGV[3])
-redis.call('HSETNX', table_, 'forfeits', ARGV[4])
+local p, t = ARGV[1], ARGV[2]
+local table_ = K.tourney_table(p, t, ARGV[3])
+if redis.call('HSETNX', table_, 'forfeits', ARGV[4]) == 1 then
+  local away = K.tourney_away(p, t)
+  for agent, mark in pairs(cjson.decode(ARGV[5])) do redis.call('HSETNX', away, agent, mark) end
+  for _, agent in ipairs(cjson.decode(ARGV[6])) do redis.call('HDEL', away, agent) end
+end
 redis.call('HDEL', table_, 'waiting')
 return redis.call('HGET', table_, 'forfeits')
 """

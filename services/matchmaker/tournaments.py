@@ -339,6 +339,7 @@ class TournamentRpcs:
             tables=[table_to_proto(table) for table in view.tables[offset : offset + size]],
             standings=[standing_to_proto(row) for row in view.standings],
             next_table_page_token=str(offset + size) if more else "",
+            away=[tpb.TournamentAway(entrant=a.name, since_ms=a.since_ms, table_id=a.table) for a in view.away],
         )
 
     async def ExportTournament(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
-from arena.tournament.messages import waiting_text
+from arena.tournament.messages import away_text, waiting_text
 from arena.wire import fixed, interval_text, proto_rules_label
 from services.web.views import Row, when
 
@@ -110,4 +110,5 @@ def detail(reply: Any, tables_page: str = "") -> dict[str, Any]:
         "tables": [table_row(t) for t in reply.tables],
         "tables_page": tables_page,
         "tables_next": reply.next_table_page_token,
+        "away": [away_text(a) for a in reply.away],
     }

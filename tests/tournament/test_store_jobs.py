@@ -23,7 +23,7 @@ from arena.tournament import jobs, operations
 from arena.tournament.deals import draw_deal_set
 from arena.tournament.model import Tournament, TournamentError, parse_entrant
 from arena.tournament.standings import GameResult, duplicate_observations, standings
-from arena.tournament.store import TournamentStore
+from arena.tournament.store import AwayMark, TournamentStore
 from ohell.state import Game
 
 OPTIONS = {"hand_sizes": [3, 2, 1]}
@@ -281,8 +281,8 @@ def test_a_connected_entrant_coming_online_within_the_grace_plays(tstore: Tourna
     timer = threading.Timer(0.3, lambda: tstore.client.set(tstore.keys.agent_presence("a-late"), "gw-1", ex=10))
     timer.start()
     try:
-        assert jobs.absent_entrants(tstore, [late, away, *builtins("random")], grace_s=1.5) == ["away"]
-        assert jobs.absent_entrants(tstore, [late], grace_s=0) == []
+        assert jobs.absent_entrants(tstore, [late, away, *builtins("random")], grace_s=1.5).names == ["away"]
+        assert jobs.absent_entrants(tstore, [late], grace_s=0).names == []
     finally:
         timer.cancel()
 
@@ -543,3 +543,36 @@ def test_a_builtin_table_marks_no_deal_as_shown(tstore: TournamentStore) -> None
     created = tstore.table_deals("bt", "r1t0")
     assert queue.drain(tstore) == ["finished"]
     assert tstore.shown_deals("bt", "r1t0") == [] and tstore.table_deals("bt", "r1t0") == created
+
+
+def test_an_away_mark_is_stored_with_the_forfeit_decision_and_survives_its_runner(tstore: TournamentStore) -> None:
+    """A runner that died right after deciding that an absent entrant forfeits its table left the mark
+    with the decision: the entrant's next table, run by another runner, forfeits it without waiting."""
+    entrants = (SeatSpec.connected("a5", "ghost"), *builtins("random", "heuristic", "random"))
+    tstore.client.hset(tstore.keys.agent("a5"), mapping={"name": "ghost", "kind": "connected"})
+    jobs.start(tstore, Tournament("mark", entrants, seats=3, deals=1, overrides=OPTIONS, grace_s=30), Queue())
+    first, second = [table for table, plan in tstore.tables("mark").items() if 0 in plan.entrants][:2]
+    seats = jobs.table_seats(tstore.get("mark"), tstore.tables("mark")[first])
+    absence = jobs.absent_entrants(tstore, seats, 0, tourney_id="mark", table=first)
+    assert tstore.decide_forfeits("mark", first, absence.names, absence.away, absence.online) == ["ghost"]
+    (mark,) = tstore.away_marks("mark")
+    assert (mark.agent_id, mark.name, mark.table) == ("a5", "ghost", first)
+    assert tstore.decide_forfeits("mark", first, [], (), ["a5"]) == ["ghost"]  # decided: no mark changes
+    started = time.monotonic()
+    assert jobs.run_table(tstore, "mark", second, Queue(), lease_s=5.0) == "finished"
+    assert time.monotonic() - started < 5 and tstore.table_state("mark", second)["forfeits"] == '["ghost"]'
+    assert tstore.away_marks("mark") == [mark]  # still away: its first 'since' stays
+
+
+def test_a_table_waiting_for_an_entrant_stops_once_another_table_marks_it_away(tstore: TournamentStore) -> None:
+    """Two tables waiting for the same absent entrant at once: when one gives up on it, the other does."""
+    ghost = SeatSpec.connected("a6", "ghost")
+    away = AwayMark("a6", "ghost", 1, "r1t0")
+    timer = threading.Timer(0.3, lambda: tstore.decide_forfeits("both", "r1t0", ["ghost"], [away]))
+    started = time.monotonic()
+    timer.start()
+    try:
+        absence = jobs.absent_entrants(tstore, [ghost, *builtins("random")], 30, tourney_id="both", table="r1t1")
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 3 and absence.names == ["ghost"] and absence.online == []

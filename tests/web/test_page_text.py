@@ -124,6 +124,21 @@ def test_a_table_waiting_for_a_connected_entrant_names_it_and_until_when() -> No
     assert tv.table_row(tpb.TournamentTable(table_id="r1t1", state="running"))["state"] == "running"
 
 
+def test_an_entrant_away_is_named_with_since_when_and_the_table_it_forfeited() -> None:
+    from arena.proto.ohell.v1 import tournament_pb2 as tpb
+    from services.web import tournament_views as tv
+
+    since_ms = 1_796_540_000_000
+    away = tpb.TournamentAway(entrant="ghost", since_ms=since_ms, table_id="r1t0")
+    html = render("_tournament_live.html", **tv.detail(tpb.GetTournamentResponse(away=[away])))
+    since = time.strftime("%H:%M:%S UTC", time.gmtime(since_ms / 1000))
+    assert (
+        f'<p class="meta away">ghost (connected) away since {since}: forfeited table r1t0 after waiting for it;'
+        " its next tables forfeit it without waiting while it is not online</p>"
+    ) in html
+    assert "away since" not in render("_tournament_live.html", **tv.detail(tpb.GetTournamentResponse()))
+
+
 def test_a_standing_without_an_interval_says_so_and_draws_its_mean_alone() -> None:
     """An entrant with one deal has no interval (GetTournament leaves ci_low/ci_high unset): the page
     read the unset fields as [+0.00, +0.00] and drew a bar there."""

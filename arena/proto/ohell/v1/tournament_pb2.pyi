@@ -115,6 +115,16 @@ class TournamentTable(_message.Message):
     waiting_until_ms: int
     def __init__(self, table_id: _Optional[str] = ..., round: _Optional[int] = ..., entrants: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., attempts: _Optional[int] = ..., games_done: _Optional[int] = ..., games: _Optional[int] = ..., forfeits: _Optional[_Iterable[str]] = ..., waiting_for: _Optional[_Iterable[str]] = ..., waiting_until_ms: _Optional[int] = ...) -> None: ...
 
+class TournamentAway(_message.Message):
+    __slots__ = ("entrant", "since_ms", "table_id")
+    ENTRANT_FIELD_NUMBER: _ClassVar[int]
+    SINCE_MS_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    entrant: str
+    since_ms: int
+    table_id: str
+    def __init__(self, entrant: _Optional[str] = ..., since_ms: _Optional[int] = ..., table_id: _Optional[str] = ...) -> None: ...
+
 class TournamentStanding(_message.Message):
     __slots__ = ("rank", "entrant", "games", "deals", "mean_duplicate", "total_duplicate", "ci_low", "ci_high", "p_above_next", "deals_won", "forfeits", "mean_score")
     RANK_FIELD_NUMBER: _ClassVar[int]
@@ -196,18 +206,20 @@ class GetTournamentRequest(_message.Message):
     def __init__(self, tournament_id: _Optional[str] = ..., replicates: _Optional[int] = ..., table_page_size: _Optional[int] = ..., table_page_token: _Optional[str] = ...) -> None: ...
 
 class GetTournamentResponse(_message.Message):
-    __slots__ = ("tournament", "progress", "tables", "standings", "next_table_page_token")
+    __slots__ = ("tournament", "progress", "tables", "standings", "next_table_page_token", "away")
     TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     TABLES_FIELD_NUMBER: _ClassVar[int]
     STANDINGS_FIELD_NUMBER: _ClassVar[int]
     NEXT_TABLE_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    AWAY_FIELD_NUMBER: _ClassVar[int]
     tournament: Tournament
     progress: TournamentProgress
     tables: _containers.RepeatedCompositeFieldContainer[TournamentTable]
     standings: _containers.RepeatedCompositeFieldContainer[TournamentStanding]
     next_table_page_token: str
-    def __init__(self, tournament: _Optional[_Union[Tournament, _Mapping]] = ..., progress: _Optional[_Union[TournamentProgress, _Mapping]] = ..., tables: _Optional[_Iterable[_Union[TournamentTable, _Mapping]]] = ..., standings: _Optional[_Iterable[_Union[TournamentStanding, _Mapping]]] = ..., next_table_page_token: _Optional[str] = ...) -> None: ...
+    away: _containers.RepeatedCompositeFieldContainer[TournamentAway]
+    def __init__(self, tournament: _Optional[_Union[Tournament, _Mapping]] = ..., progress: _Optional[_Union[TournamentProgress, _Mapping]] = ..., tables: _Optional[_Iterable[_Union[TournamentTable, _Mapping]]] = ..., standings: _Optional[_Iterable[_Union[TournamentStanding, _Mapping]]] = ..., next_table_page_token: _Optional[str] = ..., away: _Optional[_Iterable[_Union[TournamentAway, _Mapping]]] = ...) -> None: ...
 
 class ExportTournamentRequest(_message.Message):
     __slots__ = ("tournament_id", "format", "replicates")
