@@ -96,9 +96,9 @@ def remove_stale_partials(path: Path) -> list[Path]:
     pattern = re.compile(rf"\.{re.escape(path.name)}\.[0-9a-f]{{8}}\.partial")
     removed = []
     for candidate in path.parent.glob(f".{glob.escape(path.name)}.*.partial"):
-        if not pattern.fullmatch(candidate.name):
-            continue
         try:
+            if not pattern.fullmatch(candidate.name) or not is_plain_file(os.lstat(candidate), os.getuid()):
+                continue  # what is no file of ours (a FIFO, a device) is not even opened
             descriptor = os.open(candidate, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:  # gone meanwhile, a link, not ours to read
             continue

@@ -361,7 +361,9 @@ def test_the_hidden_copies_of_an_export_killed_outright_are_removed_by_the_next(
     kept = ["notes.txt", ".notes.txt.0123abcd.partial", ".results.csv.draft.partial", ".results.csv.0123abcd.partial"]
     for name in kept:
         (tmp_path / name).write_text("someone else's\n")
-    with open(tmp_path / kept[-1]) as running:  # an export in progress holds its copy locked
+    os.mkfifo(tmp_path / ".leaderboard.csv.00000000.partial")  # no file of ours: neither opened nor removed
+    kept.append(".leaderboard.csv.00000000.partial")
+    with open(tmp_path / ".results.csv.0123abcd.partial") as running:  # an export in progress holds its copy locked
         fcntl.flock(running, fcntl.LOCK_EX)
         with files_written_whole(tmp_path, ("leaderboard.csv", "results.csv")) as files:
             files["leaderboard.csv"].write("rank\n")
