@@ -222,3 +222,32 @@ def test_nothing_outside_tests_imports_tests() -> None:
             if "node_modules" in path.parts:
                 continue
             assert "tests" not in imported_roots(path), f"{path.relative_to(ROOT)} imports tests"
+
+
+def private_imports(path: Path) -> list[str]:
+    """What ``path`` imports of another distribution's private parts: a module or name starting with ``_``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            dotted = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module != "__future__":
+            dotted = [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in dotted:
+            parts = name.split(".")
+            if parts[0] not in PACKAGES and any(part.startswith("_") for part in parts):
+                found.append(name)
+    return found
+
+
+def test_no_module_imports_a_private_part_of_a_library() -> None:
+    """A private module may go in any release of its library (probes took gRPC's asyncio reflection
+    servicer from grpc_reflection.v1alpha._async; reflection.aio is its public name). grpc's code
+    generator writes the imports of arena.proto (grpc._utilities), not this project."""
+    wrong = {
+        module: names
+        for module, path in MODULES.items()
+        if unit_of(module) != "arena.proto" and (names := private_imports(path))
+    }
+    assert not wrong, wrong

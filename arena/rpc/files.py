@@ -4,7 +4,10 @@ put at that name in a folder others may write in (``/tmp``)."""
 from __future__ import annotations
 
 import errno
+import fcntl
+import glob
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator, Sequence
@@ -74,9 +77,44 @@ def _new_beside(path: Path) -> tuple[Path, int]:
         partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            return partial, os.open(partial, flags, mode)
+            descriptor = os.open(partial, flags, mode)
         except FileExistsError:
             continue
+        fcntl.flock(descriptor, fcntl.LOCK_EX)  # held while it is written: an export running holds its own
+        try:
+            if os.path.samestat(os.fstat(descriptor), os.lstat(partial)):
+                return partial, descriptor
+        except FileNotFoundError:  # taken for stale by another export before it was locked: a new one
+            pass
+        os.close(descriptor)
+
+
+def remove_stale_partials(path: Path) -> list[Path]:
+    """Remove the partial copies of ``path`` an export killed outright (SIGKILL, the machine gone) left
+    beside it, and return them: only names of ``_new_beside``'s pattern, plain files of this user which
+    no process holds (a running export keeps its own locked until it is in place)."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[0-9a-f]{{8}}\.partial")
+    removed = []
+    for candidate in path.parent.glob(f".{glob.escape(path.name)}.*.partial"):
+        try:
+            if not pattern.fullmatch(candidate.name) or not is_plain_file(os.lstat(candidate), os.getuid()):
+                continue  # what is no file of ours (a FIFO, a device) is not even opened
+            descriptor = os.open(candidate, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:  # gone meanwhile, a link, not ours to read
+            continue
+        try:
+            info = os.fstat(descriptor)
+            if not is_plain_file(info, os.getuid()):
+                continue
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: being written
+            if os.path.samestat(info, os.lstat(candidate)):  # still the file at that name
+                candidate.unlink()
+                removed.append(candidate)
+        except OSError:
+            continue
+        finally:
+            os.close(descriptor)
+    return removed
 
 
 @contextmanager
@@ -85,9 +123,12 @@ def files_written_whole(folder: Path, names: Sequence[str]) -> Iterator[dict[str
     it and put at its own name only once every one is written: a failure midway (an error, the stack gone,
     Ctrl-C) leaves the folder's files as they were, none half written. A file that was there keeps its
     mode; what ``refuse_planted`` refuses at a name is refused before anything is written and again before
-    it is replaced."""
+    it is replaced. The hidden copies of those files an export killed outright left are removed first
+    (``remove_stale_partials``)."""
     for name in names:
         refuse_planted(folder / name)
+    for name in names:
+        remove_stale_partials(folder / name)
     partials: dict[str, Path] = {}
     files: dict[str, TextIO] = {}
     try:
@@ -96,7 +137,7 @@ def files_written_whole(folder: Path, names: Sequence[str]) -> Iterator[dict[str
             files[name] = os.fdopen(descriptor, "w", encoding="utf-8", newline="")
         yield files
         for name in names:
-            files[name].close()
+            files[name].flush()  # not closed (that would free its lock) until it is in place
             refuse_planted(folder / name)
             with suppress(FileNotFoundError):
                 os.chmod(partials[name], stat.S_IMODE(os.lstat(folder / name).st_mode))

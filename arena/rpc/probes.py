@@ -15,8 +15,8 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health
-from grpc_reflection.v1alpha import _async as reflection_aio
 from grpc_reflection.v1alpha import reflection_pb2
+from grpc_reflection.v1alpha.reflection import aio as reflection_aio  # its public name of the asyncio servicer
 
 from arena.rpc.ratelimit import peer_of
 

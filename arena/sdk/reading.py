@@ -38,8 +38,9 @@ MOST_CARDS = NUM_CARDS // MIN_PLAYERS  # a hand's cards at most (17), and so its
 def check_table(message: match_pb2.Observation) -> None:
     """ConversionError naming the field when the observation's table cannot be: a seat count out of
     3..7, a seat or dealer not at it, a hand larger than the deck deals that many, participants not
-    its seats. Any server may send them; a bot's work may grow with them (the strong bot's search
-    walks every bid and number of tricks up to the hand size: a hand of 2**31 cards held it for ever)."""
+    its seats, a per-seat list (bids, tricks won, scores) not one value a seat. Any server may send
+    them; a bot's work may grow with them (the strong bot's search walks every bid and number of
+    tricks up to the hand size: a hand of 2**31 cards held it for ever)."""
     players = message.num_players
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise ConversionError(f"observation.num_players: {players} is not {MIN_PLAYERS} to {MAX_PLAYERS}")
@@ -55,6 +56,22 @@ def check_table(message: match_pb2.Observation) -> None:
     participants = message.participants[:]
     if len(participants) > players or any(seat >= players for seat in participants):
         raise ConversionError(f"observation.participants: {list(participants[:8])} are not seats of {players}")
+    for name in PER_SEAT:
+        _per_seat(message, name)
+
+
+PER_SEAT = ("bids", "tricks_won", "scores")  # the contract: each seat's, one value a seat
+
+
+def _per_seat(message: match_pb2.Observation, name: str) -> tuple[int, ...]:
+    """A per-seat list as a tuple; ConversionError unless it holds one value a seat (a server could
+    send thousands, and a bot may walk them on every decision)."""
+    values = getattr(message, name)
+    if len(values) != message.num_players:
+        raise ConversionError(
+            f"observation.{name}: {len(values)} values, not one for each of {message.num_players} seats"
+        )
+    return tuple(values[:])  # a slice: see _indexes
 
 
 def _tricks(message: match_pb2.Observation, wire_tricks: Any) -> tuple[Trick, ...]:
@@ -108,8 +125,8 @@ def observation_from_proto(
         hand=_hand(message),
         trump_card=_trump_index(trump if has_trump else None),
         trump_suit=trump.suit - 1 if has_trump else -1,
-        bids=tuple(message.bids),
-        tricks_won=tuple(message.tricks_won),
+        bids=_per_seat(message, "bids"),
+        tricks_won=_per_seat(message, "tricks_won"),
         trick_leader=current.leader if current is not None else -1,
         current_trick=_trick_cards(message, current.cards, "observation.current_trick") if current is not None else (),
         tricks=known_tricks + _tricks(message, wire_tricks[len(known_tricks) :]),
@@ -174,8 +191,8 @@ class ObservationReader:
         values["phase"] = phase if phase is not None else phase_from_proto(message.phase, "observation.phase")
         values["to_act"] = message.to_act if message.HasField("to_act") else -1
         values["hand"] = _hand(message)
-        values["bids"] = tuple(message.bids[:])
-        values["tricks_won"] = tuple(message.tricks_won[:])
+        values["bids"] = _per_seat(message, "bids")  # these two change each decision: checked each time
+        values["tricks_won"] = _per_seat(message, "tricks_won")
         if message.HasField("current_trick"):
             current = message.current_trick
             values["trick_leader"] = current.leader

@@ -53,9 +53,13 @@ class Engine:
         await self.close_redis()
 
     async def close_redis(self) -> None:
-        for client in (self.redis, self.spectate_redis, self.challenge_redis):
-            if client is not None:
-                await client.aclose()
+        await _close_clients(self.redis, self.spectate_redis, self.challenge_redis)
+
+
+async def _close_clients(*clients: Any | None) -> None:
+    for client in clients:
+        if client is not None:
+            await client.aclose()
 
 
 async def start_engine(
@@ -94,32 +98,37 @@ async def start_engine(
         # nor do the hosts of challenges, each listening for its agents' answers while its match lasts
         challenge_client = aioredis.Redis.from_url(redis_url, max_connections=HOST_CONNECTIONS)
     gateway = Gateway(token_store, redis_client, keys)
-    await gateway.start()
-    rules_api = RulesApi(token_store)
-    challenge = ChallengeApi(
-        token_store, redis_client, time_control or TimeControl(), keys, host_token, challenge_client
-    )
-    spectate = SpectateApi(log, token_store, host_token, web_token, redis_client, keys)
-    services = [
-        Service(
-            _name(gateway_pb2, "AgentGatewayService"),
-            gateway.add_to_server,
-        ),
-        Service(
-            _name(rules_service_pb2, "RulesService"),
-            lambda s: rules_service_pb2_grpc.add_RulesServiceServicer_to_server(rules_api, s),
-        ),
-        Service(
-            _name(challenge_pb2, "ChallengeService"),
-            lambda s: challenge_pb2_grpc.add_ChallengeServiceServicer_to_server(challenge, s),
-        ),
-        Service(
-            _name(spectate_pb2, "SpectateService"),
-            lambda s: spectate_pb2_grpc.add_SpectateServiceServicer_to_server(spectate, s),
-        ),
-    ]
-    guard = CallGuard.from_env(redis_client, keys, host_token, web_token, rate_limit, token_store)
-    served = await create_server(
-        address, services, limits or DEFAULT_LIMITS, interceptors=[guard], unix_socket=unix_socket
-    )
+    try:
+        await gateway.start()
+        rules_api = RulesApi(token_store)
+        challenge = ChallengeApi(
+            token_store, redis_client, time_control or TimeControl(), keys, host_token, challenge_client
+        )
+        spectate = SpectateApi(log, token_store, host_token, web_token, redis_client, keys)
+        services = [
+            Service(
+                _name(gateway_pb2, "AgentGatewayService"),
+                gateway.add_to_server,
+            ),
+            Service(
+                _name(rules_service_pb2, "RulesService"),
+                lambda s: rules_service_pb2_grpc.add_RulesServiceServicer_to_server(rules_api, s),
+            ),
+            Service(
+                _name(challenge_pb2, "ChallengeService"),
+                lambda s: challenge_pb2_grpc.add_ChallengeServiceServicer_to_server(challenge, s),
+            ),
+            Service(
+                _name(spectate_pb2, "SpectateService"),
+                lambda s: spectate_pb2_grpc.add_SpectateServiceServicer_to_server(spectate, s),
+            ),
+        ]
+        guard = CallGuard.from_env(redis_client, keys, host_token, web_token, rate_limit, token_store)
+        served = await create_server(
+            address, services, limits or DEFAULT_LIMITS, interceptors=[guard], unix_socket=unix_socket
+        )
+    except BaseException:  # a port taken, a malformed limit: what was made so far is let go, not leaked
+        await gateway.stop()  # its listener's connection, its place among the process's gateways
+        await _close_clients(redis_client, spectate_client, challenge_client)
+        raise
     return Engine(served, gateway, redis_client, spectate_client, challenge_client)

@@ -7,6 +7,8 @@ token; else the peer address, also for a token no agent holds) may follow at mos
 and the web app's token excepted: the web app relays its visitors' live views and bounds each
 visitor itself), and wait at most ``MAX_WAIT_MS`` for a match to appear. A match is followed
 (given a reader, at most ``MAX_FEEDS`` at once) only once it has events: waiting for one costs none.
+Waits for matches with no events yet are at most ``MAX_AWAITED`` on one engine, and
+``MAX_AWAITED_PER_CALLER`` of one caller (the host and the web app's token included).
 """
 
 from __future__ import annotations
@@ -34,10 +36,19 @@ MAX_FEEDS = 256
 FEED_CONNECTIONS = MAX_FEEDS + 8  # a reader holds one at a time; a few to spare for followers' reads
 # How often the engine looks (in one round trip for all) for the matches awaited before they exist.
 ARRIVAL_POLL_S = 0.2
+# Waits for matches with no events yet, on one engine: each is a stream held open and an id in every
+# look. The web app's token and the host's waited uncapped (a caller's streams are capped otherwise).
+MAX_AWAITED = 4096
+MAX_AWAITED_PER_CALLER = 1024
 
 
 class FeedsFull(Exception):
-    """MAX_FEEDS matches are followed on this engine: no reader for another one now."""
+    """MAX_FEEDS matches are followed on this engine: no reader for another one now; or (``WaitsFull``)
+    MAX_AWAITED waits for matches not there yet, or MAX_AWAITED_PER_CALLER of the caller's, are open."""
+
+
+class WaitsFull(FeedsFull):
+    pass
 
 
 class _Feed:
@@ -85,10 +96,32 @@ class _Arrivals:
         self.log = log
         self.awaited: dict[str, _Awaited] = {}
         self.poller: asyncio.Task[None] | None = None
+        self.waits: dict[str, int] = {}  # caller -> its waits open (MAX_AWAITED_PER_CALLER)
+        self.open = 0  # waits open in all (MAX_AWAITED)
 
-    async def wait(self, match_id: str, timeout: float) -> bool:
+    async def wait(self, match_id: str, timeout: float, caller: str = "") -> bool:
         """Whether the match has events within ``timeout`` (one that has them already is found
-        however short the wait); raises what the event log raised."""
+        however short the wait); raises what the event log raised, WaitsFull past the caps."""
+        if self.open >= MAX_AWAITED:
+            raise WaitsFull(
+                f"{MAX_AWAITED} waits for matches not started yet are open on this engine: try again shortly"
+            )
+        if self.waits.get(caller, 0) >= MAX_AWAITED_PER_CALLER:
+            raise WaitsFull(
+                f"{MAX_AWAITED_PER_CALLER} waits of yours for matches not started yet are open on this engine: "
+                "close one first"
+            )
+        self.open += 1
+        self.waits[caller] = self.waits.get(caller, 0) + 1
+        try:
+            return await self._wait(match_id, timeout)
+        finally:
+            self.open -= 1
+            self.waits[caller] -= 1
+            if not self.waits[caller]:
+                del self.waits[caller]
+
+    async def _wait(self, match_id: str, timeout: float) -> bool:
         awaited = self.awaited.setdefault(match_id, _Awaited())
         awaited.waiters += 1
         if self.poller is None or self.poller.done():
@@ -129,9 +162,9 @@ class SharedFeeds:
         self.feeds: dict[str, _Feed] = {}
         self.arrivals = _Arrivals(log)
 
-    async def follow(self, match_id: str, wait_s: float) -> AsyncIterator[spectate_pb2.MatchEvent]:
-        """As ``EventLog.follow``: LookupError when nothing came within ``wait_s``."""
-        if match_id not in self.feeds and not await self.arrivals.wait(match_id, wait_s):
+    async def follow(self, match_id: str, wait_s: float, caller: str = "") -> AsyncIterator[spectate_pb2.MatchEvent]:
+        """As ``EventLog.follow``: LookupError when nothing came within ``wait_s``; FeedsFull past a cap."""
+        if match_id not in self.feeds and not await self.arrivals.wait(match_id, wait_s, caller):
             raise LookupError(match_id)
         feed = self.feeds.get(match_id)
         if feed is None or feed.outcome is not None:
@@ -184,15 +217,17 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
         if request.wait_ms > MAX_WAIT_MS:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"wait_ms: {request.wait_ms} is over {MAX_WAIT_MS}")
         token = bearer_token(context.invocation_metadata())
-        uncapped = is_host(token, self.host_token) or same_secret(token, self.web_token)
-        lease = None if uncapped else await self.watching.claim(await verified_caller(context, self.tokens))
-        if lease is None and not uncapped:
+        host = is_host(token, self.host_token)
+        web = not host and same_secret(token, self.web_token)
+        caller = "the host" if host else "the web app" if web else await verified_caller(context, self.tokens)
+        lease = None if host or web else await self.watching.claim(caller)
+        if lease is None and not (host or web):
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{MAX_SPECTATES_PER_CALLER} spectate streams of yours are open: close one first",
             )
         try:
-            async for event in self.feeds.follow(request.match_id, request.wait_ms / 1000):
+            async for event in self.feeds.follow(request.match_id, request.wait_ms / 1000, caller):
                 yield spectate_pb2.SpectateResponse(event=event)
         except LookupError:
             await context.abort(

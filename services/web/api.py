@@ -29,8 +29,9 @@ from ohell.cards import card_str
 TIMEOUT_S = 10.0
 CHART_POINTS = 5000  # the latest rating points the agent page charts (one page of GetRatingHistory)
 NAME_RETRY_S = 5.0  # an agent whose name could not be read is asked again after this long
-# ids kept waiting to be asked again; past them, those whose wait is over are forgotten: the match
-# list's agent filter asks the name of any id a visitor types, most of them no agent's
+# ids kept waiting to be asked again; past them, those whose wait is over are forgotten, then those
+# whose wait ends first (asked again sooner): the match list's agent filter asks the name of any id a
+# visitor types, most of them no agent's, thousands within one wait
 MAX_UNNAMED = 1000
 
 
@@ -158,6 +159,9 @@ class Api:
                 self._unnamed.pop(agent_id, None)
         if len(self._unnamed) > MAX_UNNAMED:
             self._unnamed = {a: until for a, until in self._unnamed.items() if until > now}
+        if len(self._unnamed) > MAX_UNNAMED:
+            latest = sorted(self._unnamed.items(), key=lambda item: item[1])[-MAX_UNNAMED:]
+            self._unnamed = dict(latest)
         return {a: self._names.get(a, a) for a in agent_ids}
 
     async def matches(

@@ -329,6 +329,50 @@ def test_an_export_over_files_of_600_writes_no_copy_others_may_read(tmp_path: Pa
     assert (tmp_path / "leaderboard.csv").read_text() == "rank\n"
 
 
+KILLED_MIDWAY = """
+import os, signal, sys
+from pathlib import Path
+from arena.rpc.files import files_written_whole
+with files_written_whole(Path(sys.argv[1]), ("leaderboard.csv", "results.csv")) as files:
+    files["leaderboard.csv"].write("half")
+    files["leaderboard.csv"].flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_hidden_copies_of_an_export_killed_outright_are_removed_by_the_next(tmp_path: Path) -> None:
+    """SIGKILL runs no clean-up: each export killed so left its hidden copies beside the files, for good.
+    The next export into the folder removes those of the files it writes, and nothing else: not a copy
+    an export still running holds, not another name, not another file's."""
+    import fcntl
+    import subprocess
+    import sys
+
+    from arena.rpc.files import files_written_whole
+
+    root = Path(__file__).resolve().parents[2]
+    lefts: list[set[str]] = []
+    for _ in range(2):  # the second export killed removes the first's copies, then leaves its own
+        done = subprocess.run([sys.executable, "-c", KILLED_MIDWAY, str(tmp_path)], cwd=root, timeout=60)
+        assert done.returncode == -9
+        lefts.append({path.name for path in tmp_path.iterdir()})
+    left = lefts[-1]
+    assert len(left) == 2 and all(name.endswith(".partial") for name in left) and not left & lefts[0], lefts
+    kept = ["notes.txt", ".notes.txt.0123abcd.partial", ".results.csv.draft.partial", ".results.csv.0123abcd.partial"]
+    for name in kept:
+        (tmp_path / name).write_text("someone else's\n")
+    os.mkfifo(tmp_path / ".leaderboard.csv.00000000.partial")  # no file of ours: neither opened nor removed
+    kept.append(".leaderboard.csv.00000000.partial")
+    with open(tmp_path / ".results.csv.0123abcd.partial") as running:  # an export in progress holds its copy locked
+        fcntl.flock(running, fcntl.LOCK_EX)
+        with files_written_whole(tmp_path, ("leaderboard.csv", "results.csv")) as files:
+            files["leaderboard.csv"].write("rank\n")
+            ours = {path.name for path in tmp_path.glob(".*.partial")} - set(kept)
+    assert len(ours) == 2 and not ours & set(left)
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([*kept, "leaderboard.csv", "results.csv"])
+    assert (tmp_path / "leaderboard.csv").read_text() == "rank\n"
+
+
 def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -16,10 +16,12 @@ from arena.embedded_redis import EmbeddedRedis
 from arena.keys import Keys, register_agent_token
 from arena.proto.ohell.v1 import spectate_pb2, spectate_pb2_grpc
 from arena.rpc.auth import auth_metadata
+from services.engine import spectate
+from services.engine.server import start_engine
 from services.engine.spectate import MAX_FEEDS
 
 from .agents import connect_outcomes
-from .conftest import Service
+from .conftest import HOST_TOKEN, Service
 from .feeds import start_matches
 
 WEB_TOKEN = "security-tests-web-token-0123456789"
@@ -100,3 +102,59 @@ def test_waits_for_matches_that_never_come_leave_the_readers_to_real_matches(
     waited, live = asyncio.run(attack())
     assert live == {"event": 2}  # wait_ms 0 ("do not wait") too: the match is there
     assert waited == {}  # still waiting, none refused
+
+
+def test_waits_for_matches_not_there_are_capped_for_the_uncapped_callers_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The web app's token and the host's may open any number of spectate streams: each could be a wait
+    for a match that never comes (up to 60 s), a stream held and an id in every look for arrivals, without
+    bound. Past MAX_AWAITED_PER_CALLER of a caller's, or MAX_AWAITED in all, a wait is
+    RESOURCE_EXHAUSTED naming the cap; a wait that ends frees its place. (Caps lowered: the engine in-process.)"""
+    monkeypatch.setattr(spectate, "MAX_AWAITED_PER_CALLER", 3)
+    monkeypatch.setattr(spectate, "MAX_AWAITED", 5)
+
+    async def attack() -> list[str]:
+        engine = await start_engine(host_token=HOST_TOKEN, web_token=WEB_TOKEN)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{engine.port}") as channel:
+                stub = spectate_pb2_grpc.SpectateServiceStub(channel)
+
+                async def drain(token: str, match_id: str, wait_ms: int) -> grpc.aio.AioRpcError | None:
+                    request = spectate_pb2.SpectateRequest(match_id=match_id, wait_ms=wait_ms)
+                    try:
+                        async for _ in stub.Spectate(request, metadata=auth_metadata(token)):
+                            pass
+                    except grpc.aio.AioRpcError as error:
+                        return error
+                    return None
+
+                async def refused(token: str, count: int) -> str:
+                    """``count`` waits more of ``token``: the one refusal among them (the others wait on)."""
+                    made = [asyncio.create_task(drain(token, f"nowhere.{token[:5]}.{n}", 60_000)) for n in range(count)]
+                    opened.extend(made)
+                    done, _ = await asyncio.wait(made, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+                    assert len(done) == 1
+                    task = done.pop()
+                    opened.remove(task)
+                    error = task.result()
+                    assert error is not None and error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error
+                    return error.details() or ""
+
+                opened: list[asyncio.Task[grpc.aio.AioRpcError | None]] = []
+                seen = [await refused(WEB_TOKEN, 4), await refused(HOST_TOKEN, 3)]
+                opened.pop(0).cancel()  # one of the web app's ends: its place is free
+                for _ in range(500):
+                    error = await drain(WEB_TOKEN, "nowhere.now", 0)
+                    if error is not None and error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                        break
+                    await asyncio.sleep(0.01)
+                seen.append(error.details() if error is not None else "")
+                for task in opened:
+                    task.cancel()
+                return seen
+        finally:
+            await engine.stop(0)
+
+    per_caller, in_all, freed = asyncio.run(attack())
+    assert per_caller == "3 waits of yours for matches not started yet are open on this engine: close one first"
+    assert in_all == "5 waits for matches not started yet are open on this engine: try again shortly"
+    assert freed == "match_id: no match 'nowhere.now' (waited 0 ms)"

@@ -18,8 +18,10 @@ from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
 from arena.local.stack import write_secret
+from arena.play import relay
 from arena.rpc.server import create_server
 from arena.rpc.settings import ConfigError
+from services.engine.server import start_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_TOKEN = "a-host-token-long-enough-0123"
@@ -188,6 +190,30 @@ def test_a_grpc_service_on_a_port_another_process_serves_refuses_to_start() -> N
             await first.server.stop(0)
 
     asyncio.run(both())
+
+
+def test_an_engine_that_cannot_listen_lets_go_of_its_redis_connections(redis_server: EmbeddedRedis) -> None:
+    """start_engine failing after its Redis clients were made (here: the port is another server's) left
+    them open, the gateway's subscriber connection with them, and the gateway among the process's."""
+    watcher = redis.Redis.from_url(redis_server.url)
+    gateways = len(relay._LOCAL_GATEWAYS)
+
+    def others() -> list[str]:
+        mine = str(watcher.client_id())
+        return [entry["cmd"] for entry in watcher.client_list() if entry["id"] != mine]
+
+    async def run() -> None:
+        first = await create_server("127.0.0.1:0")
+        try:
+            with pytest.raises(ConfigError, match="another process listens there"):
+                await start_engine(f"127.0.0.1:{first.port}", redis_url=redis_server.url, host_token=GOOD_TOKEN)
+            assert others() == [] and len(relay._LOCAL_GATEWAYS) == gateways
+        finally:
+            await first.server.stop(0)
+
+    assert others() == []
+    asyncio.run(run())
+    watcher.close()
 
 
 # The child caps its own address space, then runs the CLI: a reader that takes /dev/zero whole fails

@@ -67,7 +67,10 @@ def test_to_act_is_unset_when_no_decision_is_pending() -> None:
 
 def test_an_unspecified_phase_is_refused() -> None:
     with pytest.raises(ConversionError, match=r"observation.phase: 0"):
-        observation_from_proto(match_pb2.Observation(num_players=3), Rules())
+        seats = [0, 0, 0]
+        observation_from_proto(
+            match_pb2.Observation(num_players=3, bids=seats, tricks_won=seats, scores=seats), Rules()
+        )
 
 
 @pytest.mark.parametrize(
@@ -208,3 +211,28 @@ def test_legal_cards_and_hands_from_pre_encoded_bytes_equal_card_by_card_copies(
         copied.legal_cards.extend([cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2) for c in cards])  # type: ignore[arg-type]
         assert request.SerializeToString() == copied.SerializeToString()
         assert legal_actions_of(request) == tuple(cards)
+
+
+@pytest.mark.parametrize("field", ["bids", "tricks_won", "scores"])
+@pytest.mark.parametrize("count", [0, 3, 5000])
+def test_per_seat_lists_of_another_length_are_refused(field: str, count: int) -> None:
+    """A hostile or broken server could send thousands of bids: one value a seat, or the observation
+    never reaches the bot (through both readers, on a later decision of the hand too)."""
+    state, rng = Game(Rules(), 4).new_state(), random.Random(8)
+    while state.phase != Phase.PLAY:
+        state.chance_random(rng) if state.is_chance() else state.apply_action(state.legal_actions()[0])
+    seen = observe(state, state.current)
+    good = observation_to_proto(seen)
+    reader = ObservationReader(Rules())
+    assert reader.read(good, seen.legal_actions) == observation_from_proto(good, Rules(), seen.legal_actions)
+    bad = match_pb2.Observation()
+    bad.CopyFrom(good)
+    getattr(bad, field)[:] = [0] * count
+    pattern = rf"observation.{field}: {count} values, not one for each of 4 seats"
+    with pytest.raises(ConversionError, match=pattern):
+        observation_from_proto(bad, Rules(), seen.legal_actions)
+    if field != "scores":  # scores are read once a hand (they do not change in it): the reader keeps the hand's
+        with pytest.raises(ConversionError, match=pattern):
+            reader.read(bad, seen.legal_actions)  # the hand's table was read already
+    with pytest.raises(ConversionError, match=pattern):
+        ObservationReader(Rules()).read(bad, seen.legal_actions)

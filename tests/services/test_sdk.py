@@ -480,7 +480,8 @@ class OddGateway(gateway_pb2_grpc.AgentGatewayServiceServicer):
         unreadable = match_pb2.AgentEvent()
         unreadable.decision.match_id, unreadable.decision.kind = "odd", match_pb2.DECISION_KIND_BID
         unreadable.decision.legal_bids.append(0)  # the observation's phase is left unspecified
-        unreadable.decision.observation.num_players = 3  # a table that can be: the phase is what is wrong
+        table = unreadable.decision.observation  # a table that can be: the phase is what is wrong
+        table.num_players, table.bids[:], table.tricks_won[:], table.scores[:] = 3, [-1] * 3, [0] * 3, [0] * 3
         yield gateway_pb2.ConnectResponse(event=unreadable)
         state = Game(preset("classic"), 3).new_state()
         while state.phase <= Phase.DEAL:

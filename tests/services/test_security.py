@@ -440,7 +440,8 @@ def test_sdk_endpoint_refuses_an_observation_without_a_phase() -> None:
         request = match_pb2.AgentEvent()
         request.decision.kind = match_pb2.DECISION_KIND_BID
         request.decision.legal_bids.append(0)
-        request.decision.observation.num_players = 3  # phase left PHASE_UNSPECIFIED
+        table = request.decision.observation  # a table that can be, its phase left PHASE_UNSPECIFIED
+        table.num_players, table.bids[:], table.tricks_won[:], table.scores[:] = 3, [-1] * 3, [0] * 3, [0] * 3
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{endpoint.port}") as channel:
                 call = agent_pb2_grpc.AgentServiceStub(channel).Play(iter([agent_pb2.PlayRequest(event=request)]))

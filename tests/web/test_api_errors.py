@@ -23,7 +23,7 @@ from arena.rpc.auth import WEB_TOKEN_ENV
 from arena.rpc.ratelimit import WEB_APP_RATE_ENV
 from arena.tournament.model import CREATE_DEADLINE_S
 from services.web import api as web_api
-from services.web.api import NAME_RETRY_S, TIMEOUT_S, Api, ApiError
+from services.web.api import MAX_UNNAMED, NAME_RETRY_S, TIMEOUT_S, Api, ApiError
 from services.web.api import deadline as web_deadline
 from services.web.errors import error_page
 from services.web.tournaments import creation_failed
@@ -179,5 +179,29 @@ def test_the_ids_no_agent_has_are_not_kept_for_ever(monkeypatch: pytest.MonkeyPa
         clock[0] += 1.0
         names = asyncio.run(ask([f"visitor-{second}-{n}" for n in range(100)]))
         assert names[f"visitor-{second}-0"] == f"visitor-{second}-0"
-    assert len(api._unnamed) <= 1100  # of the 3000 asked: MAX_UNNAMED and the last call's ids
+    assert len(api._unnamed) <= MAX_UNNAMED  # of the 3000 asked
     assert all(until > clock[0] - NAME_RETRY_S - 1 for until in api._unnamed.values())
+
+
+def test_the_ids_no_agent_has_are_bounded_within_one_wait_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the ids whose wait was over were forgotten past MAX_UNNAMED: 3,000 ids typed within one
+    wait of NAME_RETRY_S were all kept. Past the cap those whose wait ends first go (the latest stay,
+    not asked again before their wait is over)."""
+    asked: list[str] = []
+
+    class NoAgents(Api):
+        async def _call(self, method: str, request: Any, token: str = "") -> Any:
+            asked.append(request.agent_id)
+            raise ApiError("NOT_FOUND", f"agent_id: no agent {request.agent_id!r}")
+
+    clock = [1000.0]
+    monkeypatch.setattr(web_api.time, "monotonic", lambda: clock[0])
+    api = NoAgents("127.0.0.1:9", "127.0.0.1:9")
+    for batch in range(30):
+        clock[0] += 0.01
+        asyncio.run(api.names([f"visitor-{batch}-{n}" for n in range(100)]))
+        assert len(api._unnamed) <= MAX_UNNAMED
+    assert len(asked) == 3000
+    latest = [f"visitor-29-{n}" for n in range(100)]
+    asyncio.run(api.names(latest))
+    assert len(asked) == 3000  # still waiting: not asked again
