@@ -53,6 +53,9 @@ functions of ``Keys.lua()``, rendered from the same templates.
                                       entrants, for lists), state (running|finished), round,
                                       tables, tables_done, created_ms, finished_ms
     {p}tourney-deals:{t}       hash   table id -> its deal sets (JSON); secret until the tournament ends
+    {p}tourney-deals-new:{t}:{n} hash the deal sets of a tournament being created, sent in parts
+                                      (TTL STAGED_DEALS_TTL_S); renamed to tourney-deals:{t} by the
+                                      script that creates it, removed if the id is taken
     {p}tourney-tables:{t}      hash   table id -> JSON {round, entrants (indices), queue}
     {p}tourney-table:{t}:{x}   hash   one table's run: state (queued|running|finished), runner,
                                       attempts, started_ms, finished_ms, forfeits (JSON, decided once)
@@ -130,6 +133,7 @@ TEMPLATES: dict[str, str] = {
     "tourneys": "tourneys",
     "tourney": "tourney:{}",
     "tourney_deals": "tourney-deals:{}",
+    "tourney_deals_new": "tourney-deals-new:{}:{}",
     "tourney_tables": "tourney-tables:{}",
     "tourney_table": "tourney-table:{}:{}",
     "tourney_lease": "tourney-lease:{}:{}",
@@ -329,6 +333,9 @@ class Keys:
 
     def tourney_deals(self, tourney_id: str) -> str:
         return self._key("tourney_deals", tourney_id)
+
+    def tourney_deals_new(self, tourney_id: str, nonce: str) -> str:
+        return self._key("tourney_deals_new", tourney_id, nonce)
 
     def tourney_tables(self, tourney_id: str) -> str:
         return self._key("tourney_tables", tourney_id)

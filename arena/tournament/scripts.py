@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
-# Create: ARGV = prefix, id, spec JSON, now_ms, tables JSON {id: plan JSON}, deals JSON {id: deal sets JSON},
-# summary JSON (the spec without its entrants, for lists).
-# Refused (0) when the id exists; else the tournament, its first round's tables and every deal set.
+# Create: ARGV = prefix, id, spec JSON, now_ms, tables JSON {id: plan JSON}, the nonce of the deal sets
+# sent beforehand (tourney-deals-new:{id}:{nonce}), summary JSON (the spec without its entrants, for lists).
+# Refused (0, the deal sets sent dropped) when the id exists; -1 when the deal sets sent are gone (their
+# TTL ran out); else the tournament, its first round's tables and the deal sets, renamed into place.
 CREATE = """
 local p, t = ARGV[1], ARGV[2]
-if redis.call('SADD', K.tourneys(p), t) == 0 then return 0 end
+local staged = K.tourney_deals_new(p, t, ARGV[6])
+if redis.call('EXISTS', staged) == 0 then return -1 end
+if redis.call('SADD', K.tourneys(p), t) == 0 then
+  redis.call('UNLINK', staged)
+  return 0
+end
 local tables = cjson.decode(ARGV[5])
 local count = 0
 for id, plan in pairs(tables) do
@@ -16,7 +22,8 @@ for id, plan in pairs(tables) do
   redis.call('HSET', K.tourney_table(p, t, id), 'state', 'queued', 'attempts', 0)
   count = count + 1
 end
-for id, deals in pairs(cjson.decode(ARGV[6])) do redis.call('HSET', K.tourney_deals(p, t), id, deals) end
+redis.call('RENAME', staged, K.tourney_deals(p, t))
+redis.call('PERSIST', K.tourney_deals(p, t))
 redis.call('HSET', K.tourney(p, t), 'spec', ARGV[3], 'summary', ARGV[7], 'state', 'running', 'round', 1,
   'tables', count, 'tables_done', 0, 'created_ms', ARGV[4])
 return 1

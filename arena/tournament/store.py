@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,8 @@ from arena.tournament.schedule import Table
 from arena.tournament.standings import GameResult
 from ohell.state import Game
 
+DEALS_PER_SEND = 100  # tables' deal sets sent in one command while a tournament is created (~0.3 MB)
+STAGED_DEALS_TTL_S = 3600  # deal sets sent for a tournament whose creation then died are dropped after this
 TEXT_BATCH = 25  # records (some 20 KB each) read at once for an export: thousands are never all held
 ENDED = ("finished", "cancelled")  # a tournament's states after which nothing changes
 
@@ -123,18 +126,39 @@ class TournamentStore:
         for number in range(2, tourney.rounds + 1):
             for index, size in enumerate(tourney.round_sizes()):
                 deals[table_id(number, index)] = self._draw(Game(rules, size), tourney.deals)
+        nonce = self._send_deals(tourney.tourney_id, deals)
         created = self._run(
             self._create,
             tourney.tourney_id,
             tourney.to_json(),
             now_ms(),
             json.dumps({plan.table_id: plan.to_json() for plan in plans}),
-            json.dumps(deals),
+            nonce,
             tourney.summary().to_json(),
         )
+        if created == -1:
+            raise TournamentError(
+                f"tournament.tournament_id: the deal sets of {tourney.tourney_id!r} were lost before it was created"
+                f" (more than {STAGED_DEALS_TTL_S} s to send them); create it again"
+            )
         if not created:
             raise TournamentExists(f"tournament.tournament_id: a tournament {tourney.tourney_id!r} exists already")
         return plans
+
+    def _send_deals(self, tourney_id: str, deals: dict[str, str]) -> str:
+        """Send the deal sets of a tournament being created to a hash of their own, ``DEALS_PER_SEND``
+        tables a command, and return its nonce. The script that creates the tournament renames it into
+        place: one script holding every deal set (up to ~50 MB of JSON to decode) would keep Redis from
+        every other client, the live matches' relays included, for a second."""
+        nonce = uuid.uuid4().hex
+        staged = self.keys.tourney_deals_new(tourney_id, nonce)
+        items = list(deals.items())
+        for start in range(0, len(items), DEALS_PER_SEND):
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hset(staged, mapping=dict(items[start : start + DEALS_PER_SEND]))
+            pipe.expire(staged, STAGED_DEALS_TTL_S)
+            pipe.execute()
+        return nonce
 
     @staticmethod
     def _draw(game: Game, count: int) -> str:

@@ -20,6 +20,7 @@ from arena.embedded_redis import EmbeddedRedis
 from arena.keys import Keys
 from arena.play.specs import SeatSpec
 from arena.tournament import jobs, operations
+from arena.tournament import store as store_module
 from arena.tournament.deals import draw_deal_set
 from arena.tournament.model import Tournament, TournamentError, parse_entrant
 from arena.tournament.standings import GameResult, duplicate_observations, standings
@@ -90,6 +91,44 @@ def test_round_robin_runs_once_and_standings_agree_with_records(tstore: Tourname
     for table in deals:
         firsts = {str(records[f"{table}/d0/r{turn}"]["hands"][0]["deal"]) for turn in range(3)}
         assert len(firsts) == 1
+
+
+def test_creating_sends_the_deal_sets_in_parts_and_renames_them_into_place(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No one command or script carries every deal set (a big tournament's ~50 MB held Redis from the
+    live matches for a second); the parts end up as the tournament's deal sets, and nothing is left
+    behind, also when the id was taken."""
+    monkeypatch.setattr(store_module, "DEALS_PER_SEND", 3, raising=False)
+    sent: list[int] = []  # the bytes of each command's arguments
+    real_execute = redis.client.Pipeline.execute
+
+    def execute(pipe: redis.client.Pipeline, raise_on_error: bool = True) -> list[object]:
+        sent.extend(sum(len(str(arg)) for arg in command[0]) for command in pipe.command_stack)
+        return real_execute(pipe, raise_on_error)
+
+    real_run = tstore._run
+
+    def run(script: object, *args: object) -> object:
+        sent.append(sum(len(str(arg)) for arg in args))
+        return real_run(script, *args)
+
+    monkeypatch.setattr(redis.client.Pipeline, "execute", execute)
+    monkeypatch.setattr(tstore, "_run", run)
+    tourney = Tournament("parts", builtins(*["random"] * 7), seats=3, deals=2, overrides=OPTIONS)
+    tstore.create(tourney)
+    deals = tstore.client.hgetall(tstore.keys.tourney_deals("parts"))
+    everything = sum(len(value) for value in deals.values())
+    assert len(deals) == 35 and max(sent) < everything / 10
+    assert len(tstore.table_deals("parts", "r1t0")) == 2
+    assert tstore.client.ttl(tstore.keys.tourney_deals("parts")) == -1  # the parts' TTL went with the rename
+    with pytest.raises(TournamentError, match="exists already"):
+        tstore.create(tourney)
+    assert tstore.client.keys(tstore.keys.tourney_deals_new("parts", "*")) == []
+    monkeypatch.setattr(tstore, "_send_deals", lambda tourney_id, deals: "never-sent")
+    with pytest.raises(TournamentError, match="lost before it was created"):
+        tstore.create(Tournament("lost", builtins(*["random"] * 3), seats=3, overrides=OPTIONS))
+    assert "lost" not in tstore.ids()
 
 
 def test_swiss_opens_each_round_once_by_standing(tstore: TournamentStore) -> None:
