@@ -35,7 +35,7 @@ from arena.tournament.schedule import Table
 from arena.tournament.standings import GameResult
 from ohell.state import Game
 
-DEALS_PER_SEND = 100  # tables' deal sets sent in one command while a tournament is created (~0.3 MB)
+SEND_BYTES = 256 * 1024  # deal sets sent in one command while a tournament is created (a table's at least)
 STAGED_DEALS_TTL_S = 3600  # deal sets sent for a tournament whose creation then died are dropped after this
 TEXT_BATCH = 25  # records (some 20 KB each) read at once for an export: thousands are never all held
 ENDED = ("finished", "cancelled")  # a tournament's states after which nothing changes
@@ -146,18 +146,23 @@ class TournamentStore:
         return plans
 
     def _send_deals(self, tourney_id: str, deals: dict[str, str]) -> str:
-        """Send the deal sets of a tournament being created to a hash of their own, ``DEALS_PER_SEND``
-        tables a command, and return its nonce. The script that creates the tournament renames it into
-        place: one script holding every deal set (up to ~50 MB of JSON to decode) would keep Redis from
-        every other client, the live matches' relays included, for a second."""
+        """Send the deal sets of a tournament being created to a hash of their own, about ``SEND_BYTES``
+        a command, and return its nonce. The script that creates the tournament renames it into place:
+        one script holding every deal set (up to ~50 MB of JSON to decode) would keep Redis from every
+        other client, the live matches' relays included, for a second."""
         nonce = uuid.uuid4().hex
         staged = self.keys.tourney_deals_new(tourney_id, nonce)
-        items = list(deals.items())
-        for start in range(0, len(items), DEALS_PER_SEND):
-            pipe = self.client.pipeline(transaction=False)
-            pipe.hset(staged, mapping=dict(items[start : start + DEALS_PER_SEND]))
-            pipe.expire(staged, STAGED_DEALS_TTL_S)
-            pipe.execute()
+        part: dict[str, str] = {}
+        size = 0
+        for number, (table, sets) in enumerate(deals.items(), start=1):
+            part[table] = sets
+            size += len(sets)
+            if size >= SEND_BYTES or number == len(deals):
+                pipe = self.client.pipeline(transaction=False)
+                pipe.hset(staged, mapping={**part})
+                pipe.expire(staged, STAGED_DEALS_TTL_S)
+                pipe.execute()
+                part, size = {}, 0
         return nonce
 
     @staticmethod
