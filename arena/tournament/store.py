@@ -152,14 +152,14 @@ class TournamentStore:
         other client, the live matches' relays included, for a second."""
         nonce = uuid.uuid4().hex
         staged = self.keys.tourney_deals_new(tourney_id, nonce)
-        part: dict[str, str] = {}
+        part: dict[Any, Any] = {}  # table id -> its deal sets (redis-py types its mappings narrowly)
         size = 0
         for number, (table, sets) in enumerate(deals.items(), start=1):
             part[table] = sets
             size += len(sets)
             if size >= SEND_BYTES or number == len(deals):
                 pipe = self.client.pipeline(transaction=False)
-                pipe.hset(staged, mapping={**part})
+                pipe.hset(staged, mapping=part)
                 pipe.expire(staged, STAGED_DEALS_TTL_S)
                 pipe.execute()
                 part, size = {}, 0
