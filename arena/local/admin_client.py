@@ -1,7 +1,9 @@
 """The host commands' connection: the matchmaker's stub with the host credential on every call.
 
 The matchmaker's address: ``--matchmaker``, else $OHELL_MATCHMAKER_ADDRESS, else ``ohell up``'s unix
-socket in its data folder when that file is there, else ``ohell up``'s default TCP address. A socket
+socket in its data folder when that file is there, else ``ohell up``'s TCP address. Its data folder and
+address are found as ``ohell up`` run beside the command took them: the environment, else ``ohell.toml``
+($OHELL_CONFIG, else the working folder's), else the defaults. A socket
 file with nothing answering is a stack that is down: the commands say so and do not try TCP, where
 another user of the machine may listen while the stack is down and take the host token. Nor do they
 dial a socket, or read a host-token, in a data folder another user owns or may write in.
@@ -18,8 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.local.config import HOST_TOKEN_ENV
-from arena.rpc.data_folder import MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET, data_folder_file, not_ours, stack_address
+from arena.local.config import HOST_TOKEN_ENV, stack_folder, stack_setting
+from arena.rpc.data_folder import MATCHMAKER_SOCKET, data_folder_file, not_ours, stack_address
 from arena.rpc.settings import ConfigError, read_token_file
 from ohell.errors import OhHellError
 
@@ -37,7 +39,7 @@ def host_token(args: argparse.Namespace) -> tuple[str, str]:
     elif os.environ.get(HOST_TOKEN_ENV):
         return os.environ[HOST_TOKEN_ENV].strip(), f"${HOST_TOKEN_ENV}"
     else:
-        path = data_folder_file("host-token")
+        path = data_folder_file("host-token", stack_folder(os.environ)[0])
         if path.exists() and (why := not_ours(path.parent)):  # a file anyone may have put there, or linked to theirs
             return "", f"no --host-token-file, no ${HOST_TOKEN_ENV}; {path} not read: {why}"
         if not path.exists():  # calls go without a token; admin RPCs then answer UNAUTHENTICATED
@@ -164,12 +166,17 @@ class Host:
 
 
 def default_address() -> str:
-    """``ohell up``'s unix socket when its file is in the data folder (also a closed one: the stack is
-    down), else its default TCP address. OhHellError for a socket another user may have put there:
-    what listens on it would be sent the host token."""
+    """``ohell up``'s unix socket when its file is in its data folder (also a closed one: the stack is
+    down), else its TCP address (``matchmaker_address`` in ohell.toml, else the default). OhHellError
+    for a socket another user may have put there: what listens on it would be sent the host token."""
     try:
         return stack_address(
-            MATCHMAKER_SOCKET, MATCHMAKER_ADDRESS, who="the host commands", sent="the host token", flag="--matchmaker"
+            MATCHMAKER_SOCKET,
+            stack_setting("matchmaker_address", os.environ),
+            who="the host commands",
+            sent="the host token",
+            flag="--matchmaker",
+            folder=stack_folder(os.environ)[0],
         )
     except ConfigError as error:
         raise OhHellError(str(error)) from None
@@ -201,7 +208,7 @@ def add_common(parser: argparse.ArgumentParser, public: bool = False) -> argpars
     parser.add_argument(
         "--matchmaker",
         help="HOST:PORT or unix:PATH (default: $OHELL_MATCHMAKER_ADDRESS, else ohell up's socket in its data folder, "
-        "else 127.0.0.1:50052)",
+        "else ohell up's address: matchmaker_address in ohell.toml, else 127.0.0.1:50052)",
     )
     credential = "not needed: anyone may read this" if public else "the host credential"
     parser.add_argument("--host-token-file", help=f"{credential} (default: ${HOST_TOKEN_ENV}, else ohell up's)")

@@ -22,6 +22,7 @@ from arena.local.config import (
     refused,
     resolve,
     stack_archive,
+    stack_folder,
 )
 from arena.rpc.data_folder import UP_ARCHIVE, data_folder_file, default_data_dir, not_ours
 from arena.rpc.files import is_plain_file
@@ -208,7 +209,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 def up_redis_url() -> str:
     """The URL ``ohell up`` keeps of its embedded Redis in its data folder (the password in it stays
     off the command line, which ``ps`` shows to every user of the machine)."""
-    path = data_folder_file("redis-url")
+    path = data_folder_file("redis-url", stack_folder(os.environ)[0])
     if os.path.exists(path) and (why := not_ours(path.parent)):  # another user's Redis would get the ratings
         raise OhHellError(f"give --redis-url or set REDIS_URL (ohell up's Redis URL file {path} not read: {why})")
     try:

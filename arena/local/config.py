@@ -173,6 +173,22 @@ class StackArchive:
     problem: str = ""
 
 
+def stack_folder(environ: Mapping[str, str]) -> tuple[Path, str]:
+    """``ohell up``'s data folder as a command run beside it finds it, and where it came from ("" for the
+    default): $OHELL_DATA_DIR, else data_dir in the config file ($OHELL_CONFIG, else ./ohell.toml),
+    else the default. OhHellError for a config file ``ohell up`` would refuse too."""
+    from_file, path = config_settings(None, environ)
+    data_dir, where = pick("data_dir", {}, environ, from_file, path)
+    return Path(data_dir or default_data_dir()).expanduser(), where
+
+
+def stack_setting(name: str, environ: Mapping[str, str]) -> Any:
+    """The setting ``name`` as ``ohell up`` run beside the command took it (no flags): the environment,
+    else the config file, else its default."""
+    from_file, path = config_settings(None, environ)
+    return pick(name, {}, environ, from_file, path)[0]
+
+
 def stack_archive(environ: Mapping[str, str], database_url: str | None = None) -> StackArchive:
     """The archive of ``ohell up`` with the same settings: ``database_url`` (a command's flag), else
     $OHELL_DATABASE_URL, else database_url in the config file, else archive.db in its data folder
@@ -182,8 +198,8 @@ def stack_archive(environ: Mapping[str, str], database_url: str | None = None) -
     url, where = pick("database_url", {"database_url": database_url}, environ, from_file, path)
     if url:
         return StackArchive(url, f"from {where}")
-    data_dir, where = pick("data_dir", {}, environ, from_file, path)
-    url, problem = up_archive(Path(data_dir or default_data_dir()).expanduser())
+    folder, where = stack_folder(environ)
+    url, problem = up_archive(folder)
     return StackArchive(url, "ohell up's, in its data folder" + (f" from {where}" if where else ""), problem)
 
 

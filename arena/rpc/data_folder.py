@@ -30,10 +30,11 @@ def default_data_dir() -> str:
     return str(Path(base) / "ohell-arena")
 
 
-def data_folder_file(name: str) -> Path:
-    """The file ``name`` in ``ohell up``'s data folder as a command run beside it finds it:
-    ``$OHELL_DATA_DIR``, else the default folder (the commands read no ``ohell.toml``)."""
-    return Path(os.environ.get(DATA_DIR_ENV) or default_data_dir()).expanduser() / name
+def data_folder_file(name: str, folder: Path | None = None) -> Path:
+    """The file ``name`` in ``ohell up``'s data folder as a command run beside it finds it: ``folder``
+    (the host commands' resolve ``ohell.toml``'s ``data_dir`` too), else ``$OHELL_DATA_DIR``, else
+    the default folder."""
+    return (folder or Path(os.environ.get(DATA_DIR_ENV) or default_data_dir()).expanduser()) / name
 
 
 def up_archive(folder: Path) -> tuple[str, str]:
@@ -66,11 +67,12 @@ def not_ours(folder: Path) -> str:
     return ""
 
 
-def stack_address(name: str, tcp: str, *, who: str, sent: str, flag: str) -> str:
-    """``unix:PATH`` of the socket ``name`` in the data folder when its file is there (also a closed
-    one: the stack is down), else ``tcp``. ConfigError for a socket another user may have put there
-    (``who`` do not dial it: ``sent`` would go to what listens on it; ``flag`` gives an address)."""
-    path = data_folder_file(name)
+def stack_address(name: str, tcp: str, *, who: str, sent: str, flag: str, folder: Path | None = None) -> str:
+    """``unix:PATH`` of the socket ``name`` in the data folder (``data_folder_file``) when its file is
+    there (also a closed one: the stack is down), else ``tcp``. ConfigError for a socket another user
+    may have put there (``who`` do not dial it: ``sent`` would go to what listens on it; ``flag`` gives
+    an address)."""
+    path = data_folder_file(name, folder)
     try:
         info = os.lstat(path)
     except OSError:  # none there, or a folder this user may not enter (another user's)

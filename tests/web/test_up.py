@@ -32,11 +32,13 @@ from arena.rpc.settings import shown_url
 from ohell.errors import OhHellError
 
 
-def start_up(args: list[str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
+def start_up(
+    args: list[str], log: Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    env = env or {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "arena.cli", "up", *args], stdout=out, stderr=subprocess.STDOUT, env=env
+            [sys.executable, "-m", "arena.cli", "up", *args], stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd
         )
     deadline = time.monotonic() + 90
     while "Ctrl-C stops everything." not in log.read_text():
@@ -110,6 +112,42 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
     # where a host signs in on the web app with it (the banner only said how to send it over gRPC)
     assert all(f"(web sign-in: http://127.0.0.1:{ports['web']}/host;" in banner for banner in banners)
     assert (tmp_path / "data" / "engine.log").read_text().count("service on port") == 3  # one log, every run
+
+
+@pytest.mark.slow
+def test_the_host_commands_find_the_stack_ohell_toml_put_elsewhere(tmp_path: Path) -> None:
+    """With ``data_dir`` in ./ohell.toml (and no $OHELL_DATA_DIR) the host commands run in the same
+    folder looked for the socket, the host token and the Redis URL in the default data folder: "no
+    host token", a stack "not running". They find them where ``ohell up`` put them."""
+    data = tmp_path / "data"
+    config = tmp_path / "ohell.toml"
+    ports = {name: free_port() for name in ("matchmaker", "redis")}
+    config.write_text(
+        f'data_dir = "{data}"\nmatchmaker_address = "127.0.0.1:{ports["matchmaker"]}"\n'
+        f'redis_port = {ports["redis"]}\nweb_address = "127.0.0.1:0"\nengine_address = "127.0.0.1:0"\n'
+        "workers = 1\nconcurrency = 1\n"
+    )
+    config.chmod(0o600)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OHELL_") and k != "REDIS_URL"}
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg")  # the default data folder: empty
+    process, banner = start_up([], tmp_path / "up.log", cwd=tmp_path, env=env)
+    try:
+        assert f"\nsocket      unix:{data / 'matchmaker.sock'}   (" in banner, banner
+
+        def ohell(*args: str) -> subprocess.CompletedProcess[str]:
+            command = [sys.executable, "-m", "arena.cli", *args]
+            return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+
+        created = ohell("ladder", "create", "found", "--seats", "4")
+        assert created.returncode == 0, created.stdout + created.stderr
+        listed = ohell("ladder", "list")
+        assert "found" in listed.stdout, listed.stdout + listed.stderr
+        os.remove(data / "matchmaker.sock")  # no socket: ohell.toml's TCP address
+        assert "found" in ohell("ladder", "list").stdout
+        rebuilt = ohell("ladder", "rebuild", "--ladder", "found")  # its Redis URL from the data folder
+        assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
+    finally:
+        stop(process)
 
 
 @pytest.mark.slow
