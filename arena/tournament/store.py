@@ -25,6 +25,7 @@ from arena.tournament import scripts
 from arena.tournament.deals import DealSet, draw_deal_set
 from arena.tournament.model import (
     Tournament,
+    TournamentAborted,
     TournamentError,
     TournamentExists,
     TournamentNotFound,
@@ -137,7 +138,7 @@ class TournamentStore:
             tourney.summary().to_json(),
         )
         if created == -1:
-            raise TournamentError(
+            raise TournamentAborted(
                 f"tournament.tournament_id: the deal sets of {tourney.tourney_id!r} were lost before it was created"
                 f" (more than {STAGED_DEALS_TTL_S} s to send them); create it again"
             )

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+import grpc
 import pytest
 import redis
 
@@ -125,10 +126,22 @@ def test_creating_sends_the_deal_sets_in_parts_and_renames_them_into_place(
     with pytest.raises(TournamentError, match="exists already"):
         tstore.create(tourney)
     assert tstore.client.keys(tstore.keys.tourney_deals_new("parts", "*")) == []
-    monkeypatch.setattr(tstore, "_send_deals", lambda tourney_id, deals: "never-sent")
-    with pytest.raises(TournamentError, match="lost before it was created"):
-        tstore.create(Tournament("lost", builtins(*["random"] * 3), seats=3, overrides=OPTIONS))
+
+
+def test_deal_sets_lost_before_the_creation_abort_it_not_refuse_the_request(tstore: TournamentStore) -> None:
+    """The deal sets sent ahead gone when the creating script ran (over STAGED_DEALS_TTL_S to send them,
+    or evicted) came back INVALID_ARGUMENT, as if the request were wrong: it is ABORTED (nothing created,
+    the same call may succeed), and the same call does."""
+    from services.matchmaker.tournaments import _CODES
+
+    tourney = Tournament("lost", builtins(*["random"] * 3), seats=3, overrides=OPTIONS)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tstore, "_send_deals", lambda tourney_id, deals: "never-sent")
+        with pytest.raises(TournamentError, match="lost before it was created") as lost:
+            tstore.create(tourney)
+    assert _CODES.get(type(lost.value)) is grpc.StatusCode.ABORTED
     assert "lost" not in tstore.ids()
+    assert len(tstore.create(tourney)) == 1 and "lost" in tstore.ids()
 
 
 def test_swiss_opens_each_round_once_by_standing(tstore: TournamentStore) -> None:
