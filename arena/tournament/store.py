@@ -56,6 +56,10 @@ class TablePlan:
         return json.dumps({"round": self.round, "entrants": list(self.entrants)})
 
 
+def _taken(tourney_id: str) -> TournamentExists:
+    return TournamentExists(f"tournament.tournament_id: a tournament {tourney_id!r} exists already")
+
+
 @dataclass(frozen=True)
 class AwayMark:
     """A connected entrant away in a tournament: not online at the end of a table's wait (it forfeited
@@ -121,6 +125,8 @@ class TournamentStore:
                 raise TournamentNotFound(
                     f"tournament.entrants[{number}].agent_id: no registered agent {entrant.agent_id!r}{named}"
                 )
+        if self.client.sismember(self.keys.tourneys, tourney.tourney_id):  # not after seconds of drawing
+            raise _taken(tourney.tourney_id)  # and megabytes sent (the script checks again: two at once)
         rules = tourney.rules()
         plans = [TablePlan(table_id(1, i), 1, table) for i, table in enumerate(tourney.first_round())]
         deals = {plan.table_id: self._draw(Game(rules, len(plan.entrants)), tourney.deals) for plan in plans}
@@ -143,7 +149,7 @@ class TournamentStore:
                 f" (more than {STAGED_DEALS_TTL_S} s to send them); create it again"
             )
         if not created:
-            raise TournamentExists(f"tournament.tournament_id: a tournament {tourney.tourney_id!r} exists already")
+            raise _taken(tourney.tourney_id)
         return plans
 
     def _send_deals(self, tourney_id: str, deals: dict[str, str]) -> str:

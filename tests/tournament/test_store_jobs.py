@@ -23,7 +23,7 @@ from arena.play.specs import SeatSpec
 from arena.tournament import jobs, operations
 from arena.tournament import store as store_module
 from arena.tournament.deals import draw_deal_set
-from arena.tournament.model import Tournament, TournamentError, parse_entrant
+from arena.tournament.model import Tournament, TournamentError, TournamentExists, parse_entrant
 from arena.tournament.standings import GameResult, duplicate_observations, standings
 from arena.tournament.store import AwayMark, TournamentStore
 from ohell.state import Game
@@ -126,6 +126,25 @@ def test_creating_sends_the_deal_sets_in_parts_and_renames_them_into_place(
     with pytest.raises(TournamentError, match="exists already"):
         tstore.create(tourney)
     assert tstore.client.keys(tstore.keys.tourney_deals_new("parts", "*")) == []
+
+
+def test_a_taken_id_is_refused_before_any_deal_set_is_drawn_or_sent(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A taken id was refused by the creating script only, after every deal set was drawn and sent (the
+    largest tournament: seconds of drawing and ~50 MB into Redis, for a create sent twice); and with the
+    deal sets sent gone meanwhile, the script said to create it again rather than that it exists."""
+    tourney = Tournament("taken", builtins(*["random"] * 3), seats=3, overrides=OPTIONS)
+    tstore.create(tourney)
+    drawn: list[int] = []
+    draw = tstore._draw
+    monkeypatch.setattr(tstore, "_draw", lambda game, count: drawn.append(count) or draw(game, count))
+    with pytest.raises(TournamentExists, match="exists already"):
+        tstore.create(tourney)
+    assert drawn == []
+    plans = json.dumps({"r1t0": "{}"})
+    summary = tourney.summary().to_json()
+    assert tstore._run(tstore._create, "taken", tourney.to_json(), 0, plans, "never-sent", summary) == 0
 
 
 def test_deal_sets_lost_before_the_creation_abort_it_not_refuse_the_request(tstore: TournamentStore) -> None:
