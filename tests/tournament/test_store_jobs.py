@@ -142,9 +142,10 @@ def test_a_taken_id_is_refused_before_any_deal_set_is_drawn_or_sent(
     with pytest.raises(TournamentExists, match="exists already"):
         tstore.create(tourney)
     assert drawn == []
-    plans = json.dumps({"r1t0": "{}"})
-    summary = tourney.summary().to_json()
-    assert tstore._run(tstore._create, "taken", tourney.to_json(), 0, plans, "never-sent", summary) == 0
+    plans, summary = json.dumps({"r1t0": "{}"}), tourney.summary().to_json()
+    for nonce in ("never-sent", tstore._send_deals("taken", {"r1t0": "[]"})):  # two creations at once
+        assert tstore._run(tstore._create, "taken", tourney.to_json(), 0, plans, nonce, summary) == 0
+    assert tstore.client.keys(tstore.keys.tourney_deals_new("taken", "*")) == []  # dropped
 
 
 def test_deal_sets_lost_before_the_creation_abort_it_not_refuse_the_request(tstore: TournamentStore) -> None:
