@@ -146,7 +146,8 @@ class TournamentStore:
         if created == -1:
             raise TournamentAborted(
                 f"tournament.tournament_id: the deal sets of {tourney.tourney_id!r} were lost before it was created"
-                f" (more than {STAGED_DEALS_TTL_S} s to send them); create it again"
+                f" (more than {STAGED_DEALS_TTL_S} s to send them, or Redis short of memory dropped them);"
+                " create it again"
             )
         if not created:
             raise _taken(tourney.tourney_id)
