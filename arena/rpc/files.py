@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 NOT_ITS_OWN = "not a file of its own (a FIFO, a device, another name of a file)"
+NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS}  # flock's answers where a file system has none
 
 
 def is_plain_file(info: os.stat_result, owner: int | None = None) -> bool:
@@ -103,9 +104,6 @@ def _lock(descriptor: int) -> None:
     except OSError as error:
         if error.errno not in NO_LOCKS:
             raise
-
-
-NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS}  # flock's answers where a file system has none
 
 
 def remove_stale_partials(path: Path) -> list[Path]:
