@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 NOT_ITS_OWN = "not a file of its own (a FIFO, a device, another name of a file)"
+NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS}  # flock's answers where a file system has none
 
 
 def is_plain_file(info: os.stat_result, owner: int | None = None) -> bool:
@@ -80,13 +81,29 @@ def _new_beside(path: Path) -> tuple[Path, int]:
             descriptor = os.open(partial, flags, mode)
         except FileExistsError:
             continue
-        fcntl.flock(descriptor, fcntl.LOCK_EX)  # held while it is written: an export running holds its own
         try:
+            _lock(descriptor)  # held while it is written: an export running holds its own
             if os.path.samestat(os.fstat(descriptor), os.lstat(partial)):
                 return partial, descriptor
         except FileNotFoundError:  # taken for stale by another export before it was locked: a new one
             pass
+        except BaseException:
+            os.close(descriptor)
+            with suppress(FileNotFoundError):
+                partial.unlink()
+            raise
         os.close(descriptor)
+
+
+def _lock(descriptor: int) -> None:
+    """An exclusive lock on the open file; none where its file system keeps no locks (NFS without its
+    lock manager, some FUSE file systems): ``remove_stale_partials`` takes none there either, so removes
+    nothing there, and an export still writes its files."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+    except OSError as error:
+        if error.errno not in NO_LOCKS:
+            raise
 
 
 def remove_stale_partials(path: Path) -> list[Path]:

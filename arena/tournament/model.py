@@ -70,6 +70,11 @@ class TournamentEnded(TournamentError):
     """An operation a finished or cancelled tournament refuses (cancelling it, resuming a cancelled one)."""
 
 
+class TournamentAborted(TournamentError):
+    """Nothing done, through no fault of the request: the same call again may succeed (the deal sets a
+    creation sent beforehand were gone from Redis when it was to be created)."""
+
+
 @dataclass(frozen=True)
 class Tournament:
     """``entrants`` in seeding order (Swiss round 1 groups them in this order). ``deals`` deal sets

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 # Create: ARGV = prefix, id, spec JSON, now_ms, tables JSON {id: plan JSON}, the nonce of the deal sets
 # sent beforehand (tourney-deals-new:{id}:{nonce}), summary JSON (the spec without its entrants, for lists).
-# Refused (0, the deal sets sent dropped) when the id exists; -1 when the deal sets sent are gone (their
-# TTL ran out); else the tournament, its first round's tables and the deal sets, renamed into place.
+# Refused (0, the deal sets sent dropped) when the id exists; else -1 when the deal sets sent are gone
+# (their TTL ran out, evicted); else the tournament, its first round's tables and the deal sets, renamed
+# into place.
 CREATE = """
 local p, t = ARGV[1], ARGV[2]
 local staged = K.tourney_deals_new(p, t, ARGV[6])
-if redis.call('EXISTS', staged) == 0 then return -1 end
-if redis.call('SADD', K.tourneys(p), t) == 0 then
+if redis.call('SISMEMBER', K.tourneys(p), t) == 1 then
   redis.call('UNLINK', staged)
   return 0
 end
+if redis.call('EXISTS', staged) == 0 then return -1 end
+redis.call('SADD', K.tourneys(p), t)
 local tables = cjson.decode(ARGV[5])
 local count = 0
 for id, plan in pairs(tables) do

@@ -25,6 +25,7 @@ from arena.tournament import scripts
 from arena.tournament.deals import DealSet, draw_deal_set
 from arena.tournament.model import (
     Tournament,
+    TournamentAborted,
     TournamentError,
     TournamentExists,
     TournamentNotFound,
@@ -53,6 +54,10 @@ class TablePlan:
 
     def to_json(self) -> str:
         return json.dumps({"round": self.round, "entrants": list(self.entrants)})
+
+
+def _taken(tourney_id: str) -> TournamentExists:
+    return TournamentExists(f"tournament.tournament_id: a tournament {tourney_id!r} exists already")
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ class TournamentStore:
                 raise TournamentNotFound(
                     f"tournament.entrants[{number}].agent_id: no registered agent {entrant.agent_id!r}{named}"
                 )
+        if self.client.sismember(self.keys.tourneys, tourney.tourney_id):  # not after seconds of drawing
+            raise _taken(tourney.tourney_id)  # and megabytes sent (the script checks again: two at once)
         rules = tourney.rules()
         plans = [TablePlan(table_id(1, i), 1, table) for i, table in enumerate(tourney.first_round())]
         deals = {plan.table_id: self._draw(Game(rules, len(plan.entrants)), tourney.deals) for plan in plans}
@@ -137,12 +144,13 @@ class TournamentStore:
             tourney.summary().to_json(),
         )
         if created == -1:
-            raise TournamentError(
+            raise TournamentAborted(
                 f"tournament.tournament_id: the deal sets of {tourney.tourney_id!r} were lost before it was created"
-                f" (more than {STAGED_DEALS_TTL_S} s to send them); create it again"
+                f" (more than {STAGED_DEALS_TTL_S} s to send them, or Redis short of memory dropped them);"
+                " create it again"
             )
         if not created:
-            raise TournamentExists(f"tournament.tournament_id: a tournament {tourney.tourney_id!r} exists already")
+            raise _taken(tourney.tourney_id)
         return plans
 
     def _send_deals(self, tourney_id: str, deals: dict[str, str]) -> str:

@@ -7,8 +7,9 @@ token; else the peer address, also for a token no agent holds) may follow at mos
 and the web app's token excepted: the web app relays its visitors' live views and bounds each
 visitor itself), and wait at most ``MAX_WAIT_MS`` for a match to appear. A match is followed
 (given a reader, at most ``MAX_FEEDS`` at once) only once it has events: waiting for one costs none.
-Waits for matches with no events yet are at most ``MAX_AWAITED`` on one engine, and
-``MAX_AWAITED_PER_CALLER`` of one caller (the host and the web app's token included).
+Waits for matches with no events yet are at most ``MAX_AWAITED_PER_CALLER`` of one caller (the host
+and the web app's token included) and ``MAX_AWAITED`` of the other callers together on one engine: the
+host's and the web app's are outside that shared cap, which others filling it would shut them out of.
 """
 
 from __future__ import annotations
@@ -38,13 +39,16 @@ FEED_CONNECTIONS = MAX_FEEDS + 8  # a reader holds one at a time; a few to spare
 ARRIVAL_POLL_S = 0.2
 # Waits for matches with no events yet, on one engine: each is a stream held open and an id in every
 # look. The web app's token and the host's waited uncapped (a caller's streams are capped otherwise).
+# MAX_AWAITED is the other callers' together (the host's and the web app's are not counted in it: 512
+# addresses holding their 8 streams each would otherwise refuse every live view of the web app).
 MAX_AWAITED = 4096
 MAX_AWAITED_PER_CALLER = 1024
 
 
 class FeedsFull(Exception):
     """MAX_FEEDS matches are followed on this engine: no reader for another one now; or (``WaitsFull``)
-    MAX_AWAITED waits for matches not there yet, or MAX_AWAITED_PER_CALLER of the caller's, are open."""
+    MAX_AWAITED waits of the shared callers for matches not there yet, or MAX_AWAITED_PER_CALLER of the
+    caller's, are open."""
 
 
 class WaitsFull(FeedsFull):
@@ -97,12 +101,13 @@ class _Arrivals:
         self.awaited: dict[str, _Awaited] = {}
         self.poller: asyncio.Task[None] | None = None
         self.waits: dict[str, int] = {}  # caller -> its waits open (MAX_AWAITED_PER_CALLER)
-        self.open = 0  # waits open in all (MAX_AWAITED)
+        self.open = 0  # waits of the shared callers open (MAX_AWAITED)
 
-    async def wait(self, match_id: str, timeout: float, caller: str = "") -> bool:
+    async def wait(self, match_id: str, timeout: float, caller: str = "", shared: bool = True) -> bool:
         """Whether the match has events within ``timeout`` (one that has them already is found
-        however short the wait); raises what the event log raised, WaitsFull past the caps."""
-        if self.open >= MAX_AWAITED:
+        however short the wait); raises what the event log raised, WaitsFull past the caps: the caller's
+        own, and for a ``shared`` caller (not the host, not the web app) MAX_AWAITED of them all."""
+        if shared and self.open >= MAX_AWAITED:
             raise WaitsFull(
                 f"{MAX_AWAITED} waits for matches not started yet are open on this engine: try again shortly"
             )
@@ -111,12 +116,12 @@ class _Arrivals:
                 f"{MAX_AWAITED_PER_CALLER} waits of yours for matches not started yet are open on this engine: "
                 "close one first"
             )
-        self.open += 1
+        self.open += shared
         self.waits[caller] = self.waits.get(caller, 0) + 1
         try:
             return await self._wait(match_id, timeout)
         finally:
-            self.open -= 1
+            self.open -= shared
             self.waits[caller] -= 1
             if not self.waits[caller]:
                 del self.waits[caller]
@@ -162,9 +167,12 @@ class SharedFeeds:
         self.feeds: dict[str, _Feed] = {}
         self.arrivals = _Arrivals(log)
 
-    async def follow(self, match_id: str, wait_s: float, caller: str = "") -> AsyncIterator[spectate_pb2.MatchEvent]:
-        """As ``EventLog.follow``: LookupError when nothing came within ``wait_s``; FeedsFull past a cap."""
-        if match_id not in self.feeds and not await self.arrivals.wait(match_id, wait_s, caller):
+    async def follow(
+        self, match_id: str, wait_s: float, caller: str = "", shared: bool = True
+    ) -> AsyncIterator[spectate_pb2.MatchEvent]:
+        """As ``EventLog.follow``: LookupError when nothing came within ``wait_s``; FeedsFull past a cap
+        (``_Arrivals.wait``'s for ``caller`` and ``shared``)."""
+        if match_id not in self.feeds and not await self.arrivals.wait(match_id, wait_s, caller, shared):
             raise LookupError(match_id)
         feed = self.feeds.get(match_id)
         if feed is None or feed.outcome is not None:
@@ -227,7 +235,7 @@ class SpectateApi(spectate_pb2_grpc.SpectateServiceServicer):
                 f"{MAX_SPECTATES_PER_CALLER} spectate streams of yours are open: close one first",
             )
         try:
-            async for event in self.feeds.follow(request.match_id, request.wait_ms / 1000, caller):
+            async for event in self.feeds.follow(request.match_id, request.wait_ms / 1000, caller, not (host or web)):
                 yield spectate_pb2.SpectateResponse(event=event)
         except LookupError:
             await context.abort(

@@ -35,6 +35,7 @@ from arena.tournament.model import (
     MAX_ROUNDS,
     NAME_RULE,
     Tournament,
+    TournamentAborted,
     TournamentEnded,
     TournamentError,
     TournamentExists,
@@ -245,6 +246,7 @@ _CODES: dict[type[Exception], grpc.StatusCode] = {
     TournamentNotFound: grpc.StatusCode.NOT_FOUND,
     TournamentExists: grpc.StatusCode.ALREADY_EXISTS,
     TournamentEnded: grpc.StatusCode.FAILED_PRECONDITION,
+    TournamentAborted: grpc.StatusCode.ABORTED,
 }
 
 
@@ -264,8 +266,8 @@ class TournamentRpcs:
     _is_host: Callable[[grpc.aio.ServicerContext], bool]
 
     async def _t(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
-        """``fn`` in a thread: NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION, else INVALID_ARGUMENT for
-        the domain's errors."""
+        """``fn`` in a thread: NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION, ABORTED, else INVALID_ARGUMENT
+        for the domain's errors."""
         if self.tourneys is None:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this matchmaker was started without tournaments")
         try:

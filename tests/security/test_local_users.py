@@ -373,6 +373,38 @@ def test_the_hidden_copies_of_an_export_killed_outright_are_removed_by_the_next(
     assert (tmp_path / "leaderboard.csv").read_text() == "rank\n"
 
 
+def test_an_export_to_a_file_system_without_locks_writes_its_files_and_leaves_no_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where flock has no locks to give (ENOLCK: NFS without its lock manager; this machine has no such
+    mount, so flock is made to answer so), every export failed once exports locked their hidden copies,
+    and left its copy behind, empty, for good: the next export cannot lock it to see it is stale either."""
+    import errno
+    import fcntl
+
+    from arena.rpc.files import files_written_whole
+
+    stale = tmp_path / ".results.csv.0123abcd.partial"
+    stale.write_text("an export killed outright\n")
+
+    def no_locks(descriptor: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with files_written_whole(tmp_path, ("leaderboard.csv", "results.csv")) as files:
+        files["leaderboard.csv"].write("rank\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == [stale.name, "leaderboard.csv", "results.csv"]
+    assert (tmp_path / "leaderboard.csv").read_text() == "rank\n"  # the stale copy: not known to be stale
+
+    def failing(descriptor: int, operation: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(fcntl, "flock", failing)  # any other failure: the export fails, its copy removed
+    with pytest.raises(OSError, match="Input/output"), files_written_whole(tmp_path, ("leaderboard.csv",)):
+        pass
+    assert sorted(path.name for path in tmp_path.iterdir()) == [stale.name, "leaderboard.csv", "results.csv"]
+
+
 def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -104,16 +104,22 @@ def test_waits_for_matches_that_never_come_leave_the_readers_to_real_matches(
     assert waited == {}  # still waiting, none refused
 
 
-def test_waits_for_matches_not_there_are_capped_for_the_uncapped_callers_too(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_waits_for_matches_not_there_are_capped_and_others_cannot_shut_out_the_web_app(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The web app's token and the host's may open any number of spectate streams: each could be a wait
     for a match that never comes (up to 60 s), a stream held and an id in every look for arrivals, without
-    bound. Past MAX_AWAITED_PER_CALLER of a caller's, or MAX_AWAITED in all, a wait is
-    RESOURCE_EXHAUSTED naming the cap; a wait that ends frees its place. (Caps lowered: the engine in-process.)"""
+    bound. Past MAX_AWAITED_PER_CALLER of a caller's, or MAX_AWAITED of the other callers' together, a wait
+    is RESOURCE_EXHAUSTED naming the cap; a wait that ends frees its place. Agents (or addresses) filling
+    the engine's cap do not refuse the web app's waits (every visitor's live view) or the host's: counted
+    in it, 512 addresses holding their 8 streams each did. (Caps lowered: the engine in-process.)"""
     monkeypatch.setattr(spectate, "MAX_AWAITED_PER_CALLER", 3)
     monkeypatch.setattr(spectate, "MAX_AWAITED", 5)
+    agents = {f"security-tests-waiter-{n}-0123456789": f"waiter{n}" for n in range(3)}
+    first, second, third = agents
 
     async def attack() -> list[str]:
-        engine = await start_engine(host_token=HOST_TOKEN, web_token=WEB_TOKEN)
+        engine = await start_engine(tokens=agents, host_token=HOST_TOKEN, web_token=WEB_TOKEN)
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{engine.port}") as channel:
                 stub = spectate_pb2_grpc.SpectateServiceStub(channel)
@@ -129,7 +135,9 @@ def test_waits_for_matches_not_there_are_capped_for_the_uncapped_callers_too(mon
 
                 async def refused(token: str, count: int) -> str:
                     """``count`` waits more of ``token``: the one refusal among them (the others wait on)."""
-                    made = [asyncio.create_task(drain(token, f"nowhere.{token[:5]}.{n}", 60_000)) for n in range(count)]
+                    made = [
+                        asyncio.create_task(drain(token, f"nowhere.{token[-15:]}.{n}", 60_000)) for n in range(count)
+                    ]
                     opened.extend(made)
                     done, _ = await asyncio.wait(made, timeout=30, return_when=asyncio.FIRST_COMPLETED)
                     assert len(done) == 1
@@ -140,10 +148,11 @@ def test_waits_for_matches_not_there_are_capped_for_the_uncapped_callers_too(mon
                     return error.details() or ""
 
                 opened: list[asyncio.Task[grpc.aio.AioRpcError | None]] = []
-                seen = [await refused(WEB_TOKEN, 4), await refused(HOST_TOKEN, 3)]
-                opened.pop(0).cancel()  # one of the web app's ends: its place is free
+                seen = [await refused(first, 4), await refused(second, 3)]  # 3 + 2 waits: the engine's 5
+                seen += [await refused(WEB_TOKEN, 4), await refused(HOST_TOKEN, 4)]  # each its own 3 still
+                opened.pop(0).cancel()  # one of the first agent's ends: its place is free
                 for _ in range(500):
-                    error = await drain(WEB_TOKEN, "nowhere.now", 0)
+                    error = await drain(third, "nowhere.now", 0)
                     if error is not None and error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
                         break
                     await asyncio.sleep(0.01)
@@ -154,7 +163,8 @@ def test_waits_for_matches_not_there_are_capped_for_the_uncapped_callers_too(mon
         finally:
             await engine.stop(0)
 
-    per_caller, in_all, freed = asyncio.run(attack())
-    assert per_caller == "3 waits of yours for matches not started yet are open on this engine: close one first"
+    per_caller, in_all, web, host, freed = asyncio.run(attack())
+    mine = "3 waits of yours for matches not started yet are open on this engine: close one first"
+    assert per_caller == web == host == mine
     assert in_all == "5 waits for matches not started yet are open on this engine: try again shortly"
     assert freed == "match_id: no match 'nowhere.now' (waited 0 ms)"

@@ -153,7 +153,8 @@ def test_an_entrant_back_online_is_seated_again(
         presence = Keys().agent_presence("a1")
         while not client.exists(presence):
             await asyncio.sleep(0.05)
-        assert await asyncio.to_thread(run, third) < grace / 2
+        await asyncio.to_thread(run, third)  # seated (its forfeits, below), not timed: 3 relayed games took
+        # 0.3-0.5 s of the 1 s that grace / 2 allowed at a load of 11 on 2 cores
         await agent.stop()
 
     asyncio.run(online_for_the_third())

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+import grpc
 import pytest
 import redis
 
@@ -22,7 +23,7 @@ from arena.play.specs import SeatSpec
 from arena.tournament import jobs, operations
 from arena.tournament import store as store_module
 from arena.tournament.deals import draw_deal_set
-from arena.tournament.model import Tournament, TournamentError, parse_entrant
+from arena.tournament.model import Tournament, TournamentError, TournamentExists, parse_entrant
 from arena.tournament.standings import GameResult, duplicate_observations, standings
 from arena.tournament.store import AwayMark, TournamentStore
 from ohell.state import Game
@@ -125,10 +126,42 @@ def test_creating_sends_the_deal_sets_in_parts_and_renames_them_into_place(
     with pytest.raises(TournamentError, match="exists already"):
         tstore.create(tourney)
     assert tstore.client.keys(tstore.keys.tourney_deals_new("parts", "*")) == []
-    monkeypatch.setattr(tstore, "_send_deals", lambda tourney_id, deals: "never-sent")
-    with pytest.raises(TournamentError, match="lost before it was created"):
-        tstore.create(Tournament("lost", builtins(*["random"] * 3), seats=3, overrides=OPTIONS))
+
+
+def test_a_taken_id_is_refused_before_any_deal_set_is_drawn_or_sent(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A taken id was refused by the creating script only, after every deal set was drawn and sent (the
+    largest tournament: seconds of drawing and ~50 MB into Redis, for a create sent twice); and with the
+    deal sets sent gone meanwhile, the script said to create it again rather than that it exists."""
+    tourney = Tournament("taken", builtins(*["random"] * 3), seats=3, overrides=OPTIONS)
+    tstore.create(tourney)
+    drawn: list[int] = []
+    draw = tstore._draw
+    monkeypatch.setattr(tstore, "_draw", lambda game, count: drawn.append(count) or draw(game, count))
+    with pytest.raises(TournamentExists, match="exists already"):
+        tstore.create(tourney)
+    assert drawn == []
+    plans, summary = json.dumps({"r1t0": "{}"}), tourney.summary().to_json()
+    for nonce in ("never-sent", tstore._send_deals("taken", {"r1t0": "[]"})):  # two creations at once
+        assert tstore._run(tstore._create, "taken", tourney.to_json(), 0, plans, nonce, summary) == 0
+    assert tstore.client.keys(tstore.keys.tourney_deals_new("taken", "*")) == []  # dropped
+
+
+def test_deal_sets_lost_before_the_creation_abort_it_not_refuse_the_request(tstore: TournamentStore) -> None:
+    """The deal sets sent ahead gone when the creating script ran (over STAGED_DEALS_TTL_S to send them,
+    or evicted) came back INVALID_ARGUMENT, as if the request were wrong: it is ABORTED (nothing created,
+    the same call may succeed), and the same call does."""
+    from services.matchmaker.tournaments import _CODES
+
+    tourney = Tournament("lost", builtins(*["random"] * 3), seats=3, overrides=OPTIONS)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tstore, "_send_deals", lambda tourney_id, deals: "never-sent")
+        with pytest.raises(TournamentError, match="lost before it was created") as lost:
+            tstore.create(tourney)
+    assert _CODES.get(type(lost.value)) is grpc.StatusCode.ABORTED
     assert "lost" not in tstore.ids()
+    assert len(tstore.create(tourney)) == 1 and "lost" in tstore.ids()
 
 
 def test_swiss_opens_each_round_once_by_standing(tstore: TournamentStore) -> None:
