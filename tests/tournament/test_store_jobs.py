@@ -100,7 +100,7 @@ def test_creating_sends_the_deal_sets_in_parts_and_renames_them_into_place(
     """No one command or script carries every deal set (a big tournament's ~50 MB held Redis from the
     live matches for a second); the parts end up as the tournament's deal sets, and nothing is left
     behind, also when the id was taken."""
-    monkeypatch.setattr(store_module, "SEND_BYTES", 4000, raising=False)
+    monkeypatch.setattr(store_module, "SEND_BYTES", 4000)
     sent: list[int] = []  # the bytes of each command's arguments
     real_execute = redis.client.Pipeline.execute
 
