@@ -149,7 +149,7 @@ SERVICES = {"engine": "services.engine", "matchmaker": "services.matchmaker"}
 
 def parse_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """``parser.parse_args``, but arguments left over are refused by the command they were given to,
-    under its own usage (``ohell ladder rebuild: error: unrecognized arguments: class``): argparse
+    under its own usage (``ohell ladder show: error: unrecognized arguments: extra``): argparse
     refuses them at the top, under the usage of every ``ohell`` command, which says nothing of the
     command's own arguments."""
     args, extra = parser.parse_known_args(argv)

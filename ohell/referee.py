@@ -230,8 +230,18 @@ def _replay_hand(state: State, hand: object, path: str, checked: int) -> int:
 
 
 def _expect(recorded: object, actual: object, path: str) -> None:
-    if recorded != actual:
-        raise _Mismatch(f"{path} is recorded as {recorded!r:.80} but the play gives {actual!r}")
+    """The first value that differs, named down to its element (``hands[0].tricks[0].cards[1]``): a
+    whole hand's tricks were quoted, the recorded ones cut at 80 characters and the played ones in
+    full, leaving the reader to find the one card that differed."""
+    if recorded == actual:
+        return
+    if isinstance(recorded, list) and isinstance(actual, list) and len(recorded) == len(actual):
+        index = next(i for i, (mine, theirs) in enumerate(zip(recorded, actual, strict=True)) if mine != theirs)
+        return _expect(recorded[index], actual[index], f"{path}[{index}]")
+    if isinstance(recorded, dict) and isinstance(actual, dict) and recorded.keys() == actual.keys():
+        key = next(k for k in actual if recorded[k] != actual[k])
+        return _expect(recorded[key], actual[key], f"{path}.{key}")
+    raise _Mismatch(f"{path} is recorded as {recorded!r:.80} but the play gives {actual!r:.80}")
 
 
 __all__ = ["BID_BASE", "RecordError", "Verdict", "referee", "referee_text", "replay"]

@@ -82,6 +82,13 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
         parser.add_argument("agent_id")
         if name == "rotate":
             parser.add_argument("--tokens", help="append the new token to this CSV file instead of printing it")
+            parser.add_argument(
+                "--join",
+                action="append",
+                metavar="LADDER",
+                help="queue the built-in agent on this ladder with its new token (repeat for several): a revoked"
+                " one is queued nowhere",
+            )
     command(agent_sub, "list", c.agent_list, "list the registered agents")
 
     board = command(sub, "leaderboard", c.leaderboard, "a ladder's leaderboard", public=True)

@@ -208,12 +208,16 @@ def _check_join(host: Host, args: argparse.Namespace) -> None:
             "--kind endpoint needs the address the platform dials: register each endpoint agent with "
             "ohell agent register NAME --kind endpoint --endpoint HOST:PORT"
         )
-    if args.join and args.kind != "builtin":
+    _check_ladders_to_join(host, args.kind, args.join)
+
+
+def _check_ladders_to_join(host: Host, kind: str, ladders: list[str] | None) -> None:
+    if ladders and kind != "builtin":
         raise OhHellError(
-            f"--join is for built-in agents: a {args.kind} agent queues itself with its token while it runs "
-            f"(ohell bot run{' --serve HOST:PORT' if args.kind == 'endpoint' else ''}: docs/protocol.md)"
+            f"--join is for built-in agents: a {kind} agent queues itself with its token while it runs "
+            f"(ohell bot run{' --serve HOST:PORT' if kind == 'endpoint' else ''}: docs/protocol.md)"
         )
-    for ladder in args.join or []:
+    for ladder in ladders or []:
         known_ladder(host, ladder, "--join")
 
 
@@ -302,13 +306,20 @@ def agent_import(host: Host, args: argparse.Namespace) -> int:
 
 
 def agent_rotate(host: Host, args: argparse.Namespace) -> int:
+    """``--join``: a revoked built-in agent is enrolled nowhere, and JoinQueue takes its own token, which
+    only this command shows: without it no host command could queue the agent again."""
+    if args.join:
+        kind = host.call("GetAgent", agent_id=args.agent_id).agent.kind
+        _check_ladders_to_join(host, KIND_NAMES.get(kind, "unknown"), args.join)
     if args.tokens:
         with _tokens_file(args.tokens, append=True) as save:
             reply = host.call("RotateAgentToken", agent_id=args.agent_id)
             save([reply.agent.name, reply.agent.agent_id, reply.token])
         console.print(f"agent {args.agent_id}: new token added to {args.tokens}; the old one no longer works")
     else:
-        print(f"token {host.call('RotateAgentToken', agent_id=args.agent_id).token}")
+        reply = host.call("RotateAgentToken", agent_id=args.agent_id)
+        print(f"token {reply.token}")
+    _join(host, reply.agent, reply.token, args.join)
     return 0
 
 

@@ -185,6 +185,9 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     import redis
     from sqlalchemy.exc import SQLAlchemyError
 
+    if args.name and args.ladder and args.name != args.ladder:
+        raise OhHellError(f"two ladders named: {args.name!r} and --ladder {args.ladder!r}: give one")
+    args.ladder = args.ladder or args.name  # `ohell ladder rebuild NAME`, as `ladder show NAME` takes it
     url = args.redis_url or os.environ.get("REDIS_URL") or up_redis_url()
     archive = archive_url(args) if args.source == "archive" else None
     try:
@@ -321,6 +324,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="the stack's Redis (default: $REDIS_URL, else ohell up's, from the file redis-url in $OHELL_DATA_DIR "
         "or the default data folder)",
     )
+    rebuild.add_argument("name", nargs="?", help="one ladder, as the other ladder commands take it (or --ladder)")
     rebuild.add_argument("--ladder", help="one ladder (default: all)")
     rebuild.add_argument(
         "--prefix",

@@ -63,7 +63,10 @@ def run_demo(args: argparse.Namespace) -> int:
     stack = Stack(StackConfig(engine=False, concurrency=1, remote_worker=False, web_address=args.web_address))
     try:
         with console.status("starting the stack: redis, matchmaker, Celery workers, web app"):
-            stack.start()
+            try:
+                stack.start()
+            except RuntimeError as error:  # a process did not get ready (a --web-address in use): one line
+                raise OhHellError(str(error)) from None  # with its log's tail, as ohell up says it, not a traceback
         board_url = f"{stack.web_url}/ladders/{DEMO_LADDER}"
         console.print(f"leaderboard in the browser: {board_url}")
         with grpc.insecure_channel(stack.matchmaker_address) as channel:

@@ -17,7 +17,7 @@ from arena.local.output import text_console
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.files import write_named_file
 from arena.sdk.arguments import UINT32, whole
-from arena.tournament.messages import away_text, entrant_from_text, waiting_text
+from arena.tournament.messages import away_text, entrant_from_text, no_standings_text, waiting_text
 from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, ID_RULE, TournamentError
 from arena.tournament.standings import DEFAULT_REPLICATES, MAX_REPLICATES
 from arena.wire import fixed, given_rules, interval_text, rules_to_proto
@@ -115,7 +115,11 @@ def cmd_status(host: Host, args: argparse.Namespace) -> int:
 
 def cmd_standings(host: Host, args: argparse.Namespace) -> int:
     reply = host.call("GetTournament", tournament_id=args.id, replicates=args.replicates)
-    table = Table(title=f"{args.id}: {STANDINGS_TITLES.get(reply.progress.state, 'provisional')} standings")
+    title = f"{args.id}: {STANDINGS_TITLES.get(reply.progress.state, 'provisional')} standings"
+    if not reply.standings:  # a table of headers alone said nothing of why
+        console.print(f"{title}: {no_standings_text(reply.progress.games_done)}")
+        return 0
+    table = Table(title=title)
     for column in ("#", "entrant", "games", "mean dup", "95% CI", "P(> next)", "deals won", "forfeits"):
         table.add_column(column, justify="left" if column == "entrant" else "right")
     for row in reply.standings:

@@ -106,8 +106,9 @@ async def _say_what_it_waits_for(stub: matchmaker_pb2_grpc.MatchmakerServiceStub
         seats, others = reply.ladder.seats, max(reply.tickets_waiting - 1, 0)  # the count holds this ticket
         if others + 1 >= seats:
             why = "seated as soon as enough of them are near your rating"
-        elif reply.ladder.house_fill:
-            why = f"house bots fill the empty seats once you have waited {reply.ladder.fill_after_seconds:g} s"
+        elif reply.ladder.house_fill:  # any waiting agent's wait counts: the table may form before yours
+            who = "one of you has" if others else "you have"
+            why = f"house bots fill the empty seats once {who} waited {reply.ladder.fill_after_seconds:g} s"
         else:
             why = f"no house bots fill them: you wait until {seats - 1 - others} more agent(s) queue"
         log.info("ladder %r: %d other agent(s) waiting for a table of %d; %s", ladder, others, seats, why)

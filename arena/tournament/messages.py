@@ -51,3 +51,17 @@ def away_text(away: tpb.TournamentAway) -> str:
         f"{away.entrant} (connected) away since {since}: forfeited table {away.table_id} after waiting for it;"
         " its next tables forfeit it without waiting while it is not online"
     )
+
+
+def no_standings_text(games_done: int) -> str:
+    """What the standings say while they have no row. They count a deal only once it has been played
+    in every rotation, so games may have been played and recorded with no standing yet (a running
+    tournament's first deal, one cancelled midway): saying no game had finished contradicted the
+    progress shown beside it ('1/120 games')."""
+    if games_done == 0:
+        return "No game has finished yet."
+    played = f"{games_done} game played" if games_done == 1 else f"{games_done} games played"
+    return (
+        f"No deal is complete in the {played}: a deal counts in the standings once it has been"
+        " played in every rotation."
+    )

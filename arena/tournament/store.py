@@ -42,6 +42,12 @@ TEXT_BATCH = 25  # records (some 20 KB each) read at once for an export: thousan
 ENDED = ("finished", "cancelled")  # a tournament's states after which nothing changes
 
 
+CONNECTED_TAKES_AN_ID = (
+    "connected:AGENT_ID takes the agent's id (a12, as `ohell agent list` and the host page's tokens show it),"
+    " not its name"
+)
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -122,8 +128,10 @@ class TournamentStore:
             ):
                 # an entrant with no name of its own is named by its agent id, said once already
                 named = f" (entrant {entrant.name!r})" if entrant.name != entrant.agent_id else ""
+                # connected:alice for a registered alice said only that no agent 'alice' was registered
+                hint = "" if AGENT_ID.fullmatch(entrant.agent_id) else f": {CONNECTED_TAKES_AN_ID}"
                 raise TournamentNotFound(
-                    f"tournament.entrants[{number}].agent_id: no registered agent {entrant.agent_id!r}{named}"
+                    f"tournament.entrants[{number}].agent_id: no registered agent {entrant.agent_id!r}{named}{hint}"
                 )
         if self.client.sismember(self.keys.tourneys, tourney.tourney_id):  # not after seconds of drawing
             raise _taken(tourney.tourney_id)  # and megabytes sent (the script checks again: two at once)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
-from arena.tournament.messages import away_text, waiting_text
+from arena.tournament.messages import away_text, no_standings_text, waiting_text
 from arena.wire import fixed, interval_text, proto_rules_label
 from services.web.views import Row, when
 
@@ -28,6 +28,7 @@ def progress_row(progress: Any) -> Row:
         "games_done": progress.games_done,
         "games_total": progress.games_total,
         "percent": round(100 * progress.games_done / total, 1),
+        "no_standings": no_standings_text(progress.games_done),
         "created": when(progress.created_ms),
         "finished": when(progress.finished_ms),
     }

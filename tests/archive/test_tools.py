@@ -93,6 +93,21 @@ def test_rebuild_from_the_archive_after_redis_lost_the_log(
     assert store.leaderboard("r", 0, 10)[1] == 6
 
 
+def test_rebuild_takes_the_ladder_by_name_as_the_other_ladder_commands_do(
+    store: RedisStore, redis_server: EmbeddedRedis, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ohell ladder rebuild class`` stopped with argparse's 'unrecognized arguments: class', where
+    ``ladder show|pause|export class`` take the name so: only ``--ladder class`` was understood."""
+    builtin_ladder(store, "r", bots=("heuristic", "random") * 3, seats=3)
+    builtin_ladder(store, "s", bots=("random",) * 3, seats=3)
+    play(store, "r", 2)
+    capsys.readouterr()
+    assert main(["ladder", "rebuild", "r", "--redis-url", redis_server.url]) == 0
+    assert capsys.readouterr().out == "r: ratings rebuilt from 2 logged matches\n"  # r alone, not s too
+    assert main(["ladder", "rebuild", "r", "--ladder", "s", "--redis-url", redis_server.url]) == 2
+    assert "two ladders named: 'r' and --ladder 's'" in capsys.readouterr().err
+
+
 def test_rebuild_from_the_archive_reads_the_data_folders_by_default(
     store: RedisStore, redis_server: EmbeddedRedis, data_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -82,6 +82,20 @@ def test_a_wrong_trick_winner_is_a_mismatch(record: dict) -> None:
     assert "hands[0].tricks" in (referee(bad).mismatch or "")
 
 
+def test_a_mismatch_names_the_element_that_differs(record: dict) -> None:
+    """One card changed in a recorded trick quoted the hand's tricks whole (the played ones in full,
+    some 1,000 characters), not the card."""
+    bad = copy.deepcopy(record)
+    cards = bad["hands"][0]["tricks"][0]["cards"]
+    played, cards[1] = cards[1], cards[0]
+    assert referee(bad).mismatch == (
+        f"hands[0].tricks[0].cards[1] is recorded as {cards[0]!r} but the play gives {played!r}"
+    )
+    bad = copy.deepcopy(record)
+    bad["hands"][1]["totals"] = bad["hands"][1]["totals"][:-1]  # a list of another length: quoted whole
+    assert (referee(bad).mismatch or "").startswith("hands[1].totals is recorded as [")
+
+
 def test_wrong_recorded_results_are_mismatches(record: dict) -> None:
     bad = copy.deepcopy(record)
     bad["hands"][2]["points"][0] += 1

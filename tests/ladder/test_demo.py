@@ -74,6 +74,23 @@ def test_the_default_demo_prints_the_leaderboard_and_ranks_strong_above_heuristi
     assert max(means["strong"], means["heuristic"]) < means["random"], line
 
 
+def test_a_web_address_in_use_stops_the_demo_with_one_line() -> None:
+    """``ohell demo --web-address`` on a port another process listens on ended in a traceback (exit 1)."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        demo = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "demo", "--games", "1", "--web-address", address],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert demo.returncode == 2 and "Traceback" not in demo.stderr, demo.stderr
+    assert demo.stderr.startswith("error: web did not get ready (it exited with status 1):")
+    assert f"cannot listen on {address}" in demo.stderr
+
+
 def test_demo_serves_the_leaderboard_until_ctrl_c() -> None:
     import re
     import urllib.request

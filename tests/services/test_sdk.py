@@ -341,6 +341,11 @@ WAITS = {
         "ladder 'resting': 0 other agent(s) waiting for a table of 4; house bots fill the empty seats once you"
         " have waited 30 s",
     ),
+    "house fill, others waiting": (  # seated 9 s after queuing on a 20 s ladder: the others' wait counts
+        {"house_fill": True, "house_bots": ("random",), "fill_after_s": 30.0, "others": 1},
+        "ladder 'resting': 1 other agent(s) waiting for a table of 4; house bots fill the empty seats once one of"
+        " you has waited 30 s",
+    ),
     "no house fill": (
         {"seats": 3},
         "ladder 'resting': 0 other agent(s) waiting for a table of 3; no house bots fill them: you wait until 2"

@@ -177,6 +177,8 @@ def test_status_names_the_connected_entrant_a_table_waits_for_and_until_when(
     assert 0 < left_s <= 120 - (time.time() - before) + 1 and line.endswith(
         "s from now); whoever is still away then forfeits the table"
     )
+    cli(stack, "standings", "wait")  # a table of headers alone, before
+    assert capsys.readouterr().out.strip() == "wait: provisional standings: No game has finished yet."
     cli(stack, "cancel", "wait")  # the runner gives up its wait: nothing left to wait for
     capsys.readouterr()
     cli(stack, "status", "wait")

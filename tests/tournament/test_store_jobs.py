@@ -180,6 +180,22 @@ def test_swiss_opens_each_round_once_by_standing(tstore: TournamentStore) -> Non
         assert sorted(itertools.chain(*in_round)) == list(range(7))
 
 
+def test_a_connected_entrant_given_by_name_is_told_to_give_the_id(tstore: TournamentStore) -> None:
+    """``--entrant connected:alice`` for a registered alice said only "no registered agent 'alice'"."""
+    tstore.client.hset(tstore.keys.agent("a31"), mapping={"name": "alice", "kind": "connected"})
+    named = (*builtins("heuristic", "random"), SeatSpec.connected("alice", "alice"))
+    with pytest.raises(TournamentError) as refused:
+        jobs.start(tstore, Tournament("byname", named, seats=3, deals=2, overrides=OPTIONS), Queue())
+    assert str(refused.value) == (
+        "tournament.entrants[2].agent_id: no registered agent 'alice': connected:AGENT_ID takes the agent's id"
+        " (a12, as `ohell agent list` and the host page's tokens show it), not its name"
+    )
+    missing = (*builtins("heuristic", "random"), SeatSpec.connected("a99", "a99"))
+    with pytest.raises(TournamentError) as refused:  # an id of the right shape: no hint about names
+        jobs.start(tstore, Tournament("byid", missing, seats=3, deals=2, overrides=OPTIONS), Queue())
+    assert str(refused.value) == "tournament.entrants[2].agent_id: no registered agent 'a99'"
+
+
 def test_absent_connected_entrant_forfeits_its_table(tstore: TournamentStore) -> None:
     entrants = (*builtins("heuristic", "random"), SeatSpec.connected("a9", "ghost"))
     tourney = Tournament("ff", entrants, seats=3, deals=2, overrides=OPTIONS, grace_s=0.2)

@@ -215,6 +215,25 @@ def test_a_refused_register_leaves_no_tokens_file_it_made(tmp_path: Path) -> Non
     assert not new.exists() and kept.read_text() == ""
 
 
+def test_a_revoked_built_in_agent_is_queued_again_with_its_new_token(site: Site) -> None:
+    """Revoking drops a built-in agent's tickets; rotating gave it a token but queued it nowhere, and
+    JoinQueue takes that token: no host command could put it back on its ladder."""
+    assert ohell(site, "ladder", "create", "rejoin", "--seats", "3").returncode == 0  # no house bots: it waits
+
+    def waiting() -> int:
+        return site.stub.GetLadder(pb.GetLadderRequest(name="rejoin")).tickets_waiting
+
+    made = ohell(site, "agent", "register", "rj-1", "--kind", "builtin", "--bot", "random", "--join", "rejoin")
+    agent_id = made.stdout.split("registered as ", 1)[1].split()[0]
+    assert waiting() == 1 and ohell(site, "agent", "revoke", agent_id).returncode == 0 and waiting() == 0
+    back = ohell(site, "agent", "rotate", agent_id, "--join", "rejoin")
+    assert back.returncode == 0 and "agent rj-1 queued on ladder rejoin" in back.stdout, back.stdout + back.stderr
+    assert back.stdout.startswith("token ") and waiting() == 1
+    connected = ohell(site, "agent", "register", "rj-2").stdout.split("registered as ", 1)[1].split()[0]
+    refused = ohell(site, "agent", "rotate", connected, "--join", "rejoin")
+    assert refused.returncode == 2 and "--join is for built-in agents" in refused.stderr, refused.stderr
+
+
 def test_token_rotation_revocation_listing_and_deletion(site: Site, tmp_path: Path) -> None:
     one = ohell(site, "agent", "register", "rota")
     old = one.stdout.split("token ", 1)[1].split()[0]

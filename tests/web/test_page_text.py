@@ -210,3 +210,19 @@ def test_the_tournament_page_says_what_a_forfeit_counts_as() -> None:
     context = dict(t=t, grace="30", entrants=[], standings=[], tables=[], tables_page="", tables_next="")
     page = render("tournament.html", **context)
     assert "random bot played its seat" in re.sub(r"\s+", " ", page)
+
+
+def test_standings_with_no_complete_deal_say_why_not_that_no_game_finished() -> None:
+    """The standings count a deal once it has been played in every rotation: a tournament cancelled
+    after its first game (1/120 games beside them) said "No game has finished yet"."""
+    from arena.proto.ohell.v1 import tournament_pb2 as tpb
+    from services.web import tournament_views as tv
+
+    def said(games_done: int) -> str:
+        progress = tpb.TournamentProgress(state=tpb.TOURNAMENT_STATE_CANCELLED, games_done=games_done, games_total=120)
+        html = render("_tournament_live.html", **tv.detail(tpb.GetTournamentResponse(progress=progress)))
+        return re.sub(r"\s+", " ", html.split('<table id="standings">')[1].split("</table>")[0])
+
+    assert "No game has finished yet." not in said(1) and "No deal is complete in the 1 game played" in said(1)
+    assert "once it has been played in every rotation" in said(2) and "the 2 games played" in said(2)
+    assert "No game has finished yet." in said(0)
