@@ -325,6 +325,7 @@ def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None =
                 host_session=sessions.session_of,
             ),
             Middleware(BodyLimit),
+            Middleware(host.HostReads, sessions=sessions),
         ],
     )
     app.state.api = api

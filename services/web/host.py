@@ -1,7 +1,8 @@
 """The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause,
 resume and delete ladders (the host types the ladder's name to delete it), register agents (one,
 many, or from a CSV) and download their tokens, faults per agent.
-The right host token always signs in; wrong ones are limited (services/web/sign_in.py).
+The right host token always signs in; wrong ones are limited (services/web/sign_in.py). A signed-in
+host's requests read from the matchmaker with the host token (``HostReads``).
 
 A session is a random id in an HttpOnly, SameSite=Strict cookie (Secure over https), kept in this
 process; every form carries the session's CSRF token. The host token itself goes with each admin RPC as bearer metadata.
@@ -25,18 +26,19 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
-from starlette.types import Scope
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena.ladder.limits import LADDER_NAME, LADDER_NAME_RULE
 from arena.ladder.model import AGENT_NAME_RULE
 from arena.ladder.roster import first_cells, roster_names, roster_text
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
+from arena.rpc.auth import PUBLIC_VIEW, auth_metadata
 from arena.sdk.arguments import UINT32
 from ohell.bots import BOT_FACTORIES
 from ohell.presets import PRESETS
 from services.web import views
-from services.web.api import ApiError
+from services.web.api import HOST_READS, ApiError
 from services.web.pages import api_of, page
 from services.web.sign_in import WrongTokens
 
@@ -85,6 +87,26 @@ class HostSessions:
         """The id of the live session the request's cookie names, else None."""
         request = Request(scope)
         return request.cookies.get(COOKIE) if self.signed_in(request) else None
+
+
+class HostReads:
+    """ASGI middleware: a signed-in host's request reads from the matchmaker with the host token
+    (``services.web.api.HOST_READS``), as anyone does (``ohell-view: public``)."""
+
+    def __init__(self, app: ASGIApp, sessions: HostSessions) -> None:
+        self.app = app
+        self.sessions = sessions
+        self.metadata = (*auth_metadata(sessions.host_token), PUBLIC_VIEW)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.sessions.session_of(scope) is None:
+            await self.app(scope, receive, send)
+            return
+        reads = HOST_READS.set(self.metadata)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            HOST_READS.reset(reads)
 
 
 def sessions(request: Request) -> HostSessions:
