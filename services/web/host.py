@@ -135,7 +135,8 @@ async def login(request: Request) -> Response:
         wait_ms = host.wrong_tokens.wait_ms(request.client.host if request.client else "unknown")
         if wait_ms > 0:
             seconds = str(max(1, math.ceil(wait_ms / 1000)))
-            error = f"too many sign-in attempts with a wrong token: try again in {seconds} s"
+            error = f"too many sign-in attempts with a wrong token: wrong ones are refused for {seconds} s"
+            error += " (the host token is not)"
             response = page(request, "login.html", 429, enabled=enabled, error=error)
             response.headers["retry-after"] = seconds
             return response

@@ -14,6 +14,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,17 +33,21 @@ class Stay(urllib.request.HTTPRedirectHandler):
         return None
 
 
+@contextmanager
 def web_app(log: Path, **env: str) -> Iterator[str]:
     settings = {k: v for k, v in os.environ.items() if k not in ("OHELL_WEB_TRUSTED_PROXIES", "FORWARDED_ALLOW_IPS")}
     process, address = start_web(NOWHERE, log, settings | {"OHELL_HOST_TOKEN": HOST_TOKEN} | env)  # type: ignore[arg-type]
-    yield address
-    process.terminate()
-    process.wait(10)
+    try:
+        yield address
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 @pytest.fixture
 def url(tmp_path: Path) -> Iterator[str]:
-    yield from web_app(tmp_path / "web.log", OHELL_WEB_RATE_LIMIT="1000:1000")
+    with web_app(tmp_path / "web.log", OHELL_WEB_RATE_LIMIT="1000:1000") as address:
+        yield address
 
 
 def get(url: str, path: str, headers: dict[str, str] | None = None) -> int:
@@ -80,7 +85,7 @@ def test_wrong_guesses_from_many_addresses_meet_one_limit_and_one_log_line(tmp_p
     """Behind a proxy that is named each visitor has its own limit; all of them together have one,
     and the log says of a flood one line a minute, not one per guess."""
     log = tmp_path / "web.log"
-    for url in web_app(log, OHELL_WEB_TRUSTED_PROXIES="127.0.0.1"):
+    with web_app(log, OHELL_WEB_TRUSTED_PROXIES="127.0.0.1") as url:
         statuses = [sign_in(url, "wrong", {"x-forwarded-for": f"203.0.113.{n}"})[0] for n in range(EVERYONE + 5)]
         assert statuses == [403] * EVERYONE + [429] * 5
         assert sign_in(url, HOST_TOKEN, {"x-forwarded-for": "198.51.100.1"})[0] == 303
@@ -90,7 +95,7 @@ def test_wrong_guesses_from_many_addresses_meet_one_limit_and_one_log_line(tmp_p
 
 def test_a_stranger_using_up_the_address_leaves_the_host_its_pages(tmp_path: Path) -> None:
     """Each visitor 2 requests, then 1 every 100 s; every request from 127.0.0.1 (a proxy's address)."""
-    for url in web_app(tmp_path / "web.log", OHELL_WEB_RATE_LIMIT="0.01:2"):
+    with web_app(tmp_path / "web.log", OHELL_WEB_RATE_LIMIT="0.01:2") as url:
         assert [get(url, "/nothing") for _ in range(3)] == [404, 404, 429]  # the stranger's share is gone
         assert get(url, "/host/login") == 200
         status, cookie, _ = sign_in(url, HOST_TOKEN)
