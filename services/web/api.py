@@ -3,7 +3,8 @@ APIs (never Redis keys). Admin calls carry the host token as bearer metadata; re
 ``read_token`` when the app has one: the web app's token (``OHELL_WEB_TOKEN``, which the services
 give a rate limit sized for the web app), else the host token. The services count calls per caller,
 and without a token every visitor would count as this one anonymous caller (the app bounds each
-visitor itself: services/web/visitors.py).
+visitor itself: services/web/visitors.py). A signed-in host's requests read from the matchmaker
+with the host token (``HOST_READS``, set by services/web/host.py's ``HostReads``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import math
 import time
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +35,9 @@ NAME_RETRY_S = 5.0  # an agent whose name could not be read is asked again after
 # whose wait ends first (asked again sooner): the match list's agent filter asks the name of any id a
 # visitor types, most of them no agent's, thousands within one wait
 MAX_UNNAMED = 1000
+# the read metadata of a signed-in host's request: the host token, which the matchmaker does not
+# limit, so visitors who use up the web app's budget there leave the host its pages
+HOST_READS: ContextVar[tuple[tuple[str, str], ...] | None] = ContextVar("host_reads", default=None)
 
 
 def deadline(method: str) -> float:
@@ -96,9 +101,8 @@ class Api:
         if call is None:
             raise ApiError("UNIMPLEMENTED", f"{method} is not in this matchmaker's API yet")
         try:
-            return await call(
-                request, timeout=deadline(method), metadata=auth_metadata(token) if token else self.read_metadata
-            )
+            metadata = auth_metadata(token) if token else HOST_READS.get() or self.read_metadata
+            return await call(request, timeout=deadline(method), metadata=metadata)
         except grpc.aio.AioRpcError as error:
             raise _error(error) from None
 

@@ -296,6 +296,7 @@ def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None =
         yield
         await api.close()
 
+    sessions = host.HostSessions(host_token)
     routes = [
         Route("/", ladders_page),
         Route("/ladders/{ladder}", leaderboard_page),
@@ -318,10 +319,15 @@ def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None =
         lifespan=lifespan,
         middleware=[
             Middleware(SecurityHeaders),  # outermost: the limits' refusals carry them too
-            Middleware(VisitorLimit, limit=visitor_limit or RateLimit.from_env(WEB_RATE_ENV, DEFAULT_VISITOR_LIMIT)),
+            Middleware(
+                VisitorLimit,
+                limit=visitor_limit or RateLimit.from_env(WEB_RATE_ENV, DEFAULT_VISITOR_LIMIT),
+                host_session=sessions.session_of,
+            ),
             Middleware(BodyLimit),
+            Middleware(host.HostReads, sessions=sessions),
         ],
     )
     app.state.api = api
-    app.state.host = host.HostSessions(host_token)
+    app.state.host = sessions
     return app

@@ -1,7 +1,8 @@
 """The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause,
 resume and delete ladders (the host types the ladder's name to delete it), register agents (one,
 many, or from a CSV) and download their tokens, faults per agent.
-Sign-in attempts are limited per visitor (``SIGN_IN_LIMIT``).
+The right host token always signs in; wrong ones are limited (services/web/sign_in.py). A signed-in
+host's requests read from the matchmaker with the host token (``HostReads``).
 
 A session is a random id in an HttpOnly, SameSite=Strict cookie (Secure over https), kept in this
 process; every form carries the session's CSRF token. The host token itself goes with each admin RPC as bearer metadata.
@@ -25,28 +26,27 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena.ladder.limits import LADDER_NAME, LADDER_NAME_RULE
 from arena.ladder.model import AGENT_NAME_RULE
 from arena.ladder.roster import first_cells, roster_names, roster_text
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
-from arena.rpc.ratelimit import LocalLimiter, RateLimit, network_of
+from arena.rpc.auth import PUBLIC_VIEW, auth_metadata
 from arena.sdk.arguments import UINT32
 from ohell.bots import BOT_FACTORIES
 from ohell.presets import PRESETS
 from services.web import views
-from services.web.api import ApiError
+from services.web.api import HOST_READS, ApiError
 from services.web.pages import api_of, page
+from services.web.sign_in import WrongTokens
 
 COOKIE = "ohell_host"
 MAX_SESSIONS = 64
 SESSION_S = 12 * 3600.0
 MAX_AGENTS_PER_FORM = 500
 MAX_CSV_BYTES = 256 * 1024
-# sign-in attempts per visitor (its address, an IPv6 one by its /64), right or wrong: a few typos
-# pass, guessing the host token does not (the visitors' own limit let each try 20 a second)
-SIGN_IN_LIMIT = RateLimit(rate=0.2, burst=10)
 KINDS = {"connected": pb.AGENT_KIND_CONNECTED, "builtin": pb.AGENT_KIND_BUILTIN, "endpoint": pb.AGENT_KIND_ENDPOINT}
 
 
@@ -57,7 +57,7 @@ class HostSessions:
     def __init__(self, host_token: str) -> None:
         self.host_token = host_token
         self._sessions: dict[str, tuple[str, float]] = {}  # session id -> (its CSRF token, expiry)
-        self.sign_ins = LocalLimiter(SIGN_IN_LIMIT)
+        self.wrong_tokens = WrongTokens()
 
     def check_token(self, token: str) -> bool:
         return bool(self.host_token) and hmac.compare_digest(token.encode(), self.host_token.encode())
@@ -83,6 +83,31 @@ class HostSessions:
     def signed_in(self, request: Request) -> bool:
         return self.csrf(request) is not None
 
+    def session_of(self, scope: Scope) -> str | None:
+        """The id of the live session the request's cookie names, else None."""
+        request = Request(scope)
+        return request.cookies.get(COOKIE) if self.signed_in(request) else None
+
+
+class HostReads:
+    """ASGI middleware: a signed-in host's request reads from the matchmaker with the host token
+    (``services.web.api.HOST_READS``), as anyone does (``ohell-view: public``)."""
+
+    def __init__(self, app: ASGIApp, sessions: HostSessions) -> None:
+        self.app = app
+        self.sessions = sessions
+        self.metadata = (*auth_metadata(sessions.host_token), PUBLIC_VIEW)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.sessions.session_of(scope) is None:
+            await self.app(scope, receive, send)
+            return
+        reads = HOST_READS.set(self.metadata)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            HOST_READS.reset(reads)
+
 
 def sessions(request: Request) -> HostSessions:
     return request.app.state.host  # type: ignore[no-any-return]
@@ -102,25 +127,21 @@ async def _form(request: Request) -> Any:
 
 async def login(request: Request) -> Response:
     host = sessions(request)
+    enabled = bool(host.host_token)
     if request.method == "GET":
-        return page(request, "login.html", enabled=bool(host.host_token), error="")
-    client = request.client.host if request.client else "unknown"
-    wait_ms = host.sign_ins.wait_ms(network_of(client) or client)
-    if wait_ms > 0:  # refused before the token is compared: a guess past the limit learns nothing
-        seconds = str(max(1, math.ceil(wait_ms / 1000)))
-        response = page(
-            request,
-            "login.html",
-            429,
-            enabled=bool(host.host_token),
-            error=f"too many sign-in attempts from your address: try again in {seconds} s",
-        )
-        response.headers["retry-after"] = seconds
-        return response
-    form = await request.form(max_files=0, max_fields=5)
-    if not host.check_token(str(form.get("token", "")).strip()):
-        message = "wrong host token" if host.host_token else "host pages are off: start the web app with a host token"
-        return page(request, "login.html", 403, enabled=bool(host.host_token), error=message)
+        return page(request, "login.html", enabled=enabled, error="")
+    form = await request.form(max_files=0, max_fields=5)  # at most visitors.MAX_SIGN_IN_BYTES
+    if not host.check_token(str(form.get("token", "")).strip()):  # the right token: at any time
+        wait_ms = host.wrong_tokens.wait_ms(request.client.host if request.client else "unknown")
+        if wait_ms > 0:
+            seconds = str(max(1, math.ceil(wait_ms / 1000)))
+            error = f"too many sign-in attempts with a wrong token: wrong ones are refused for {seconds} s"
+            error += " (the host token is not)"
+            response = page(request, "login.html", 429, enabled=enabled, error=error)
+            response.headers["retry-after"] = seconds
+            return response
+        message = "wrong host token" if enabled else "host pages are off: start the web app with a host token"
+        return page(request, "login.html", 403, enabled=enabled, error=message)
     response = RedirectResponse("/host", status_code=303)
     # Secure when reached over https (behind TLS, uvicorn takes the scheme from the X-Forwarded-Proto
     # of a proxy named by --trusted-proxies): the session then never goes over plain http; over http it must not be set

@@ -12,23 +12,23 @@ import sys
 
 import uvicorn
 
-from arena.rpc.auth import WEB_TOKEN_ENV, load_web_token
-from arena.rpc.settings import ConfigError, is_host_port, read_token
+from arena.rpc.auth import HOST_TOKEN_ENV, WEB_TOKEN_ENV, load_host_token, load_web_token
+from arena.rpc.settings import ConfigError, is_host_port
 from services.web.api import Api
 from services.web.app import create_app
 
-HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
 TRUSTED_PROXIES_ENV = "OHELL_WEB_TRUSTED_PROXIES"
 UVICORN_PROXIES_ENV = "FORWARDED_ALLOW_IPS"  # uvicorn's own name, which deployments set before this option
 
 
 def host_token(path: str | None) -> str:
-    if path:
-        try:
-            return read_token(path, "--host-token-file")  # an empty one would leave the site with no host
-        except ConfigError as error:
-            raise SystemExit(str(error)) from None
-    return os.environ.get(HOST_TOKEN_ENV, "").strip()
+    """The host token of ``--host-token-file`` (an empty file would leave the site with no host), else
+    ``$OHELL_HOST_TOKEN``, else ''; one shorter than the services take stops the start: it alone
+    stands against guessing at the sign-in, which never refuses the right token."""
+    try:
+        return load_host_token(path) or ""
+    except ConfigError as error:
+        raise SystemExit(str(error)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,16 +6,22 @@ host token (not limited), so that its visitors do not share one caller's budget;
 visitor itself, by client address (an IPv6 address by its /64; taken from X-Forwarded-For only
 when the peer is a proxy named by ``--trusted-proxies``: services/web/server.py). The limit is GCRA in this process
 (``arena.rpc.ratelimit.LocalLimiter``); a refused request is answered 429 with ``Retry-After``.
-Static files and /healthz are not counted.
+Static files and /healthz are not counted. Nor is the host's sign-in page (``/host/login``: wrong
+host tokens have their own limits there, which never refuse the right one), and a request of a
+signed-in host counts as its session's, not its address's: behind a proxy not named by
+``--trusted-proxies`` every visitor has the proxy's address, and a stranger using up that address's
+share held the host out of the host pages.
 
 ``BodyLimit`` bounds what any request may send (the host's forms, a CSV of agent names included):
-a body declared or found longer than ``MAX_BODY_BYTES`` is answered 413 without reading it all, so an
-anonymous visitor cannot make the app spool gigabytes before it refuses the request.
+a body declared or found longer than ``MAX_BODY_BYTES`` (a sign-in's: ``MAX_SIGN_IN_BYTES``) is
+answered 413 without reading it all, so an anonymous visitor cannot make the app spool gigabytes
+before it refuses the request.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from starlette.exceptions import HTTPException
 from starlette.responses import PlainTextResponse
@@ -27,7 +33,9 @@ WEB_RATE_ENV = "OHELL_WEB_RATE_LIMIT"  # "<requests per second>:<burst>" for eac
 DEFAULT_VISITOR_LIMIT = RateLimit(rate=20.0, burst=60)
 MAX_LIVE_PER_VISITOR = 4  # live views (server-sent events) and exports one visitor may hold open
 UNCOUNTED = ("/static/", "/healthz")
+SIGN_IN = "/host/login"  # not counted either (services.web.host.login limits wrong tokens itself)
 MAX_BODY_BYTES = 512 * 1024  # the largest form: a CSV of agent names (services.web.host.MAX_CSV_BYTES) and its fields
+MAX_SIGN_IN_BYTES = 4096  # a sign-in's form holds a token: this bounds what an uncounted request makes the app read
 
 
 def held_open(path: str) -> bool:
@@ -40,21 +48,28 @@ def held_open(path: str) -> bool:
 
 
 class VisitorLimit:
-    """ASGI middleware: per-visitor request rate and open live views."""
+    """ASGI middleware: per-visitor request rate and open live views. ``host_session(scope)``: the
+    id of the signed-in host session the request carries, else None."""
 
-    def __init__(self, app: ASGIApp, limit: RateLimit, max_live: int = MAX_LIVE_PER_VISITOR) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit: RateLimit,
+        max_live: int = MAX_LIVE_PER_VISITOR,
+        host_session: Callable[[Scope], str | None] = lambda scope: None,
+    ) -> None:
         self.app = app
         self.limiter = LocalLimiter(limit)
         self.max_live = max_live
+        self.host_session = host_session
         self.live: dict[str, int] = {}  # visitor -> live views open
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or path.startswith(UNCOUNTED):
+        if scope["type"] != "http" or path.startswith(UNCOUNTED) or path == SIGN_IN:
             await self.app(scope, receive, send)
             return
-        client = (scope.get("client") or ("unknown", 0))[0]
-        visitor = network_of(client) or client  # an IPv6 address: its /64
+        visitor = self.visitor(scope)
         wait_ms = self.limiter.wait_ms(visitor)
         if wait_ms > 0:
             seconds = max(1, math.ceil(wait_ms / 1000))
@@ -80,10 +95,20 @@ class VisitorLimit:
             if not self.live[visitor]:
                 del self.live[visitor]
 
+    def visitor(self, scope: Scope) -> str:
+        """Whose share the request takes: a signed-in host's session (only the host token opens
+        one), else the client's address (an IPv6 one by its /64)."""
+        session = self.host_session(scope)
+        if session is not None:
+            return f"host session {session}"
+        client = (scope.get("client") or ("unknown", 0))[0]
+        return network_of(client) or client
+
 
 class BodyLimit:
-    """ASGI middleware: 413 for a request body over ``max_bytes``, declared (refused before the app
-    runs) or counted as it arrives (the app's read of it fails with 413)."""
+    """ASGI middleware: 413 for a request body over ``max_bytes`` (``MAX_SIGN_IN_BYTES`` for a
+    sign-in), declared (refused before the app runs) or counted as it arrives (the app's read of it
+    fails with 413)."""
 
     def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -93,11 +118,10 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        max_bytes = min(self.max_bytes, MAX_SIGN_IN_BYTES) if scope.get("path") == SIGN_IN else self.max_bytes
         declared = dict(scope.get("headers") or ()).get(b"content-length", b"0")
-        if not declared.isdigit() or int(declared) > self.max_bytes:
-            refusal = PlainTextResponse(
-                f"request body over {self.max_bytes} bytes", 413, headers={"connection": "close"}
-            )
+        if not declared.isdigit() or int(declared) > max_bytes:
+            refusal = PlainTextResponse(f"request body over {max_bytes} bytes", 413, headers={"connection": "close"})
             await refusal(scope, receive, send)
             return
         received = 0
@@ -106,8 +130,8 @@ class BodyLimit:
             nonlocal received
             message = await receive()
             received += len(message.get("body", b""))
-            if received > self.max_bytes:
-                raise HTTPException(413, f"request body over {self.max_bytes} bytes")
+            if received > max_bytes:
+                raise HTTPException(413, f"request body over {max_bytes} bytes")
             return message
 
         await self.app(scope, counted, send)

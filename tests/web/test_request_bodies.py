@@ -1,6 +1,7 @@
 """Request bodies an anonymous visitor sends the web app (its own process, port 0): one over the app's
-limit is refused 413 before it is read, whether its length is declared or it comes in chunks, and
-a host form posted without a session is refused before its body is parsed."""
+limit is refused 413 before it is read, whether its length is declared or it comes in chunks (a
+sign-in's limit is a few KiB: sign-ins are not counted by the visitors' rate limit), and a host
+form posted without a session is refused before its body is parsed."""
 
 from __future__ import annotations
 
@@ -84,6 +85,7 @@ def pieces(total: int, chunked: bool = False, head: bytes = CSV_PART, size: int 
 
 
 FORM = {"content-type": "application/x-www-form-urlencoded"}
+SIGN_IN_BYTES = 4096  # services.web.visitors.MAX_SIGN_IN_BYTES (docs/operations.md)
 UPLOAD = {"content-type": "multipart/form-data; boundary=zz"}
 
 
@@ -112,3 +114,13 @@ def test_ordinary_posts_still_work(web: tuple[str, int]) -> None:
     body = b"token=wrong"
     status, answer = post(web, "/host/login", FORM | {"content-length": str(len(body))}, iter([body]))
     assert status == 403 and b"wrong host token" in answer, answer
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_sign_in_holds_a_token_and_little_more(web: tuple[str, int], chunked: bool) -> None:
+    """Sign-ins are not counted by the visitors' limit (a stranger's would have held the host's back):
+    one of 512 KiB at full speed made the app read and parse each."""
+    body = b"token=" + b"x" * SIGN_IN_BYTES
+    head = FORM | ({"transfer-encoding": "chunked"} if chunked else {"content-length": str(len(body))})
+    status, answer = post(web, "/host/login", head, pieces(len(body), chunked, head=b"token=", size=1024))
+    assert status == 413, answer

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -34,11 +35,16 @@ LADDERS = 20  # the ladders page reads each one's leaderboard: 21 calls per page
 
 @contextmanager
 def public_site(
-    redis_url: str, logs: Path, name: str, env: dict[str, str], setup: Callable[[Any, Any], None]
+    redis_url: str,
+    logs: Path,
+    name: str,
+    env: dict[str, str],
+    setup: Callable[[Any, Any], None],
+    host_pages: bool = False,
 ) -> Iterator[tuple[str, Stack]]:
     """A stack without workers (with ``env``, e.g. ``OHELL_RATE_LIMIT``),
     ``setup(stub, host metadata)`` done, and the web app on it as a host runs it on a public
-    machine: with the web app's token, not the host token, behind a proxy on 127.0.0.1."""
+    machine: with the web app's token, not the host token (unless ``host_pages``), behind a proxy on 127.0.0.1."""
     config = StackConfig(
         redis_url=redis_url,
         prefix=f"{name}{os.getpid()}:",
@@ -52,7 +58,7 @@ def public_site(
     try:
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
             setup(matchmaker_pb2_grpc.MatchmakerServiceStub(channel), auth_metadata(stack.host_token))
-        env = {name: value for name, value in stack.env().items() if name != "OHELL_HOST_TOKEN"}
+        env = {name: value for name, value in stack.env().items() if host_pages or name != "OHELL_HOST_TOKEN"}
         env["OHELL_WEB_TRUSTED_PROXIES"] = "127.0.0.1"  # the tests' visitors come through X-Forwarded-For
         web, url = start_web(stack, logs / "web.log", env)
         yield url, stack
@@ -184,3 +190,25 @@ def test_exports_are_read_with_the_web_apps_token(tight: tuple[str, Stack]) -> N
         assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert visit(f"{url}/tournaments/final", "10.9.2.1") == 200
     assert visit(f"{url}/tournaments/final/export.csv", "10.9.2.1") == 200
+
+
+def test_visitors_using_up_the_web_apps_budget_leave_the_host_its_pages(
+    shared_redis_server: EmbeddedRedis, tmp_path: Path
+) -> None:
+    """The web app's token may make 3 calls, then 1 every 20 s (a page of no ladders costs one). A
+    signed-in host's pages read with the host token, which the matchmaker does not limit: before,
+    they read with the web app's, and visitors (one /56 of IPv6 is 256 of them) could use it up."""
+    env = {"OHELL_WEB_APP_RATE_LIMIT": "0.05:3"}
+    with public_site(shared_redis_server.url, tmp_path, "hostreads", env, lambda stub, host: None, True) as (
+        url,
+        stack,
+    ):
+        assert [visit(f"{url}/", f"10.9.3.{n}") for n in range(4)] == [200, 200, 200, 429]
+        form = urllib.parse.urlencode({"token": stack.host_token}).encode()
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())  # keeps the session cookie
+        with browser.open(urllib.request.Request(f"{url}/host/login", form), timeout=30) as signed_in:
+            assert signed_in.url == f"{url}/host"  # the redirect followed, the session taken: not sent back to sign in
+        for _ in range(3):
+            with browser.open(f"{url}/host", timeout=30) as again:
+                assert again.url == f"{url}/host" and again.status == 200
+        assert visit(f"{url}/", "10.9.3.9") == 429  # the others' budget is as it was

@@ -1,0 +1,46 @@
+"""Sign-ins with a wrong host token (services/web/host.py ``login``): limited per visitor address (an
+IPv6 one by its /64) and for all visitors together, and said in the log at most once a minute.
+
+The right token is never refused: the limits are keyed by address, and behind a proxy not named by
+``--trusted-proxies`` every visitor has the proxy's, so a stranger's wrong guesses held the host
+out (the token was not even compared past the limit). Guessing is stopped by the token itself (at
+least ``arena.rpc.auth.MIN_HOST_TOKEN`` characters, 43 random ones from ``ohell up``), as on the
+matchmaker's port; these limits keep a flood of wrong guesses cheap and the log short.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from arena.rpc.ratelimit import LocalLimiter, RateLimit, network_of
+
+log = logging.getLogger(__name__)
+# a few typos from one address pass, then one every 5 s
+PER_ADDRESS = RateLimit(rate=0.2, burst=10)
+# every address together: a flood from many addresses is answered 429 past this
+EVERYONE = RateLimit(rate=1.0, burst=30)
+LOG_EVERY_S = 60.0
+
+
+class WrongTokens:
+    def __init__(self, per_address: RateLimit = PER_ADDRESS, everyone: RateLimit = EVERYONE) -> None:
+        self.per_address = LocalLimiter(per_address)
+        self.everyone = LocalLimiter(everyone)
+        self.unlogged = 0
+        self.logged_at = -LOG_EVERY_S
+
+    def wait_ms(self, client: str) -> float:
+        """A wrong token from ``client`` (its address): 0 when it is within the limits (it counts
+        then), else the ms to wait."""
+        address = network_of(client) or client
+        wait = self.per_address.wait_ms(address) or self.everyone.wait_ms("")
+        self.unlogged += 1
+        now = time.monotonic()
+        if now - self.logged_at >= LOG_EVERY_S:
+            since = "" if self.logged_at < 0 else f" in the last {now - self.logged_at:.0f} s"
+            log.warning(
+                "host sign-in: %d wrong host token(s)%s, the latest from %r", self.unlogged, since, address[:64]
+            )
+            self.unlogged, self.logged_at = 0, now
+        return wait
