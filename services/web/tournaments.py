@@ -100,7 +100,9 @@ def tournament_from_form(form: Any) -> tpb.Tournament:
             numbers[key] = float(text) if key == "grace_seconds" else int(text)
         except ValueError:
             raise OhHellError(f"{key}: {text[:20]!r} is not a number") from None
-        if numbers[key] < 0 or numbers[key] > 10_000:
+        # a count from 1: the request's 0 stands for the default (3 seats, 1 round, 2 deal sets), so a 0
+        # typed was played as that default
+        if numbers[key] < (0 if key == "grace_seconds" else 1) or numbers[key] > 10_000:
             raise OhHellError(f"{key}: {text[:20]!r} is out of range")
     return tpb.Tournament(
         tournament_id=str(form.get("tournament_id", "")).strip(),
