@@ -111,17 +111,24 @@ class StandingsCache:
         self._final: dict[tuple[str, str, int], list[Standing]] = {}
         self._computing: dict[tuple[str, str, int], threading.Event] = {}  # set when that computation ends
         self._tables: OrderedDict[tuple[str, str], tuple[str, float, list[TableView]]] = OrderedDict()
+        self._reading: set[tuple[str, str]] = set()  # tournaments whose tables one reader reads again
 
     def tables(self, store: TournamentStore, tourney: Tournament, progress: Progress) -> list[TableView]:
+        """While one reader reads a running tournament's tables again, the others get them as read before."""
         key = (store.keys.prefix, tourney.tourney_id)
         now = time.monotonic()
         with self._lock:
             cached = self._tables.get(key)
-        if cached is not None:
-            state, at, views = cached
-            if state == progress.state and (state in ENDED or now - at < self.fresh_s):
-                return views
-        views = tables(store, tourney)
+            if cached is not None:
+                state, at, views = cached
+                if state == progress.state and (state in ENDED or now - at < self.fresh_s or key in self._reading):
+                    return views
+            self._reading.add(key)
+        try:
+            views = tables(store, tourney)
+        finally:
+            with self._lock:
+                self._reading.discard(key)
         with self._lock:
             self._tables[key] = (progress.state, now, views)
             self._tables.move_to_end(key)

@@ -449,3 +449,28 @@ def test_a_running_tournaments_standings_are_computed_once_at_a_time_and_spaced_
     queue.drain(tstore)  # more games, and the end: final standings are computed at once, once
     assert tstore.progress("slow").state == "finished"
     assert len(read_at_once(8)[0]) == 4 and len(computed) == 3
+
+
+def test_a_running_tournaments_tables_are_read_again_by_one_reader_at_a_time(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once its views were stale, every reader that came read the tables' states again, each its own
+    second for 6,800 tables under load: eight readers at once took the matchmaker's threads. One
+    reads them now; the others get the views read before."""
+    jobs.start(
+        tstore, Tournament("many", builtins("heuristic", "random", "random", "random"), overrides=SHORT), Queue()
+    )
+    reads: list[str] = []
+    read = operations.tables
+
+    def slowly(store: TournamentStore, tourney: Tournament) -> list[operations.TableView]:
+        reads.append(tourney.tourney_id)
+        time.sleep(1.0)  # the eight readers all come while it reads
+        return read(store, tourney)
+
+    monkeypatch.setattr(operations, "tables", slowly)
+    cache = operations.StandingsCache(fresh_s=0.0)  # stale at once
+    views = operations.overview(tstore, "many", 100, cache).tables
+    with ThreadPoolExecutor(8) as pool:
+        shown = list(pool.map(lambda _: operations.overview(tstore, "many", 100, cache).tables, range(8)))
+    assert len(reads) == 2 and sum(tables is views for tables in shown) == 7 and len(views) == 4
