@@ -215,11 +215,13 @@ class Api:
         call = self.mm.ExportTournament(request, metadata=self.read_metadata)
         try:
             first = await asyncio.wait_for(call.read(), TIMEOUT_S)
-        except grpc.aio.AioRpcError as error:
-            raise _error(error) from None
-        except TimeoutError:
+        except BaseException as error:  # refused, too late, or the visitor left before the first piece
             call.cancel()
-            raise ApiError("DEADLINE_EXCEEDED", f"no answer within {TIMEOUT_S:g} s") from None
+            if isinstance(error, grpc.aio.AioRpcError):
+                raise _error(error) from None
+            if isinstance(error, TimeoutError):
+                raise ApiError("DEADLINE_EXCEEDED", f"no answer within {TIMEOUT_S:g} s") from None
+            raise
         if first is grpc.aio.EOF:  # a matchmaker answers with one piece at least
             raise ApiError("UNKNOWN", "the export came empty")
         return first, self._pieces(call, first.data)
