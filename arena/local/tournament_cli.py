@@ -193,12 +193,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(without one a connected agent is named as registered); repeat per entrant"
     )
     create.add_argument("--entrant", action="append", required=True, metavar="KIND:WHAT[=NAME]", help=entrant_help)
-    create.add_argument("--seats", type=whole(UINT32), default=3, help="seats per table (3-7; default %(default)s)")
+    # from 1: the request's 0 stands for the default (3 seats, 2 deal sets, 1 round), so a 0 typed
+    # here was played as that default; the matchmaker names each field's range
+    create.add_argument("--seats", type=whole(UINT32, 1), default=3, help="seats per table (3-7; default %(default)s)")
     create.add_argument("--format", choices=FORMATS, default="round-robin", help="default %(default)s")
-    create.add_argument("--rounds", type=whole(UINT32), default=1, help="Swiss rounds (default %(default)s)")
+    create.add_argument("--rounds", type=whole(UINT32, 1), default=1, help="Swiss rounds (default %(default)s)")
     create.add_argument(
         "--deals",
-        type=whole(UINT32),
+        type=whole(UINT32, 1),
         default=2,
         help="deal sets per table, each played in every rotation (default %(default)s)",
     )

@@ -10,6 +10,7 @@ the store publishes them.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -36,6 +37,8 @@ from arena.tournament.standings import (
     to_json,
 )
 from arena.tournament.store import ENDED, AwayMark, Progress, TablePlan, TournamentStore, not_found
+
+log = logging.getLogger(__name__)
 
 MAX_PAGE = 500
 EXPORT_FORMATS = ("csv", "json")
@@ -89,29 +92,44 @@ def games_total(tourney: Tournament | TournamentSummary, progress: Progress) -> 
 class StandingsCache:
     """Standings are a bootstrap (thousands of resamples): computed again only when a game was
     recorded since, and while a tournament runs at most once per ``fresh_s`` (a page that refreshes,
-    many readers). Thread-safe; keeps the ``size`` most recent running tournaments, and every
+    many readers) and never sooner after a computation than ``spacing`` times as long as it took:
+    a running tournament of 200 entrants and thousands of deals takes seconds of CPU to bootstrap,
+    and any caller may read it. One computation of a key at a time: while it runs, the other readers
+    of a running tournament get the standings computed before it (it runs in a thread of its own once
+    there are some), and those of a tournament never computed (or just ended) wait for its result.
+    Thread-safe; keeps the ``size`` most recent running tournaments, and every
     ended (finished or cancelled) one's final standings (else reading more finished tournaments than ``size`` in turn
     would compute a bootstrap on every read). The tables' views too (thousands of tables are a
     tenth of a second to read): read again at most once per ``fresh_s`` while the tournament runs."""
 
-    def __init__(self, fresh_s: float = 2.0, size: int = 64) -> None:
+    def __init__(self, fresh_s: float = 2.0, size: int = 64, spacing: float = 10.0) -> None:
         self.fresh_s = fresh_s
         self.size = size
+        self.spacing = spacing
         self._lock = threading.Lock()
-        self._rows: OrderedDict[tuple[str, str, int], tuple[int, str, float, list[Standing]]] = OrderedDict()
+        # key -> (games done, state, when computed, its rows, seconds the computation took)
+        self._rows: OrderedDict[tuple[str, str, int], tuple[int, str, float, list[Standing], float]] = OrderedDict()
         self._final: dict[tuple[str, str, int], list[Standing]] = {}
+        self._computing: dict[tuple[str, str, int], threading.Event] = {}  # set when that computation ends
         self._tables: OrderedDict[tuple[str, str], tuple[str, float, list[TableView]]] = OrderedDict()
+        self._reading: set[tuple[str, str]] = set()  # tournaments whose tables one reader reads again
 
     def tables(self, store: TournamentStore, tourney: Tournament, progress: Progress) -> list[TableView]:
+        """While one reader reads a running tournament's tables again, the others get them as read before."""
         key = (store.keys.prefix, tourney.tourney_id)
         now = time.monotonic()
         with self._lock:
             cached = self._tables.get(key)
-        if cached is not None:
-            state, at, views = cached
-            if state == progress.state and (state in ENDED or now - at < self.fresh_s):
-                return views
-        views = tables(store, tourney)
+            if cached is not None:
+                state, at, views = cached
+                if state == progress.state and (state in ENDED or now - at < self.fresh_s or key in self._reading):
+                    return views
+            self._reading.add(key)
+        try:
+            views = tables(store, tourney)
+        finally:
+            with self._lock:
+                self._reading.discard(key)
         with self._lock:
             self._tables[key] = (progress.state, now, views)
             self._tables.move_to_end(key)
@@ -121,28 +139,57 @@ class StandingsCache:
 
     def get(self, store: TournamentStore, tourney_id: str, replicates: int, progress: Progress) -> list[Standing]:
         key = (store.keys.prefix, tourney_id, replicates)
-        now = time.monotonic()
-        with self._lock:
-            final = self._final.get(key) if progress.state in ENDED else None
-            cached = self._rows.get(key)
-        if final is not None:
-            return final
-        if cached is not None:
-            games, state, at, rows = cached
-            same = games == progress.games_done and state == progress.state
-            if same or (progress.state == "running" and now - at < self.fresh_s):
-                return rows
-        rows = current_standings(store, tourney_id, replicates)
-        with self._lock:
-            if progress.state in ENDED:
-                self._final[key] = rows
-                self._rows.pop(key, None)
-                return rows
-            self._rows[key] = (progress.games_done, progress.state, now, rows)
-            self._rows.move_to_end(key)
-            while len(self._rows) > self.size:
-                self._rows.popitem(last=False)
-        return rows
+        while True:
+            now = time.monotonic()
+            with self._lock:
+                final = self._final.get(key) if progress.state in ENDED else None
+                if final is not None:
+                    return final
+                cached = self._rows.get(key)
+                running = self._computing.get(key)
+                if cached is not None and progress.state == "running":
+                    games, state, at, rows, took = cached
+                    if games == progress.games_done and state == progress.state:
+                        return rows
+                    if running is not None or now - at < max(self.fresh_s, self.spacing * took):
+                        return rows  # computed again by one reader, in a while
+                    self._computing[key] = threading.Event()
+                    threading.Thread(
+                        target=self._compute_aside, args=(store, tourney_id, replicates, progress), daemon=True
+                    ).start()
+                    return rows
+                if running is None:
+                    self._computing[key] = threading.Event()
+                    break
+            running.wait()  # another reader computes what this one needs: its result, not a second one
+        return self._compute(store, tourney_id, replicates, progress)
+
+    def _compute_aside(self, store: TournamentStore, tourney_id: str, replicates: int, progress: Progress) -> None:
+        try:
+            self._compute(store, tourney_id, replicates, progress)
+        except Exception:  # Redis away: the readers keep the standings they have, and a later read tries again
+            log.exception("standings of tournament %s not computed", tourney_id)
+
+    def _compute(self, store: TournamentStore, tourney_id: str, replicates: int, progress: Progress) -> list[Standing]:
+        """Compute the standings of the key this thread claimed in ``_computing``, keep and return them."""
+        key = (store.keys.prefix, tourney_id, replicates)
+        try:
+            began = time.monotonic()
+            rows = current_standings(store, tourney_id, replicates)
+            took = time.monotonic() - began
+            with self._lock:
+                if progress.state in ENDED:
+                    self._final[key] = rows
+                    self._rows.pop(key, None)
+                    return rows
+                self._rows[key] = (progress.games_done, progress.state, began, rows, took)
+                self._rows.move_to_end(key)
+                while len(self._rows) > self.size:
+                    self._rows.popitem(last=False)
+            return rows
+        finally:
+            with self._lock:
+                self._computing.pop(key).set()
 
 
 def current_standings(store: TournamentStore, tourney_id: str, replicates: int = DEFAULT_REPLICATES) -> list[Standing]:

@@ -38,6 +38,10 @@ MAX_UNNAMED = 1000
 # the read metadata of a signed-in host's request: the host token, which the matchmaker does not
 # limit, so visitors who use up the web app's budget there leave the host its pages
 HOST_READS: ContextVar[tuple[tuple[str, str], ...] | None] = ContextVar("host_reads", default=None)
+# A tournament export's stream has no deadline of its own (a download lasts as long as its visitor
+# takes: 40 MB at 1 MB/s is 40 s, and TIMEOUT_S cut such a download short); each next piece (up to
+# 1 MiB) must come from the matchmaker and be taken by the visitor within this, else the stream is cut
+EXPORT_PIECE_S = 60.0
 
 
 def deadline(method: str) -> float:
@@ -54,6 +58,10 @@ class ApiError(Exception):
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
+
+
+class ExportCut(Exception):
+    """An export's stream ended before its end: its download must fail, not look whole."""
 
 
 def _error(error: grpc.aio.AioRpcError) -> ApiError:
@@ -205,6 +213,55 @@ class Api:
         except grpc.aio.AioRpcError as error:
             raise _error(error) from None
         finally:
+            call.cancel()
+
+    async def export(self, request: Any) -> tuple[Any, AsyncIterator[bytes]]:
+        """ExportTournament: its first piece (within TIMEOUT_S; ApiError when refused) and the data of
+        every piece, the first included. The stream is cancelled once the data is read to its end or
+        given up, and cut (ExportCut) when a piece takes longer than EXPORT_PIECE_S to come and be
+        taken: a visitor who stops reading does not hold the matchmaker's stream (and its piece)."""
+        call = self.mm.ExportTournament(request, metadata=self.read_metadata)
+        try:
+            first = await asyncio.wait_for(call.read(), TIMEOUT_S)
+        except BaseException as error:  # refused, too late, or the visitor left before the first piece
+            call.cancel()
+            if isinstance(error, grpc.aio.AioRpcError):
+                raise _error(error) from None
+            if isinstance(error, TimeoutError):
+                raise ApiError("DEADLINE_EXCEEDED", f"no answer within {TIMEOUT_S:g} s") from None
+            raise
+        if first is grpc.aio.EOF:  # a matchmaker answers with one piece at least
+            raise ApiError("UNKNOWN", "the export came empty")
+        return first, self._pieces(call, first.data)
+
+    @staticmethod
+    async def _pieces(call: Any, data: bytes) -> AsyncIterator[bytes]:
+        loop = asyncio.get_running_loop()
+        stalled: list[bool] = []
+
+        def cut() -> None:
+            stalled.append(True)
+            call.cancel()
+
+        timer = loop.call_later(EXPORT_PIECE_S, cut)
+        try:
+            while True:
+                yield data  # the visitor takes it: its time counts too
+                timer.cancel()
+                timer = loop.call_later(EXPORT_PIECE_S, cut)
+                try:
+                    piece = await call.read()
+                except asyncio.CancelledError:
+                    if stalled:
+                        raise ExportCut(f"a piece took over {EXPORT_PIECE_S:g} s to come and be read") from None
+                    raise
+                except grpc.aio.AioRpcError as error:
+                    raise ExportCut(str(_error(error))) from None
+                if piece is grpc.aio.EOF:
+                    return
+                data = piece.data
+        finally:
+            timer.cancel()
             call.cancel()
 
     # ---- host (admin) calls: the host token goes with each

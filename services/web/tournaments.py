@@ -6,10 +6,8 @@ matchmaker's tournament RPCs."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
@@ -23,7 +21,7 @@ from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS
 from services.web import tournament_views as tv
-from services.web.api import TIMEOUT_S, Api, ApiError, deadline
+from services.web.api import Api, ApiError, deadline
 from services.web.host import _form, sessions
 from services.web.pages import api_of, page, page_part
 
@@ -69,25 +67,10 @@ async def export(request: Request) -> Response:
     fmt = request.path_params["fmt"]
     if fmt not in EXPORTS:
         raise HTTPException(404, f"no export format {fmt!r}: csv or json")
-    api = api_of(request)
-    call = api.mm.ExportTournament(
-        tpb.ExportTournamentRequest(tournament_id=request.path_params["tid"], format=EXPORTS[fmt]),
-        timeout=TIMEOUT_S,
-        metadata=api.read_metadata,  # read as every page is: with the web app's token
-    )
-    pieces = call.__aiter__()
-    try:
-        first = await pieces.__anext__()
-    except grpc.aio.AioRpcError as error:
-        raise ApiError(error.code().name, error.details() or "") from None
-
-    async def body() -> AsyncIterator[bytes]:
-        yield first.data
-        async for piece in pieces:
-            yield piece.data
-
+    asked = tpb.ExportTournamentRequest(tournament_id=request.path_params["tid"], format=EXPORTS[fmt])
+    first, data = await api_of(request).export(asked)
     disposition = f'attachment; filename="{first.filename}"'
-    return StreamingResponse(body(), media_type=first.content_type, headers={"content-disposition": disposition})
+    return StreamingResponse(data, media_type=first.content_type, headers={"content-disposition": disposition})
 
 
 def tournament_from_form(form: Any) -> tpb.Tournament:
@@ -117,7 +100,9 @@ def tournament_from_form(form: Any) -> tpb.Tournament:
             numbers[key] = float(text) if key == "grace_seconds" else int(text)
         except ValueError:
             raise OhHellError(f"{key}: {text[:20]!r} is not a number") from None
-        if numbers[key] < 0 or numbers[key] > 10_000:
+        # a count from 1: the request's 0 stands for the default (3 seats, 1 round, 2 deal sets), so a 0
+        # typed was played as that default
+        if numbers[key] < (0 if key == "grace_seconds" else 1) or numbers[key] > 10_000:
             raise OhHellError(f"{key}: {text[:20]!r} is out of range")
     return tpb.Tournament(
         tournament_id=str(form.get("tournament_id", "")).strip(),

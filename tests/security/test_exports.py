@@ -7,12 +7,16 @@ MAX_EXPORTS_PER_CALLER at once."""
 from __future__ import annotations
 
 import json
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import grpc
 import pytest
 import redis
+import uvicorn
 
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.redis_store import RedisStore
@@ -20,10 +24,14 @@ from arena.play.specs import SeatSpec
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.auth import auth_metadata
+from arena.rpc.ratelimit import RateLimit
 from arena.tournament import jobs
 from arena.tournament.model import Tournament
 from arena.tournament.store import TournamentStore
 from services.matchmaker.tournaments import EXPORT_CHUNK, MAX_EXPORTS_PER_CALLER
+from services.web import api as web_api
+from services.web.api import TIMEOUT_S, Api
+from services.web.app import create_app
 
 from .conftest import HOST_TOKEN, Service
 
@@ -83,4 +91,124 @@ def test_one_caller_holds_a_few_exports_at_once(
                 assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and time.monotonic() < deadline
         for call in held:
             call.cancel()  # type: ignore[attr-defined]
+    client.close()
+
+
+@contextmanager
+def web_app(matchmaker: str) -> Iterator[int]:
+    """The web app on ``matchmaker`` under uvicorn in a thread of this process (so a test may change its
+    constants), reading with no token: as one anonymous caller, held to MAX_EXPORTS_PER_CALLER there.
+    Yields its port."""
+    app = create_app(Api(matchmaker), visitor_limit=RateLimit(rate=1000.0, burst=1000))
+    listening = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "the web app did not start"
+        time.sleep(0.02)
+    try:
+        yield listening.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        listening.close()
+
+
+def request(port: int, path: str) -> socket.socket:
+    """A GET of ``path`` sent, read through a small receive buffer (the transport takes in little
+    before the reader reads)."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    sock.sendall(f"GET {path} HTTP/1.1\r\nhost: web.test\r\nconnection: close\r\n\r\n".encode())
+    return sock
+
+
+def read_to_end(sock: socket.socket, reply: bytes = b"", pace: Callable[[int], None] = lambda read: None) -> bytes:
+    """What is left to read of the answer after ``reply``, 64 KiB at a time, ``pace(bytes read so far)``
+    after each read."""
+    whole = bytearray(reply)
+    while chunk := sock.recv(65536):
+        whole += chunk
+        pace(len(whole))
+    return bytes(whole)
+
+
+def body_of(reply: bytes) -> tuple[bytes, bool]:
+    """(the body of a 200 answer in chunks, whether it ended as HTTP says a whole body ends)."""
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and b"transfer-encoding: chunked" in head.lower(), head
+    data = bytearray()
+    while body:
+        size_line, _, rest = body.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return bytes(data), True
+        data += rest[:size]
+        body = rest[size + 2 :]
+    return bytes(data), False
+
+
+def test_a_download_longer_than_a_calls_deadline_is_whole(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis
+) -> None:
+    """The web app streamed an export under the 10 s deadline of its other calls, for the whole
+    stream: a 40 MB export read at 1 MB/s (a home connection) was cut after 10 s, and so was one whose
+    visitor's browser waited over 10 s before it read on (a "save as" dialog open): a broken download,
+    with a traceback in the web app's log. Here the visitor reads nothing for TIMEOUT_S + 1 s."""
+    client = redis.Redis.from_url(redis_server.url)
+    finished_tournament(TournamentStore(client))
+    matchmaker = start_service("services.matchmaker")
+    began = time.monotonic()
+
+    def waits_first(read: int) -> None:
+        time.sleep(max(0.0, began + TIMEOUT_S + 1 - time.monotonic()))
+
+    with web_app(matchmaker.address) as port, request(port, "/tournaments/big/export.json") as sock:
+        data, whole = body_of(read_to_end(sock, pace=waits_first))
+    assert whole and json.loads(data)["state"] == "finished" and len(data) > 24_000_000
+    client.close()
+
+
+def share_frees(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, within: float, full: bool = False) -> bool:
+    """Whether this address's share of exports at the matchmaker has room (``full``: has none) within
+    ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            opened(stub).cancel()  # type: ignore[attr-defined]
+            if not full:
+                return True
+        except grpc.RpcError as error:
+            assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error.details()
+            if full:
+                return True
+        time.sleep(0.2)
+    return False
+
+
+def test_an_export_its_visitor_stopped_reading_is_cut(
+    start_service: Callable[..., Service], redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no deadline on the whole stream, a visitor who stops reading must not hold the matchmaker's
+    stream (and its piece) for ever: each piece must be taken within EXPORT_PIECE_S, else the
+    stream is cut and the download fails (it is not ended as if whole)."""
+    monkeypatch.setattr(web_api, "EXPORT_PIECE_S", 1.0)
+    client = redis.Redis.from_url(redis_server.url)
+    finished_tournament(TournamentStore(client))
+    matchmaker = start_service("services.matchmaker")
+    with web_app(matchmaker.address) as port, matchmaker.channel() as channel:
+        stalled = []
+        for _ in range(MAX_EXPORTS_PER_CALLER):  # the web app's whole share at the matchmaker
+            sock = request(port, "/tournaments/big/export.json")
+            head = sock.recv(4096)  # the answer has begun: its export's stream is open
+            stalled.append((sock, head))
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        assert share_frees(stub, within=1, full=True), "the downloads did not hold the matchmaker's streams"
+        # cut after a second without a piece taken (they were held until the whole stream's deadline, 10 s)
+        assert share_frees(stub, within=5), "the stalled downloads still hold the matchmaker's streams"
+        for sock, head in stalled:
+            with sock:
+                data, whole = body_of(read_to_end(sock, head))
+            assert not whole and len(data) < 24_000_000  # a failed download, not one that looks whole
     client.close()

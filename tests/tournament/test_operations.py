@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import redis
@@ -19,6 +21,7 @@ from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.tournament import jobs, operations
 from arena.tournament.messages import entrant_from_text
 from arena.tournament.model import Tournament, TournamentError, parse_entrant
+from arena.tournament.standings import Standing
 from arena.tournament.store import TournamentStore
 from ohell.errors import OhHellError
 from services.matchmaker.tournaments import tournament_from_proto, tournament_to_proto
@@ -398,3 +401,76 @@ def test_a_bad_entrant_name_is_refused_with_the_whole_rule() -> None:
     with pytest.raises(TournamentError) as refused:
         tournament_from_proto(message)
     assert str(refused.value) == f"tournament.entrants[1].name: '-A1' {rule}"
+
+
+def test_a_running_tournaments_standings_are_computed_once_at_a_time_and_spaced_by_their_cost(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every GetTournament of a running tournament that had a new game computed the bootstrap again
+    (once per 2 s at most, but every reader that came meanwhile computed one of its own): for 200
+    entrants and 3,000 deals in play that is tens of seconds of CPU each, so eight anonymous readers
+    took every thread the matchmaker's calls run in (its unrelated GetLadder took 14 s on average,
+    up to its 60 s deadline). One computation at a time now; readers of a running tournament get
+    the last standings meanwhile, and a computation that took T is not begun again within 10 T."""
+    tourney = Tournament("slow", builtins("heuristic", "random", "random", "random"), overrides=SHORT)
+    queue = Queue()
+    jobs.start(tstore, tourney, queue)
+    tourney_id, table = queue.sent.pop(0)
+    jobs.run_table(tstore, tourney_id, table, queue, lease_s=5.0)
+    computed: list[float] = []
+    compute = operations.current_standings
+
+    def costly(*args: object) -> list[Standing]:
+        computed.append(time.monotonic())
+        time.sleep(0.3)  # a bootstrap of thousands of deals takes seconds
+        return compute(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(operations, "current_standings", costly)
+    # a new game makes the standings stale at once, but not for 3 times as long as they took (0.3 s)
+    cache = operations.StandingsCache(fresh_s=0.0, spacing=3.0)
+
+    def read_at_once(readers: int) -> list[list[Standing]]:
+        with ThreadPoolExecutor(readers) as pool:
+            progress = tstore.progress("slow")
+            return list(pool.map(lambda _: cache.get(tstore, "slow", 100, progress), range(readers)))
+
+    first = read_at_once(8)
+    assert len(computed) == 1 and all(rows is first[0] for rows in first) and len(first[0]) == 3
+    tourney_id, table = queue.sent.pop(0)
+    jobs.run_table(tstore, tourney_id, table, queue, lease_s=5.0)  # a new game: stale
+    began = time.monotonic()
+    again = read_at_once(8)
+    assert time.monotonic() - began < 0.25 and all(rows is first[0] for rows in again)  # none waited
+    deadline = time.monotonic() + 10
+    while cache.get(tstore, "slow", 100, tstore.progress("slow")) is first[0]:  # computed aside, once
+        assert time.monotonic() < deadline, "the standings were not computed again"
+        time.sleep(0.05)
+    assert len(computed) == 2 and computed[1] - computed[0] >= 0.9
+    queue.drain(tstore)  # more games, and the end: final standings are computed at once, once
+    assert tstore.progress("slow").state == "finished"
+    assert len(read_at_once(8)[0]) == 4 and len(computed) == 3
+
+
+def test_a_running_tournaments_tables_are_read_again_by_one_reader_at_a_time(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once its views were stale, every reader that came read the tables' states again, each its own
+    second for 6,800 tables under load: eight readers at once took the matchmaker's threads. One
+    reads them now; the others get the views read before."""
+    jobs.start(
+        tstore, Tournament("many", builtins("heuristic", "random", "random", "random"), overrides=SHORT), Queue()
+    )
+    reads: list[str] = []
+    read = operations.tables
+
+    def slowly(store: TournamentStore, tourney: Tournament) -> list[operations.TableView]:
+        reads.append(tourney.tourney_id)
+        time.sleep(1.0)  # the eight readers all come while it reads
+        return read(store, tourney)
+
+    monkeypatch.setattr(operations, "tables", slowly)
+    cache = operations.StandingsCache(fresh_s=0.0)  # stale at once
+    views = operations.overview(tstore, "many", 100, cache).tables
+    with ThreadPoolExecutor(8) as pool:
+        shown = list(pool.map(lambda _: operations.overview(tstore, "many", 100, cache).tables, range(8)))
+    assert len(reads) == 2 and sum(tables is views for tables in shown) == 7 and len(views) == 4
