@@ -3,7 +3,8 @@
 one Redis without seeing each other. Python builds names with ``Keys``; the Lua scripts with the
 functions of ``Keys.lua()``, rendered from the same templates.
 
-    {p}agent:{id}              hash   an agent (name, kind, bot, version, endpoint, token_sha, house)
+    {p}agent:{id}              hash   an agent (name, kind, bot, version, endpoint, token_sha, house);
+                                      token_sha "" once revoked, revoked_ms when (until a rotation)
     {p}agent-names             hash   name -> agent id (names are unique)
     {p}agent_tokens            hash   SHA-256 of a token -> agent id
     {p}agent-seq               string last agent number

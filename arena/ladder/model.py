@@ -39,6 +39,8 @@ class Agent:
     created_ms: int = 0
     self_registered: bool = False  # registered without the host token: enters only open ladders
     dial_token: str = ""  # an endpoint agent's token, presented to its endpoint (never shown)
+    revoked: bool = False  # its token was revoked (none works) until the host rotates it
+    revoked_ms: int = 0  # when, if recorded (agents revoked before revision 11 have no time)
 
     def seat_spec(self) -> SeatSpec:
         """How the match host must seat this agent (stored with each match)."""

@@ -132,8 +132,12 @@ class AgentStore(StoreBase):
                 if agent.kind == "endpoint":
                     fields["dial_token"] = token
                 pipe.hset(self.keys.agent(agent_id), mapping=fields)
+                pipe.hdel(self.keys.agent(agent_id), "revoked_ms")
             else:
-                pipe.hset(self.keys.agent(agent_id), mapping={"token_sha": "", "dial_token": ""})
+                revoked: dict[FieldT, EncodableT] = {"token_sha": "", "dial_token": ""}
+                if not agent.revoked:  # revoking again keeps the first time
+                    revoked["revoked_ms"] = now_ms()
+                pipe.hset(self.keys.agent(agent_id), mapping=revoked)
             pipe.execute()
         return token if rotate else (text(old) if old else None)
 

@@ -102,6 +102,8 @@ def parse_agent(raw: dict[bytes, bytes]) -> Agent:
         int(data.get("created_ms", 0)),
         data.get("self_registered") == "1",
         data.get("dial_token", ""),
+        data.get("token_sha") == "",  # as join (scripts.JOIN) and the challenge gateway read it
+        int(data.get("revoked_ms") or 0),
     )
 
 

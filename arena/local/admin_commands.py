@@ -329,11 +329,18 @@ def agent_revoke(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+def revoked_text(agent: pb.Agent) -> str:
+    """The ``token`` column: empty while the agent's token works."""
+    if not agent.revoked:
+        return ""
+    return f"revoked {when(agent.revoked_ms)} UTC" if agent.revoked_ms else "revoked"
+
+
 def agent_list(host: Host, args: argparse.Namespace) -> int:
-    out = table("agents", "agent", "name", "kind", "bot / endpoint", "version")
+    out = table("agents", "agent", "name", "kind", "bot / endpoint", "version", "token")
     for agent in host.pages("ListAgents", "agents"):
         kind = KIND_NAMES.get(agent.kind, "?") + (" (house)" if agent.house else "")
-        out.add_row(agent.agent_id, agent.name, kind, agent.bot or agent.endpoint, agent.version)
+        out.add_row(agent.agent_id, agent.name, kind, agent.bot or agent.endpoint, agent.version, revoked_text(agent))
     console.print(out)
     return 0
 

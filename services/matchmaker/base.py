@@ -160,8 +160,13 @@ class ServicerBase:
 
     async def _shown_agent(self, context: grpc.aio.ServicerContext, agent: Agent) -> Agent:
         """``agent`` as the caller may see it: an endpoint's address only for the host and the agent
-        itself (its own token); anyone else reads the agent without it."""
-        if not agent.endpoint or self._is_host(context):
+        itself (its own token); anyone else reads the agent without it. Whether (and since when) its
+        token is revoked only the host reads: a revoked agent holds no token to ask with, and a
+        revocation is the host's business, not the public's (its page reads as any agent's)."""
+        if self._is_host(context):
+            return agent
+        agent = replace(agent, revoked=False, revoked_ms=0)
+        if not agent.endpoint:
             return agent
         token = bearer_token(context.invocation_metadata())
         if token is not None and not same_secret(token, self.web_token):

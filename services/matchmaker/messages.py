@@ -30,6 +30,8 @@ def agent_to_proto(agent: Agent) -> pb.Agent:
         endpoint=agent.endpoint,
         house=agent.house,
         self_registered=agent.self_registered,
+        revoked=agent.revoked,
+        revoked_ms=agent.revoked_ms,
     )
 
 

@@ -37,6 +37,7 @@ NAME_RETRY_S = 5.0  # an agent whose name could not be read is asked again after
 MAX_UNNAMED = 1000
 # the read metadata of a signed-in host's request: the host token, which the matchmaker does not
 # limit, so visitors who use up the web app's budget there leave the host its pages
+MAX_HOST_AGENTS = 10_000  # the host page reads this many agents at most (20 ListAgents pages)
 HOST_READS: ContextVar[tuple[tuple[str, str], ...] | None] = ContextVar("host_reads", default=None)
 # A tournament export's stream has no deadline of its own (a download lasts as long as its visitor
 # takes: 40 MB at 1 MB/s is 40 s, and TIMEOUT_S cut such a download short); each next piece (up to
@@ -276,6 +277,18 @@ class Api:
     async def join_queue(self, agent_token: str, ladder: str, agent_id: str) -> None:
         """Queue an agent on ``ladder`` with its own token (JoinQueue is the agent's call)."""
         await self._call("JoinQueue", pb.JoinQueueRequest(ladder=ladder, agent_id=agent_id), agent_token)
+
+    async def host_agents(self, token: str) -> list[pb.Agent]:
+        """Every agent as the host reads it (``revoked`` included), up to MAX_HOST_AGENTS."""
+        agents: list[pb.Agent] = []
+        page_token = ""
+        while len(agents) < MAX_HOST_AGENTS:
+            reply = await self._call("ListAgents", pb.ListAgentsRequest(page_size=500, page_token=page_token), token)
+            agents += reply.agents
+            page_token = reply.next_page_token
+            if not page_token:
+                break
+        return agents[:MAX_HOST_AGENTS]
 
     async def admin(self, token: str, method: str, **fields: Any) -> Any:
         """An admin RPC of the integrity issue by name (PauseLadder, ResumeLadder, DeleteLadder,

@@ -168,6 +168,10 @@ async def dashboard(
     api = api_of(request)
     ladders = await api.ladders()
     boards = await asyncio.gather(*(api.leaderboard(ladder.name) for ladder in ladders))
+    try:
+        revoked, unread = views.revoked_rows(await api.host_agents(host.host_token)), ""
+    except ApiError as refused:  # the rest of the page is still the host's to use
+        revoked, unread = [], f"the agents could not be read: {refused.message}"
     done, done_ladder = request.query_params.get("done", ""), request.query_params.get("ladder", "")
     if not (message or error) and _done_holds(done, done_ladder, ladders):
         message = DONE[done].format(done_ladder)
@@ -183,6 +187,9 @@ async def dashboard(
             }
             for ladder, board in zip(ladders, boards, strict=True)
         ],
+        revoked=revoked,
+        revoked_unread=unread,
+        revoked_ids={row["agent_id"] for row in revoked},
         presets=sorted(PRESETS),
         bots=sorted(BOT_FACTORIES),
         name_rule=AGENT_NAME_RULE,

@@ -55,6 +55,15 @@ def standing_row(s: Any) -> Row:
     }
 
 
+def revoked_rows(agents: Sequence[Any]) -> list[Row]:
+    """The host page's revoked agents: ``since`` is empty when the matchmaker did not record when."""
+    return [
+        {"agent_id": a.agent_id, "name": a.name, "since": f"{when(a.revoked_ms)} UTC" if a.revoked_ms else ""}
+        for a in agents
+        if a.revoked
+    ]
+
+
 def record_seats(record: dict[str, Any], agent_ids: Sequence[str]) -> list[Row]:
     winners = set(record.get("winners", []))
     totals = record.get("totals", [])

@@ -446,3 +446,20 @@ def test_unarchived_matches_are_listed_a_batch_per_round_trip(
     mine = [match_id for match_id, table in reversed(finished) if ids[0] in table]
     assert [m.match_id for m in store.list_matches("", ids[0], 2, 100)] == mine[2:]
     assert store.list_matches("other", "", 0, 10) == []
+
+
+def test_the_store_says_which_agents_are_revoked_and_since_when(store: RedisStore) -> None:
+    """The agent's hash keeps when its token was revoked (``revoked_ms``) until a rotation; an agent
+    revoked before revision 11 (its token_sha emptied, no time) reads revoked, time unknown."""
+    gone, kept, older = agents(store, 3, kind="connected")
+    before = now_ms()
+    store.set_token(gone, rotate=False)
+    since = store.get_agent(gone).revoked_ms
+    assert store.get_agent(gone).revoked and before <= since <= now_ms()
+    store.set_token(gone, rotate=False)  # again: the first time stays
+    assert [(a.revoked, a.revoked_ms) for a in store.list_agents(0, 10)[0]] == [(True, since), (False, 0), (False, 0)]
+    store.client.hset(store.keys.agent(older), "token_sha", "")  # as a revocation before revision 11 left it
+    assert (store.get_agent(older).revoked, store.get_agent(older).revoked_ms) == (True, 0)
+    store.set_token(gone, rotate=True)
+    assert (store.get_agent(gone).revoked, store.get_agent(gone).revoked_ms) == (False, 0)
+    assert not store.get_agent(kept).revoked

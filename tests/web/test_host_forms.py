@@ -269,3 +269,33 @@ def test_an_uploaded_csv_that_is_not_utf8_is_refused_before_the_matchmaker_is_as
         )
         assert "is not UTF-8 text (byte 11)" in html.unescape(shown.text)
     assert api.asked == []
+
+
+class Revoking(Refusing):
+    """A matchmaker whose ladder "class" has two players, one of them ("gone") revoked."""
+
+    async def leaderboard(self, ladder: str) -> list[pb.Standing]:
+        return [pb.Standing(agent_id="a1", name="gone", games=3), pb.Standing(agent_id="a2", name="kept", games=3)]
+
+    async def host_agents(self, token: str) -> list[pb.Agent]:
+        assert token == TOKEN  # read as the host: nobody else is told
+        return [
+            pb.Agent(agent_id="a1", name="gone", revoked=True, revoked_ms=1_765_000_000_000),
+            pb.Agent(agent_id="a2"),
+        ]
+
+
+def test_the_host_page_marks_revoked_agents_and_says_when_it_cannot_read_them() -> None:
+    with TestClient(create_app(Revoking(), host_token=TOKEN)) as client:
+        sign_in(client)
+        shown = client.get("/host").text
+    faults = shown.split('data-ladder="class"', 1)[1]
+    assert re.search(r">gone</a> <span class=\"tag revoked\">revoked</span></td>", faults), faults
+    assert not re.search(r">kept</a> <span", faults)
+    assert (
+        '<tr data-agent="a1"><td><a href="/agents/a1">gone</a></td><td>a1</td><td>2025-12-06 05:46:40 UTC</td>' in shown
+    )
+    with TestClient(create_app(Refusing(), host_token=TOKEN)) as client:  # its ListAgents unreachable (port 1)
+        sign_in(client)
+        shown = client.get("/host")
+    assert shown.status_code == 200 and "the agents could not be read: " in shown.text

@@ -30,7 +30,7 @@ LADDER_ENTRY_HOST: LadderEntry
 LADDER_ENTRY_OPEN: LadderEntry
 
 class Agent(_message.Message):
-    __slots__ = ("agent_id", "name", "kind", "version", "bot", "endpoint", "house", "self_registered")
+    __slots__ = ("agent_id", "name", "kind", "version", "bot", "endpoint", "house", "self_registered", "revoked", "revoked_ms")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +39,8 @@ class Agent(_message.Message):
     ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     HOUSE_FIELD_NUMBER: _ClassVar[int]
     SELF_REGISTERED_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_MS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     name: str
     kind: AgentKind
@@ -47,7 +49,9 @@ class Agent(_message.Message):
     endpoint: str
     house: bool
     self_registered: bool
-    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[AgentKind, str]] = ..., version: _Optional[str] = ..., bot: _Optional[str] = ..., endpoint: _Optional[str] = ..., house: _Optional[bool] = ..., self_registered: _Optional[bool] = ...) -> None: ...
+    revoked: bool
+    revoked_ms: int
+    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[AgentKind, str]] = ..., version: _Optional[str] = ..., bot: _Optional[str] = ..., endpoint: _Optional[str] = ..., house: _Optional[bool] = ..., self_registered: _Optional[bool] = ..., revoked: _Optional[bool] = ..., revoked_ms: _Optional[int] = ...) -> None: ...
 
 class RegisterAgentRequest(_message.Message):
     __slots__ = ("name", "kind", "version", "bot", "endpoint")
