@@ -16,7 +16,7 @@ from typing import Any
 
 from arena.proto.ohell.v1 import match_pb2
 from arena.sdk.reading import ObservationReader, legal_actions_of
-from arena.wire import ConversionError, card_to_proto, rules_from_proto
+from arena.wire import ConversionError, card_to_proto, fault_kind_name, rules_from_proto
 from ohell.cards import card_str
 from ohell.observation import Observation
 from ohell.rules import Rules
@@ -271,11 +271,6 @@ def check_match_id(match_id: str) -> None:
     """ConversionError for a match id too long to be the platform's (it would be kept as a key)."""
     if len(match_id) > MAX_MATCH_ID:
         raise ConversionError(f"match_id of {len(match_id)} characters, over {MAX_MATCH_ID}")
-
-
-def fault_kind_name(kind: int) -> str:
-    """The FaultKind's name; its number when this SDK does not know it (a newer platform)."""
-    return match_pb2.FaultKind.Name(kind) if kind in match_pb2.FaultKind.values() else f"FaultKind {kind}"
 
 
 def whole_number(answer: Any, method: str, expected: str) -> int:

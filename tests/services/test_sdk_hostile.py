@@ -141,6 +141,19 @@ def test_a_match_end_with_an_unknown_fault_kind_is_logged_and_counted(caplog: py
     assert any("fault in hand" in r.getMessage() and "99" in r.getMessage() for r in caplog.records)
 
 
+def test_a_fault_is_logged_by_the_name_match_records_give_it(caplog: pytest.LogCaptureFixture) -> None:
+    """The SDK logged "FAULT_KIND_BOT_ERROR" for the fault ``ohell match show`` lists as "BOT_ERROR"."""
+    session = Session(make_bot("heuristic", 1))
+    session.handle(started())
+    ended = match_pb2.AgentEvent()
+    ended.match_ended.match_id = "m"
+    ended.match_ended.totals.extend([1, 2, 3])
+    ended.match_ended.faults.add(seat=session.seats["m"], hand=2, kind=match_pb2.FAULT_KIND_BOT_ERROR, detail="oops")
+    with caplog.at_level(logging.INFO, logger="arena.sdk"):
+        assert handled(session, ended) is None
+    assert "  fault in hand 2: BOT_ERROR oops" in [r.getMessage() for r in caplog.records]
+
+
 def ended_with_forfeit(match_id: str, seat: int) -> match_pb2.AgentEvent:
     ended = match_pb2.AgentEvent()
     ended.match_ended.match_id = match_id
