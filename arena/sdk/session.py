@@ -204,9 +204,8 @@ class Session:
         if not legal:  # the bot could not answer, nor the SDK default for it
             raise ConversionError(f"decision {request.decision_id} offers no legal_bids or legal_cards")
         observation = reader.read(request.observation, legal)
-        if kind == match_pb2.DECISION_KIND_CHANGE_BID and not (
-            0 <= observation.seat < len(observation.bids) and observation.bids[observation.seat] >= 0
-        ):
+        # the reader checked that bids holds one value for each seat, this seat's too
+        if kind == match_pb2.DECISION_KIND_CHANGE_BID and observation.bids[observation.seat] < 0:
             raise ConversionError(f"observation.bids holds no bid of seat {observation.seat} to change")
         action = match_pb2.Action(match_id=match_id, seat=request.seat, decision_id=request.decision_id)
         began = time.perf_counter() if self.timings is not None else 0.0
