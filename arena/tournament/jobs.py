@@ -112,6 +112,7 @@ def absent_entrants(
     entrants: Sequence[SeatSpec],
     grace_s: float,
     waiting: Callable[[list[str], int], None] | None = None,
+    *,
     tourney_id: str | None = None,
     table: str = "",
     check: Callable[[], None] | None = None,
@@ -215,7 +216,9 @@ def _play_table(
             def waiting(names: list[str], until_ms: int) -> None:
                 store.set_waiting(tourney_id, table, names, until_ms)
 
-            absence = absent_entrants(store, entrants, tourney.grace_s, waiting, tourney_id, table, holding)
+            absence = absent_entrants(
+                store, entrants, tourney.grace_s, waiting, tourney_id=tourney_id, table=table, check=holding
+            )
             forfeits = store.decide_forfeits(tourney_id, table, absence.names, absence.away, absence.online)
         else:
             forfeits = json.loads(decided)

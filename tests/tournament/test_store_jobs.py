@@ -363,6 +363,13 @@ def test_an_entrant_revoked_while_its_table_plays_is_seated_no_further(
     assert tstore.table_state("rev", "r1t0")["forfeits"] == "[]"  # absent from none at its start
 
 
+def test_absent_entrants_is_told_its_tournament_table_and_check_by_name(tstore: TournamentStore) -> None:
+    """Seven arguments by position let a caller swap ``tourney_id`` and ``table`` (both text) unseen."""
+    with pytest.raises(TypeError):
+        jobs.absent_entrants(tstore, [], 0, None, "t", "r1t0")  # type: ignore[misc]
+    assert jobs.absent_entrants(tstore, [], 0, None, tourney_id="t", table="r1t0").names == []
+
+
 @pytest.mark.slow  # over a second: the quick subset stays quick
 def test_a_connected_entrant_coming_online_within_the_grace_plays(tstore: TournamentStore) -> None:
     late, away = SeatSpec.connected("a-late", "late"), SeatSpec.connected("a-away", "away")
