@@ -35,12 +35,13 @@ from typing import Any
 from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
 from arena.redispatch import FIELDS, Sent, due
+from arena.tournament.away import AwayMark
 from arena.tournament.deals import DealSet, draw_deal_set
 from arena.tournament.model import Tournament, TournamentEnded, TournamentError
 from arena.tournament.play import game_id, play_table_games, table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
-from arena.tournament.store import AwayMark, TablePlan, TournamentStore, now_ms
+from arena.tournament.store import TablePlan, TournamentStore, now_ms
 from ohell.state import Game
 
 log = logging.getLogger(__name__)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from arena.play.specs import without_addresses
 from arena.tournament import jobs
+from arena.tournament.away import AwayMark
 from arena.tournament.model import (
     ID_PATTERN,
     ID_RULE,
@@ -35,7 +36,7 @@ from arena.tournament.standings import (
     to_csv,
     to_json,
 )
-from arena.tournament.store import ENDED, AwayMark, Progress, TablePlan, TournamentStore, not_found
+from arena.tournament.store import ENDED, Progress, TablePlan, TournamentStore, not_found
 
 MAX_PAGE = 500
 EXPORT_FORMATS = ("csv", "json")

@@ -22,6 +22,7 @@ from arena.keys import AGENT_ID, Keys, stream_entries, text
 from arena.play.specs import SeatSpec
 from arena.redis_client import retrying_client
 from arena.tournament import scripts
+from arena.tournament.away import AwayMark, AwayReads
 from arena.tournament.deals import DealSet, draw_deal_set
 from arena.tournament.model import (
     Tournament,
@@ -67,25 +68,6 @@ def _taken(tourney_id: str) -> TournamentExists:
 
 
 @dataclass(frozen=True)
-class AwayMark:
-    """A connected entrant away in a tournament: not online at the end of a table's wait (it forfeited
-    ``table``), away since ``since_ms`` (when that table's runner first saw it away)."""
-
-    agent_id: str
-    name: str
-    since_ms: int
-    table: str
-
-    def to_json(self) -> str:
-        return json.dumps({"name": self.name, "since_ms": self.since_ms, "table": self.table})
-
-    @classmethod
-    def from_json(cls, agent_id: str, raw: str | bytes) -> AwayMark:
-        data = json.loads(raw)
-        return cls(agent_id, str(data["name"]), int(data["since_ms"]), str(data["table"]))
-
-
-@dataclass(frozen=True)
 class Progress:
     state: str
     round: int
@@ -96,7 +78,7 @@ class Progress:
     finished_ms: int
 
 
-class TournamentStore:
+class TournamentStore(AwayReads):
     def __init__(self, client: redis.Redis, keys: Keys | None = None) -> None:
         self.client = client
         self.keys = keys or Keys()
@@ -433,30 +415,6 @@ class TournamentStore:
         marks = json.dumps({mark.agent_id: mark.to_json() for mark in away})
         decided = self._run(self._forfeits, tourney_id, table, json.dumps(forfeits), marks, json.dumps(list(online)))
         return list(json.loads(decided))
-
-    def whereabouts(self, tourney_id: str | None, agent_ids: Sequence[str]) -> tuple[set[str], dict[str, AwayMark]]:
-        """(those of ``agent_ids`` online: a gateway presence, their away marks in the tournament), in
-        one round trip; no marks read without ``tourney_id``."""
-        if not agent_ids:
-            return set(), {}
-        pipe = self.client.pipeline(transaction=False)
-        for agent_id in agent_ids:
-            pipe.exists(self.keys.agent_presence(agent_id))
-        if tourney_id is not None:
-            pipe.hmget(self.keys.tourney_away(tourney_id), list(agent_ids))
-        replies = pipe.execute()
-        count = len(agent_ids)
-        online = {agent_id for agent_id, found in zip(agent_ids, replies[:count], strict=True) if found}
-        raw = replies[count] if tourney_id is not None else [None] * count
-        marks = {agent_id: AwayMark.from_json(agent_id, v) for agent_id, v in zip(agent_ids, raw, strict=True) if v}
-        return online, marks
-
-    def away_marks(self, tourney_id: str) -> list[AwayMark]:
-        """The tournament's connected entrants marked away (each forfeited a table after its wait and has
-        not been online at a table's start since), the longest away first."""
-        raw = self.client.hgetall(self.keys.tourney_away(tourney_id))
-        marks = [AwayMark.from_json(text(agent_id), value) for agent_id, value in raw.items()]
-        return sorted(marks, key=lambda mark: (mark.since_ms, mark.name))
 
     def record_game(
         self, tourney_id: str, game: str, result: dict[str, Any], record: dict[str, Any], redealt: int | None = None

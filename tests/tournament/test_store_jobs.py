@@ -22,10 +22,11 @@ from arena.keys import Keys
 from arena.play.specs import SeatSpec
 from arena.tournament import jobs, operations
 from arena.tournament import store as store_module
+from arena.tournament.away import AwayMark
 from arena.tournament.deals import draw_deal_set
 from arena.tournament.model import Tournament, TournamentError, TournamentExists, parse_entrant
 from arena.tournament.standings import GameResult, duplicate_observations, standings
-from arena.tournament.store import AwayMark, TournamentStore
+from arena.tournament.store import TournamentStore
 from ohell.state import Game
 
 OPTIONS = {"hand_sizes": [3, 2, 1]}
