@@ -37,11 +37,11 @@ from arena.play.specs import SeatSpec
 from arena.redispatch import FIELDS, Sent, due
 from arena.tournament.away import AwayMark
 from arena.tournament.deals import DealSet, draw_deal_set
-from arena.tournament.model import Tournament, TournamentEnded, TournamentError
+from arena.tournament.model import TablePlan, Tournament, TournamentEnded, TournamentError, now_ms
 from arena.tournament.play import game_id, play_table_games, table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
-from arena.tournament.store import TablePlan, TournamentStore, now_ms
+from arena.tournament.store import TournamentStore
 from ohell.state import Game
 
 log = logging.getLogger(__name__)

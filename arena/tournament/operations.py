@@ -22,6 +22,7 @@ from arena.tournament.away import AwayMark
 from arena.tournament.model import (
     ID_PATTERN,
     ID_RULE,
+    TablePlan,
     Tournament,
     TournamentEnded,
     TournamentError,
@@ -36,7 +37,7 @@ from arena.tournament.standings import (
     to_csv,
     to_json,
 )
-from arena.tournament.store import ENDED, Progress, TablePlan, TournamentStore, not_found
+from arena.tournament.store import ENDED, Progress, TournamentStore, not_found
 
 MAX_PAGE = 500
 EXPORT_FORMATS = ("csv", "json")

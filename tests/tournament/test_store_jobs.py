@@ -20,8 +20,7 @@ import redis
 from arena.embedded_redis import EmbeddedRedis
 from arena.keys import Keys
 from arena.play.specs import SeatSpec
-from arena.tournament import jobs, operations
-from arena.tournament import store as store_module
+from arena.tournament import creation, jobs, operations
 from arena.tournament.away import AwayMark
 from arena.tournament.deals import draw_deal_set
 from arena.tournament.model import Tournament, TournamentError, TournamentExists, parse_entrant
@@ -101,7 +100,7 @@ def test_creating_sends_the_deal_sets_in_parts_and_renames_them_into_place(
     """No one command or script carries every deal set (a big tournament's ~50 MB held Redis from the
     live matches for a second); the parts end up as the tournament's deal sets, and nothing is left
     behind, also when the id was taken."""
-    monkeypatch.setattr(store_module, "SEND_BYTES", 4000)
+    monkeypatch.setattr(creation, "SEND_BYTES", 4000)
     sent: list[int] = []  # the bytes of each command's arguments
     real_execute = redis.client.Pipeline.execute
 
