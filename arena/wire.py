@@ -391,6 +391,15 @@ _FAULT_KINDS = {
 }
 
 
+_FAULT_NAMES: dict[int, str] = {number: name for name, number in _FAULT_KINDS.items()}
+
+
+def fault_kind_name(kind: int) -> str:
+    """A FaultKind as match records and ``ohell match show`` name it ("BOT_ERROR"); its number when
+    this side does not know it (a newer platform)."""
+    return _FAULT_NAMES.get(kind, f"FaultKind {kind}")
+
+
 def fault_to_proto(fault: dict[str, Any]) -> match_pb2.Fault:
     """A fault of a match record (seat, hand, kind, detail) as a message."""
     return match_pb2.Fault(

@@ -29,11 +29,12 @@ DEMO_OPTIONS = ["hand_sizes=[5,4,3,2,1]"]  # a short game keeps the demo near a 
 def demo_agents() -> list[tuple[str, str]]:
     """(name, bot): four each of random and heuristic, two strong ones when that bot exists.
 
-    The demo plays one match at a time (``concurrency=1``) with ten agents at tables of four: the
-    forming seats the agents with the fewest games first, so every agent plays about as often as
-    the others (with two matches at once the strong bots' slower matches left them a sixth of the
-    games), and the two agents left waiting at each table change, so tables keep mixing (with
-    eight agents the same two groups of four sat together again and again)."""
+    The demo plays one match at a time (``concurrency=1``: one worker process) with ten agents at
+    tables of four: the forming seats the agents with the fewest games first, so every agent plays
+    about as often as the others (with two worker processes the strong bots' slower matches left
+    them a sixth of the games), and the two agents left waiting change each round, so tables keep
+    mixing (with eight agents the same two groups of four sat together again and again). Mostly two
+    tables are claimed at once and sent to the worker as one batch: both are live until stored."""
     agents = [(f"{bot}-{i}", bot) for bot in ("random", "heuristic") for i in (1, 2, 3, 4)]
     if "strong" in BOT_FACTORIES:
         agents += [(f"strong-{i}", "strong") for i in (1, 2)]

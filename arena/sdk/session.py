@@ -16,7 +16,7 @@ from typing import Any
 
 from arena.proto.ohell.v1 import match_pb2
 from arena.sdk.reading import ObservationReader, legal_actions_of
-from arena.wire import ConversionError, card_to_proto, rules_from_proto
+from arena.wire import ConversionError, card_to_proto, fault_kind_name, rules_from_proto
 from ohell.cards import card_str
 from ohell.observation import Observation
 from ohell.rules import Rules
@@ -204,9 +204,8 @@ class Session:
         if not legal:  # the bot could not answer, nor the SDK default for it
             raise ConversionError(f"decision {request.decision_id} offers no legal_bids or legal_cards")
         observation = reader.read(request.observation, legal)
-        if kind == match_pb2.DECISION_KIND_CHANGE_BID and not (
-            0 <= observation.seat < len(observation.bids) and observation.bids[observation.seat] >= 0
-        ):
+        # the reader checked that bids holds one value for each seat, this seat's too
+        if kind == match_pb2.DECISION_KIND_CHANGE_BID and observation.bids[observation.seat] < 0:
             raise ConversionError(f"observation.bids holds no bid of seat {observation.seat} to change")
         action = match_pb2.Action(match_id=match_id, seat=request.seat, decision_id=request.decision_id)
         began = time.perf_counter() if self.timings is not None else 0.0
@@ -271,11 +270,6 @@ def check_match_id(match_id: str) -> None:
     """ConversionError for a match id too long to be the platform's (it would be kept as a key)."""
     if len(match_id) > MAX_MATCH_ID:
         raise ConversionError(f"match_id of {len(match_id)} characters, over {MAX_MATCH_ID}")
-
-
-def fault_kind_name(kind: int) -> str:
-    """The FaultKind's name; its number when this SDK does not know it (a newer platform)."""
-    return match_pb2.FaultKind.Name(kind) if kind in match_pb2.FaultKind.values() else f"FaultKind {kind}"
 
 
 def whole_number(answer: Any, method: str, expected: str) -> int:

@@ -35,12 +35,13 @@ from typing import Any
 from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
 from arena.redispatch import FIELDS, Sent, due
+from arena.tournament.away import AwayMark
 from arena.tournament.deals import DealSet, draw_deal_set
-from arena.tournament.model import Tournament, TournamentEnded, TournamentError
+from arena.tournament.model import TablePlan, Tournament, TournamentEnded, TournamentError, now_ms
 from arena.tournament.play import game_id, play_table_games, table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
-from arena.tournament.store import AwayMark, TablePlan, TournamentStore, now_ms
+from arena.tournament.store import TournamentStore
 from ohell.state import Game
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,7 @@ def absent_entrants(
     entrants: Sequence[SeatSpec],
     grace_s: float,
     waiting: Callable[[list[str], int], None] | None = None,
+    *,
     tourney_id: str | None = None,
     table: str = "",
     check: Callable[[], None] | None = None,
@@ -215,7 +217,9 @@ def _play_table(
             def waiting(names: list[str], until_ms: int) -> None:
                 store.set_waiting(tourney_id, table, names, until_ms)
 
-            absence = absent_entrants(store, entrants, tourney.grace_s, waiting, tourney_id, table, holding)
+            absence = absent_entrants(
+                store, entrants, tourney.grace_s, waiting, tourney_id=tourney_id, table=table, check=holding
+            )
             forfeits = store.decide_forfeits(tourney_id, table, absence.names, absence.away, absence.online)
         else:
             forfeits = json.loads(decided)

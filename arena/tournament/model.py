@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -267,3 +268,17 @@ def parse_entrant(text: str) -> SeatSpec:
 
 def table_id(round_number: int, index: int) -> str:
     return f"r{round_number}t{index}"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    table_id: str
+    round: int
+    entrants: tuple[int, ...]
+
+    def to_json(self) -> str:
+        return json.dumps({"round": self.round, "entrants": list(self.entrants)})

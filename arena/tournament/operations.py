@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 from arena.play.specs import without_addresses
 from arena.tournament import jobs
+from arena.tournament.away import AwayMark
 from arena.tournament.model import (
     ID_PATTERN,
     ID_RULE,
+    TablePlan,
     Tournament,
     TournamentEnded,
     TournamentError,
@@ -36,7 +38,7 @@ from arena.tournament.standings import (
     to_csv,
     to_json,
 )
-from arena.tournament.store import ENDED, AwayMark, Progress, TablePlan, TournamentStore, not_found
+from arena.tournament.store import ENDED, Progress, TournamentStore, not_found
 
 log = logging.getLogger(__name__)
 

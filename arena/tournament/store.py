@@ -10,79 +10,33 @@ tournament records no further game and starts no table again.
 from __future__ import annotations
 
 import json
-import time
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 
-from arena.keys import AGENT_ID, Keys, stream_entries, text
+from arena.keys import Keys, stream_entries, text
 from arena.play.specs import SeatSpec
 from arena.redis_client import retrying_client
 from arena.tournament import scripts
-from arena.tournament.deals import DealSet, draw_deal_set
+from arena.tournament.away import AwayMark, AwayReads
+from arena.tournament.creation import Creating
+from arena.tournament.deals import DealSet
 from arena.tournament.model import (
+    TablePlan,
     Tournament,
-    TournamentAborted,
     TournamentError,
-    TournamentExists,
     TournamentNotFound,
     TournamentSummary,
+    now_ms,
     table_id,
 )
 from arena.tournament.schedule import Table
 from arena.tournament.standings import GameResult
-from ohell.state import Game
 
-SEND_BYTES = 256 * 1024  # deal sets sent in one command while a tournament is created (a table's at least)
-STAGED_DEALS_TTL_S = 3600  # deal sets sent for a tournament whose creation then died are dropped after this
 TEXT_BATCH = 25  # records (some 20 KB each) read at once for an export: thousands are never all held
 ENDED = ("finished", "cancelled")  # a tournament's states after which nothing changes
-
-
-CONNECTED_TAKES_AN_ID = (
-    "connected:AGENT_ID takes the agent's id (a12, as `ohell agent list` and the host page's tokens show it),"
-    " not its name"
-)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-@dataclass(frozen=True)
-class TablePlan:
-    table_id: str
-    round: int
-    entrants: tuple[int, ...]
-
-    def to_json(self) -> str:
-        return json.dumps({"round": self.round, "entrants": list(self.entrants)})
-
-
-def _taken(tourney_id: str) -> TournamentExists:
-    return TournamentExists(f"tournament.tournament_id: a tournament {tourney_id!r} exists already")
-
-
-@dataclass(frozen=True)
-class AwayMark:
-    """A connected entrant away in a tournament: not online at the end of a table's wait (it forfeited
-    ``table``), away since ``since_ms`` (when that table's runner first saw it away)."""
-
-    agent_id: str
-    name: str
-    since_ms: int
-    table: str
-
-    def to_json(self) -> str:
-        return json.dumps({"name": self.name, "since_ms": self.since_ms, "table": self.table})
-
-    @classmethod
-    def from_json(cls, agent_id: str, raw: str | bytes) -> AwayMark:
-        data = json.loads(raw)
-        return cls(agent_id, str(data["name"]), int(data["since_ms"]), str(data["table"]))
 
 
 @dataclass(frozen=True)
@@ -96,7 +50,7 @@ class Progress:
     finished_ms: int
 
 
-class TournamentStore:
+class TournamentStore(Creating, AwayReads):
     def __init__(self, client: redis.Redis, keys: Keys | None = None) -> None:
         self.client = client
         self.keys = keys or Keys()
@@ -118,72 +72,6 @@ class TournamentStore:
 
     def _run(self, script: Any, *args: Any) -> Any:
         return script(args=[self.keys.prefix, *args])
-
-    # creating --------------------------------------------------------------------------------
-    def create(self, tourney: Tournament) -> list[TablePlan]:
-        """Store the tournament, its first round and all its deal sets (drawn now, secretly)."""
-        for number, entrant in enumerate(tourney.entrants):
-            if entrant.kind == "connected" and not (
-                AGENT_ID.fullmatch(entrant.agent_id) and self.client.exists(self.keys.agent(entrant.agent_id))
-            ):
-                # an entrant with no name of its own is named by its agent id, said once already
-                named = f" (entrant {entrant.name!r})" if entrant.name != entrant.agent_id else ""
-                # connected:alice for a registered alice said only that no agent 'alice' was registered
-                hint = "" if AGENT_ID.fullmatch(entrant.agent_id) else f": {CONNECTED_TAKES_AN_ID}"
-                raise TournamentNotFound(
-                    f"tournament.entrants[{number}].agent_id: no registered agent {entrant.agent_id!r}{named}{hint}"
-                )
-        if self.client.sismember(self.keys.tourneys, tourney.tourney_id):  # not after seconds of drawing
-            raise _taken(tourney.tourney_id)  # and megabytes sent (the script checks again: two at once)
-        rules = tourney.rules()
-        plans = [TablePlan(table_id(1, i), 1, table) for i, table in enumerate(tourney.first_round())]
-        deals = {plan.table_id: self._draw(Game(rules, len(plan.entrants)), tourney.deals) for plan in plans}
-        for number in range(2, tourney.rounds + 1):
-            for index, size in enumerate(tourney.round_sizes()):
-                deals[table_id(number, index)] = self._draw(Game(rules, size), tourney.deals)
-        nonce = self._send_deals(tourney.tourney_id, deals)
-        created = self._run(
-            self._create,
-            tourney.tourney_id,
-            tourney.to_json(),
-            now_ms(),
-            json.dumps({plan.table_id: plan.to_json() for plan in plans}),
-            nonce,
-            tourney.summary().to_json(),
-        )
-        if created == -1:
-            raise TournamentAborted(
-                f"tournament.tournament_id: the deal sets of {tourney.tourney_id!r} were lost before it was created"
-                f" (more than {STAGED_DEALS_TTL_S} s to send them, or Redis short of memory dropped them);"
-                " create it again"
-            )
-        if not created:
-            raise _taken(tourney.tourney_id)
-        return plans
-
-    def _send_deals(self, tourney_id: str, deals: dict[str, str]) -> str:
-        """Send the deal sets of a tournament being created to a hash of their own, about ``SEND_BYTES``
-        a command, and return its nonce. The script that creates the tournament renames it into place:
-        one script holding every deal set (up to ~50 MB of JSON to decode) would keep Redis from every
-        other client, the live matches' relays included, for a second."""
-        nonce = uuid.uuid4().hex
-        staged = self.keys.tourney_deals_new(tourney_id, nonce)
-        part: dict[Any, Any] = {}  # table id -> its deal sets (redis-py types its mappings narrowly)
-        size = 0
-        for number, (table, sets) in enumerate(deals.items(), start=1):
-            part[table] = sets
-            size += len(sets)
-            if size >= SEND_BYTES or number == len(deals):
-                pipe = self.client.pipeline(transaction=False)
-                pipe.hset(staged, mapping=part)
-                pipe.expire(staged, STAGED_DEALS_TTL_S)
-                pipe.execute()
-                part, size = {}, 0
-        return nonce
-
-    @staticmethod
-    def _draw(game: Game, count: int) -> str:
-        return json.dumps([draw_deal_set(game).to_dict() for _ in range(count)])
 
     def open_round(self, tourney_id: str, completed: int, tables: list[Table]) -> list[TablePlan]:
         """The tables of round ``completed + 1``, or [] when someone else opened it first."""
@@ -433,30 +321,6 @@ class TournamentStore:
         marks = json.dumps({mark.agent_id: mark.to_json() for mark in away})
         decided = self._run(self._forfeits, tourney_id, table, json.dumps(forfeits), marks, json.dumps(list(online)))
         return list(json.loads(decided))
-
-    def whereabouts(self, tourney_id: str | None, agent_ids: Sequence[str]) -> tuple[set[str], dict[str, AwayMark]]:
-        """(those of ``agent_ids`` online: a gateway presence, their away marks in the tournament), in
-        one round trip; no marks read without ``tourney_id``."""
-        if not agent_ids:
-            return set(), {}
-        pipe = self.client.pipeline(transaction=False)
-        for agent_id in agent_ids:
-            pipe.exists(self.keys.agent_presence(agent_id))
-        if tourney_id is not None:
-            pipe.hmget(self.keys.tourney_away(tourney_id), list(agent_ids))
-        replies = pipe.execute()
-        count = len(agent_ids)
-        online = {agent_id for agent_id, found in zip(agent_ids, replies[:count], strict=True) if found}
-        raw = replies[count] if tourney_id is not None else [None] * count
-        marks = {agent_id: AwayMark.from_json(agent_id, v) for agent_id, v in zip(agent_ids, raw, strict=True) if v}
-        return online, marks
-
-    def away_marks(self, tourney_id: str) -> list[AwayMark]:
-        """The tournament's connected entrants marked away (each forfeited a table after its wait and has
-        not been online at a table's start since), the longest away first."""
-        raw = self.client.hgetall(self.keys.tourney_away(tourney_id))
-        marks = [AwayMark.from_json(text(agent_id), value) for agent_id, value in raw.items()]
-        return sorted(marks, key=lambda mark: (mark.since_ms, mark.name))
 
     def record_game(
         self, tourney_id: str, game: str, result: dict[str, Any], record: dict[str, Any], redealt: int | None = None

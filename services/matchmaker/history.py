@@ -130,6 +130,22 @@ def list_matches(
     return page, page[-1].cursor if more and page else "", min(total, queries.COUNT_CAP + 1)
 
 
+RUNNING_TOKEN = "running-after:"
+
+
+def running_page(running: list[MatchInfo], size: int, token: str) -> tuple[list[MatchInfo], str]:
+    """One page of the matches in play (``running``, by id) and the next page's token ('' on the
+    last page). The token names the last id shown, not a position: a match ending meanwhile moves
+    no other match onto a page already read. Raises queries.BadCursor for a token this service did
+    not give."""
+    after, sep, last_id = token.partition(RUNNING_TOKEN)
+    if token and (after or not sep or not last_id or len(last_id) > 128):
+        raise queries.BadCursor(f"token {token[:80]!r} is not one of a running list")
+    rest = [match for match in running if match.match_id > last_id] if token else running
+    page = rest[:size]
+    return page, RUNNING_TOKEN + page[-1].match_id if len(rest) > size else ""
+
+
 def rating_history(
     archive: ArchiveEngine, ladder: str, agent_id: str, since_ms: int, size: int, after: str, newest_first: bool = False
 ) -> tuple[list[queries.RatingPoint], str]:

@@ -34,8 +34,11 @@ class MatchRpcs(ServicerBase):
             )
         if request.state == "running":
             running = await self._call(context, self.store.running_matches, request.ladder, request.agent_id)
+            page, token = await self._call(context, history.running_page, running, size, request.page_token)
             return pb.ListMatchesResponse(
-                matches=[match_to_proto(history.from_redis(m)) for m in running[:size]], total_size=len(running)
+                matches=[match_to_proto(history.from_redis(m)) for m in page],
+                next_page_token=token,
+                total_size=len(running),
             )
         matches, token, total = await self._call(
             context,

@@ -494,3 +494,41 @@ def test_a_refusal_is_taken_to_name_its_field_only_by_the_whole_word() -> None:
     """A message that began with a longer word ('names ...' for the field 'name') went out naming no field."""
     assert naming_field(StoreError("names must be unique", field="name")) == "name: names must be unique"
     assert naming_field(StoreError("name='x' is taken", field="name")) == "name: 'x' is taken"
+
+
+def test_running_matches_are_listed_a_page_at_a_time(stub: Stub, redis_server: EmbeddedRedis) -> None:
+    """ListMatches(state="running") gave its first page only (50 by default) and no next page's
+    token, so a reader never saw the rest of the matches in play."""
+    import redis
+
+    from arena.ladder.model import Ladder, now_ms
+
+    from .test_store import agents, fake_record
+
+    store = RedisStore(redis.Redis.from_url(redis_server.url))
+    store.create_ladder(Ladder("busy", seats=3))
+    ids = agents(store, 15)
+    for agent in ids:
+        store.join("busy", agent, None)
+    formed = store.claim("busy", [ids[i : i + 3] for i in range(0, 15, 3)], now_ms())
+    assert all(formed)
+
+    def listed(token: str = "") -> Any:
+        return stub.ListMatches(pb.ListMatchesRequest(ladder="busy", state="running", page_size=2, page_token=token))
+
+    seen, token, pages = [], "", 0
+    while True:
+        reply = listed(token)
+        assert reply.total_size == 5 and len(reply.matches) <= 2
+        seen += [match.match_id for match in reply.matches]
+        token, pages = reply.next_page_token, pages + 1
+        if not token:
+            break
+    assert pages == 3 and seen == sorted(m for m in formed if m)
+    first = listed()
+    assert store.finish_match(first.matches[0].match_id, fake_record(first.matches[0].match_id, 3))[0]
+    # a match ending meanwhile moves no other onto the page already read
+    assert [m.match_id for m in listed(first.next_page_token).matches] == seen[2:4]
+    for bad in ("x", "1:busy-1", "running-after:", "zrunning-after:busy-1"):
+        code, detail = code_of(listed, bad)
+        assert (code, detail) == (grpc.StatusCode.INVALID_ARGUMENT, "page_token: not one this service gave")

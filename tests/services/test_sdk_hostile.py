@@ -126,6 +126,25 @@ def test_a_decision_the_sdk_cannot_read_is_one_line_and_never_reaches_the_bot(
     assert session.errors == 0  # the bot was not blamed
 
 
+@pytest.mark.parametrize("bids", [[], [0, 0], [0, 0, 0, 0]])
+def test_a_bid_change_with_bids_not_one_a_seat_on_a_later_decision_is_one_line(
+    bids: list[int], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The session checked ``len(observation.bids)`` itself before reading this seat's bid; the reader
+    refuses bids not one value a seat on every decision (the hand's table read already too), so
+    that check went: the decision is still one line, never an IndexError."""
+    session = Session(make_bot("heuristic", 1))
+    session.handle(started())
+    assert handled(session, decision()) is not None  # the hand's table is read
+    event = decision()
+    event.decision.decision_id, event.decision.kind = 2, match_pb2.DECISION_KIND_CHANGE_BID
+    event.decision.observation.bids[:] = bids
+    with caplog.at_level(logging.INFO, logger="arena.sdk"):
+        assert handled(session, event) is None
+    lines = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
+    assert len(lines) == 1 and "cannot read a decision event" in lines[0] and "observation.bids" in lines[0], lines
+
+
 def test_a_match_end_with_an_unknown_fault_kind_is_logged_and_counted(caplog: pytest.LogCaptureFixture) -> None:
     """Before, FaultKind 99 (a newer or a hostile platform) raised ValueError out of the log line:
     the agent ended with a traceback, and ``connect(matches=1)`` never counted the match."""
@@ -139,6 +158,19 @@ def test_a_match_end_with_an_unknown_fault_kind_is_logged_and_counted(caplog: py
         assert handled(session, ended) is None
     assert session.matches_ended == 1
     assert any("fault in hand" in r.getMessage() and "99" in r.getMessage() for r in caplog.records)
+
+
+def test_a_fault_is_logged_by_the_name_match_records_give_it(caplog: pytest.LogCaptureFixture) -> None:
+    """The SDK logged "FAULT_KIND_BOT_ERROR" for the fault ``ohell match show`` lists as "BOT_ERROR"."""
+    session = Session(make_bot("heuristic", 1))
+    session.handle(started())
+    ended = match_pb2.AgentEvent()
+    ended.match_ended.match_id = "m"
+    ended.match_ended.totals.extend([1, 2, 3])
+    ended.match_ended.faults.add(seat=session.seats["m"], hand=2, kind=match_pb2.FAULT_KIND_BOT_ERROR, detail="oops")
+    with caplog.at_level(logging.INFO, logger="arena.sdk"):
+        assert handled(session, ended) is None
+    assert "  fault in hand 2: BOT_ERROR oops" in [r.getMessage() for r in caplog.records]
 
 
 def ended_with_forfeit(match_id: str, seat: int) -> match_pb2.AgentEvent:

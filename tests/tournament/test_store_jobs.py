@@ -20,12 +20,12 @@ import redis
 from arena.embedded_redis import EmbeddedRedis
 from arena.keys import Keys
 from arena.play.specs import SeatSpec
-from arena.tournament import jobs, operations
-from arena.tournament import store as store_module
+from arena.tournament import creation, jobs, operations
+from arena.tournament.away import AwayMark
 from arena.tournament.deals import draw_deal_set
 from arena.tournament.model import Tournament, TournamentError, TournamentExists, parse_entrant
 from arena.tournament.standings import GameResult, duplicate_observations, standings
-from arena.tournament.store import AwayMark, TournamentStore
+from arena.tournament.store import TournamentStore
 from ohell.state import Game
 
 OPTIONS = {"hand_sizes": [3, 2, 1]}
@@ -100,7 +100,7 @@ def test_creating_sends_the_deal_sets_in_parts_and_renames_them_into_place(
     """No one command or script carries every deal set (a big tournament's ~50 MB held Redis from the
     live matches for a second); the parts end up as the tournament's deal sets, and nothing is left
     behind, also when the id was taken."""
-    monkeypatch.setattr(store_module, "SEND_BYTES", 4000)
+    monkeypatch.setattr(creation, "SEND_BYTES", 4000)
     sent: list[int] = []  # the bytes of each command's arguments
     real_execute = redis.client.Pipeline.execute
 
@@ -361,6 +361,13 @@ def test_an_entrant_revoked_while_its_table_plays_is_seated_no_further(
     rows = {row.entrant: row for row in standings(duplicate_observations(tstore.game_results("rev")), 10)}
     assert (rows["guarded"].games, rows["guarded"].forfeits) == (6, 5)
     assert tstore.table_state("rev", "r1t0")["forfeits"] == "[]"  # absent from none at its start
+
+
+def test_absent_entrants_is_told_its_tournament_table_and_check_by_name(tstore: TournamentStore) -> None:
+    """Seven arguments by position let a caller swap ``tourney_id`` and ``table`` (both text) unseen."""
+    with pytest.raises(TypeError):
+        jobs.absent_entrants(tstore, [], 0, None, "t", "r1t0")  # type: ignore[misc]
+    assert jobs.absent_entrants(tstore, [], 0, None, tourney_id="t", table="r1t0").names == []
 
 
 @pytest.mark.slow  # over a second: the quick subset stays quick

@@ -169,6 +169,17 @@ def test_running_matches_are_listed_by_when_they_started() -> None:
     assert "<th>finished</th>" in finished
 
 
+def test_the_next_page_of_running_matches_keeps_listing_running_ones() -> None:
+    """The running list's "Older matches" link left out state=running: its next page listed finished ones."""
+    context = dict(ladder="class", agent_id="a1", agent_name="", matches=[], ladders=["class"], choose=False)
+    context |= dict(total=60, total_text="60", shown=50, next_page="running-after:class-7")
+    running = render("matches.html", running=True, **context)
+    finished = render("matches.html", running=False, **context)
+    link = 'href="/matches?ladder=class&agent=a1&state=running&page=running-after%3Aclass-7"'
+    assert link in running
+    assert 'href="/matches?ladder=class&agent=a1&page=running-after%3Aclass-7"' in finished
+
+
 def test_controls_have_names_in_words() -> None:
     """A screen reader named the replay's first and last buttons by their glyphs ("«", "»": the title
     is not read when there is text), and the tournament's progress bar had no name at all, nor the

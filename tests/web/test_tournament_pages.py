@@ -97,6 +97,15 @@ def test_host_creates_a_tournament_and_watches_it_finish(tsite: TourneySite, pag
     assert page.locator("#resume").count() == 0  # nothing left to resume
     assert page.locator("#cancel").count() == 0  # the form shown while it ran went with its end
     screenshot(page, "tournament")
+    visitor = page.context.browser.new_context(viewport={"width": 1280, "height": 900})
+    try:  # what a visitor sees (docs/web-tournament.png): the same page, the menu's "Host sign-in"
+        public = visitor.new_page()
+        public.goto(f"{tsite.url}/tournaments/cup")
+        assert public.locator("header nav a").all_inner_texts() == ["Ladders", "Tournaments", "Host sign-in"]
+        assert public.locator("#standings tbody tr").count() == 3
+        screenshot(public, "tournament-public")
+    finally:
+        visitor.close()
 
     with page.expect_download() as download:
         page.click("#export-csv")
