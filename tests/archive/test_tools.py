@@ -245,6 +245,7 @@ def test_every_spectate_write_caps_the_stream_and_renews_its_expiry(redis_server
     assert MATCH_EVENTS_MAXLEN <= 20_000
 
 
+@pytest.mark.slow
 def test_export_with_the_stack_down_names_the_archive_it_could_read_instead(
     data_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -261,6 +262,7 @@ def test_export_with_the_stack_down_names_the_archive_it_could_read_instead(
     assert f"--database-url sqlite:///{data_folder / 'archive.db'}" in said, said
 
 
+@pytest.mark.slow
 def test_the_archive_of_ohell_toml_is_the_one_rebuild_reads_and_export_names(
     store: RedisStore,
     archive: Engine,

@@ -71,6 +71,7 @@ def test_spectators_do_not_take_the_engines_redis_connections(
     assert ended == {"event": MAX_FEEDS, "RESOURCE_EXHAUSTED": FOLLOWED - MAX_FEEDS}
 
 
+@pytest.mark.slow
 def test_waits_for_matches_that_never_come_leave_the_readers_to_real_matches(
     start_service: Callable[..., Service], redis_server: EmbeddedRedis
 ) -> None:

@@ -451,6 +451,7 @@ def test_a_running_tournaments_standings_are_computed_once_at_a_time_and_spaced_
     assert len(read_at_once(8)[0]) == 4 and len(computed) == 3
 
 
+@pytest.mark.slow
 def test_a_running_tournaments_tables_are_read_again_by_one_reader_at_a_time(
     tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

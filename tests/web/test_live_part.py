@@ -9,6 +9,8 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from services.web.pages import templates
 
 from .conftest import serve_pages
@@ -24,6 +26,7 @@ def leaderboard(name: str, games: int) -> dict[str, Any]:
     return html.replace(' data-live="', f' data-every="{EVERY_MS}" data-live="')  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow
 def test_the_leaderboard_takes_fresh_parts_in_place_and_stops_once_the_ladder_is_gone(page: Any) -> None:
     asked: list[int] = []
     parts = [leaderboard("_leaderboard_live.html", games) for games in (1, 2)]

@@ -559,6 +559,7 @@ def supervised(tmp_path: Path, ends: int) -> Stack:
     return stack
 
 
+@pytest.mark.slow
 def test_a_worker_the_supervisor_starts_again_is_said_with_how_it_ended(tmp_path: Path) -> None:
     """A worker that ended was started again without a word: one that ends at once every time (a
     broken environment) went on so unseen while no match was played; and it was started twice a
