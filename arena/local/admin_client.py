@@ -1,13 +1,14 @@
 """The host commands' connection: the matchmaker's stub with the host credential on every call.
 
 The matchmaker's address: ``--matchmaker``, else $OHELL_MATCHMAKER_ADDRESS, else ``ohell up``'s unix
-socket in its data folder when that file is there, else ``ohell up``'s TCP address. Its data folder and
-address are found as ``ohell up`` run beside the command took them: the environment, else ``ohell.toml``
-($OHELL_CONFIG, else the working folder's), else the defaults. A socket
+socket in its data folder when that file is there, else ``ohell up``'s TCP address. Its data folder,
+address and host token file are found as ``ohell up`` run beside the command took them: the
+environment, else ``ohell.toml`` ($OHELL_CONFIG, else the working folder's), else the defaults. A socket
 file with nothing answering is a stack that is down: the commands say so and do not try TCP, where
 another user of the machine may listen while the stack is down and take the host token. Nor do they
 dial a socket, or read a host-token, in a data folder another user owns or may write in.
-The host token: ``--host-token-file``, else $OHELL_HOST_TOKEN, else the file ``ohell up`` keeps in its
+The host token: ``--host-token-file``, else $OHELL_HOST_TOKEN, else ``ohell up``'s host token file
+($OHELL_HOST_TOKEN_FILE, else host_token_file in ``ohell.toml``), else the file ``ohell up`` keeps in its
 data folder. Admin RPCs that the matchmaker does not have yet fail with UNIMPLEMENTED, named.
 """
 
@@ -38,6 +39,11 @@ def host_token(args: argparse.Namespace) -> tuple[str, str]:
         path = Path(args.host_token_file)
     elif os.environ.get(HOST_TOKEN_ENV):
         return os.environ[HOST_TOKEN_ENV].strip(), f"${HOST_TOKEN_ENV}"
+    elif up_file := stack_setting("host_token_file", os.environ):  # ohell up's ($OHELL_HOST_TOKEN_FILE, ohell.toml)
+        try:
+            return read_token_file(Path(up_file), "host token file"), up_file
+        except ConfigError as error:  # not this user's to read: public reads go on, as for the data folder's
+            return "", f"no --host-token-file, no ${HOST_TOKEN_ENV}; {error}"
     else:
         path = data_folder_file("host-token", stack_folder(os.environ)[0])
         if path.exists() and (why := not_ours(path.parent)):  # a file anyone may have put there, or linked to theirs

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
@@ -392,3 +393,32 @@ def test_a_kind_without_what_it_needs_is_refused_before_any_call(tmp_path: Path)
     ):
         done = ohell(None, *args, address=nowhere)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("where", ["ohell.toml", "environment"])
+def test_the_host_commands_read_the_host_token_file_ohell_up_was_given(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ohell up`` with host_token_file in ohell.toml (or $OHELL_HOST_TOKEN_FILE) serves that file's
+    token; the host commands run beside it looked only in its data folder: "no host-token", every
+    admin call UNAUTHENTICATED. A file not there reads as no token (public reads go on)."""
+    from arena.local.admin_client import host_token
+
+    for name in list(os.environ):
+        if name.startswith("OHELL_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # the default data folder: empty
+    monkeypatch.chdir(tmp_path)
+    kept = tmp_path / "secret" / "host.token"
+    kept.parent.mkdir()
+    kept.write_text("h" * 43 + "\n")
+    if where == "environment":
+        monkeypatch.setenv("OHELL_HOST_TOKEN_FILE", str(kept))
+    else:
+        (tmp_path / "ohell.toml").write_text(f'data_dir = "{tmp_path / "data"}"\nhost_token_file = "{kept}"\n')
+        (tmp_path / "ohell.toml").chmod(0o600)
+    args = argparse.Namespace(host_token_file=None)
+    assert host_token(args) == ("h" * 43, str(kept))
+    kept.unlink()
+    token, said = host_token(args)
+    assert token == "" and str(kept) in said
