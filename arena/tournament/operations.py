@@ -156,9 +156,13 @@ class StandingsCache:
                     if running is not None or now - at < max(self.fresh_s, self.spacing * took):
                         return rows  # computed again by one reader, in a while
                     self._computing[key] = threading.Event()
-                    threading.Thread(
-                        target=self._compute_aside, args=(store, tourney_id, replicates, progress), daemon=True
-                    ).start()
+                    try:
+                        threading.Thread(
+                            target=self._compute_aside, args=(store, tourney_id, replicates, progress), daemon=True
+                        ).start()
+                    except RuntimeError:  # no thread to be had: a claim left behind held every later reader
+                        self._computing.pop(key).set()
+                        log.exception("standings of tournament %s not computed aside", tourney_id)
                     return rows
                 if running is None:
                     self._computing[key] = threading.Event()

@@ -475,3 +475,33 @@ def test_a_running_tournaments_tables_are_read_again_by_one_reader_at_a_time(
     with ThreadPoolExecutor(8) as pool:
         shown = list(pool.map(lambda _: operations.overview(tstore, "many", 100, cache).tables, range(8)))
     assert len(reads) == 2 and sum(tables is views for tables in shown) == 7 and len(views) == 4
+
+
+def test_standings_whose_thread_could_not_start_are_computed_by_a_later_reader(
+    tstore: TournamentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A running tournament's standings computed aside claim the tournament until their thread ends;
+    a thread that could not be started ("can't start new thread") failed its reader's call and left
+    the claim for good: later readers got stale standings for ever, and once it ended each waited for
+    ever for the claim. The reader gets the standings it had; a later one computes them."""
+    tourney = Tournament("nothread", builtins("heuristic", "random", "random", "random"), overrides=SHORT)
+    queue = Queue()
+    jobs.start(tstore, tourney, queue)
+    tourney_id, table = queue.sent.pop(0)
+    jobs.run_table(tstore, tourney_id, table, queue, lease_s=5.0)
+    cache = operations.StandingsCache(fresh_s=0.0, spacing=0.0)
+    first = cache.get(tstore, "nothread", 100, tstore.progress("nothread"))
+    tourney_id, table = queue.sent.pop(0)
+    jobs.run_table(tstore, tourney_id, table, queue, lease_s=5.0)  # a new game: stale
+
+    def no_thread(self: object) -> None:
+        raise RuntimeError("can't start new thread")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(operations.threading.Thread, "start", no_thread)
+        assert cache.get(tstore, "nothread", 100, tstore.progress("nothread")) is first
+    queue.drain(tstore)
+    assert tstore.progress("nothread").state == "finished"
+    with ThreadPoolExecutor(1) as pool:  # the final standings, not a wait for ever
+        final = pool.submit(cache.get, tstore, "nothread", 100, tstore.progress("nothread")).result(timeout=30)
+    assert len(final) == 4 and final is not first
