@@ -7,9 +7,11 @@ share of requests held the host out of the host pages."""
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -86,8 +88,13 @@ def test_wrong_guesses_from_many_addresses_meet_one_limit_and_one_log_line(tmp_p
     and the log says of a flood one line a minute, not one per guess."""
     log = tmp_path / "web.log"
     with web_app(log, OHELL_WEB_TRUSTED_PROXIES="127.0.0.1") as url:
-        statuses = [sign_in(url, "wrong", {"x-forwarded-for": f"203.0.113.{n}"})[0] for n in range(EVERYONE + 5)]
-        assert statuses == [403] * EVERYONE + [429] * 5
+        # the shared limit also lets one more through each second: counted by the time the guesses took
+        began, statuses = time.monotonic(), []
+        while 429 not in statuses and len(statuses) < 5 * EVERYONE:
+            statuses.append(sign_in(url, "wrong", {"x-forwarded-for": f"203.0.113.{len(statuses) % 250}"})[0])
+        refilled = math.ceil(time.monotonic() - began)
+        assert statuses[-1] == 429 and set(statuses[:-1]) == {403}, statuses
+        assert EVERYONE <= len(statuses) - 1 <= EVERYONE + refilled, (len(statuses), refilled)
         assert sign_in(url, HOST_TOKEN, {"x-forwarded-for": "198.51.100.1"})[0] == 303
     lines = [line for line in log.read_text().splitlines() if "wrong host token" in line]
     assert lines == ["host sign-in: 1 wrong host token(s), the latest from '203.0.113.0'"], lines
