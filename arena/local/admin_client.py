@@ -30,6 +30,9 @@ if TYPE_CHECKING:  # gRPC and the messages are loaded when a command connects: `
     import grpc
 
 TIMEOUT_S = 30.0
+# an export streams for as long as its size takes (a 6,800-table tournament's JSON is ~40 MB); the
+# matchmaker gives each piece its own deadline, so a stalled stream still ends
+EXPORT_DEADLINE_S = 600.0
 REACH_S = 1.0  # how long to try connecting again, to tell an unreachable matchmaker from one that refused
 
 
@@ -61,9 +64,12 @@ def host_token(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def deadline(method: str) -> float:
-    """TIMEOUT_S, but what the largest tournament takes to create for CreateTournament."""
+    """TIMEOUT_S, but what the largest tournament takes to create for CreateTournament, and
+    EXPORT_DEADLINE_S for a tournament's export."""
     from arena.tournament.model import CREATE_DEADLINE_S
 
+    if method == "ExportTournament":
+        return EXPORT_DEADLINE_S
     return CREATE_DEADLINE_S if method == "CreateTournament" else TIMEOUT_S
 
 

@@ -8,6 +8,9 @@ cancelling need the host token; the rest are public reads.
 from __future__ import annotations
 
 import argparse
+import codecs
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
@@ -15,7 +18,7 @@ from rich.table import Table
 from arena.local.admin_client import Host, add_common, with_host
 from arena.local.output import text_console
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
-from arena.rpc.files import write_named_file
+from arena.rpc.files import files_written_whole
 from arena.sdk.arguments import UINT32, whole
 from arena.tournament.messages import away_text, entrant_from_text, no_standings_text, waiting_text
 from arena.tournament.model import DEFAULT_GRACE_S, FORMATS, ID_RULE, TournamentError
@@ -142,17 +145,35 @@ def cmd_standings(host: Host, args: argparse.Namespace) -> int:
 def cmd_export(host: Host, args: argparse.Namespace) -> int:
     fmt = tpb.EXPORT_FORMAT_JSON if args.format == "json" else tpb.EXPORT_FORMAT_CSV
     pieces = host.stream("ExportTournament", tournament_id=args.id, format=fmt, replicates=args.replicates)
-    text = b"".join(piece.data for piece in pieces).decode(errors="replace")  # the matchmaker's bytes
     if args.out and args.out != "-":
-        try:
-            write_named_file(args.out, text)
+        out = Path(args.out)
+        try:  # piece by piece, under a hidden name put in place once whole: a cut stream leaves --out as it was
+            with files_written_whole(out.parent, [out.name]) as files:
+                for text in decoded(pieces):
+                    files[out.name].write(text)
         except OSError as error:
             raise OhHellError(f"cannot write --out {args.out}: {error.strerror or error}") from None
         console.print(f"written to {args.out}")
-    else:
+        return 0
+    ends_with_newline = True
+    for text in decoded(pieces):
         shown = "".join(c if c.isprintable() or c in "\n\t" else "?" for c in text)  # no terminal escapes
-        print(shown, end="" if shown.endswith("\n") else "\n")
+        print(shown, end="", flush=True)
+        ends_with_newline = shown.endswith("\n")
+    if not ends_with_newline:
+        print()
     return 0
+
+
+def decoded(pieces: Iterable[Any]) -> Iterable[str]:
+    """The text of the matchmaker's pieces as they come (a character may be split between two), bytes
+    that are not UTF-8 replaced."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for piece in pieces:
+        if text := decoder.decode(piece.data):
+            yield text
+    if text := decoder.decode(b"", final=True):
+        yield text
 
 
 def cmd_resume(host: Host, args: argparse.Namespace) -> int:

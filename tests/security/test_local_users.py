@@ -246,6 +246,37 @@ def test_a_tournament_export_to_the_terminal_carries_no_escape(capsys: pytest.Ca
     assert capsys.readouterr().out == "a?[2Jb\ufffd\tc\n"
 
 
+def test_a_tournament_export_cut_midway_leaves_its_out_as_it_was(tmp_path: Path) -> None:
+    """``ohell tournament export --out`` writes the pieces as they come (it held the whole export in
+    memory, under the 30 s deadline of any command): a stream cut midway leaves the file that was
+    there whole and no hidden copy; a character split between two pieces is written whole."""
+    from types import SimpleNamespace
+
+    from arena.local.admin_client import EXPORT_DEADLINE_S, TIMEOUT_S, deadline
+    from arena.local.tournament_cli import cmd_export
+
+    assert deadline("ExportTournament") == EXPORT_DEADLINE_S > TIMEOUT_S == deadline("GetTournament")
+    out = tmp_path / "t.csv"
+    out.write_text("an earlier export\n")
+    text = "entrant,rank\nZoë,1\n".encode()
+    split = text.index("ë".encode()) + 1  # inside the two bytes of ë
+
+    def cut(method: str, **fields: object) -> Iterator[SimpleNamespace]:
+        yield SimpleNamespace(data=text[:split])
+        raise OhHellError("ExportTournament: UNAVAILABLE: the stream was cut")
+
+    args = SimpleNamespace(id="t", format="csv", replicates=0, out=str(out))
+    with pytest.raises(OhHellError, match="the stream was cut"):
+        cmd_export(SimpleNamespace(stream=cut), args)  # type: ignore[arg-type]
+    assert out.read_text() == "an earlier export\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["t.csv"]
+    whole = SimpleNamespace(
+        stream=lambda method, **fields: iter([SimpleNamespace(data=text[:split]), SimpleNamespace(data=text[split:])])
+    )
+    assert cmd_export(whole, args) == 0  # type: ignore[arg-type]
+    assert out.read_text(encoding="utf-8") == "entrant,rank\nZoë,1\n"
+
+
 def test_a_ladder_export_through_the_stack_checks_all_its_files_first(tmp_path: Path) -> None:
     """``ohell ladder export --out DIR`` with the stack up wrote leaderboard.csv before it found a link
     at results.csv and refused: the folder then held a new leaderboard beside the old matches."""
