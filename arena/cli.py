@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot_cli.register(bot_sub)  # check, run
     engine_cli.register(sub, bot_sub)  # challenge, bot connect
     ladder_cli.register(sub)  # up, demo, ladder
-    tournament_cli.register(sub)  # tournament create|list|status|standings|export|resume
+    tournament_cli.register(sub)  # tournament create|list|status|standings|export|resume|cancel
     return parser
 
 

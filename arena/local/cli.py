@@ -321,8 +321,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
     rebuild.add_argument(
         "--redis-url",
-        help="the stack's Redis (default: $REDIS_URL, else ohell up's, from the file redis-url in $OHELL_DATA_DIR "
-        "or the default data folder)",
+        help="the stack's Redis (default: $REDIS_URL, else ohell up's, from the file redis-url in its data folder: "
+        "$OHELL_DATA_DIR, else data_dir in ohell.toml, else the default)",
     )
     rebuild.add_argument("name", nargs="?", help="one ladder, as the other ladder commands take it (or --ladder)")
     rebuild.add_argument("--ladder", help="one ladder (default: all)")

@@ -202,7 +202,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     def command(name: str, help_text: str, handler: Any, with_id: bool = True) -> argparse.ArgumentParser:
         public = name not in ("create", "resume", "cancel")
-        parser = add_common(commands.add_parser(name, help=help_text, description=help_text), public)
+        # a help line is a %-format (95%% is 95 %), a description is printed as it is written
+        description = help_text.replace("%%", "%")
+        parser = add_common(commands.add_parser(name, help=help_text, description=description), public)
         if with_id:
             parser.add_argument("id", help=f"tournament id: {ID_RULE}" if name == "create" else "tournament id")
         parser.set_defaults(handler=with_host(handler))

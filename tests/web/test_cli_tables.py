@@ -89,3 +89,22 @@ def test_help_says_which_commands_anyone_may_run() -> None:
     register = help_of("agent", "register")
     assert "endpoint: the platform dials the author's server" in register
     assert "heuristic, random, strong" in help_of("agent", "import")
+
+
+def test_no_help_shows_an_escaped_percent_sign() -> None:
+    """`ohell tournament standings --help` read 'standings with 95%% intervals': its text, escaped for
+    argparse's help lines, was also its description, which argparse prints as written."""
+    from arena.cli import build_parser
+
+    def every_parser(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+        found = [parser]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    found += every_parser(child)
+        return found
+
+    parsers = every_parser(build_parser())
+    assert len(parsers) > 30, len(parsers)
+    for parser in parsers:
+        assert "%%" not in parser.format_help(), parser.prog
