@@ -3,9 +3,10 @@
 Environment: REDIS_URL (default redis://127.0.0.1:6379/0), OHELL_METRICS_PORT (serve /metrics
 from the worker's main process; 0 or unset = off), PROMETHEUS_MULTIPROC_DIR (made if unset when
 metrics are on), OHELL_VISIBILITY_TIMEOUT_S (when an unacknowledged task of a dead worker is
-delivered again; default 3600), OHELL_MATCH_LEASE_S (see arena.ladder.jobs), OHELL_ARCHIVE_BACKLOG_MAX,
-OHELL_MATCH_BATCH, OHELL_WORKER_HEARTBEAT and OHELL_WORKER_HEARTBEAT_S (the liveness check's heartbeat:
-workers.health). A malformed one stops the worker as it starts, in one line (arena.ladder.settings).
+delivered again; default 3600), OHELL_MATCH_LEASE_S (see arena.ladder.settings; tournament tables too),
+OHELL_ARCHIVE_BACKLOG_MAX, OHELL_MATCH_BATCH, OHELL_WORKER_HEARTBEAT and OHELL_WORKER_HEARTBEAT_S (the
+liveness check's heartbeat: workers.health). A malformed one stops the worker as it starts, in one
+line (arena.ladder.settings).
 """
 
 from __future__ import annotations

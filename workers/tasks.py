@@ -1,5 +1,5 @@
-"""Thin Celery tasks over ``arena.ladder.jobs`` and ``arena.ladder.archiving``; they take ids and
-re-read state from Redis."""
+"""Thin Celery tasks over ``arena.ladder.jobs``, ``arena.ladder.archiving`` and
+``arena.tournament.jobs`` (a tournament's table); they take ids and re-read state from Redis."""
 
 from __future__ import annotations
 

@@ -136,7 +136,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     check = sub.add_parser("check", help="validate a local bot: illegal actions, exceptions, speed, exact bids")
     check.add_argument("bot", help="path/to/mybot.py:MyBot, or a built-in bot name")
     check.add_argument(
-        "--games", type=whole(1000, 1), default=8, help="games per preset, 1..1000 (seats rotate every game)"
+        "--games",
+        type=whole(1000, 1),
+        default=8,
+        help="games per preset, 1..1000 (seats rotate every game; default %(default)s)",
     )
     check.add_argument("--presets", help="comma-separated rule presets (default: a sample of each rule document)")
     check.add_argument(

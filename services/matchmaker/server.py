@@ -1,4 +1,4 @@
-"""Run the matchmaker: the gRPC service plus its forming/recovery loop in a thread.
+"""Run the matchmaker: the gRPC service plus its forming/recovery loop and the tournament sweep in threads.
 
 python -m services.matchmaker --address 127.0.0.1:50052 --redis-url redis://...
 """

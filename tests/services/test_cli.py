@@ -192,6 +192,12 @@ def test_command_help_shows_the_defaults() -> None:
         ),
         (("ladder", "create", "--help"), ("default classic", "(default 4)", "(default 10)")),
         (("demo", "--help"), ("(default 150)", "default classic", "3..7 (default 4)")),
+        (("bot", "check", "--help"), ("every game; default 8)", "(default 1)")),
+        # the rebuild found ohell up's Redis URL through data_dir in ohell.toml too, and did not say so
+        (
+            ("ladder", "rebuild", "--help"),
+            ("redis-url in its data folder: $OHELL_DATA_DIR, else data_dir in ohell.toml",),
+        ),
         (("engine", "--help"), ("(default 127.0.0.1:50051)", "(default 1000)", "(default 10000)", "(default 10)")),
         (("matchmaker", "--help"), ("(default 127.0.0.1:50052)", "else redis://127.0.0.1:6379/0")),
         (
