@@ -1,5 +1,5 @@
-"""``ohell challenge`` and ``ohell bot connect``: start an ad-hoc match, connect or serve a built-in bot as a
-remote agent. (Host commands on agents, ``ohell agent ...``, are in arena/local/admin.py.)"""
+"""``ohell challenge`` and ``ohell bot connect``: start an ad-hoc match, connect or serve a built-in bot or a
+bot file as a remote agent. (Host commands on agents, ``ohell agent ...``, are in arena/local/admin.py.)"""
 
 from __future__ import annotations
 

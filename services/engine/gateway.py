@@ -1,7 +1,7 @@
 """The agent gateway: each agent holds one live stream; match hosts reach it through here.
 
 Hosts in this process call ``deliver`` directly (the gateway registers with ``register_local_gateway``);
-hosts elsewhere publish RelayEnvelopes on this gateway's Redis channel (see relay.py).
+hosts elsewhere publish RelayEnvelopes on this gateway's Redis channel (see arena/play/relay.py).
 """
 
 from __future__ import annotations
