@@ -21,7 +21,7 @@ from arena.archive.schema import rating_history as history
 from arena.record_codec import unpack_record, unpack_record_json
 
 MAX_PAGE = 500
-COUNT_CAP = 10_000  # a list's total counts this many archived matches at most ('10,000+' past it)
+COUNT_CAP = 10_000  # a list's total counts this many archived matches at most ('more than 10,000' past it)
 
 
 @dataclass(frozen=True)
