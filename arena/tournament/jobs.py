@@ -32,12 +32,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from arena.clock import now_ms
 from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
 from arena.redispatch import FIELDS, Sent, due
 from arena.tournament.away import AwayMark, AwaySighting
 from arena.tournament.deals import DealSet, draw_deal_set
-from arena.tournament.model import TablePlan, Tournament, TournamentEnded, TournamentError, now_ms
+from arena.tournament.model import TablePlan, Tournament, TournamentEnded, TournamentError
 from arena.tournament.play import game_id, play_table_games, table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
@@ -359,7 +360,7 @@ def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float 
     doubles the next wait (``arena.redispatch``). Open the next round or end a
     tournament whose finisher died before doing it. Returns the tables sent again."""
     sent = 0
-    now = int(time.time() * 1000)
+    now = now_ms()
     for tourney_id in store.running_ids():
         tourney = store.get(tourney_id)
         plans = store.tables(tourney_id)

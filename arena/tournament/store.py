@@ -16,6 +16,7 @@ from typing import Any
 
 import redis
 
+from arena.clock import now_ms
 from arena.keys import Keys, stream_entries, text
 from arena.play.specs import SeatSpec
 from arena.redis_client import retrying_client
@@ -29,7 +30,6 @@ from arena.tournament.model import (
     TournamentError,
     TournamentNotFound,
     TournamentSummary,
-    now_ms,
     table_id,
 )
 from arena.tournament.schedule import Table
