@@ -138,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot_sub = bot.add_subparsers(dest="bot_command", required=True)
     add_play_parser(bot_sub)
     bot_cli.register(bot_sub)  # check, run
-    engine_cli.register(sub, bot_sub)  # challenge, bot connect
+    engine_cli.register(sub, bot_sub, bot_cli.ENGINE)  # challenge, bot connect
     ladder_cli.register(sub)  # up, demo, ladder
     tournament_cli.register(sub)  # tournament create|list|status|standings|export|resume|cancel
     return parser

@@ -68,6 +68,9 @@ functions of ``Keys.lua()``, rendered from the same templates.
                                       forfeited a table for being away (not online when its wait ended);
                                       its later tables forfeit it at once while it is away (cleared when
                                       a table starts with it online)
+    {p}tourney-away-clears:{t} hash   agent id -> how many tables decided their forfeits with it online (each
+                                      clears its mark): a table sets a mark only if this is unchanged since
+                                      its wait's last look saw the entrant away
 """
 
 from __future__ import annotations
@@ -142,6 +145,7 @@ TEMPLATES: dict[str, str] = {
     "tourney_records": "tourney-records:{}",
     "tourney_log": "tourney-log:{}",
     "tourney_away": "tourney-away:{}",
+    "tourney_away_clears": "tourney-away-clears:{}",
 }
 
 Fields = Mapping[bytes | str, bytes | str]  # the fields of a stream entry, as redis-py returns them
@@ -358,6 +362,9 @@ class Keys:
 
     def tourney_away(self, tourney_id: str) -> str:
         return self._key("tourney_away", tourney_id)
+
+    def tourney_away_clears(self, tourney_id: str) -> str:
+        return self._key("tourney_away_clears", tourney_id)
 
 
 def new_token(nbytes: int = 24) -> str:

@@ -24,10 +24,11 @@ from sqlalchemy import Engine, text
 from arena.archive.db import connect
 from arena.archive.local_postgres import LocalPostgres
 from arena.archive.writer import TABLES, rows
+from arena.clock import now_ms
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder import archiving
 from arena.ladder.matchplay import play_match
-from arena.ladder.model import Ladder, now_ms
+from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
 from arena.record_codec import pack_record
 

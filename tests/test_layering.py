@@ -5,7 +5,7 @@
     ohell.bots            ohell
     ohell.match           ohell, ohell.bots (games between bots in one process)
     arena.proto           (generated code: itself)
-    arena.keys, arena.redis_client, arena.embedded_redis, arena.record_codec, arena.redispatch
+    arena.keys, arena.redis_client, arena.embedded_redis, arena.record_codec, arena.redispatch, arena.clock
                           nothing of the project
     arena.archive         arena.record_codec (SQL only: the ladder calls it, never the reverse)
     arena.wire            ohell, arena.proto
@@ -13,10 +13,10 @@
     arena.rpc             arena.keys, arena.proto
     arena.play            the engine (ohell, ohell.bots, ohell.match), arena.proto, arena.keys, arena.wire, arena.rpc
     arena.ladder          the engine, arena.proto, arena.keys, arena.redis_client, arena.record_codec, arena.play,
-                          arena.redispatch, arena.archive (arena.ladder.archiving only: the job that moves
+                          arena.redispatch, arena.clock, arena.archive (arena.ladder.archiving only: the job that moves
                           finished matches to SQL)
-    arena.tournament      the engine, arena.proto, arena.keys, arena.redis_client, arena.play, arena.redispatch
-                          (beside the ladder, never importing it)
+    arena.tournament      the engine, arena.proto, arena.keys, arena.redis_client, arena.play, arena.redispatch,
+                          arena.clock (beside the ladder, never importing it)
     arena.sdk             the engine, arena.proto, arena.wire, arena.rpc
     arena.local           everything of arena below it (not arena.cli), ohell
     arena.cli             arena.local, arena.sdk, ohell (it starts services/ as processes, never imports them)
@@ -40,7 +40,7 @@ IO_MODULES = {"os", "io", "socket", "subprocess", "pathlib", "shutil", "tempfile
 
 ENGINE = {"ohell", "ohell.bots", "ohell.match"}
 BASE = {"arena.proto", "arena.keys", "arena.redis_client", "arena.embedded_redis", "arena.wire", "arena.conformance"}
-BASE |= {"arena.record_codec", "arena.redispatch"}
+BASE |= {"arena.record_codec", "arena.redispatch", "arena.clock"}
 BASE |= {"arena.archive"}
 LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.tournament", "arena.sdk"}
 FLOORS: dict[str, set[str]] = {
@@ -55,6 +55,7 @@ FLOORS: dict[str, set[str]] = {
     "arena.embedded_redis": set(),
     "arena.record_codec": set(),
     "arena.redispatch": set(),
+    "arena.clock": set(),
     "arena.archive": {"arena.record_codec"},
     "arena.wire": {"ohell", "arena.proto"},
     "arena.conformance": {"ohell"},
@@ -68,6 +69,7 @@ FLOORS: dict[str, set[str]] = {
         "arena.record_codec",
         "arena.play",
         "arena.redispatch",
+        "arena.clock",
         "arena.archive",
     },
     "arena.sdk": {*ENGINE, "arena.proto", "arena.wire", "arena.rpc"},
@@ -75,7 +77,15 @@ FLOORS: dict[str, set[str]] = {
     "arena.cli": {"arena.local", "arena.sdk"} | ENGINE,
     "services.engine": LIBRARY,
     "services.matchmaker": LIBRARY,
-    "arena.tournament": {*ENGINE, "arena.proto", "arena.keys", "arena.redis_client", "arena.play", "arena.redispatch"},
+    "arena.tournament": {
+        *ENGINE,
+        "arena.proto",
+        "arena.keys",
+        "arena.redis_client",
+        "arena.play",
+        "arena.redispatch",
+        "arena.clock",
+    },
     "workers": LIBRARY,
     "services.web": LIBRARY,
 }
@@ -196,6 +206,18 @@ def test_only_the_archiving_job_of_the_ladder_imports_the_archive() -> None:
         if unit_of(m) == "arena.ladder" and "arena.archive" in {unit_of(t) for t in targets}
     }
     assert importers == {"arena.ladder.archiving"}, importers
+
+
+def test_the_ladder_and_the_tournaments_share_one_clock() -> None:
+    """``now_ms`` was defined in both model modules (the tournament's may not import the ladder's):
+    it is in ``arena.clock``, below both, and defined nowhere else."""
+    defined = {
+        module
+        for module, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.FunctionDef) and node.name == "now_ms"
+    }
+    assert defined == {"arena.clock"}, defined
 
 
 def test_engine_imports_only_the_standard_library_and_itself() -> None:

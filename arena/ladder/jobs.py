@@ -9,11 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.clock import now_ms
 from arena.ladder import metrics
 from arena.ladder.leases import RENEWER, Held, runner_id
 from arena.ladder.loop import form_once
 from arena.ladder.matchplay import play_match
-from arena.ladder.model import Ladder, MatchInfo, now_ms
+from arena.ladder.model import Ladder, MatchInfo
 from arena.ladder.redis_matches import Finished
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.settings import backlog_max, lease_seconds

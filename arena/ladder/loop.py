@@ -10,9 +10,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from arena.clock import now_ms
 from arena.ladder import metrics
 from arena.ladder.forming import FormingPolicy, form_tables
-from arena.ladder.model import Ladder, now_ms
+from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import DEFAULT_BATCH, batch_size, batches
 from arena.ladder.settings import backlog_max

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,11 +19,6 @@ AGENT_NAME_RULE = (
     "1-64 characters of ASCII letters, digits, '_', '.' and '-', the first a letter or digit, "
     f"not starting {HOUSE_PREFIX!r} (kept for the ladders' house bots)"
 )
-
-
-def now_ms() -> int:
-    """Wall-clock milliseconds: the time stamps of tickets and matches."""
-    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ import secrets
 
 from redis.typing import EncodableT, FieldT
 
+from arena.clock import now_ms
 from arena.keys import AGENT_ID, new_token, text, token_hash
-from arena.ladder.model import AGENT_KINDS, AGENT_NAME, AGENT_NAME_RULE, HOUSE_PREFIX, Agent, now_ms
+from arena.ladder.model import AGENT_KINDS, AGENT_NAME, AGENT_NAME_RULE, HOUSE_PREFIX, Agent
 from arena.ladder.redis_base import StoreBase, parse_agent
 from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated, shown
 from arena.play.specs import SeatSpecError, builtin_bots, check_endpoint

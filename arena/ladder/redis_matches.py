@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from arena.clock import now_ms
 from arena.keys import text
 from arena.ladder.matchlog import encode, summarize
-from arena.ladder.model import MatchInfo, now_ms
+from arena.ladder.model import MatchInfo
 from arena.ladder.redis_base import StoreBase, parse_match
 from arena.ladder.store import NotFound
 from arena.record_codec import pack_record, unpack_record, unpack_record_json

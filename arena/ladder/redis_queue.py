@@ -8,9 +8,10 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
+from arena.clock import now_ms
 from arena.keys import stream_entries, text
 from arena.ladder.forming import Ticket
-from arena.ladder.model import Ladder, now_ms
+from arena.ladder.model import Ladder
 from arena.ladder.ratings import MODEL
 from arena.ladder.redis_base import StoreBase
 from arena.ladder.store import PermissionDenied, Revoked

@@ -1,31 +1,55 @@
 """``ohell bot check`` and ``ohell bot run``: the bot author's commands (``ohell bot play`` is
-``ohell play``, registered next to it in ``arena.cli``)."""
+``ohell play``, registered next to it in ``arena.cli``), and where they, ``ohell bot connect`` and
+``ohell challenge`` find ``ohell up``'s services when given no address (``UpService``)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
+from dataclasses import dataclass
 
 from rich.table import Table
 from rich.text import Text
 
+from arena.local.config import SETTINGS, stack_folder, stack_setting
 from arena.local.output import labelled, text_console
 from arena.play.specs import TimeControl
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET, MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET
-from arena.sdk.arguments import (
-    UINT32,
-    add_token_options,
-    address_or_stack,
-    agent_token,
-    host_port,
-    stack_default,
-    whole,
-)
+from arena.sdk.arguments import UINT32, StackService, add_token_options, address_or_stack, agent_token, host_port, whole
 from arena.sdk.session import ILLEGAL_LINE
 from arena.wire import fixed, given_rules
 from ohell.errors import OhHellError
 
 console = text_console()
+
+
+@dataclass(frozen=True)
+class UpService(StackService):
+    """A service of ``ohell up`` as ``ohell up`` run beside the command set itself up (as the host
+    commands find the matchmaker): its socket in its data folder ($OHELL_DATA_DIR, else data_dir in
+    ohell.toml, else the default) when that file is there, else its address (the environment, else
+    ``setting`` in ohell.toml, else the default). The socket comes first whatever the environment says:
+    it keeps the agent token off TCP ports another user could take while the stack is down."""
+
+    setting: str = ""
+
+    def address(self, given: str | None, flag: str) -> str:
+        if given:
+            return address_or_stack(given, self.socket, self.tcp, flag)
+        tcp = stack_setting(self.setting, os.environ)
+        return address_or_stack(None, self.socket, tcp, flag, stack_folder(os.environ)[0])
+
+    def help(self) -> str:
+        return (
+            f"ohell up's socket {self.socket} in its data folder ($OHELL_DATA_DIR, else data_dir in ohell.toml,"
+            f" else the default) when that file is there, else ${SETTINGS[self.setting].env}, else {self.setting}"
+            f" in ohell.toml, else {self.tcp}"
+        )
+
+
+ENGINE = UpService(ENGINE_SOCKET, ENGINE_ADDRESS, "engine_address")
+MATCHMAKER = UpService(MATCHMAKER_SOCKET, MATCHMAKER_ADDRESS, "matchmaker_address")
 
 
 class FirstTracebacks(logging.Filter):
@@ -123,11 +147,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             "--matches counts the matches of a connected agent: an endpoint (--serve) plays until stopped"
         )
     bot = bot_from_spec(args.bot, args.seed)  # a clear error for an unknown bot or a bad file, before connecting
-    matchmaker = address_or_stack(args.matchmaker, MATCHMAKER_SOCKET, MATCHMAKER_ADDRESS, "--matchmaker")
+    matchmaker = MATCHMAKER.address(args.matchmaker, "--matchmaker")
     if args.serve:
         serve(bot, args.serve, token, matchmaker=matchmaker, ladder=args.ladder)
     else:
-        engine = address_or_stack(args.engine, ENGINE_SOCKET, ENGINE_ADDRESS, "--engine")
+        engine = ENGINE.address(args.engine, "--engine")
         run_on_ladder(bot, engine, matchmaker, token, args.ladder, matches=args.matches)
     return 0
 
@@ -156,13 +180,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     how = run.add_mutually_exclusive_group()
     how.add_argument(
         "--engine",
-        help="the engine service (gateway) the bot dials, HOST:PORT or unix:PATH, not with --serve (default: "
-        f"{stack_default(ENGINE_SOCKET, ENGINE_ADDRESS)})",
+        help="the engine service (gateway) the bot dials, HOST:PORT or unix:PATH, not with --serve"
+        f" (default: {ENGINE.help()})",
     )
     run.add_argument(
         "--matchmaker",
-        help="the matchmaker, HOST:PORT or unix:PATH (default: "
-        f"{stack_default(MATCHMAKER_SOCKET, MATCHMAKER_ADDRESS)})",
+        help=f"the matchmaker, HOST:PORT or unix:PATH (default: {MATCHMAKER.help()})",
     )
     add_token_options(run)
     run.add_argument("--ladder", required=True, help="the ladder's name (the host gives it)")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from arena.rpc.data_folder import nothing_listens, stack_address
 from arena.rpc.settings import ConfigError, is_host_port, read_token
@@ -62,11 +64,12 @@ def stack_default(name: str, tcp: str) -> str:
 URL_SCHEMES = ("http", "https", "grpc", "grpcs", "tcp")
 
 
-def address_or_stack(given: str | None, name: str, tcp: str, flag: str) -> str:
+def address_or_stack(given: str | None, name: str, tcp: str, flag: str, folder: Path | None = None) -> str:
     """``given`` (HOST:PORT or unix:PATH) as it is, else ``ohell up``'s socket ``name`` in its data
-    folder when that file is there, else ``tcp``. OhHellError for a socket another user may have put
-    there, and for one nothing answers on: the stack is down, and whoever listens on its TCP port
-    meanwhile (any user of the machine) is not sent the agent's token."""
+    folder (``folder``, default $OHELL_DATA_DIR, else the default one) when that file is there, else
+    ``tcp``. OhHellError for a socket another user may have put there, and for one nothing answers on:
+    the stack is down, and whoever listens on its TCP port meanwhile (any user of the machine) is not
+    sent the agent's token."""
     if given:
         scheme, sep, _ = given.partition("://")
         if (
@@ -75,7 +78,7 @@ def address_or_stack(given: str | None, name: str, tcp: str, flag: str) -> str:
             raise OhHellError(f"{flag} {given[:80]!r}: give HOST:PORT or unix:PATH, without {scheme}://")
         return given
     try:
-        address = stack_address(name, tcp, who="the bot commands", sent="the agent token", flag=flag)
+        address = stack_address(name, tcp, who="the bot commands", sent="the agent token", flag=flag, folder=folder)
     except ConfigError as error:
         raise OhHellError(str(error)) from None
     if nothing_listens(address):
@@ -84,6 +87,23 @@ def address_or_stack(given: str | None, name: str, tcp: str, flag: str) -> str:
             f" for a service elsewhere give {flag} ADDRESS)"
         )
     return address
+
+
+@dataclass(frozen=True)
+class StackService:
+    """A service of ``ohell up`` that a bot command dials when given no address (``address_or_stack``):
+    its socket ``socket`` in the data folder, else ``tcp``. The ``ohell`` command's bot commands use
+    one that also reads ``ohell.toml`` (arena.local.bot_cli)."""
+
+    socket: str
+    tcp: str
+
+    def address(self, given: str | None, flag: str) -> str:
+        return address_or_stack(given, self.socket, self.tcp, flag)
+
+    def help(self) -> str:
+        """Where it is dialled when no address is given, for a flag's help."""
+        return stack_default(self.socket, self.tcp)
 
 
 def host_port(text: str) -> str:

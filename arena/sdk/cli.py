@@ -12,7 +12,7 @@ from typing import Any
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET
 from arena.rpc.files import write_named_file
 from arena.rpc.settings import is_host_port
-from arena.sdk.arguments import UINT32, UINT64, add_token_options, address_or_stack, agent_token, stack_default, whole
+from arena.sdk.arguments import UINT32, UINT64, StackService, add_token_options, agent_token, whole
 from ohell.errors import OhHellError
 
 
@@ -45,7 +45,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
         time_control=match_pb2.TimeControl(decision_ms=args.decision_ms),
     )
     metadata = auth_metadata(agent_token(args))  # a bad token file is said before gRPC starts
-    address = address_or_stack(args.address, ENGINE_SOCKET, ENGINE_ADDRESS, "--address")
+    address = args.engine.address(args.address, "--address")
     with grpc.insecure_channel(address) as channel:
         try:
             response = challenge_pb2_grpc.ChallengeServiceStub(channel).Challenge(
@@ -68,6 +68,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     return 0
 
 
+SDK_ENGINE = StackService(ENGINE_SOCKET, ENGINE_ADDRESS)  # without ohell up's settings (the ohell command has them)
 DEFAULT_BOT = "heuristic"  # ohell bot connect's bot when none is given
 
 
@@ -93,16 +94,18 @@ def cmd_agent(args: argparse.Namespace) -> int:
             raise OhHellError(f"--address {args.address[:80]!r}: with --serve, where to listen: HOST:PORT")
         serve(bot, args.address or ENGINE_ADDRESS, token, open_to_anyone=args.open_to_anyone)
     else:
-        connect(bot, address_or_stack(args.address, ENGINE_SOCKET, ENGINE_ADDRESS, "--address"), token)
+        connect(bot, args.engine.address(args.address, "--address"), token)
     return 0
 
 
-def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    bot_sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    engine: StackService = SDK_ENGINE,
+) -> None:
+    """``engine``: where the commands dial the engine service when given no --address."""
     challenge = sub.add_parser("challenge", help="play an ad-hoc match on an engine service")
-    challenge.add_argument(
-        "--address",
-        help=f"the engine service, HOST:PORT or unix:PATH (default: {stack_default(ENGINE_SOCKET, ENGINE_ADDRESS)})",
-    )
+    challenge.add_argument("--address", help=f"the engine service, HOST:PORT or unix:PATH (default: {engine.help()})")
     add_token_options(challenge)
     challenge.add_argument(
         "--seat", action="append", required=True, help="builtin:NAME, agent:AGENT_ID or endpoint:HOST:PORT; 3-7 of them"
@@ -120,7 +123,7 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
     )
     challenge.add_argument("--timeout", type=float, default=600.0, help="seconds to wait (default %(default)s)")
     challenge.add_argument("--out", help="write the match record here")
-    challenge.set_defaults(handler=cmd_challenge)
+    challenge.set_defaults(handler=cmd_challenge, engine=engine)
 
     agent = bot_sub.add_parser(
         "connect",
@@ -134,8 +137,8 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
     agent.add_argument("--seed", type=int, default=0, help="the bot's seed (default %(default)s)")
     agent.add_argument(
         "--address",
-        help="the gateway, HOST:PORT or unix:PATH (default: "
-        f"{stack_default(ENGINE_SOCKET, ENGINE_ADDRESS)}); with --serve where to listen (default {ENGINE_ADDRESS})",
+        help=f"the gateway, HOST:PORT or unix:PATH (default: {engine.help()}); with --serve where to listen"
+        f" (default {ENGINE_ADDRESS})",
     )
     add_token_options(agent, "the agent token", ", else none")
     agent.add_argument("--serve", action="store_true", help="serve AgentService instead of dialling the gateway")
@@ -145,4 +148,4 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
         help="with --serve and no token: listen on an address other machines may dial all the same (anyone"
         " who reaches it may open Play streams to the bot; without this flag that is refused)",
     )
-    agent.set_defaults(handler=cmd_agent)
+    agent.set_defaults(handler=cmd_agent, engine=engine)

@@ -9,6 +9,7 @@ from typing import Any
 
 import redis
 
+from arena.clock import now_ms
 from arena.keys import AGENT_ID, Keys
 from arena.tournament.deals import draw_deal_set
 from arena.tournament.model import (
@@ -17,7 +18,6 @@ from arena.tournament.model import (
     TournamentAborted,
     TournamentExists,
     TournamentNotFound,
-    now_ms,
     table_id,
 )
 from ohell.state import Game

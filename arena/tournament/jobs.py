@@ -32,12 +32,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from arena.clock import now_ms
 from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
 from arena.redispatch import FIELDS, Sent, due
-from arena.tournament.away import AwayMark
+from arena.tournament.away import AwayMark, AwaySighting
 from arena.tournament.deals import DealSet, draw_deal_set
-from arena.tournament.model import TablePlan, Tournament, TournamentEnded, TournamentError, now_ms
+from arena.tournament.model import TablePlan, Tournament, TournamentEnded, TournamentError
 from arena.tournament.play import game_id, play_table_games, table_games
 from arena.tournament.schedule import swiss_round
 from arena.tournament.standings import duplicate_observations, standings
@@ -104,7 +105,9 @@ class Absence:
     """Who is absent at a table's start (``absent_entrants``)."""
 
     names: list[str]  # entrants that forfeit the table: revoked, or connected and not online
-    away: list[AwayMark]  # of those, the connected ones not revoked (marked away in the tournament)
+    # of those, the connected ones not revoked that the wait ended waiting for (not marked away at its
+    # last look): to be marked away in the tournament
+    away: list[AwaySighting]
     online: list[str]  # agent ids of the connected entrants online (their away marks cleared)
 
 
@@ -121,7 +124,8 @@ def absent_entrants(
     """The entrants whose token was revoked (not waited for) and the connected entrants still not
     online after waiting up to ``grace_s``. An entrant marked away in tournament ``tourney_id`` (it
     forfeited an earlier table after its wait, and no table has seen it online since) is not waited
-    for: absent at once unless online, and so is one that another table marks away meanwhile.
+    for: absent at once unless online, and so is one that another table marks away meanwhile; only
+    those it waited for are in ``Absence.away`` (a table marks away only an entrant it waited for).
     ``waiting(names, until_ms)`` is told whom it waits for (and until when, ms since the epoch) each
     time that changes; ``check()``, before each look, may raise to end the wait (the tournament was
     cancelled)."""
@@ -134,16 +138,19 @@ def absent_entrants(
     while True:
         if check is not None:
             check()
-        online, marked = store.whereabouts(tourney_id, [e.agent_id for e in connected])
-        away = [e for e in connected if e.agent_id not in online]
+        look = store.whereabouts(tourney_id, [e.agent_id for e in connected])
+        away = [e for e in connected if e.agent_id not in look.online]
         for entrant in away:
             seen_away.setdefault(entrant.agent_id, now_ms())
-        waited = [e for e in away if e.agent_id not in marked]
+        waited = [e for e in away if e.agent_id not in look.marks]
         if not waited or time.monotonic() >= deadline:
             return Absence(
                 names=[e.name for e in entrants if e.agent_id in revoked or e in away],
-                away=[AwayMark(e.agent_id, e.name, seen_away[e.agent_id], table) for e in away],
-                online=sorted(online),
+                away=[
+                    AwaySighting(AwayMark(e.agent_id, e.name, seen_away[e.agent_id], table), look.clears[e.agent_id])
+                    for e in waited
+                ],
+                online=sorted(look.online),
             )
         names = [e.name for e in waited]
         if waiting is not None and names != told:
@@ -353,7 +360,7 @@ def sweep(store: TournamentStore, dispatch: Dispatch, redispatch_after_s: float 
     doubles the next wait (``arena.redispatch``). Open the next round or end a
     tournament whose finisher died before doing it. Returns the tables sent again."""
     sent = 0
-    now = int(time.time() * 1000)
+    now = now_ms()
     for tourney_id in store.running_ids():
         tourney = store.get(tourney_id)
         plans = store.tables(tourney_id)

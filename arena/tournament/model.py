@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -268,10 +267,6 @@ def parse_entrant(text: str) -> SeatSpec:
 
 def table_id(round_number: int, index: int) -> str:
     return f"r{round_number}t{index}"
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from arena.play.specs import without_addresses
@@ -60,6 +61,16 @@ class TableView:
     waiting_until_ms: int = 0  # when that wait ends: whoever is still away forfeits the table
 
 
+class StandingsPending(Exception):  # noqa: N818: not an error, a step of the read
+    """Raised by a read that was told not to block (``block=False``) where it would wait for another
+    reader's computation of the standings: ``done`` resolves when that computation ends; read again
+    then. An asyncio caller awaits it (``asyncio.wrap_future``) without holding a thread."""
+
+    def __init__(self, done: Future[None]) -> None:
+        super().__init__("the standings are being computed by another reader")
+        self.done = done
+
+
 @dataclass(frozen=True)
 class Overview:
     tourney: Tournament
@@ -98,7 +109,8 @@ class StandingsCache:
     a running tournament of 200 entrants and thousands of deals takes seconds of CPU to bootstrap,
     and any caller may read it. One computation of a key at a time: while it runs, the other readers
     of a running tournament get the standings computed before it (it runs in a thread of its own once
-    there are some), and those of a tournament never computed (or just ended) wait for its result.
+    there are some), and those of a tournament never computed (or just ended) wait for its result
+    (``block=False``: raise ``StandingsPending`` instead, to wait outside the thread).
     Thread-safe; keeps the ``size`` most recent running tournaments, and every
     ended (finished or cancelled) one's final standings (else reading more finished tournaments than ``size`` in turn
     would compute a bootstrap on every read). The tables' views too (thousands of tables are a
@@ -112,7 +124,7 @@ class StandingsCache:
         # key -> (games done, state, when computed, its rows, seconds the computation took)
         self._rows: OrderedDict[tuple[str, str, int], tuple[int, str, float, list[Standing], float]] = OrderedDict()
         self._final: dict[tuple[str, str, int], list[Standing]] = {}
-        self._computing: dict[tuple[str, str, int], threading.Event] = {}  # set when that computation ends
+        self._computing: dict[tuple[str, str, int], Future[None]] = {}  # done when that computation ends
         self._tables: OrderedDict[tuple[str, str], tuple[str, float, list[TableView]]] = OrderedDict()
         self._reading: set[tuple[str, str]] = set()  # tournaments whose tables one reader reads again
 
@@ -139,7 +151,9 @@ class StandingsCache:
                 self._tables.popitem(last=False)
         return views
 
-    def get(self, store: TournamentStore, tourney_id: str, replicates: int, progress: Progress) -> list[Standing]:
+    def get(
+        self, store: TournamentStore, tourney_id: str, replicates: int, progress: Progress, block: bool = True
+    ) -> list[Standing]:
         key = (store.keys.prefix, tourney_id, replicates)
         while True:
             now = time.monotonic()
@@ -155,19 +169,21 @@ class StandingsCache:
                         return rows
                     if running is not None or now - at < max(self.fresh_s, self.spacing * took):
                         return rows  # computed again by one reader, in a while
-                    self._computing[key] = threading.Event()
+                    self._computing[key] = running_future()
                     try:
                         threading.Thread(
                             target=self._compute_aside, args=(store, tourney_id, replicates, progress), daemon=True
                         ).start()
                     except RuntimeError:  # no thread to be had: a claim left behind held every later reader
-                        self._computing.pop(key).set()
+                        self._computing.pop(key).set_result(None)
                         log.exception("standings of tournament %s not computed aside", tourney_id)
                     return rows
                 if running is None:
-                    self._computing[key] = threading.Event()
+                    self._computing[key] = running_future()
                     break
-            running.wait()  # another reader computes what this one needs: its result, not a second one
+            if not block:
+                raise StandingsPending(running)
+            running.result()  # another reader computes what this one needs: its result, not a second one
         return self._compute(store, tourney_id, replicates, progress)
 
     def _compute_aside(self, store: TournamentStore, tourney_id: str, replicates: int, progress: Progress) -> None:
@@ -195,7 +211,16 @@ class StandingsCache:
             return rows
         finally:
             with self._lock:
-                self._computing.pop(key).set()
+                self._computing.pop(key).set_result(None)
+
+
+def running_future() -> Future[None]:
+    """A computation's future, already running: a waiter that gives up (an RPC cancelled while it
+    awaits it through ``asyncio.wrap_future``, which then cancels the future) cannot cancel it for the
+    other readers."""
+    future: Future[None] = Future()
+    future.set_running_or_notify_cancel()
+    return future
 
 
 def current_standings(store: TournamentStore, tourney_id: str, replicates: int = DEFAULT_REPLICATES) -> list[Standing]:
@@ -248,12 +273,17 @@ def tables(store: TournamentStore, tourney: Tournament) -> list[TableView]:
 
 
 def overview(
-    store: TournamentStore, tourney_id: str, replicates: int = DEFAULT_REPLICATES, cache: StandingsCache | None = None
+    store: TournamentStore,
+    tourney_id: str,
+    replicates: int = DEFAULT_REPLICATES,
+    cache: StandingsCache | None = None,
+    block: bool = True,
 ) -> Overview:
+    """``block``: as ``StandingsCache.get``'s."""
     progress = store.progress(check_id(tourney_id))
     tourney = store.get(tourney_id)
     rows = (
-        cache.get(store, tourney_id, replicates, progress)
+        cache.get(store, tourney_id, replicates, progress, block)
         if cache
         else current_standings(store, tourney_id, replicates)
     )
@@ -269,19 +299,21 @@ def export(
     replicates: int = DEFAULT_REPLICATES,
     cache: StandingsCache | None = None,
     addresses: bool = True,
+    block: bool = True,
 ) -> tuple[Iterator[str], bool]:
     """(the pieces of the CSV or JSON text, whether the tournament had ended: finished or cancelled).
     JSON says its state (running, finished, cancelled) and holds the deals
     and the records only once it has: the store refuses them before; their stored text goes as it is,
     a batch at a time (thousands of records are never all held, nor parsed), but without
     ``addresses`` a record with an endpoint seat loses its address (``without_addresses``: for
-    callers other than the host). The standings come from ``cache`` when given, as the overview's."""
+    callers other than the host). The standings come from ``cache`` when given, as the overview's
+    (``block``: as ``StandingsCache.get``'s)."""
     if fmt not in EXPORT_FORMATS:
         raise TournamentError(f"format: {fmt!r} must be csv or json")
     progress = store.progress(check_id(tourney_id))
     finished = progress.state in ENDED
     rows = (
-        cache.get(store, tourney_id, replicates, progress)
+        cache.get(store, tourney_id, replicates, progress, block)
         if cache
         else current_standings(store, tourney_id, replicates)
     )

@@ -71,17 +71,27 @@ return 'lost'
 """
 
 # Decide once which entrants forfeit a table: ARGV = prefix, id, table, forfeits JSON, away JSON
-# {agent id: mark JSON} (connected entrants not online when the wait ended), online JSON [agent ids]
-# (connected entrants online). A resumed table keeps the first decision (returned). With that first
-# decision, and only then, the tournament's away marks: set for the away ones (an earlier mark, an
-# earlier 'since', stays), cleared for the online ones; a runner dying after it leaves both done.
+# {agent id: {mark: mark JSON, clears: its clear count at the look}} (connected entrants the wait
+# waited for, not online when it ended), online JSON [agent ids] (connected entrants online). A
+# resumed table keeps the first decision (returned). With that first decision, and only then, the
+# tournament's away marks: set for the away ones whose clear count is still the one read at the look
+# that saw them away (else a table saw them online since: the mark would be stale; an earlier mark, an
+# earlier 'since', stays), cleared for the online ones, whose clear counts go up; a runner dying after
+# it leaves all of it done.
 FORFEITS = """
 local p, t = ARGV[1], ARGV[2]
 local table_ = K.tourney_table(p, t, ARGV[3])
 if redis.call('HSETNX', table_, 'forfeits', ARGV[4]) == 1 then
-  local away = K.tourney_away(p, t)
-  for agent, mark in pairs(cjson.decode(ARGV[5])) do redis.call('HSETNX', away, agent, mark) end
-  for _, agent in ipairs(cjson.decode(ARGV[6])) do redis.call('HDEL', away, agent) end
+  local away, clears = K.tourney_away(p, t), K.tourney_away_clears(p, t)
+  for agent, seen in pairs(cjson.decode(ARGV[5])) do
+    if tonumber(redis.call('HGET', clears, agent) or 0) == seen.clears then
+      redis.call('HSETNX', away, agent, seen.mark)
+    end
+  end
+  for _, agent in ipairs(cjson.decode(ARGV[6])) do
+    redis.call('HDEL', away, agent)
+    redis.call('HINCRBY', clears, agent, 1)
+  end
 end
 redis.call('HDEL', table_, 'waiting')
 return redis.call('HGET', table_, 'forfeits')

@@ -16,11 +16,12 @@ from typing import Any
 
 import redis
 
+from arena.clock import now_ms
 from arena.keys import Keys, stream_entries, text
 from arena.play.specs import SeatSpec
 from arena.redis_client import retrying_client
 from arena.tournament import scripts
-from arena.tournament.away import AwayMark, AwayReads
+from arena.tournament.away import AwayReads, AwaySighting
 from arena.tournament.creation import Creating
 from arena.tournament.deals import DealSet
 from arena.tournament.model import (
@@ -29,7 +30,6 @@ from arena.tournament.model import (
     TournamentError,
     TournamentNotFound,
     TournamentSummary,
-    now_ms,
     table_id,
 )
 from arena.tournament.schedule import Table
@@ -312,13 +312,14 @@ class TournamentStore(Creating, AwayReads):
         tourney_id: str,
         table: str,
         forfeits: list[str],
-        away: Sequence[AwayMark] = (),
+        away: Sequence[AwaySighting] = (),
         online: Sequence[str] = (),
     ) -> list[str]:
         """The table's forfeits, decided once (a resumed table keeps the first decision, returned). With
-        the first decision only: ``away`` marked (``away_marks``; a mark there keeps its time) and the
-        marks of the agents ``online`` cleared, at once."""
-        marks = json.dumps({mark.agent_id: mark.to_json() for mark in away})
+        the first decision only, at once: the marks of ``away`` set (``away_marks``; a mark there keeps
+        its time), each only if no table cleared that entrant's mark since it was seen away, and the
+        marks of the agents ``online`` cleared (their clear counts raised)."""
+        marks = json.dumps({seen.mark.agent_id: {"mark": seen.mark.to_json(), "clears": seen.clears} for seen in away})
         decided = self._run(self._forfeits, tourney_id, table, json.dumps(forfeits), marks, json.dumps(list(online)))
         return list(json.loads(decided))
 

@@ -276,6 +276,17 @@ class TournamentRpcs:
             await context.abort(_CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT), str(error))
             raise AssertionError("unreachable") from None
 
+    async def _reading_standings(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args, block=False)`` in a thread (``_t``), ``fn`` a read of the standings cache: while
+        another reader computes the standings it needs, it waits for that here, holding no thread (a
+        handful of readers waiting in threads held the default pool and stalled every other RPC),
+        then reads again."""
+        while True:
+            try:
+                return await self._t(context, fn, *args, False)
+            except operations.StandingsPending as pending:
+                await asyncio.wrap_future(pending.done)
+
     async def _checked(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
         """``fn`` here (a check or a conversion): INVALID_ARGUMENT naming the field when it refuses."""
         try:
@@ -333,7 +344,9 @@ class TournamentRpcs:
         replicates = await self._replicates(context, request.replicates)
         token, size = request.table_page_token, request.table_page_size
         offset, size = await page_bounds(context, token, size, "table_page", TABLE_PAGE)
-        view = await self._t(context, operations.overview, self.tourneys, tourney_id, replicates, self.standings_cache)
+        view = await self._reading_standings(
+            context, operations.overview, self.tourneys, tourney_id, replicates, self.standings_cache
+        )
         more = offset + size < len(view.tables)
         return tpb.GetTournamentResponse(
             tournament=tournament_to_proto(view.tourney, self._is_host(context)),
@@ -382,7 +395,7 @@ class TournamentRpcs:
     async def _export(
         self, context: grpc.aio.ServicerContext, tourney_id: str, fmt: str, replicates: int
     ) -> AsyncIterator[tpb.ExportTournamentResponse]:
-        pieces, finished = await self._t(
+        pieces, finished = await self._reading_standings(
             context,
             operations.export,
             self.tourneys,

@@ -291,12 +291,14 @@ async def server_error(request: Request, exc: Exception) -> Response:
 def create_app(api: Api, host_token: str = "", visitor_limit: RateLimit | None = None) -> Starlette:
     """``visitor_limit``: each visitor's requests (default: ``$OHELL_WEB_RATE_LIMIT``, else 20/s, bursts of 60)."""
 
+    sessions = host.HostSessions(host_token)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
+        sessions.wrong_tokens.close()
         await api.close()
 
-    sessions = host.HostSessions(host_token)
     routes = [
         Route("/", ladders_page),
         Route("/ladders/{ladder}", leaderboard_page),

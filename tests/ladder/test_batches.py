@@ -13,9 +13,9 @@ import pytest
 from celery import Celery
 from prometheus_client.parser import text_string_to_metric_families
 
+from arena.clock import now_ms
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.matchlog import read_log
-from arena.ladder.model import now_ms
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import QUEUE_BUILTIN, RUN_MATCHES
 from arena.local.stack import WORKER_READY, Stack

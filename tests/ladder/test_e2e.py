@@ -16,8 +16,8 @@ import pytest
 
 from arena.archive import queries
 from arena.archive.db import connect
+from arena.clock import now_ms
 from arena.ladder.matchlog import read_log
-from arena.ladder.model import now_ms
 from arena.ladder.ratings import replay, stored_ratings
 from arena.ladder.redis_store import RedisStore
 from arena.local.stack import Stack

@@ -10,9 +10,9 @@ from collections.abc import Callable
 import pytest
 from celery import Celery
 
+from arena.clock import now_ms
 from arena.embedded_redis import EmbeddedRedis
 from arena.ladder.matchlog import read_log
-from arena.ladder.model import now_ms
 from arena.ladder.ratings import replay, stored_ratings
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import QUEUE_BUILTIN, RUN_MATCH

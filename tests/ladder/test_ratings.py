@@ -8,10 +8,11 @@ from typing import Any
 
 import redis
 
+from arena.clock import now_ms
 from arena.embedded_redis import EmbeddedRedis
 from arena.keys import Keys
 from arena.ladder.matchlog import read_log
-from arena.ladder.model import Ladder, now_ms
+from arena.ladder.model import Ladder
 from arena.ladder.ratings import MODEL, WRITE_RATED_SHA, catch_up, ranks, rate_match, rebuild, replay, stored_ratings
 from arena.ladder.redis_store import RedisStore
 

@@ -501,7 +501,8 @@ def test_running_matches_are_listed_a_page_at_a_time(stub: Stub, redis_server: E
     token, so a reader never saw the rest of the matches in play."""
     import redis
 
-    from arena.ladder.model import Ladder, now_ms
+    from arena.clock import now_ms
+    from arena.ladder.model import Ladder
 
     from .test_store import agents, fake_record
 

@@ -12,8 +12,9 @@ import redis.connection
 
 from arena.archive import queries
 from arena.archive.db import connect, sqlite_url
+from arena.clock import now_ms
 from arena.ladder import archiving, jobs, loop
-from arena.ladder.model import Ladder, now_ms
+from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
 from ohell.bots import BOT_FACTORIES

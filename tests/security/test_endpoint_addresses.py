@@ -16,8 +16,9 @@ import grpc
 import pytest
 import redis
 
+from arena.clock import now_ms
 from arena.embedded_redis import EmbeddedRedis
-from arena.ladder.model import Ladder, now_ms
+from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2

@@ -12,7 +12,7 @@ import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
 from arena.cli import main
-from arena.ladder.model import now_ms
+from arena.clock import now_ms
 from arena.local.admin_show import when
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc

@@ -12,8 +12,8 @@ import grpc
 import pytest
 import redis
 
+from arena.clock import now_ms
 from arena.embedded_redis import EmbeddedRedis
-from arena.ladder.model import now_ms
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.store import Revoked
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb

@@ -21,7 +21,7 @@ from arena.embedded_redis import EmbeddedRedis
 from arena.keys import Keys
 from arena.play.specs import SeatSpec
 from arena.tournament import creation, jobs, operations
-from arena.tournament.away import AwayMark
+from arena.tournament.away import AwayMark, AwaySighting
 from arena.tournament.deals import draw_deal_set
 from arena.tournament.model import Tournament, TournamentError, TournamentExists, parse_entrant
 from arena.tournament.standings import GameResult, duplicate_observations, standings
@@ -663,7 +663,7 @@ def test_a_table_waiting_for_an_entrant_stops_once_another_table_marks_it_away(t
     """Two tables waiting for the same absent entrant at once: when one gives up on it, the other does."""
     ghost = SeatSpec.connected("a6", "ghost")
     away = AwayMark("a6", "ghost", 1, "r1t0")
-    timer = threading.Timer(0.3, lambda: tstore.decide_forfeits("both", "r1t0", ["ghost"], [away]))
+    timer = threading.Timer(0.3, lambda: tstore.decide_forfeits("both", "r1t0", ["ghost"], [AwaySighting(away, 0)]))
     started = time.monotonic()
     timer.start()
     try:
@@ -671,3 +671,50 @@ def test_a_table_waiting_for_an_entrant_stops_once_another_table_marks_it_away(t
     finally:
         timer.cancel()
     assert time.monotonic() - started < 3 and absence.names == ["ghost"] and absence.online == []
+
+
+def look(store: TournamentStore, tourney_id: str, table: str, online: bool) -> jobs.Absence:
+    """Table ``table``'s wait for its entrants ghost (a7: online or not) and a built-in, ended at once;
+    its forfeits not decided yet."""
+    presence = store.keys.agent_presence("a7")
+    if online:
+        store.client.set(presence, "gw-1", ex=10)
+    else:
+        store.client.delete(presence)
+    return jobs.absent_entrants(store, [GHOST, *builtins("random")], 0, tourney_id=tourney_id, table=table)
+
+
+GHOST = SeatSpec.connected("a7", "ghost")
+
+
+def test_a_table_that_saw_an_entrant_away_does_not_mark_it_after_a_later_table_saw_it_online(
+    tstore: TournamentStore,
+) -> None:
+    """Table r1t0's wait ended with ghost away; ghost came online and r1t1, starting then, decided its
+    forfeits first (clearing any mark); r1t0's decision put the mark back after that: ghost's next
+    table would have forfeited it without waiting."""
+    first = look(tstore, "race", "r1t0", online=False)
+    second = look(tstore, "race", "r1t1", online=True)
+    assert tstore.decide_forfeits("race", "r1t1", second.names, second.away, second.online) == []
+    assert tstore.decide_forfeits("race", "r1t0", first.names, first.away, first.online) == ["ghost"]
+    assert tstore.away_marks("race") == []
+
+
+def test_a_table_that_did_not_wait_for_a_marked_entrant_never_marks_it_in_its_own_name(
+    tstore: TournamentStore,
+) -> None:
+    """r1t1 did not wait for ghost (marked away by r1t0); r1t2 saw ghost online and cleared the mark
+    before r1t1 decided, which then marked ghost away as having forfeited r1t1 "after waiting for it".
+    A later table that does wait for it marks it again."""
+    first = look(tstore, "named", "r1t0", online=False)
+    assert tstore.decide_forfeits("named", "r1t0", first.names, first.away, first.online) == ["ghost"]
+    assert [mark.table for mark in tstore.away_marks("named")] == ["r1t0"]
+    unwaited = look(tstore, "named", "r1t1", online=False)
+    assert unwaited.names == ["ghost"]
+    seen = look(tstore, "named", "r1t2", online=True)
+    assert tstore.decide_forfeits("named", "r1t2", seen.names, seen.away, seen.online) == []
+    assert tstore.decide_forfeits("named", "r1t1", unwaited.names, unwaited.away, unwaited.online) == ["ghost"]
+    assert tstore.away_marks("named") == []
+    again = look(tstore, "named", "r1t3", online=False)
+    assert tstore.decide_forfeits("named", "r1t3", again.names, again.away, again.online) == ["ghost"]
+    assert [mark.table for mark in tstore.away_marks("named")] == ["r1t3"]

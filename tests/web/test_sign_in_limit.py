@@ -7,8 +7,11 @@ share of requests held the host out of the host pages."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -23,6 +26,7 @@ from types import SimpleNamespace
 import pytest
 
 from services.web.host import COOKIE
+from services.web.sign_in import WrongTokens
 
 from .conftest import HOST_TOKEN, start_web
 
@@ -85,7 +89,9 @@ def test_wrong_guesses_are_limited_and_never_keep_the_host_out(url: str) -> None
 
 def test_wrong_guesses_from_many_addresses_meet_one_limit_and_one_log_line(tmp_path: Path) -> None:
     """Behind a proxy that is named each visitor has its own limit; all of them together have one,
-    and the log says of a flood one line a minute, not one per guess."""
+    and the log says of a flood one line a minute, not one per guess: the first guess at once, the
+    rest of the minute's when it ends, here when the app stops (before, never: a flood that stopped
+    within its minute was said to be one guess)."""
     log = tmp_path / "web.log"
     with web_app(log, OHELL_WEB_TRUSTED_PROXIES="127.0.0.1") as url:
         # the shared limit also lets one more through each second: counted by the time the guesses took
@@ -97,7 +103,40 @@ def test_wrong_guesses_from_many_addresses_meet_one_limit_and_one_log_line(tmp_p
         assert EVERYONE <= len(statuses) - 1 <= EVERYONE + refilled, (len(statuses), refilled)
         assert sign_in(url, HOST_TOKEN, {"x-forwarded-for": "198.51.100.1"})[0] == 303
     lines = [line for line in log.read_text().splitlines() if "wrong host token" in line]
-    assert lines == ["host sign-in: 1 wrong host token(s), the latest from '203.0.113.0'"], lines
+    assert lines[0] == "host sign-in: 1 wrong host token(s), the latest from '203.0.113.0'", lines
+    said = [
+        re.fullmatch(r"host sign-in: (\d+) wrong host token\(s\) in the last \d+ s, the latest from '(.*)'", line)
+        for line in lines[1:]
+    ]
+    assert said and all(said), lines
+    assert 1 + sum(int(line[1]) for line in said if line) == len(statuses), (lines, len(statuses))
+    assert said[-1] and said[-1][2] == f"203.0.113.{(len(statuses) - 1) % 250}", lines
+
+
+def test_the_wrong_tokens_of_a_minute_are_logged_when_it_ends(caplog: pytest.LogCaptureFixture) -> None:
+    """One at once, the three after it when the (here 0.2 s) minute ends, with no further guess."""
+    tokens = WrongTokens(log_every_s=0.2)
+
+    async def flood() -> None:
+        for n in range(4):
+            tokens.wait_ms(f"198.51.100.{n}")
+        deadline = time.monotonic() + 20
+        while len(caplog.messages) < 2:
+            assert time.monotonic() < deadline, caplog.messages
+            await asyncio.sleep(0.02)
+
+    with caplog.at_level(logging.WARNING, "services.web.sign_in"):
+        asyncio.run(flood())
+    assert caplog.messages[0] == "host sign-in: 1 wrong host token(s), the latest from '198.51.100.0'"
+    assert re.fullmatch(
+        r"host sign-in: 3 wrong host token\(s\) in the last 0 s, the latest from '198.51.100.3'", caplog.messages[1]
+    )
+    tokens.wait_ms("198.51.100.9")  # outside an event loop: said at once, or when the app stops
+    tokens.close()
+    assert len(caplog.messages) == 3, caplog.messages
+    assert re.fullmatch(
+        r"host sign-in: 1 wrong host token\(s\) in the last \d+ s, the latest from '198.51.100.9'", caplog.messages[2]
+    )
 
 
 def test_a_stranger_using_up_the_address_leaves_the_host_its_pages(tmp_path: Path) -> None:
