@@ -16,6 +16,7 @@ from arena.rpc.auth import HOST_TOKEN_ENV, WEB_TOKEN_ENV, load_host_token, load_
 from arena.rpc.settings import ConfigError, is_host_port
 from services.web.api import Api
 from services.web.app import create_app
+from services.web.connections import guarded_protocol
 
 TRUSTED_PROXIES_ENV = "OHELL_WEB_TRUSTED_PROXIES"
 UVICORN_PROXIES_ENV = "FORWARDED_ALLOW_IPS"  # uvicorn's own name, which deployments set before this option
@@ -125,6 +126,7 @@ async def serve(args: argparse.Namespace) -> None:
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies or None,
         server_header=False,  # "server: uvicorn" on every answer told a visitor nothing it needs
+        http=guarded_protocol(proxies),  # a deadline for each request's head, connections per address bounded
     )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve(sockets=[listening]))

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import grpc
@@ -63,6 +64,19 @@ def start_web(stack: Stack, log_path: Path, env: dict[str, str] | None = None) -
     found = re.search(r"web service on port (\d+)", log_path.read_text())
     assert found, log_path.read_text()
     return process, f"http://127.0.0.1:{found.group(1)}"
+
+
+@pytest.fixture(scope="module")
+def web_alone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """(host, port) of the web app alone: nothing behind it (the services' addresses lead nowhere)."""
+    nowhere = SimpleNamespace(matchmaker_address="127.0.0.1:1", engine_address="127.0.0.1:1")
+    process, url = start_web(nowhere, Path(tmp_path_factory.mktemp("web")) / "web.log")  # type: ignore[arg-type]
+    try:
+        host, _, port = url.removeprefix("http://").partition(":")
+        yield host, int(port)
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def play_ladder(stub: matchmaker_pb2_grpc.MatchmakerServiceStub, store: RedisStore, matches: int) -> dict[str, str]:

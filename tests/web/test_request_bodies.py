@@ -7,29 +7,17 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
-from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from services.web.visitors import MAX_BODY_BYTES
 
-from .conftest import start_web
-
 pytestmark = pytest.mark.slow  # a web app process
 
 
 @pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
-    """The web app alone: nothing here reaches the services, so they need not run."""
-    nowhere = SimpleNamespace(matchmaker_address="127.0.0.1:1", engine_address="127.0.0.1:1")
-    process, url = start_web(nowhere, Path(tmp_path_factory.mktemp("web")) / "web.log")  # type: ignore[arg-type]
-    try:
-        host, _, port = url.removeprefix("http://").partition(":")
-        yield host, int(port)
-    finally:
-        process.terminate()
-        process.wait(10)
+def web(web_alone: tuple[str, int]) -> tuple[str, int]:
+    return web_alone
 
 
 def post(web: tuple[str, int], path: str, head: dict[str, str], body: Iterator[bytes]) -> tuple[int, bytes]:
