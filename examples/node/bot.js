@@ -8,6 +8,11 @@
 "use strict";
 const fs = require("fs");
 const path = require("path");
+
+// What is printed carries the server's text (notices, match ids, a refusal's details): its control
+// characters are dropped (C0 but tab and newline, DEL, C1), so no escape sequence reaches the terminal.
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+const shown = (text) => String(text).replace(CONTROL, "");
 const grpc = installed("@grpc/grpc-js");
 const protoLoader = installed("@grpc/proto-loader");
 
@@ -83,10 +88,10 @@ function decide(request) {
   return action;
 }
 
-const log = (text) => console.log(`${new Date().toISOString().slice(11, 19)} ${text}`);
+const log = (text) => console.log(`${new Date().toISOString().slice(11, 19)} ${shown(text)}`);
 
 function fail(text) {
-  console.error(`error: ${text}`);
+  console.error(`error: ${shown(text)}`);
   process.exit(2);
 }
 
