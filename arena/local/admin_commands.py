@@ -45,7 +45,7 @@ MAX_IMPORT_BYTES = 4 * 1024 * 1024  # 5,000 rows of a name and other columns fit
 
 
 TEXT_COLUMNS = {"name", "agent", "ladder", "match", "seats", "rules", "house bots", "kind", "bot / endpoint"}
-TEXT_COLUMNS |= {"version", "state", "finished (UTC)"}
+TEXT_COLUMNS |= {"version", "state", "finished (UTC)", "entry"}
 
 
 def table(title: str, *columns: str) -> Table:
