@@ -12,6 +12,7 @@ from rich.table import Table
 
 from arena.local import bot_cli, tournament_cli
 from arena.local import cli as ladder_cli
+from arena.local.config import up_place
 from arena.local.output import fixed, labelled, options_text, out_folder, text_console
 from arena.sdk import cli as engine_cli
 from ohell.errors import OhHellError
@@ -138,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot_sub = bot.add_subparsers(dest="bot_command", required=True)
     add_play_parser(bot_sub)
     bot_cli.register(bot_sub)  # check, run
-    engine_cli.register(sub, bot_sub)  # challenge, bot connect
+    engine_cli.register(sub, bot_sub, up_place)  # challenge, bot connect
     ladder_cli.register(sub)  # up, demo, ladder
     tournament_cli.register(sub)  # tournament create|list|status|standings|export|resume
     return parser

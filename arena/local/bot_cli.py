@@ -9,6 +9,7 @@ import logging
 from rich.table import Table
 from rich.text import Text
 
+from arena.local.config import up_place
 from arena.local.output import labelled, text_console
 from arena.play.specs import TimeControl
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET, MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET
@@ -123,11 +124,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             "--matches counts the matches of a connected agent: an endpoint (--serve) plays until stopped"
         )
     bot = bot_from_spec(args.bot, args.seed)  # a clear error for an unknown bot or a bad file, before connecting
-    matchmaker = address_or_stack(args.matchmaker, MATCHMAKER_SOCKET, MATCHMAKER_ADDRESS, "--matchmaker")
+    up = up_place()  # ohell up's data folder and addresses, as it finds them (ohell.toml too)
+    matchmaker = address_or_stack(args.matchmaker, MATCHMAKER_SOCKET, up.matchmaker, "--matchmaker", up.folder)
     if args.serve:
         serve(bot, args.serve, token, matchmaker=matchmaker, ladder=args.ladder)
     else:
-        engine = address_or_stack(args.engine, ENGINE_SOCKET, ENGINE_ADDRESS, "--engine")
+        engine = address_or_stack(args.engine, ENGINE_SOCKET, up.engine, "--engine", up.folder)
         run_on_ladder(bot, engine, matchmaker, token, args.ladder, matches=args.matches)
     return 0
 

@@ -25,6 +25,7 @@ from arena.ladder.routing import BATCH_ENV, DEFAULT_BATCH, MAX_BATCH
 from arena.rpc.data_folder import DATA_DIR_ENV, ENGINE_ADDRESS, MATCHMAKER_ADDRESS, default_data_dir, up_archive
 from arena.rpc.files import is_plain_file
 from arena.rpc.settings import ConfigError, NotOwnFile, is_host_port, read_token
+from arena.sdk.arguments import UpPlace
 from ohell.errors import OhHellError
 
 HOST_TOKEN_ENV = "OHELL_HOST_TOKEN"
@@ -187,6 +188,17 @@ def stack_setting(name: str, environ: Mapping[str, str]) -> Any:
     else the config file, else its default."""
     from_file, path = config_settings(None, environ)
     return pick(name, {}, environ, from_file, path)[0]
+
+
+def up_place() -> UpPlace:
+    """Where the bot commands find ``ohell up`` when given no address, as the host commands do:
+    its data folder (for the sockets) and its TCP addresses, from the environment, else the config
+    file, else the defaults."""
+    return UpPlace(
+        stack_folder(os.environ)[0],
+        stack_setting("engine_address", os.environ),
+        stack_setting("matchmaker_address", os.environ),
+    )
 
 
 def stack_archive(environ: Mapping[str, str], database_url: str | None = None) -> StackArchive:

@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
-from arena.rpc.data_folder import nothing_listens, stack_address
+from arena.rpc.data_folder import ENGINE_ADDRESS, MATCHMAKER_ADDRESS, nothing_listens, stack_address
 from arena.rpc.settings import ConfigError, is_host_port, read_token
 from ohell.errors import OhHellError
 
@@ -55,14 +57,29 @@ def _read(path: str) -> str:
 
 def stack_default(name: str, tcp: str) -> str:
     """What a bot command's help says of an address left out: ``name`` the stack's socket, ``tcp`` its port."""
-    return f"ohell up's socket {name} in $OHELL_DATA_DIR or its default data folder when that file is there, else {tcp}"
+    return (
+        f"ohell up's socket {name} in its data folder ($OHELL_DATA_DIR, else data_dir in ohell.toml, else the"
+        f" default) when that file is there, else the address ohell up takes from its environment or"
+        f" ohell.toml, else {tcp}"
+    )
+
+
+@dataclass(frozen=True)
+class UpPlace:
+    """Where the bot commands look for ``ohell up`` when given no address: its data folder (None:
+    $OHELL_DATA_DIR, else the default) and its TCP addresses. The ``ohell`` command reads them as
+    ``ohell up`` run beside it would, from its config file too (arena.local.config.up_place)."""
+
+    folder: Path | None = None
+    engine: str = ENGINE_ADDRESS
+    matchmaker: str = MATCHMAKER_ADDRESS
 
 
 # typed before an address by habit (gRPC's own target schemes are dns:, unix:, ipv4:...)
 URL_SCHEMES = ("http", "https", "grpc", "grpcs", "tcp")
 
 
-def address_or_stack(given: str | None, name: str, tcp: str, flag: str) -> str:
+def address_or_stack(given: str | None, name: str, tcp: str, flag: str, folder: Path | None = None) -> str:
     """``given`` (HOST:PORT or unix:PATH) as it is, else ``ohell up``'s socket ``name`` in its data
     folder when that file is there, else ``tcp``. OhHellError for a socket another user may have put
     there, and for one nothing answers on: the stack is down, and whoever listens on its TCP port
@@ -75,7 +92,7 @@ def address_or_stack(given: str | None, name: str, tcp: str, flag: str) -> str:
             raise OhHellError(f"{flag} {given[:80]!r}: give HOST:PORT or unix:PATH, without {scheme}://")
         return given
     try:
-        address = stack_address(name, tcp, who="the bot commands", sent="the agent token", flag=flag)
+        address = stack_address(name, tcp, who="the bot commands", sent="the agent token", flag=flag, folder=folder)
     except ConfigError as error:
         raise OhHellError(str(error)) from None
     if nothing_listens(address):

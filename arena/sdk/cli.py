@@ -6,13 +6,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET
 from arena.rpc.files import write_named_file
 from arena.rpc.settings import is_host_port
-from arena.sdk.arguments import UINT32, UINT64, add_token_options, address_or_stack, agent_token, stack_default, whole
+from arena.sdk.arguments import (
+    UINT32,
+    UINT64,
+    UpPlace,
+    add_token_options,
+    address_or_stack,
+    agent_token,
+    stack_default,
+    whole,
+)
 from ohell.errors import OhHellError
 
 
@@ -45,7 +55,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
         time_control=match_pb2.TimeControl(decision_ms=args.decision_ms),
     )
     metadata = auth_metadata(agent_token(args))  # a bad token file is said before gRPC starts
-    address = address_or_stack(args.address, ENGINE_SOCKET, ENGINE_ADDRESS, "--address")
+    address = engine_address(args)
     with grpc.insecure_channel(address) as channel:
         try:
             response = challenge_pb2_grpc.ChallengeServiceStub(channel).Challenge(
@@ -93,11 +103,21 @@ def cmd_agent(args: argparse.Namespace) -> int:
             raise OhHellError(f"--address {args.address[:80]!r}: with --serve, where to listen: HOST:PORT")
         serve(bot, args.address or ENGINE_ADDRESS, token, open_to_anyone=args.open_to_anyone)
     else:
-        connect(bot, address_or_stack(args.address, ENGINE_SOCKET, ENGINE_ADDRESS, "--address"), token)
+        connect(bot, engine_address(args), token)
     return 0
 
 
-def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def engine_address(args: argparse.Namespace) -> str:
+    """``--address``, else ``ohell up``'s engine socket or address (``args.up``: where it is)."""
+    up: UpPlace = args.up()
+    return address_or_stack(args.address, ENGINE_SOCKET, up.engine, "--address", up.folder)
+
+
+def register(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    bot_sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    up: Callable[[], UpPlace] = UpPlace,
+) -> None:
     challenge = sub.add_parser("challenge", help="play an ad-hoc match on an engine service")
     challenge.add_argument(
         "--address",
@@ -120,7 +140,7 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
     )
     challenge.add_argument("--timeout", type=float, default=600.0, help="seconds to wait (default %(default)s)")
     challenge.add_argument("--out", help="write the match record here")
-    challenge.set_defaults(handler=cmd_challenge)
+    challenge.set_defaults(handler=cmd_challenge, up=up)
 
     agent = bot_sub.add_parser(
         "connect",
@@ -145,4 +165,4 @@ def register(sub: argparse._SubParsersAction, bot_sub: argparse._SubParsersActio
         help="with --serve and no token: listen on an address other machines may dial all the same (anyone"
         " who reaches it may open Play streams to the bot; without this flag that is refused)",
     )
-    agent.set_defaults(handler=cmd_agent)
+    agent.set_defaults(handler=cmd_agent, up=up)
