@@ -219,6 +219,8 @@ def test_an_open_ladder_says_so_to_visitors() -> None:
     closed = views.ladder_row(pb.Ladder(name="class", rules=rules, seats=4), [])
     assert "an agent may register itself" in render("leaderboard.html", ladder=opened, rows=[], waiting=0, running=[])
     assert 'id="open-entry"' not in render("leaderboard.html", ladder=closed, rows=[], waiting=0, running=[])
+    listed = render("ladders.html", ladders=[opened, closed])
+    assert re.findall(r'<a href="/ladders/(\w+)">\w+</a> <span class="tag"[^>]*>open entry</span>', listed) == ["free"]
 
 
 def test_the_tournament_page_says_what_a_forfeit_counts_as() -> None:
