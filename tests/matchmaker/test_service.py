@@ -276,7 +276,8 @@ def test_every_refusal_names_the_request_field_once(stub: Stub, redis_server: Em
         (
             (stub.JoinQueue, pb.JoinQueueRequest(ladder="l"), auth_metadata(visitor.token)),
             grpc.StatusCode.PERMISSION_DENIED,
-            "ladder: 'l' admits only agents the host registered",
+            "ladder: 'l' admits only agents the host registered; this agent registered itself, so it queues"
+            " only on open ladders (open)",
         ),
         (
             (stub.CreateTournament, tpb.CreateTournamentRequest(tournament=ghost), HOST),
