@@ -11,7 +11,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
-from arena.proto.ohell.v1 import cards_pb2, match_pb2, rules_pb2
+from arena.proto.ohell.v1 import cards_pb2, match_pb2, matchmaker_pb2, rules_pb2
 from ohell.cards import NO_CARD
 from ohell.errors import OhHellError, RulesError
 from ohell.observation import Observation
@@ -26,6 +26,9 @@ class ConversionError(OhHellError):
 
 
 # Prebuilt Card messages: building the observation is on every decision's path.
+# who may queue on a ladder (arena.ladder.model.Ladder.entry) and its LadderEntry on the wire
+ENTRY_NAMES = {"host": matchmaker_pb2.LADDER_ENTRY_HOST, "open": matchmaker_pb2.LADDER_ENTRY_OPEN}
+ENTRY_OF = {matchmaker_pb2.LADDER_ENTRY_UNSPECIFIED: "host", **{number: name for name, number in ENTRY_NAMES.items()}}
 _CARDS = tuple(cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2) for c in range(52))  # type: ignore[arg-type]
 
 _ENUMS: dict[str, tuple[type, str]] = {

@@ -1,5 +1,5 @@
 """An Oh Hell agent that enters a ladder: bids its aces and kings, plays its lowest legal card.
-Usage: OHELL_AGENT_TOKEN=TOKEN python examples/python_bot.py ENGINE_ADDRESS MATCHMAKER_ADDRESS LADDER
+Usage: OHELL_AGENT_TOKEN=TOKEN .venv/bin/python examples/python_bot.py ENGINE_ADDRESS MATCHMAKER_ADDRESS LADDER
 (without $OHELL_AGENT_TOKEN: ENGINE_ADDRESS MATCHMAKER_ADDRESS TOKEN LADDER, where ps shows the token)"""
 
 import os

@@ -25,6 +25,12 @@ PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before
 class QueueStore(StoreBase):
     """Tickets: join, leave, the queue's snapshot, claiming tables, where agents were seated."""
 
+    def _open_ladder_names(self, shown: int = 20) -> str:
+        """The ladders a self-registered agent may queue on, for its refusal (the first ``shown``)."""
+        names = sorted(ladder.name for ladder in self.list_ladders() if ladder.entry == "open")
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        return (", ".join(names[:shown]) + more) if names else "none now"
+
     def join(self, ladder: str, agent_id: str, lease_s: float | None, enroll: bool = False) -> float:
         """Queue (or renew) the agent's ticket; returns its enqueue time in ms. ``lease_s=None``:
         the ticket does not expire (built-in agents)."""
@@ -33,7 +39,11 @@ class QueueStore(StoreBase):
         if agent.house:
             raise PermissionDenied(f"house agent {agent_id!r} fills tables; it does not queue", "agent_id")
         if agent.self_registered and definition.entry != "open":
-            raise PermissionDenied(f"ladder {ladder!r} admits only agents the host registered", "ladder")
+            raise PermissionDenied(
+                f"ladder {ladder!r} admits only agents the host registered; this agent registered itself, so it"
+                f" queues only on open ladders ({self._open_ladder_names()})",
+                "ladder",
+            )
         lease_ms = 0 if lease_s is None else max(1, int(lease_s * 1000))
         now = now_ms()
         value = f"g:{now}" if agent.kind == "connected" else str(now)

@@ -50,6 +50,13 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
         default=10.0,
         help="seconds an agent waits before house bots fill (default %(default)g)",
     )
+    create.add_argument(
+        "--entry",
+        choices=("host", "open"),
+        default="host",
+        help="who may queue: host (only agents the host registered; the default) or open (also agents that"
+        " registered themselves, without a token, as RegisterAgent lets anyone while some ladder is open)",
+    )
     command(ladder_sub, "list", c.ladder_list, "list the ladders", public=True)
     for name, text in (("show", "one ladder: rules, seats, queue"), ("pause", "stop forming tables"), ("resume", "")):
         parser = command(ladder_sub, name, getattr(c, f"ladder_{name}"), text or "form tables again", name == "show")

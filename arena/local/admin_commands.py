@@ -22,6 +22,8 @@ from arena.local.output import labelled, options_text, text_console
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.files import write_named_file
 from arena.wire import (
+    ENTRY_NAMES,
+    ENTRY_OF,
     fixed,
     given_rules,
     match_total_text,
@@ -43,7 +45,7 @@ MAX_IMPORT_BYTES = 4 * 1024 * 1024  # 5,000 rows of a name and other columns fit
 
 
 TEXT_COLUMNS = {"name", "agent", "ladder", "match", "seats", "rules", "house bots", "kind", "bot / endpoint"}
-TEXT_COLUMNS |= {"version", "state", "finished (UTC)"}
+TEXT_COLUMNS |= {"version", "state", "finished (UTC)", "entry"}
 
 
 def table(title: str, *columns: str) -> Table:
@@ -68,10 +70,24 @@ def ladder_create(host: Host, args: argparse.Namespace) -> int:
         house_fill=bool(bots),
         fill_after_seconds=args.fill_after,
         house_bots=bots,
+        entry=ENTRY_NAMES[args.entry],
     )
     created = host.call("CreateLadder", ladder=ladder).ladder
     console.print(f"ladder {created.name} created: {proto_rules_label(created.rules)} rules, {created.seats} seats")
+    if entry_text(created) == "open":
+        console.print(f"  entry: {ENTRY_TEXT['open']}")
     return 0
+
+
+ENTRY_TEXT = {
+    "host": "host (only agents the host registered queue)",
+    "open": "open (agents may register themselves without a token, and queue here)",
+}
+
+
+def entry_text(ladder: Any) -> str:
+    """Who may queue, in a word (a LadderEntry of a newer platform: its number)."""
+    return ENTRY_OF.get(ladder.entry, str(ladder.entry))
 
 
 def house_bots_text(ladder: Any) -> str:
@@ -83,10 +99,11 @@ def house_bots_text(ladder: Any) -> str:
 
 
 def ladder_list(host: Host, args: argparse.Namespace) -> int:
-    out = table("ladders", "ladder", "rules", "seats", "house bots", "state")
+    out = table("ladders", "ladder", "rules", "seats", "house bots", "entry", "state")
     for ladder in host.call("ListLadders").ladders:
         state = "paused" if ladder.paused else "running"
-        out.add_row(ladder.name, proto_rules_label(ladder.rules), str(ladder.seats), ",".join(ladder.house_bots), state)
+        bots = ",".join(ladder.house_bots)
+        out.add_row(ladder.name, proto_rules_label(ladder.rules), str(ladder.seats), bots, entry_text(ladder), state)
     console.print(out)
     return 0
 
@@ -98,6 +115,8 @@ def ladder_show(host: Host, args: argparse.Namespace) -> int:
     if ladder.paused:  # its agents still queue, and wait: say why
         console.print(f"  paused: no tables are formed until `ohell ladder resume {ladder.name}`")
     console.print(f"  house bots: {house_bots_text(ladder)}")
+    entry = entry_text(ladder)
+    console.print(f"  entry: {ENTRY_TEXT.get(entry, entry)}")
     console.print(f"  waiting now: {reply.tickets_waiting}")
     try:  # as `ohell rules` lists a preset's
         rules = options_text(rules_from_proto(ladder.rules).to_dict())

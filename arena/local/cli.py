@@ -17,6 +17,7 @@ from arena.local.config import (
     CONFIG_ENV,
     HOST_TOKEN_ENV,
     SETTINGS,
+    config_settings,
     host_token,
     make_data_folder,
     refused,
@@ -152,6 +153,11 @@ def cmd_up(args: argparse.Namespace) -> int:
             print(f"metrics     {name}: http://127.0.0.1:{port}/metrics")
         print(f"host token  {token_source}   (web sign-in: {stack.web_url}/host; the host commands read it)")
         print(f"data        {settings['data_dir']}   (Redis data, archive, logs: kept across restarts)")
+        config_file = config_settings(args.config, os.environ)[1]  # read (and checked) by up_settings already
+        if config_file:
+            print(f"config      {Path(config_file).absolute()}   (the settings no flag or environment variable gives)")
+        else:
+            print(f"config      none   (no --config, ${CONFIG_ENV} or ./ohell.toml: flags, environment, defaults)")
         print("Ctrl-C stops everything.", flush=True)
         said = 0  # of stack.worker_ends
         while True:

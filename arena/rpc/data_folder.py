@@ -32,8 +32,8 @@ def default_data_dir() -> str:
 
 def data_folder_file(name: str, folder: Path | None = None) -> Path:
     """The file ``name`` in ``ohell up``'s data folder as a command run beside it finds it: ``folder``
-    (the host commands' resolve ``ohell.toml``'s ``data_dir`` too), else ``$OHELL_DATA_DIR``, else
-    the default folder."""
+    (the commands resolve ``ohell.toml``'s ``data_dir`` too: arena.local.config.stack_folder), else
+    ``$OHELL_DATA_DIR``, else the default folder."""
     return (folder or Path(os.environ.get(DATA_DIR_ENV) or default_data_dir()).expanduser()) / name
 
 

@@ -55,11 +55,17 @@ def read_token_file(path: str | Path, label: str = "--host-token-file", lines: b
         text = data.decode("utf-8").strip()
     except UnicodeDecodeError:
         raise ConfigError(f"{label} {path}: not a text file (it should hold the token as text)") from None
-    if not lines and not (text.isascii() and text.isprintable()):
+    if not lines:
+        check_one_line(text, label, path)
+    return text
+
+
+def check_one_line(text: str, label: str, path: str | Path) -> None:
+    """ConfigError unless ``text`` (a token file's) is one line of printable ASCII, as a token is."""
+    if not (text.isascii() and text.isprintable()):
         raise ConfigError(
             f"{label} {path}: holds more than one line of printable ASCII (it should hold the token alone)"
         )
-    return text
 
 
 def read_token(path: str | Path, label: str, own: bool = False) -> str:

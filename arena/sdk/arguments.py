@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.rpc.data_folder import nothing_listens, stack_address
-from arena.rpc.settings import ConfigError, is_host_port, read_token
+from arena.rpc.settings import ConfigError, check_one_line, is_host_port, read_token_file
 from ohell.errors import OhHellError
 
 UINT32 = 2**32 - 1
@@ -48,9 +48,21 @@ def agent_token(args: argparse.Namespace, required: bool = True) -> str:
     return token
 
 
+TOKENS_HEADER = "name,agent_id,token"  # the first line of the tokens file `ohell agent register|import --tokens` write
+
+
 def _read(path: str) -> str:
     try:
-        return read_token(path, "--token-file")
+        text = read_token_file(path, "--token-file", lines=True)
+        if text.partition("\n")[0].strip() == TOKENS_HEADER:  # the whole file, as the host or `--tokens` wrote it
+            raise ConfigError(
+                f"--token-file {path} is a tokens file ({TOKENS_HEADER}, a row per agent): give a file"
+                " holding your token alone, the last field of your agent's row"
+            )
+        check_one_line(text, "--token-file", path)
+        if not text:
+            raise ConfigError(f"--token-file {path} is empty")
+        return text
     except ConfigError as error:
         raise OhHellError(str(error)) from None
 

@@ -148,9 +148,15 @@ class ServicerBase:
                     context, grpc.StatusCode.PERMISSION_DENIED, "this RPC needs the host token; agent tokens only play"
                 )
             await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token in 'authorization'")
-        if self_registration and await self._call(context, self.store.open_ladder_exists):
-            return False
-        await abort(context, grpc.StatusCode.UNAUTHENTICATED, "missing metadata 'authorization: Bearer <host token>'")
+        missing = "missing metadata 'authorization: Bearer <host token>'"
+        if self_registration:
+            if await self._call(context, self.store.open_ladder_exists):
+                return False
+            missing += (
+                ": without it an agent registers itself only while some ladder's entry is LADDER_ENTRY_OPEN,"
+                " and none is"
+            )
+        await abort(context, grpc.StatusCode.UNAUTHENTICATED, missing)
 
     def _is_host(self, context: grpc.aio.ServicerContext) -> bool:
         """Whether the caller presents the host token (no check beyond that: reads are public) and

@@ -8,7 +8,7 @@ from arena.archive import queries
 from arena.ladder.model import AGENT_KINDS, Agent, Ladder, Standing
 from arena.ladder.store import StoreError
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
-from arena.wire import rules_from_proto, rules_to_proto
+from arena.wire import ENTRY_NAMES, ENTRY_OF, rules_from_proto, rules_to_proto
 from ohell.presets import preset
 from services.matchmaker import history
 
@@ -16,8 +16,6 @@ KIND_NAMES = dict(
     zip(AGENT_KINDS, (pb.AGENT_KIND_BUILTIN, pb.AGENT_KIND_CONNECTED, pb.AGENT_KIND_ENDPOINT), strict=True)
 )
 KIND_OF = {number: name for name, number in KIND_NAMES.items()}
-ENTRY_NAMES = {"host": pb.LADDER_ENTRY_HOST, "open": pb.LADDER_ENTRY_OPEN}
-ENTRY_OF = {pb.LADDER_ENTRY_UNSPECIFIED: "host", pb.LADDER_ENTRY_HOST: "host", pb.LADDER_ENTRY_OPEN: "open"}
 
 
 def agent_to_proto(agent: Agent) -> pb.Agent:

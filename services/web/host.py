@@ -35,6 +35,7 @@ from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
 from arena.rpc.auth import PUBLIC_VIEW, auth_metadata
 from arena.sdk.arguments import UINT32
+from arena.wire import ENTRY_NAMES
 from ohell.bots import BOT_FACTORIES
 from ohell.presets import PRESETS
 from services.web import views
@@ -217,6 +218,9 @@ def ladder_from_form(form: Any) -> pb.Ladder:
     except ValueError:
         raise ValueError(f"fill after: {fill_text[:20]!r} is not a number of seconds") from None
     house_bots = [b.strip() for b in str(form.get("house_bots", "")).split(",") if b.strip()]
+    entry_text = str(form.get("entry", "host")).strip() or "host"
+    if entry_text not in ENTRY_NAMES:
+        raise ValueError(f"entry: {entry_text[:20]!r} is not host or open")
     return pb.Ladder(
         name=str(form.get("name", "")).strip(),
         rules=rules_pb2.Rules(preset=str(form.get("preset", "classic"))),
@@ -224,6 +228,7 @@ def ladder_from_form(form: Any) -> pb.Ladder:
         house_fill=bool(house_bots),  # as `ohell ladder create --house-bots`: bots that never fill would never play
         fill_after_seconds=fill_after,
         house_bots=house_bots,
+        entry=ENTRY_NAMES[entry_text],
     )
 
 

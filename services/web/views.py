@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from arena.wire import fixed, proto_rules_label, rules_label, win_share
+from arena.wire import ENTRY_OF, fixed, proto_rules_label, rules_label, win_share
 from ohell.rules import Rules, RulesError
 
 Row = dict[str, Any]
@@ -36,6 +36,7 @@ def ladder_row(ladder: Any, standings: Sequence[Any]) -> Row:
         "leader": standings[0].name if standings and standings[0].rank else "",
         "house_fill": ladder.house_fill,
         "paused": ladder.paused,
+        "open_entry": ENTRY_OF.get(ladder.entry) == "open",
     }
 
 

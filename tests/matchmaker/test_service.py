@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import tempfile
@@ -275,7 +276,8 @@ def test_every_refusal_names_the_request_field_once(stub: Stub, redis_server: Em
         (
             (stub.JoinQueue, pb.JoinQueueRequest(ladder="l"), auth_metadata(visitor.token)),
             grpc.StatusCode.PERMISSION_DENIED,
-            "ladder: 'l' admits only agents the host registered",
+            "ladder: 'l' admits only agents the host registered; this agent registered itself, so it queues"
+            " only on open ladders (open)",
         ),
         (
             (stub.CreateTournament, tpb.CreateTournamentRequest(tournament=ghost), HOST),
@@ -488,6 +490,29 @@ def test_ladder_show_says_a_ladder_is_paused(
         Stub(channel).PauseLadder(pb.PauseLadderRequest(name="main"), metadata=HOST)
     assert main(show) == 0
     assert "paused: no tables are formed until `ohell ladder resume main`" in capsys.readouterr().out
+
+
+def test_ladder_create_opens_a_ladder_to_self_registered_agents(
+    matchmaker_address: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Open self-registration needed a ladder whose entry is LADDER_ENTRY_OPEN, which only a host
+    writing its own CreateLadder call could make: `ohell ladder create` had no option for it, and
+    `ladder show|list` did not say who may queue."""
+    from arena.cli import main
+
+    monkeypatch.setenv("OHELL_HOST_TOKEN", HOST_TOKEN)
+    address = ["--matchmaker", matchmaker_address]
+    assert main(["ladder", "create", "closed", *address]) == 0
+    assert main(["ladder", "create", "anyone", "--entry", "open", *address]) == 0
+    assert "entry: open (agents may register themselves" in capsys.readouterr().out
+    assert main(["ladder", "show", "closed", *address]) == 0
+    assert "entry: host (only agents the host registered queue)" in capsys.readouterr().out
+    assert main(["ladder", "list", *address]) == 0
+    assert re.search(r"anyone .* open .* running", capsys.readouterr().out)
+    with grpc.insecure_channel(matchmaker_address) as channel:  # a stranger registers itself, no token
+        made = Stub(channel).RegisterAgent(pb.RegisterAgentRequest(name="stranger", kind=pb.AGENT_KIND_CONNECTED))
+        join = pb.JoinQueueRequest(ladder="anyone", agent_id=made.agent.agent_id)
+        assert Stub(channel).JoinQueue(join, metadata=auth_metadata(made.token)).queued_at_ms > 0
 
 
 def test_a_refusal_is_taken_to_name_its_field_only_by_the_whole_word() -> None:

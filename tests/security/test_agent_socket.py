@@ -20,6 +20,7 @@ from typing import Any
 import grpc
 import pytest
 
+from arena.cli import main
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
@@ -154,3 +155,37 @@ def test_bot_run_plays_over_the_stacks_sockets(
     assert (data / "engine.sock").is_socket()
     down = ohell(monkeypatch, capsys, data, "bot", "connect", "--bot", "random")
     assert says_down(down, data / "engine.sock"), down
+
+
+def test_the_data_folder_of_ohell_toml_is_found_as_the_host_commands_find_it(
+    strangers: list[Keeper], monkeypatch: pytest.MonkeyPatch, capsys: Any, tmp_path: Path
+) -> None:
+    """Beside ``ohell up`` run with ``data_dir`` in ./ohell.toml (no $OHELL_DATA_DIR), the host commands
+    found its sockets, and the bot commands looked in the default data folder and dialled 127.0.0.1:50051
+    (`cannot reach the gateway at 127.0.0.1:50051 after 10 s`)."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    for name in ("engine.sock", "matchmaker.sock"):  # a stopped stack's: said to be down, not dialled
+        leave_closed(str(data / name))
+    config = tmp_path / "ohell.toml"
+    config.write_text(f'data_dir = "{data}"\n')
+    config.chmod(0o600)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "elsewhere"))  # the default folder: nothing there
+    for name in ("OHELL_DATA_DIR", "OHELL_CONFIG", "OHELL_ENGINE_ADDRESS", "OHELL_MATCHMAKER_ADDRESS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OHELL_AGENT_TOKEN", TOKEN)
+    seats = ("--seat", "builtin:random", "--seat", "builtin:random", "--seat", "builtin:random")
+    for name, args in (
+        ("matchmaker.sock", ["bot", "run", "random", "--ladder", "main", "--matches", "1"]),
+        ("engine.sock", ["bot", "connect", "--bot", "random"]),
+        ("engine.sock", ["challenge", *seats]),
+    ):
+        capsys.readouterr()
+        try:
+            status = main(args)
+        except SystemExit as exit:  # the SDK's blocking calls exit on an AgentError
+            status = int(exit.code or 0)
+        assert says_down((status, capsys.readouterr().err), data / name), args
+    for stranger in strangers:
+        assert (stranger.connections, bytes(stranger.received)) == (0, b"")

@@ -81,7 +81,8 @@ def test_open_self_registration_and_ladder_entry(start_service: Callable[..., Se
     with start_service("services.matchmaker").channel() as channel:
         stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
         me = pb.RegisterAgentRequest(name="selfmade", kind=pb.AGENT_KIND_CONNECTED)
-        assert refused(stub.RegisterAgent, me)[0] == grpc.StatusCode.UNAUTHENTICATED  # no open ladder yet
+        code, detail = refused(stub.RegisterAgent, me)  # no open ladder yet: the refusal says why
+        assert code == grpc.StatusCode.UNAUTHENTICATED and "LADDER_ENTRY_OPEN, and none is" in detail
         stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name="closed", rules=CLASSIC)), metadata=HOST)
         open_ladder = pb.Ladder(name="open", rules=CLASSIC, entry=pb.LADDER_ENTRY_OPEN)
         stub.CreateLadder(pb.CreateLadderRequest(ladder=open_ladder), metadata=HOST)

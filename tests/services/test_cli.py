@@ -89,6 +89,39 @@ def test_a_row_of_the_hosts_tokens_file_given_for_the_token_is_named(
     assert by_env.returncode == 2 and by_env.stderr.startswith("error: $OHELL_AGENT_TOKEN holds a row"), by_env.stderr
 
 
+def test_the_whole_tokens_file_given_for_the_token_is_named(tmp_path: Path) -> None:
+    """`ohell agent register NAME --tokens my-token.csv` (the host's, or an agent registering itself)
+    writes a header and a row; given as --token-file it was "holds more than one line of printable
+    ASCII", naming neither the file's kind nor which field is the token."""
+    from arena.sdk.arguments import agent_token
+
+    tokens = tmp_path / "my-token.csv"
+    tokens.write_text("name,agent_id,token\ndave,a21,NOW1jVMeuNmedSTUJYZfqjc1eokCAnRa\n")
+    lines, empty = tmp_path / "two-lines", tmp_path / "empty"
+    lines.write_text("one\ntwo\n")
+    empty.write_text("\n")
+    said = {}
+    for path in (tokens, lines, empty):
+        with pytest.raises(OhHellError) as refused:
+            agent_token(argparse.Namespace(token=None, token_file=str(path)))
+        said[path] = str(refused.value)
+    assert said[tokens] == (
+        f"--token-file {tokens} is a tokens file (name,agent_id,token, a row per agent): give a file holding"
+        " your token alone, the last field of your agent's row"
+    )
+    assert "NOW1j" not in said[tokens]
+    assert (
+        said[lines]
+        == f"--token-file {lines}: holds more than one line of printable ASCII (it should hold the token alone)"
+    )
+    assert said[empty] == f"--token-file {empty} is empty"
+    (tmp_path / "mine").write_text("NOW1jVMeuNmedSTUJYZfqjc1eokCAnRa\n")
+    assert (
+        agent_token(argparse.Namespace(token=None, token_file=str(tmp_path / "mine")))
+        == "NOW1jVMeuNmedSTUJYZfqjc1eokCAnRa"
+    )
+
+
 @pytest.mark.slow  # starts an engine of its own
 def test_tokens_come_from_files_off_the_command_line(shared_redis_server, tmp_path: Path) -> None:
     """``ohell engine --agent ID=TOKEN`` and ``--token`` put a token in the process list (``ps``), which

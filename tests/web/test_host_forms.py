@@ -30,10 +30,14 @@ def test_the_field_that_is_not_a_number_is_named() -> None:
     assert (ladder.name, ladder.seats, ladder.fill_after_seconds) == ("class", 5, 2.5)
     assert list(ladder.house_bots) == ["random"] and ladder.house_fill
     assert ladder_from_form({"seats": "4", "fill_after_seconds": ""}).fill_after_seconds == 0
+    # who may queue: the host's agents by default; "open" lets self-registered agents in too
+    assert ladder_from_form({"seats": "4"}).entry == pb.LADDER_ENTRY_HOST
+    assert ladder_from_form({"seats": "4", "entry": "open"}).entry == pb.LADDER_ENTRY_OPEN
     for form, said in (
         ({"seats": "four"}, "seats: 'four' is not a whole number from 3 to 7"),
         ({"seats": "99999999999"}, "seats: '99999999999' is not a whole number from 3 to 7"),
         ({"seats": "4", "fill_after_seconds": "soon"}, "fill after: 'soon' is not a number of seconds"),
+        ({"seats": "4", "entry": "anyone"}, "entry: 'anyone' is not host or open"),
     ):
         with pytest.raises(ValueError) as refused:
             ladder_from_form(form)

@@ -212,6 +212,17 @@ def test_a_paused_ladder_says_so_to_visitors() -> None:
     assert re.findall(r'<a href="/ladders/(\w+)">\w+</a> <span class="tag">paused</span>', listed) == ["class"]
 
 
+def test_an_open_ladder_says_so_to_visitors() -> None:
+    """A bot author could not tell from the web app which ladder takes self-registered agents."""
+    rules = rules_pb2.Rules(preset="classic")
+    opened = views.ladder_row(pb.Ladder(name="free", rules=rules, seats=4, entry=pb.LADDER_ENTRY_OPEN), [])
+    closed = views.ladder_row(pb.Ladder(name="class", rules=rules, seats=4), [])
+    assert "an agent may register itself" in render("leaderboard.html", ladder=opened, rows=[], waiting=0, running=[])
+    assert 'id="open-entry"' not in render("leaderboard.html", ladder=closed, rows=[], waiting=0, running=[])
+    listed = render("ladders.html", ladders=[opened, closed])
+    assert re.findall(r'<a href="/ladders/(\w+)">\w+</a> <span class="tag"[^>]*>open entry</span>', listed) == ["free"]
+
+
 def test_the_tournament_page_says_what_a_forfeit_counts_as() -> None:
     """An entrant never online forfeited all its games and still ranked above built-in bots, its
     scores being the stand-in random bot's: the page did not say who played its seats."""

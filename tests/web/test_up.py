@@ -109,6 +109,8 @@ def test_up_restarts_on_the_same_data_and_addresses(tmp_path: Path) -> None:
     for name in ("archive.db", "engine.log", "matchmaker.log", "web.log"):
         assert (tmp_path / "data" / name).stat().st_mode & 0o777 == 0o600, name
     assert all(f"host token  {token_file}" in banner for banner in banners)
+    # which config file the settings came from (a host with a misnamed one could not tell it was not read)
+    assert all(f"\nconfig      {config}   (" in banner for banner in banners)
     # where a host signs in on the web app with it (the banner only said how to send it over gRPC)
     assert all(f"(web sign-in: http://127.0.0.1:{ports['web']}/host;" in banner for banner in banners)
     assert (tmp_path / "data" / "engine.log").read_text().count("service on port") == 3  # one log, every run
