@@ -5,18 +5,18 @@
     ohell.bots            ohell
     ohell.match           ohell, ohell.bots (games between bots in one process)
     arena.proto           (generated code: itself)
-    arena.keys, arena.redis_client, arena.embedded_redis, arena.record_codec, arena.redispatch, arena.clock
-                          nothing of the project
+    arena.keys, arena.redis_client, arena.embedded_redis, arena.record_codec, arena.redispatch, arena.clock,
+    arena.settings        nothing of the project
     arena.archive         arena.record_codec (SQL only: the ladder calls it, never the reverse)
     arena.wire            ohell, arena.proto
     arena.conformance     ohell
     arena.rpc             arena.keys, arena.proto
     arena.play            the engine (ohell, ohell.bots, ohell.match), arena.proto, arena.keys, arena.wire, arena.rpc
     arena.ladder          the engine, arena.proto, arena.keys, arena.redis_client, arena.record_codec, arena.play,
-                          arena.redispatch, arena.clock, arena.archive (arena.ladder.archiving only: the job that moves
-                          finished matches to SQL)
+                          arena.redispatch, arena.clock, arena.settings, arena.archive (arena.ladder.archiving only: the
+                          job that moves finished matches to SQL)
     arena.tournament      the engine, arena.proto, arena.keys, arena.redis_client, arena.play, arena.redispatch,
-                          arena.clock (beside the ladder, never importing it)
+                          arena.clock, arena.settings (beside the ladder, never importing it)
     arena.sdk             the engine, arena.proto, arena.wire, arena.rpc
     arena.local           everything of arena below it (not arena.cli), ohell
     arena.cli             arena.local, arena.sdk, ohell (it starts services/ as processes, never imports them)
@@ -40,7 +40,7 @@ IO_MODULES = {"os", "io", "socket", "subprocess", "pathlib", "shutil", "tempfile
 
 ENGINE = {"ohell", "ohell.bots", "ohell.match"}
 BASE = {"arena.proto", "arena.keys", "arena.redis_client", "arena.embedded_redis", "arena.wire", "arena.conformance"}
-BASE |= {"arena.record_codec", "arena.redispatch", "arena.clock"}
+BASE |= {"arena.record_codec", "arena.redispatch", "arena.clock", "arena.settings"}
 BASE |= {"arena.archive"}
 LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.tournament", "arena.sdk"}
 FLOORS: dict[str, set[str]] = {
@@ -56,6 +56,7 @@ FLOORS: dict[str, set[str]] = {
     "arena.record_codec": set(),
     "arena.redispatch": set(),
     "arena.clock": set(),
+    "arena.settings": set(),
     "arena.archive": {"arena.record_codec"},
     "arena.wire": {"ohell", "arena.proto"},
     "arena.conformance": {"ohell"},
@@ -70,6 +71,7 @@ FLOORS: dict[str, set[str]] = {
         "arena.play",
         "arena.redispatch",
         "arena.clock",
+        "arena.settings",
         "arena.archive",
     },
     "arena.sdk": {*ENGINE, "arena.proto", "arena.wire", "arena.rpc"},
@@ -85,6 +87,7 @@ FLOORS: dict[str, set[str]] = {
         "arena.play",
         "arena.redispatch",
         "arena.clock",
+        "arena.settings",
     },
     "workers": LIBRARY,
     "services.web": LIBRARY,
@@ -218,6 +221,19 @@ def test_the_ladder_and_the_tournaments_share_one_clock() -> None:
         if isinstance(node, ast.FunctionDef) and node.name == "now_ms"
     }
     assert defined == {"arena.clock"}, defined
+
+
+def test_the_ladder_and_the_tournaments_share_one_match_lease_setting() -> None:
+    """``lease_seconds`` was defined in both jobs modules, the tournaments' with a bare float() and a
+    default of its own: OHELL_MATCH_LEASE_S is read in ``arena.settings``, below both, and nowhere else."""
+    defined, named = set(), set()
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef) and node.name == "lease_seconds":
+                defined.add(module)
+            if isinstance(node, ast.Constant) and node.value == "OHELL_MATCH_LEASE_S":
+                named.add(module)
+    assert defined == named == {"arena.settings"}, (defined, named)
 
 
 def test_engine_imports_only_the_standard_library_and_itself() -> None:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import cast
 
 from arena.keys import text
 from arena.ladder.forming import HouseBot
-from arena.ladder.limits import MAX_LADDERS, check_ladder
+from arena.ladder.limits import LADDER_NAME, MAX_LADDERS, check_ladder
 from arena.ladder.model import HOUSE_PREFIX, Ladder
 from arena.ladder.ratings import MODEL
 from arena.ladder.redis_agents import AgentStore
-from arena.ladder.store import AlreadyExists, InUse, LimitReached, NotFound
+from arena.ladder.store import AlreadyExists, InUse, LimitReached, NotFound, shown
 
 
 class LadderStore(AgentStore):
@@ -77,23 +76,15 @@ class LadderStore(AgentStore):
         return ladder
 
     def delete_ladder(self, name: str) -> None:
-        """Remove a ladder's definition, queue and tickets; its log, records and ratings stay."""
-        self.get_ladder(name)
-        playing = self._playing(name)
+        """Remove a ladder's definition, queue and tickets; its log, records and ratings stay. The
+        check for matches in play and the deletion are one script, so no match is claimed between them."""
+        if not LADDER_NAME.fullmatch(name):
+            raise NotFound(f"no ladder {shown(name)}", "ladder")
+        playing = int(self._delete_ladder(args=[self.keys.prefix, name]))
+        if playing < 0:
+            raise NotFound(f"no ladder {shown(name)}", "ladder")
         if playing:
-            raise InUse(f"ladder {name!r} has {len(playing)} match(es) in play: pause it and retry", "name")
-        members = cast(list[bytes | str], self.client.zrange(self.keys.queue(name), 0, -1))
-        queued = [text(a) for a in members]
-        with self.client.pipeline() as pipe:
-            pipe.srem(self.keys.ladders, name)
-            pipe.delete(self.keys.ladder(name), self.keys.queue(name), self.keys.enrolled(name), self.keys.house(name))
-            for agent_id in queued:
-                pipe.delete(self.keys.ticket(name, agent_id))
-            pipe.execute()
-
-    def _playing(self, name: str) -> list[str]:
-        """The ladder's matches claimed or running now."""
-        return [match_id for match_id in self.active_matches() if match_id.rsplit("-", 1)[0] == name]
+            raise InUse(f"ladder {name!r} has {playing} match(es) in play: pause it and retry", "name")
 
     def forming_state(self) -> tuple[int, list[tuple[Ladder, int]]]:
         """(the archive's backlog, every ladder with its queued tickets), in one round trip: what

@@ -42,14 +42,16 @@ return out
 # formed: each match keeps them, so a later update of the ladder changes no claimed match.
 # A table is formed only if each of its queued agents still holds a ticket and sits nowhere
 # else; then their tickets go, they are marked busy, remote agents are told their seat and the
-# match is created. Returns one match
-# id (or false) per table.
+# match is created. No table is formed on a ladder deleted since the caller read its definition
+# (DELETE_LADDER and this script are atomic: a ladder is never deleted with a match in play).
+# Returns one match id (or false) per table.
 CLAIM = """
 local p, l, now, celery_queue, rules, think_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local tables = cjson.decode(ARGV[7])
+local exists = redis.call('EXISTS', K.ladder(p, l)) == 1
 local out = {}
 for i, table_ in ipairs(tables) do
-  local ok = true
+  local ok = exists
   for _, agent in ipairs(table_.agents) do
     if redis.call('EXISTS', K.ticket(p, l, agent)) == 0
         or redis.call('EXISTS', K.busy(p, agent)) == 1 then
@@ -80,6 +82,25 @@ for i, table_ in ipairs(tables) do
   end
 end
 return out
+"""
+
+# Delete a ladder unless one of its matches is in play: ARGV = prefix, ladder. Its definition,
+# queue, tickets, enrolment and house bots go; its log, records and ratings stay. Returns -1 when
+# there is no such ladder, else the number of its matches in play (0: deleted).
+DELETE_LADDER = """
+local p, l = ARGV[1], ARGV[2]
+if redis.call('EXISTS', K.ladder(p, l)) == 0 then return -1 end
+local playing = 0
+for _, id in ipairs(redis.call('SMEMBERS', K.active(p))) do
+  if string.match(id, '^(.*)%-[^-]*$') == l then playing = playing + 1 end
+end
+if playing > 0 then return playing end
+for _, agent in ipairs(redis.call('ZRANGE', K.queue(p, l), 0, -1)) do
+  redis.call('DEL', K.ticket(p, l, agent))
+end
+redis.call('SREM', K.ladders(p), l)
+redis.call('DEL', K.ladder(p, l), K.queue(p, l), K.enrolled(p, l), K.house(p, l))
+return 0
 """
 
 # Join: ARGV = prefix, ladder, agent, now_ms, lease_ms (0 = no expiry), enroll (1 = put back

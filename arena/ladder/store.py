@@ -7,7 +7,9 @@ Guarantees:
 - one ticket per agent per ladder; ``join`` again renews the lease and keeps the place;
   a ticket whose lease runs out is gone (its holder stopped renewing it: connection died);
 - ``claim`` is atomic per table: a table forms only if every queued agent in it still holds a
-  ticket and sits at no other table; otherwise nothing of that table changes;
+  ticket and sits at no other table, and its ladder still exists; otherwise nothing of that table changes;
+- ``delete_ladder`` is atomic: it refuses while a match of the ladder is in play, and no match is
+  claimed on the ladder once it is gone;
 - ``finish_match`` is idempotent: the first call logs the match, later calls change nothing;
 - ratings move only through the match log (``arena.ladder.ratings``), exactly once per match;
 - a finished match waits in the archive's backlog until the SQL archive holds it

@@ -6,7 +6,8 @@
 
     run_on_ladder(MyBot(), "127.0.0.1:50051", "127.0.0.1:50052", token="...", ladder="main")
     connect(MyBot(), "127.0.0.1:50051", token="...")   # only the gateway: play what you are seated at
-    serve(MyBot(), "0.0.0.0:7000", token="...")        # an endpoint agent (the platform dials it)
+    serve(MyBot())                                     # an endpoint agent on 127.0.0.1:7000 (the platform dials it)
+    serve(MyBot(), "0.0.0.0:7000", token="...")        # one a platform on other machines may dial
     serve(MyBot(), "0.0.0.0:7000", token="...", matchmaker="127.0.0.1:50052", ladder="main")  # and on a ladder
 
 Bots see the engine's ``ohell.observation.Observation`` (cards as ints, ``legal_actions`` set),
@@ -64,6 +65,10 @@ class _AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                 yield agent_pb2.PlayResponse(action=action)
 
 
+# serve's address when none is given: loopback, so the simplest call needs no token (check_exposure)
+DEFAULT_ENDPOINT_ADDRESS = "127.0.0.1:7000"
+
+
 def check_exposure(address: str, token: str, open_to_anyone: bool) -> None:
     """An endpoint with no token takes Play streams from whoever dials it, each decision run on the
     bot: refused where other machines may dial it, unless ``open_to_anyone`` says that is meant
@@ -110,7 +115,7 @@ async def serve_async(
 
 def serve(
     bot: Any,
-    address: str = "0.0.0.0:7000",
+    address: str = DEFAULT_ENDPOINT_ADDRESS,
     token: str = "",
     *,
     matchmaker: str = "",
@@ -121,7 +126,9 @@ def serve(
     With ``ladder``: also hold a ticket on it at ``matchmaker`` with ``token`` (an endpoint agent the
     host registered at this address queues itself, as a connected one does, but needs no gateway);
     an AgentError there (a wrong token, no such ladder, no matchmaker) stops serving and exits 2.
-    With no ``token``, only on a loopback address unless ``open_to_anyone`` (``check_exposure``)."""
+    With no ``token``, only on a loopback address unless ``open_to_anyone`` (``check_exposure``). The
+    default address takes calls from this machine only, as a web framework's development server does:
+    a platform elsewhere needs an address such as "0.0.0.0:7000" (and the endpoint's token)."""
     log_to_stderr_unless_configured()
 
     async def run() -> None:
@@ -129,6 +136,11 @@ def serve(
             raise AgentError(f"to play on ladder {ladder!r}, give the matchmaker's address too")
         served = await serve_async(bot, address, token, open_to_anyone=open_to_anyone)
         print(f"endpoint agent {bot_label(bot)} serving on port {served.port}", flush=True)
+        if address == DEFAULT_ENDPOINT_ADDRESS:  # not chosen: say where it can be dialed from
+            log.info(
+                'listening on %s: only this machine can dial it (for others: serve(bot, "0.0.0.0:7000", token=...))',
+                address,
+            )
         if not ladder:
             await serve_until_signal(served)
             return

@@ -36,6 +36,7 @@ from arena.clock import now_ms
 from arena.play.relay import platform_faults
 from arena.play.specs import SeatSpec
 from arena.redispatch import FIELDS, Sent, due
+from arena.settings import lease_seconds
 from arena.tournament.away import AwayMark, AwaySighting
 from arena.tournament.deals import DealSet, draw_deal_set
 from arena.tournament.model import TablePlan, Tournament, TournamentEnded, TournamentError
@@ -47,7 +48,6 @@ from ohell.state import Game
 
 log = logging.getLogger(__name__)
 
-DEFAULT_LEASE_S = 10.0
 STAND_IN = "random"
 PRESENCE_POLL_S = 0.5
 FINISH_TRIES = 3  # plays of a table's missing games in one run before its task is retried
@@ -69,10 +69,6 @@ class LeaseLost(TournamentError):
 
 class Cancelled(TournamentError):
     """The tournament was cancelled while the runner played its table (the lease is released)."""
-
-
-def lease_seconds() -> float:
-    return float(os.environ.get("OHELL_MATCH_LEASE_S", DEFAULT_LEASE_S))
 
 
 def runner_id() -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+from arena import clock
 from arena.play.specs import SeatSpec
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.tournament.model import parse_entrant
@@ -35,7 +36,7 @@ def waiting_text(table: tpb.TournamentTable, now_ms: int | None = None) -> str:
     until 02:51:10 UTC (42 s from now); whoever is still away then forfeits the table'."""
     if not table.waiting_for:
         return ""
-    left_s = max(0, round((table.waiting_until_ms - (time.time() * 1000 if now_ms is None else now_ms)) / 1000))
+    left_s = max(0, round((table.waiting_until_ms - (clock.now_ms() if now_ms is None else now_ms)) / 1000))
     until = time.strftime("%H:%M:%S UTC", time.gmtime(table.waiting_until_ms / 1000))
     return (
         f"waits for {', '.join(table.waiting_for)} (connected, not online) until {until} ({left_s} s from now);"

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from arena.clock import now_ms
 from arena.play.specs import without_addresses
 from arena.tournament import jobs
 from arena.tournament.away import AwayMark
@@ -253,7 +254,7 @@ def tables(store: TournamentStore, tourney: Tournament) -> list[TableView]:
     for table_id, plan in plans.items():
         state = states[table_id]
         waiting = json.loads(state.get("waiting", "{}"))
-        if state.get("state") != "running" or waiting.get("until_ms", 0) < time.time() * 1000:
+        if state.get("state") != "running" or waiting.get("until_ms", 0) < now_ms():
             waiting = {}  # a runner that died while it waited left its note behind
         views.append(
             TableView(

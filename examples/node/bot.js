@@ -72,10 +72,17 @@ function play(request) {
 }
 
 // An exception in the bot is logged and answered with the default action (lowest legal bid or card),
-// flagged bot_error: the platform records a BOT_ERROR fault and the match goes on.
+// flagged bot_error: the platform records a BOT_ERROR fault and the match goes on. A decision that
+// offers nothing to choose from (only a broken or hostile server sends one) is logged and left
+// unanswered (undefined), as the Python SDK does: there is no default to answer it with.
 function decide(request) {
   const action = { match_id: request.match_id, seat: request.seat, decision_id: request.decision_id };
   const bidding = request.kind !== "DECISION_KIND_PLAY";
+  const field = bidding ? "legal_bids" : "legal_cards";
+  if (!Array.isArray(request[field]) || request[field].length === 0) {
+    log(`decision ${request.decision_id} of match ${request.match_id} offers no ${field}: left unanswered`);
+    return undefined;
+  }
   try {
     if (bidding) action.bid = bid(request);
     else action.card = play(request);
@@ -175,7 +182,8 @@ function main() {
     log(`connected to the gateway at ${engine}`);
     stream.on("data", ({ event }) => {
       if (event.event === "decision") {
-        stream.write({ action: decide(event.decision) });
+        const action = decide(event.decision);
+        if (action) stream.write({ action });
       } else if (event.event === "match_started") {
         log(`match ${event.match_started.match_id} started: you sit in seat ${event.match_started.seat}`);
       } else if (event.event === "match_ended") {

@@ -16,7 +16,7 @@ from arena.clock import now_ms
 from arena.ladder import archiving, jobs, loop
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.store import AlreadyExists, NotFound, StoreError, Unauthenticated
+from arena.ladder.store import AlreadyExists, InUse, NotFound, StoreError, Unauthenticated
 from ohell.bots import BOT_FACTORIES
 from ohell.record import RECORD_FORMAT
 
@@ -220,6 +220,52 @@ def test_connected_ticket_needs_the_gateway_connection(store: RedisStore) -> Non
     store.client.delete(f"ohell:agent:{a}:gateway")  # the connection died
     assert store.snapshot("l", now_ms() + 11_000) == []
     assert store.queued("l") == 0  # dropped after the grace
+
+
+def test_no_match_is_claimed_on_a_ladder_deleted_after_its_tables_were_formed(store: RedisStore) -> None:
+    """Joins that found the ladder just before the host deleted it leave tickets on no ladder (the
+    join's check and its script are two steps); the forming loop, which read the definition before
+    the delete too, claimed a table of them: a match played, rated and stored on a deleted ladder.
+    The claim refuses a deleted ladder now."""
+    builtin_ladder(store, "l", bots=(), seats=3)
+    _, [(formed_by, _)] = store.forming_state()  # the forming loop reads the definition ...
+    joining = RedisStore(store.client)  # ... three joins check that the ladder is there ...
+
+    def read_before_the_delete(name: str) -> Ladder:
+        if store.client.exists(store.keys.ladder(name)):
+            store.delete_ladder(name)  # ... the host deletes it (nothing in play) ...
+        return formed_by
+
+    joining.get_ladder = read_before_the_delete  # type: ignore[method-assign]
+    for agent_id in agents(store, 3):
+        joining.join("l", agent_id, None)  # ... and their tickets are written
+    assert loop.form_once(store, formed_by, None) == []  # the loop's claim forms nothing
+    assert store.active_matches() == []
+
+
+def test_a_match_claimed_while_its_ladder_is_deleted_keeps_the_ladder(store: RedisStore) -> None:
+    """The forming loop of another matchmaker claims a table while DeleteLadder runs: either the
+    claim comes first (the delete is refused: a match is in play) or the delete does (nothing is
+    claimed). The check and the delete were two steps, and a claim between them left a match in
+    play on a deleted ladder."""
+    builtin_ladder(store, "l", bots=("random",) * 3, seats=3)
+    _, [(formed_by, _)] = store.forming_state()
+    other = RedisStore(store.client)  # another matchmaker's store, on the same Redis
+    seen = store.active_matches
+
+    def claim_meanwhile() -> list[str]:  # the delete's look at the matches in play, if it takes one
+        found = seen()
+        loop.form_once(other, formed_by, None)
+        return found
+
+    store.active_matches = claim_meanwhile  # type: ignore[method-assign]
+    try:
+        store.delete_ladder("l")
+    except InUse:
+        assert store.get_ladder("l").name == "l" and len(other.active_matches()) == 1
+    else:
+        loop.form_once(other, formed_by, None)  # the claim after the delete, when it never looked
+        assert other.active_matches() == [], "a match in play on a deleted ladder"
 
 
 def test_a_match_plays_with_the_seats_and_rules_it_was_claimed_with(store: RedisStore, tmp_path: Path) -> None:

@@ -11,6 +11,9 @@ import pytest
 from celery.signals import worker_process_init
 
 from arena.embedded_redis import EmbeddedRedis
+from arena.ladder import settings as ladder_settings
+from arena.settings import SettingError
+from arena.tournament import jobs as tournament_jobs
 from workers import signals
 
 
@@ -53,6 +56,18 @@ def test_a_malformed_setting_stops_the_worker_at_start_up_in_one_line(
         pytest.fail(f"the worker started with {name}={value!r}")
     lines = done.stderr.strip().splitlines()
     assert done.returncode != 0 and len(lines) == 1 and f"{name}={value!r}" in lines[0], done.stderr
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "ten"])
+def test_the_tournaments_read_the_match_lease_as_the_ladder_does(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    """The tournaments' runner read OHELL_MATCH_LEASE_S with a bare float(), beside the ladder's
+    checked reader: it took a lease of -1 or NaN seconds as given, which no lease can be."""
+    monkeypatch.setenv("OHELL_MATCH_LEASE_S", value)
+    for reader in (ladder_settings.lease_seconds, tournament_jobs.lease_seconds):
+        with pytest.raises(SettingError, match=f"OHELL_MATCH_LEASE_S={value!r} must be a number from 0.1 to 86400"):
+            reader()
+    monkeypatch.setenv("OHELL_MATCH_LEASE_S", " ")
+    assert ladder_settings.lease_seconds() == tournament_jobs.lease_seconds() == 10.0
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ offered under 000, and the one-line errors (unreachable, wrong token, revoked to
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import random
 import re
@@ -23,6 +24,7 @@ from arena.proto.ohell.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2, match
 from arena.rpc.auth import AGENT_ID_HEADER, auth_metadata
 from arena.rpc.ratelimit import RateLimit
 from arena.rpc.server import Limits, Served, Service, create_server, stop_server
+from arena.rpc.settings import is_loopback
 from arena.sdk import AgentError, BaseBot, connect_async, run_on_ladder_async, serve_async
 from arena.sdk.connection import established, open_connect, retry_after_s
 from arena.sdk.session import Session
@@ -846,8 +848,19 @@ def test_serve_on_a_ladder_without_a_matchmaker_stops_before_it_listens(capsys: 
     assert "serving" not in out.out and "give the matchmaker's address too" in out.err
 
 
+def test_serve_with_only_a_bot_starts_on_this_machine_alone() -> None:
+    """``serve(bot)`` listened on 0.0.0.0:7000 by default, so with no token (the simplest call) it
+    refused to start unless told open_to_anyone=True. Its default is loopback now, as
+    ``serve_async``'s: served with no token, and other machines cannot dial it."""
+    from arena.sdk import check_exposure, serve
+
+    default = inspect.signature(serve).parameters["address"].default
+    assert is_loopback(default) and default.endswith(":7000")
+    check_exposure(default, "", open_to_anyone=False)  # no AgentError
+
+
 def test_an_endpoint_with_no_token_listens_where_others_dial_only_when_told(caplog: pytest.LogCaptureFixture) -> None:
-    """``serve(bot)`` (on 0.0.0.0:7000 by default) with no token took Play streams from anyone who
+    """``serve(bot, "0.0.0.0:7000")`` with no token took Play streams from anyone who
     could reach it, each decision run by the bot on its event loop, without a word. It is refused now
     unless ``open_to_anyone=True``, which is warned of once; loopback or a token is served as before."""
 
