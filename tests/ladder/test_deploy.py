@@ -69,11 +69,12 @@ def compose(env: dict[str, str] | None = None) -> dict:
 
 
 def k8s_containers() -> list[dict]:
+    """Every container of every pod, init containers (which run first) included."""
     containers = []
     for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
         for doc in yaml.load_all(path.read_text(), SAFE_LOADER):
             spec = (doc or {}).get("spec", {}).get("template", {}).get("spec", {})
-            containers += spec.get("containers", [])
+            containers += spec.get("initContainers", []) + spec.get("containers", [])
     return containers
 
 
@@ -107,6 +108,7 @@ def test_every_file_parses() -> None:
 
 @pytest.mark.slow  # starts a redis-server for each of the deploy files' Redis commands
 def test_commands_exist_with_their_options() -> None:
+    from arena.archive.migrate import build_parser as migrate_parser
     from services.engine.__main__ import build_parser as engine_parser
     from services.matchmaker.server import build_parser as matchmaker_parser
     from services.web.server import build_parser as web_parser
@@ -121,6 +123,7 @@ def test_commands_exist_with_their_options() -> None:
                 "services.matchmaker": matchmaker_parser,
                 "services.engine": engine_parser,
                 "services.web": web_parser,
+                "arena.archive.migrate": migrate_parser,
             }
             parsers[args[1]]().parse_args(args[2:])  # SystemExit on an unknown option
         elif program == "celery":

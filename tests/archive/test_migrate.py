@@ -1,0 +1,57 @@
+"""``python -m arena.archive.migrate``, what deploy/ runs before the matchmaker and the workers: the
+schema at the newest revision (again: nothing to do), a refusal without a URL, and a database that
+never answers reported, its password unsaid, once the wait is over."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect
+
+from arena.archive.db import DATABASE_URL_ENV, MIGRATIONS
+from arena.archive.migrate import main
+from arena.embedded_redis import free_port
+
+
+def head() -> str:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    revision = ScriptDirectory.from_config(config).get_current_head()
+    assert revision
+    return revision
+
+
+def test_migrates_an_empty_archive_to_the_newest_revision_and_again_changes_nothing(
+    archive_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for _ in range(2):
+        assert main(["--database-url", archive_url]) == 0
+        assert capsys.readouterr().out.strip().endswith(f"schema at revision {head()}")
+    engine = create_engine(archive_url)
+    try:
+        assert {"matches", "match_seats", "match_records", "rating_history"} <= set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_refuses_to_run_without_an_archive(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    assert main([]) == 2
+    assert DATABASE_URL_ENV in capsys.readouterr().err
+
+
+def test_a_database_that_never_answers_fails_after_the_wait_without_showing_its_password(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(DATABASE_URL_ENV, f"postgresql+psycopg://ohell:s3cret-password@127.0.0.1:{free_port()}/ohell")
+    started = time.monotonic()
+    assert main(["--wait", "0.5"]) == 1
+    assert 0.5 <= time.monotonic() - started < 30
+    said = capsys.readouterr()
+    lines = said.err.strip().splitlines()
+    assert lines[0].startswith("waiting for the archive at postgresql+psycopg://ohell:***@127.0.0.1:"), lines
+    assert lines[-1].startswith("error: cannot reach the archive at postgresql+psycopg://ohell:***@"), lines
+    assert "s3cret-password" not in said.err + said.out
