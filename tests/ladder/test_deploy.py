@@ -213,9 +213,12 @@ def test_dashboard_uses_only_metrics_that_exist() -> None:
 
 def test_prometheus_and_grafana_find_their_files() -> None:
     services = compose()["services"]
-    config = services["prometheus"]["command"][0].split("=", 1)[1]
+    flags = dict(flag.split("=", 1) for flag in services["prometheus"]["command"])
     mounts = dict(volume.split(":")[1::-1] for volume in services["prometheus"]["volumes"])
-    assert (DEPLOY / mounts[config]).exists()
+    assert (DEPLOY / mounts[flags["--config.file"]]).exists()
+    # a read-only root: its time series on a volume of their own (kept across a new container too)
+    assert services["prometheus"]["read_only"] is True
+    assert mounts[flags["--storage.tsdb.path"]] in compose()["volumes"]
     grafana = {volume.split(":")[1]: volume.split(":")[0] for volume in services["grafana"]["volumes"]}
     provider = yaml.load((DEPLOY / "grafana/provisioning/dashboards/dashboards.yml").read_text(), SAFE_LOADER)
     assert (DEPLOY / grafana[provider["providers"][0]["options"]["path"]] / "ohell-ladder.json").exists()

@@ -251,6 +251,22 @@ def test_workers_are_given_the_same_time_to_finish_their_matches_in_compose_and_
         assert seconds(services[name]["stop_grace_period"]) == grace, name
 
 
+def test_postgresql_stops_at_once_with_a_checkpoint_rather_than_waiting_for_its_clients() -> None:
+    """SIGTERM, what Kubernetes sends, is PostgreSQL's smart shutdown: it waits for every client,
+    and the pooled connections of the matchmaker and the workers never leave, so it was killed at
+    the end of the grace period and recovered from its WAL on the next start."""
+    postgres = container("postgres")
+    command = postgres["lifecycle"]["preStop"]["exec"]["command"]
+    assert command[:2] == ["sh", "-c"] and re.fullmatch(r'pg_ctl stop -D "\$PGDATA" -m fast -w -t (\d+)', command[2])
+    waits = int(command[2].rpartition(" ")[2])
+    assert "PGDATA" in env(postgres)
+    grace = pod("postgres")["terminationGracePeriodSeconds"]
+    assert waits < grace
+    service = compose()["services"]["postgres"]
+    assert "stop_signal" not in service  # the image's own: SIGINT, the fast shutdown
+    assert seconds(service["stop_grace_period"]) == grace
+
+
 def test_the_web_app_runs_alone_since_its_sign_in_sessions_live_in_its_memory() -> None:
     """A second replica behind a Service would not know the session (nor the CSRF token) of a host
     signed in at the first: every other request would sign the host out."""
