@@ -224,20 +224,37 @@ def test_prometheus_and_grafana_find_their_files() -> None:
     assert (DEPLOY / grafana[provider["providers"][0]["options"]["path"]] / "ohell-ladder.json").exists()
 
 
-def test_prometheus_scrapes_the_ports_the_services_serve() -> None:
+def scrape_targets(by: str | None = None) -> list[tuple[str, str]]:
+    """(compose service, port) of every Prometheus target, or of those found ``by`` "static" or
+    "dns" (a DNS name: all the containers of a scaled service)."""
     config = yaml.load((DEPLOY / "prometheus" / "prometheus.yml").read_text(), SAFE_LOADER)
-    services = compose()["services"]
+    targets = []
     for job in config["scrape_configs"]:
-        for target in job["static_configs"][0]["targets"]:
-            name, port = target.split(":")
-            service = services[name]
-            command = service.get("command", [])
-            served = (
-                command[command.index("--metrics-port") + 1]
-                if "--metrics-port" in command
-                else service.get("environment", {}).get("OHELL_METRICS_PORT")
-            )
-            assert served == port, target
+        if by in (None, "static"):
+            for static in job.get("static_configs", []):
+                targets += [tuple(target.split(":")) for target in static["targets"]]
+        if by in (None, "dns"):
+            for dns in job.get("dns_sd_configs", []):
+                assert dns["type"] == "A"
+                targets += [(name, str(dns["port"])) for name in dns["names"]]
+    return targets
+
+
+def test_prometheus_scrapes_the_ports_the_services_serve() -> None:
+    services = compose()["services"]
+    serving = {}
+    for name, service in services.items():
+        command = service.get("command", [])
+        served = (
+            command[command.index("--metrics-port") + 1]
+            if "--metrics-port" in command
+            else service.get("environment", {}).get("OHELL_METRICS_PORT")
+        )
+        if served:
+            serving[name] = served
+    assert dict(scrape_targets()) == serving  # every port served is scraped, and only those
+    # a service that publishes no port may be scaled (--scale worker-builtin=3): found by DNS, all of it
+    assert {name for name, _ in scrape_targets("dns")} == {name for name in serving if "ports" not in services[name]}
 
 
 def test_the_archive_database_has_a_volume_and_every_process_that_needs_it_its_url() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from redis.connection import parse_url
 from sqlalchemy.engine import make_url
 
-from tests.ladder.test_deploy import DEPLOY, ROOT, compose
+from tests.ladder.test_deploy import DEPLOY, ROOT, compose, scrape_targets
 from tests.ladder.test_deploy_hardening import (
     COMPOSE_USES_DATABASE,
     MIGRATE,
@@ -100,8 +100,7 @@ def test_every_address_a_process_dials_is_served_there() -> None:
     for flag in ("--matchmaker", "--engine"):
         host, _, port = option(web, flag).rpartition(":")
         reach("web", host, int(port))
-    prometheus = (DEPLOY / "prometheus" / "prometheus.yml").read_text()
-    for host, port in re.findall(r'"([\w-]+):(\d+)"', prometheus):
+    for host, port in scrape_targets():
         reach("prometheus", host, int(port))
     datasource = (DEPLOY / "grafana/provisioning/datasources/prometheus.yml").read_text()
     (host,) = re.findall(r"url: http://([\w-]+):9090", datasource)
