@@ -2,8 +2,11 @@
 
 Every process that uses the archive also migrates it on first use (``arena.archive.db.connect``);
 deploy/ runs this first (compose's one-shot service ``migrate``, Kubernetes' init containers) so that
-a database that cannot be reached or migrated stops the deployment as it starts, with the reason,
-instead of surfacing at the first match archived or the first history page read.
+a database that refuses the processes (a wrong password, no such database) or cannot be migrated
+stops the deployment as it starts, with the reason, instead of surfacing at the first match
+archived or the first history page read. A database that does not answer is waited for (``--wait``);
+with ``--unreachable-ok`` it is then left to the processes: the ladder plays on while the archive
+is down (docs/operations.md, "Database down"), so a pod restarted meanwhile must still start.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from arena.archive.db import DATABASE_URL_ENV, connect
 
 RETRY_EVERY_S = 2.0
+# PostgreSQL's answers that mean "not now": starting up, shutting down or recovering, too many clients
+NOT_NOW = {"57P03", "53300"}
+NOT_NOW_TEXT = ("the database system is", "too many clients", "too many connections", "not yet accepting")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,7 +43,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep trying this long while the database cannot be reached, as when it starts beside this "
         "command (default %(default)s)",
     )
+    parser.add_argument(
+        "--unreachable-ok",
+        action="store_true",
+        help="when the database has not answered within --wait, say so and exit 0: the processes migrate "
+        "on first use once it does (a database that answers with an error still fails)",
+    )
     return parser
+
+
+def unreachable(error: OperationalError) -> bool:
+    """Whether the database did not answer (no connection, or "not now"), rather than refused."""
+    state = getattr(error.orig, "sqlstate", None)
+    if state is not None:
+        return state in NOT_NOW or state.startswith("08")  # 08: connection exceptions
+    # a refusal at connection time comes without a SQLSTATE, as libpq's text: "... failed: FATAL: ..."
+    text = str(error.orig or error)
+    return "FATAL:" not in text or any(phrase in text for phrase in NOT_NOW_TEXT)
 
 
 def shown(url: str) -> str:
@@ -62,7 +84,13 @@ def main(argv: list[str] | None = None) -> int:
             break
         except OperationalError as error:
             reason = str(error.orig or error).strip().splitlines()[0]
+            if not unreachable(error):
+                print(f"error: the archive at {where} refused: {reason}", file=sys.stderr)
+                return 1
             if time.monotonic() >= deadline:
+                if args.unreachable_ok:
+                    print(f"archive at {where} not reachable: left to the processes ({reason})", flush=True)
+                    return 0
                 print(f"error: cannot reach the archive at {where}: {reason}", file=sys.stderr)
                 return 1
             if not said_waiting:

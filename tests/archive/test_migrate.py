@@ -1,6 +1,7 @@
 """``python -m arena.archive.migrate``, what deploy/ runs before the matchmaker and the workers: the
-schema at the newest revision (again: nothing to do), a refusal without a URL, and a database that
-never answers reported, its password unsaid, once the wait is over."""
+schema at the newest revision (again: nothing to do), a refusal without a URL, a database that
+never answers reported, its password unsaid, once the wait is over (or left to the processes with
+``--unreachable-ok``), and one that answers with a refusal reported at once."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect
 
 from arena.archive.db import DATABASE_URL_ENV, MIGRATIONS
+from arena.archive.local_postgres import LocalPostgres
 from arena.archive.migrate import main
 from arena.embedded_redis import free_port
 
@@ -55,3 +57,23 @@ def test_a_database_that_never_answers_fails_after_the_wait_without_showing_its_
     assert lines[0].startswith("waiting for the archive at postgresql+psycopg://ohell:***@127.0.0.1:"), lines
     assert lines[-1].startswith("error: cannot reach the archive at postgresql+psycopg://ohell:***@"), lines
     assert "s3cret-password" not in said.err + said.out
+
+
+def test_an_unreachable_database_may_be_left_to_the_processes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kubernetes' init containers: a pod restarted while PostgreSQL is down still starts, as the
+    ladder plays on without its archive."""
+    monkeypatch.setenv(DATABASE_URL_ENV, f"postgresql+psycopg://ohell:pw@127.0.0.1:{free_port()}/ohell")
+    assert main(["--wait", "0.2", "--unreachable-ok"]) == 0
+    assert "not reachable: left to the processes" in capsys.readouterr().out
+
+
+def test_a_database_that_refuses_fails_at_once_whatever_the_wait(
+    postgres_server: LocalPostgres, capsys: pytest.CaptureFixture[str]
+) -> None:
+    started = time.monotonic()
+    assert main(["--database-url", postgres_server.url("no_such_database"), "--wait", "600", "--unreachable-ok"]) == 1
+    assert time.monotonic() - started < 30
+    err = capsys.readouterr().err
+    assert err.startswith("error: the archive at postgresql+psycopg://") and "no_such_database" in err, err

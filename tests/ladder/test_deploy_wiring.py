@@ -70,7 +70,9 @@ def test_the_archive_is_migrated_before_any_process_that_uses_it_starts() -> Non
         if not uses:
             continue
         first, *_ = pod(name).get("initContainers", [{}])
-        assert first.get("command") == MIGRATE_COMMAND, name
+        assert first.get("command", [])[:3] == MIGRATE_COMMAND, name
+        # a pod restarted while PostgreSQL is down still starts (the ladder plays on without its archive)
+        assert "--unreachable-ok" in first["command"], name
         assert env(first)["OHELL_DATABASE_URL"] == env(container(name))["OHELL_DATABASE_URL"], name
         assert first["image"] == container(name)["image"], name
 
