@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         where = shown(args.database_url)
     except ArgumentError as error:
-        print(f"error: ${DATABASE_URL_ENV} is not a database URL: {error}", file=sys.stderr)
+        print(
+            f"error: the archive's URL (--database-url, else ${DATABASE_URL_ENV}) is not one: {error}", file=sys.stderr
+        )
         return 2
     deadline = time.monotonic() + args.wait
     said_waiting = False

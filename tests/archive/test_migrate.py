@@ -39,10 +39,14 @@ def test_migrates_an_empty_archive_to_the_newest_revision_and_again_changes_noth
         engine.dispose()
 
 
-def test_refuses_to_run_without_an_archive(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_refuses_to_run_without_an_archive_or_with_a_url_that_is_none(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
     assert main([]) == 2
     assert DATABASE_URL_ENV in capsys.readouterr().err
+    assert main(["--database-url", "postgres-on-port-5432"]) == 2
+    assert capsys.readouterr().err.startswith("error: the archive's URL (--database-url, else $OHELL_DATABASE_URL)")
 
 
 def test_a_database_that_never_answers_fails_after_the_wait_without_showing_its_password(
