@@ -69,11 +69,12 @@ def compose(env: dict[str, str] | None = None) -> dict:
 
 
 def k8s_containers() -> list[dict]:
+    """Every container of every pod, init containers (which run first) included."""
     containers = []
     for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
         for doc in yaml.load_all(path.read_text(), SAFE_LOADER):
             spec = (doc or {}).get("spec", {}).get("template", {}).get("spec", {})
-            containers += spec.get("containers", [])
+            containers += spec.get("initContainers", []) + spec.get("containers", [])
     return containers
 
 
@@ -107,6 +108,7 @@ def test_every_file_parses() -> None:
 
 @pytest.mark.slow  # starts a redis-server for each of the deploy files' Redis commands
 def test_commands_exist_with_their_options() -> None:
+    from arena.archive.migrate import build_parser as migrate_parser
     from services.engine.__main__ import build_parser as engine_parser
     from services.matchmaker.server import build_parser as matchmaker_parser
     from services.web.server import build_parser as web_parser
@@ -121,6 +123,7 @@ def test_commands_exist_with_their_options() -> None:
                 "services.matchmaker": matchmaker_parser,
                 "services.engine": engine_parser,
                 "services.web": web_parser,
+                "arena.archive.migrate": migrate_parser,
             }
             parsers[args[1]]().parse_args(args[2:])  # SystemExit on an unknown option
         elif program == "celery":
@@ -210,28 +213,48 @@ def test_dashboard_uses_only_metrics_that_exist() -> None:
 
 def test_prometheus_and_grafana_find_their_files() -> None:
     services = compose()["services"]
-    config = services["prometheus"]["command"][0].split("=", 1)[1]
+    flags = dict(flag.split("=", 1) for flag in services["prometheus"]["command"])
     mounts = dict(volume.split(":")[1::-1] for volume in services["prometheus"]["volumes"])
-    assert (DEPLOY / mounts[config]).exists()
+    assert (DEPLOY / mounts[flags["--config.file"]]).exists()
+    # a read-only root: its time series on a volume of their own (kept across a new container too)
+    assert services["prometheus"]["read_only"] is True
+    assert mounts[flags["--storage.tsdb.path"]] in compose()["volumes"]
     grafana = {volume.split(":")[1]: volume.split(":")[0] for volume in services["grafana"]["volumes"]}
     provider = yaml.load((DEPLOY / "grafana/provisioning/dashboards/dashboards.yml").read_text(), SAFE_LOADER)
     assert (DEPLOY / grafana[provider["providers"][0]["options"]["path"]] / "ohell-ladder.json").exists()
 
 
-def test_prometheus_scrapes_the_ports_the_services_serve() -> None:
+def scrape_targets(by: str | None = None) -> list[tuple[str, str]]:
+    """(compose service, port) of every Prometheus target, or of those found ``by`` "static" or
+    "dns" (a DNS name: all the containers of a scaled service)."""
     config = yaml.load((DEPLOY / "prometheus" / "prometheus.yml").read_text(), SAFE_LOADER)
-    services = compose()["services"]
+    targets = []
     for job in config["scrape_configs"]:
-        for target in job["static_configs"][0]["targets"]:
-            name, port = target.split(":")
-            service = services[name]
-            command = service.get("command", [])
-            served = (
-                command[command.index("--metrics-port") + 1]
-                if "--metrics-port" in command
-                else service.get("environment", {}).get("OHELL_METRICS_PORT")
-            )
-            assert served == port, target
+        if by in (None, "static"):
+            for static in job.get("static_configs", []):
+                targets += [tuple(target.split(":")) for target in static["targets"]]
+        if by in (None, "dns"):
+            for dns in job.get("dns_sd_configs", []):
+                assert dns["type"] == "A"
+                targets += [(name, str(dns["port"])) for name in dns["names"]]
+    return targets
+
+
+def test_prometheus_scrapes_the_ports_the_services_serve() -> None:
+    services = compose()["services"]
+    serving = {}
+    for name, service in services.items():
+        command = service.get("command", [])
+        served = (
+            command[command.index("--metrics-port") + 1]
+            if "--metrics-port" in command
+            else service.get("environment", {}).get("OHELL_METRICS_PORT")
+        )
+        if served:
+            serving[name] = served
+    assert dict(scrape_targets()) == serving  # every port served is scraped, and only those
+    # a service that publishes no port may be scaled (--scale worker-builtin=3): found by DNS, all of it
+    assert {name for name, _ in scrape_targets("dns")} == {name for name in serving if "ports" not in services[name]}
 
 
 def test_the_archive_database_has_a_volume_and_every_process_that_needs_it_its_url() -> None:

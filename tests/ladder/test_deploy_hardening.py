@@ -29,6 +29,8 @@ OURS = "ohell-arena"
 STORES = ("redis", "postgres")
 USES_REDIS = {"engine", "matchmaker", "worker-builtin", "worker-remote"}
 USES_DATABASE = {"matchmaker", "worker-builtin", "worker-remote"}
+MIGRATE = "migrate"  # compose's one-shot service that migrates the archive (Kubernetes: init containers)
+COMPOSE_USES_DATABASE = USES_DATABASE | {MIGRATE}
 # a release, not a series: x.y.z (PostgreSQL's releases since 10 are major.minor)
 PINNED = re.compile(r"postgres:\d+\.\d+|[\w./-]+:v?\d+\.\d+\.\d+")
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
@@ -53,6 +55,13 @@ def container(name: str) -> dict[str, Any]:
     return only
 
 
+def all_containers(name: str) -> list[dict[str, Any]]:
+    """A workload's init containers and containers."""
+    spec = pod(name)
+    containers: list[dict[str, Any]] = spec.get("initContainers", []) + spec["containers"]
+    return containers
+
+
 def env(c: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {item["name"]: item for item in c.get("env", [])}
 
@@ -71,11 +80,11 @@ def test_no_secret_is_committed_and_compose_refuses_to_start_without_them() -> N
     services = compose()["services"]
     assert services["postgres"]["environment"]["POSTGRES_PASSWORD"] == COMPOSE_ENV["OHELL_DB_PASSWORD"]
     assert services["grafana"]["environment"]["GF_SECURITY_ADMIN_PASSWORD"] == COMPOSE_ENV["GRAFANA_ADMIN_PASSWORD"]
-    for name in USES_DATABASE:
+    for name in COMPOSE_USES_DATABASE:
         url = make_url(services[name]["environment"]["OHELL_DATABASE_URL"])
         assert url.password == COMPOSE_ENV["OHELL_DB_PASSWORD"], name
     # Kubernetes: every password, token and URL holding one comes from a Secret
-    for c in (container(name) for name in workloads()):
+    for c in (c for name in workloads() for c in all_containers(name)):
         for name, item in env(c).items():
             if re.search(r"PASSWORD|TOKEN|DATABASE_URL|REDISCLI_AUTH", name):
                 assert "secretKeyRef" in item.get("valueFrom", {}), (c["name"], name)
@@ -94,7 +103,7 @@ def test_redis_wants_a_password_and_every_process_of_it_passes_its_own() -> None
     for name, service in our_compose_services().items():
         environment = service.get("environment", {})
         assert ("REDIS_URL" in environment) == (name in USES_REDIS), name
-        assert ("OHELL_DATABASE_URL" in environment) == (name in USES_DATABASE), name
+        assert ("OHELL_DATABASE_URL" in environment) == (name in COMPOSE_USES_DATABASE), name
         if name in USES_REDIS:
             url = parse_url(environment["REDIS_URL"])
             assert url["password"] == COMPOSE_ENV["OHELL_REDIS_PASSWORD"] and url["host"] == "redis", name
@@ -148,7 +157,7 @@ def test_every_container_runs_unprivileged() -> None:
         security = spec["securityContext"]
         assert security["runAsNonRoot"] is True and security["runAsUser"] > 0, name
         assert security["seccompProfile"] == {"type": "RuntimeDefault"}, name
-        for c in spec["containers"]:
+        for c in all_containers(name):
             assert c["securityContext"] == {
                 "allowPrivilegeEscalation": False,
                 "readOnlyRootFilesystem": True,
@@ -163,10 +172,11 @@ def test_every_container_runs_unprivileged() -> None:
     users = [rest for word, rest in dockerfile_final_stage() if word == "USER"]
     assert users == ["65534:65534"]  # by number: Kubernetes cannot check a name is not root
     services = compose()["services"]
+    for name, service in services.items():  # Prometheus and Grafana too (their images' own non-root users)
+        assert service["cap_drop"] == ["ALL"] and "no-new-privileges:true" in service["security_opt"], name
     for name in [*our_compose_services(), *STORES]:
         service = services[name]
         assert service["read_only"] is True and "/tmp" in service["tmpfs"], name
-        assert service["cap_drop"] == ["ALL"] and "no-new-privileges:true" in service["security_opt"], name
     assert services["redis"]["user"] == services["postgres"]["user"] == "999:999"
 
 
@@ -178,7 +188,7 @@ def dockerfile_final_stage() -> list[tuple[str, str]]:
 
 def test_every_container_has_resources_and_a_pinned_image() -> None:
     for name in workloads():
-        for c in pod(name)["containers"]:
+        for c in all_containers(name):
             resources = c["resources"]
             for kind in ("requests", "limits"):
                 assert {"cpu", "memory"} <= set(resources[kind]), (name, kind)
@@ -194,8 +204,7 @@ def test_every_container_has_resources_and_a_pinned_image() -> None:
         assert PINNED.fullmatch(service["image"]), service["image"]
         if service["image"].startswith(OURS):
             assert service["image"] == f"{OURS}:{VERSION}"
-        if name in our_compose_services() or name in STORES:
-            assert {"cpus", "memory"} <= set(service["deploy"]["resources"]["limits"]), name
+        assert {"cpus", "memory"} <= set(service["deploy"]["resources"]["limits"]), name
     from tests.ladder.test_dockerfile import instructions
 
     base = next(rest for word, rest in instructions() if word == "ARG" and rest.startswith("PYTHON_IMAGE="))
@@ -248,12 +257,13 @@ def test_every_variable_given_to_our_processes_is_one_the_code_reads() -> None:
         for variable in service.get("environment", {}):
             given.setdefault(variable, set()).add(f"compose {name}")
     for name in workloads().keys() - set(STORES):
-        found = env(container(name))
-        expanded = " ".join(str(item.get("value", "")) for item in found.values())
-        for variable in found:
-            if f"$({variable})" in expanded:  # only a part of another variable (REDIS_PASSWORD)
-                continue
-            given.setdefault(variable, set()).add(f"k8s {name}")
+        for c in all_containers(name):
+            found = env(c)
+            expanded = " ".join(str(item.get("value", "")) for item in found.values())
+            for variable in found:
+                if f"$({variable})" in expanded:  # only a part of another variable (REDIS_PASSWORD)
+                    continue
+                given.setdefault(variable, set()).add(f"k8s {name}/{c['name']}")
     assert {"REDIS_URL", "OHELL_DATABASE_URL", "OHELL_HOST_TOKEN", "OHELL_WEB_TOKEN"} <= set(given)
     unread = {variable: where for variable, where in given.items() if f'"{variable}"' not in code}
     assert not unread, unread
@@ -340,7 +350,8 @@ def test_the_workers_consume_every_queue_and_wait_only_for_what_they_use() -> No
         consumed = {queue for command in commands if "celery" in command for queue in option(command, "-Q").split(",")}
         assert consumed == set(ALL_QUEUES)
     for name, service in our_compose_services().items():
-        needs = {store for store, users in zip(STORES, (USES_REDIS, USES_DATABASE), strict=True) if name in users}
+        users_of = (USES_REDIS, COMPOSE_USES_DATABASE)
+        needs = {store for store, users in zip(STORES, users_of, strict=True) if name in users}
         assert set(service["depends_on"]) & set(STORES) == needs, name
 
 

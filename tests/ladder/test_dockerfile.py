@@ -83,6 +83,22 @@ def test_the_engine_build_is_chosen_explicitly_and_checked() -> None:
     )
 
 
+# folders of files the processes read at run time beside their modules: the web app's pages and
+# scripts, the archive's Alembic migrations (its script template included)
+RUNTIME_DATA = ("services/web/templates", "services/web/static", "arena/archive/migrations")
+
+
+def runtime_data_files() -> list[str]:
+    files = [
+        str(path.relative_to(ROOT))
+        for folder in RUNTIME_DATA
+        for path in (ROOT / folder).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    ]
+    assert len(files) > 20, files
+    return files
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["no C compiler", "OHELL_PURE=1"])
 def test_the_build_stage_installs_the_pure_engine_without_a_compiler(how: str, tmp_path: Path) -> None:
@@ -107,9 +123,13 @@ def test_the_build_stage_installs_the_pure_engine_without_a_compiler(how: str, t
     (wheel,) = wheels.glob("*.whl")  # tagged for this platform when the compiler failed, yet holding no
     if how == "OHELL_PURE=1":  # extension; pure by name too when nothing was asked to compile
         assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert wheel.name.startswith(f"ohell_arena-{project['version']}-"), wheel.name  # the image's tag
     unpacked = tmp_path / "unpacked"
     with zipfile.ZipFile(wheel) as archive:
         assert not [name for name in archive.namelist() if name.endswith((".so", ".pyd"))]
+        missing = sorted(set(runtime_data_files()) - set(archive.namelist()))
+        assert not missing, f"the image would lack {missing} (pyproject.toml's package-data)"
         archive.extractall(unpacked)
     probe = "import ohell, ohell.state; print(ohell.engine_build(), ohell.state.__file__)"
     ran = subprocess.run(

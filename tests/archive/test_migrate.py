@@ -1,0 +1,83 @@
+"""``python -m arena.archive.migrate``, what deploy/ runs before the matchmaker and the workers: the
+schema at the newest revision (again: nothing to do), a refusal without a URL, a database that
+never answers reported, its password unsaid, once the wait is over (or left to the processes with
+``--unreachable-ok``), and one that answers with a refusal reported at once."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect
+
+from arena.archive.db import DATABASE_URL_ENV, MIGRATIONS
+from arena.archive.local_postgres import LocalPostgres
+from arena.archive.migrate import main
+from arena.embedded_redis import free_port
+
+
+def head() -> str:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    revision = ScriptDirectory.from_config(config).get_current_head()
+    assert revision
+    return revision
+
+
+def test_migrates_an_empty_archive_to_the_newest_revision_and_again_changes_nothing(
+    archive_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for _ in range(2):
+        assert main(["--database-url", archive_url]) == 0
+        assert capsys.readouterr().out.strip().endswith(f"schema at revision {head()}")
+    engine = create_engine(archive_url)
+    try:
+        assert {"matches", "match_seats", "match_records", "rating_history"} <= set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_refuses_to_run_without_an_archive_or_with_a_url_that_is_none(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    assert main([]) == 2
+    assert DATABASE_URL_ENV in capsys.readouterr().err
+    assert main(["--database-url", "postgres-on-port-5432"]) == 2
+    assert capsys.readouterr().err.startswith("error: the archive's URL (--database-url, else $OHELL_DATABASE_URL)")
+
+
+def test_a_database_that_never_answers_fails_after_the_wait_without_showing_its_password(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(DATABASE_URL_ENV, f"postgresql+psycopg://ohell:s3cret-password@127.0.0.1:{free_port()}/ohell")
+    started = time.monotonic()
+    assert main(["--wait", "0.5"]) == 1
+    assert 0.5 <= time.monotonic() - started < 30
+    said = capsys.readouterr()
+    lines = said.err.strip().splitlines()
+    assert lines[0].startswith("waiting for the archive at postgresql+psycopg://ohell:***@127.0.0.1:"), lines
+    assert lines[-1].startswith("error: cannot reach the archive at postgresql+psycopg://ohell:***@"), lines
+    assert "s3cret-password" not in said.err + said.out
+
+
+def test_an_unreachable_database_may_be_left_to_the_processes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kubernetes' init containers: a pod restarted while PostgreSQL is down still starts, as the
+    ladder plays on without its archive."""
+    monkeypatch.setenv(DATABASE_URL_ENV, f"postgresql+psycopg://ohell:pw@127.0.0.1:{free_port()}/ohell")
+    assert main(["--wait", "0.2", "--unreachable-ok"]) == 0
+    assert "not reachable: left to the processes" in capsys.readouterr().out
+
+
+def test_a_database_that_refuses_fails_at_once_whatever_the_wait(
+    postgres_server: LocalPostgres, capsys: pytest.CaptureFixture[str]
+) -> None:
+    started = time.monotonic()
+    assert main(["--database-url", postgres_server.url("no_such_database"), "--wait", "600", "--unreachable-ok"]) == 1
+    assert time.monotonic() - started < 30
+    err = capsys.readouterr().err
+    assert err.startswith("error: the archive at postgresql+psycopg://") and "no_such_database" in err, err
