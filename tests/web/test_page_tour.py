@@ -31,6 +31,11 @@ AUDIT = """() => {
     if (visible(el) && el.tabIndex < 0) faults.push(`not reachable by Tab: ${el.outerHTML.slice(0, 60)}`);
   }
   const stamp = /\\b\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d(?::\\d\\d)?(?![:\\d])(?! ?UTC)/;
+  const current = document.querySelectorAll("header nav a[aria-current]");
+  if (current.length !== 1) faults.push(`${current.length} menu links marked as the page's section`);
+  for (const th of document.querySelectorAll("th")) {
+    if (!th.textContent.trim()) faults.push("a column without a heading");
+  }
   const text = document.body.innerText;
   const found = text.match(stamp);
   if (found) faults.push(`a time without its zone: ${found[0]}`);
