@@ -77,6 +77,16 @@ def focus_ring(tab: Any, selector: str) -> float:
     raise AssertionError(f"Tab never reached {selector}")
 
 
+def fits_a_phone(page: Any) -> None:
+    """On a 390 x 844 px screen the replay as opened (not scrolled) shows its buttons and its whole
+    table, every seat's cards: one seat a row, the fourth seat was below the screen's edge."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.evaluate("() => window.scrollTo(0, 0)")
+    bottom = page.evaluate("() => document.getElementById('seats').getBoundingClientRect().bottom")
+    assert bottom <= 844, f"the replay's table ends {bottom:.0f} px down a 844 px screen"
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
 def test_a_replay_lists_each_trick_with_its_winner(site: Site, page: Any) -> None:
     """Each trick of the hand is listed, card by card in the order played, with who won it, and the
     winner's seat says so in words: the page showed only the trick on the table, and who had won it
@@ -99,6 +109,8 @@ def test_a_replay_lists_each_trick_with_its_winner(site: Site, page: Any) -> Non
         assert tricks.last.locator(".trick-winner").inner_text() == f"→ {winner} wins"
         said = page.locator(f"#seats .seat[data-seat='{trick['winner']}'] .doing").inner_text()
         assert said == "wins the trick"
+        if number == 1:
+            fits_a_phone(page)
         page.keyboard.press("ArrowRight")  # the next card (or the hand's end): the trick won stays listed
         assert tricks.count() == (number if number == len(hand["tricks"]) else number + 1)
     assert page.locator("#tricks-title").inner_text() == f"Tricks of hand {hand['number']}"
