@@ -48,7 +48,8 @@ class _Table:
         self.played = 0
         plays = [[seat, card] for kind, seat, card in hand["events"] if kind == "play"]
         meta = {name: hand.get(name) for name in ("number", "size", "dealer", "trump", "sudden_death")}
-        self.hands.append({**meta, "deal": hand["deal"], "plays": plays})
+        winners = [trick["winner"] for trick in hand.get("tricks", [])]
+        self.hands.append({**meta, "deal": hand["deal"], "plays": plays, "winners": winners})
         self.bids = [None] * self.seats
         self.won = [0] * self.seats
         self.trick, self.trick_winner, self.points = [], None, None
@@ -79,7 +80,8 @@ def held_at(hands: list[dict[str, Any]], frame: Frame) -> list[list[str]]:
 
 
 def replay(record: dict[str, Any]) -> dict[str, Any]:
-    """What the viewer needs: {"hands": [{number, size, dealer, trump, sudden_death, deal, plays}],
+    """What the viewer needs: {"hands": [{number, size, dealer, trump, sudden_death, deal, plays,
+    winners (each trick's, in order)}],
     "frames": [{hand_index, played, bids, won, trick: [[seat, card]], totals, caption, and when
     set: trick_winner, points, acting}]}."""
     table = _walk(record)

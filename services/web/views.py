@@ -15,7 +15,8 @@ Row = dict[str, Any]
 
 
 def when(ms: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) if ms else ""
+    """A time as the pages show it: in UTC, and saying so (the server's and reader's zones differ)."""
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000)) if ms else ""
 
 
 def record_rules_label(record: dict[str, Any]) -> str:
@@ -58,11 +59,7 @@ def standing_row(s: Any) -> Row:
 
 def revoked_rows(agents: Sequence[Any]) -> list[Row]:
     """The host page's revoked agents: ``since`` is empty when the matchmaker did not record when."""
-    return [
-        {"agent_id": a.agent_id, "name": a.name, "since": f"{when(a.revoked_ms)} UTC" if a.revoked_ms else ""}
-        for a in agents
-        if a.revoked
-    ]
+    return [{"agent_id": a.agent_id, "name": a.name, "since": when(a.revoked_ms)} for a in agents if a.revoked]
 
 
 def record_seats(record: dict[str, Any], agent_ids: Sequence[str]) -> list[Row]:

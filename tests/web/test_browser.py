@@ -129,8 +129,27 @@ def test_live_match_changes(site: Site, page: Any) -> None:
         seen = int(page.locator("body").get_attribute("data-events") or 0)
         wait_until(lambda: int(page.locator("body").get_attribute("data-events") or 0) > seen + 3, 20, "new events")
         assert page.locator("#seats .cards").count() == 0  # no hand is ever drawn live: only played cards
+        # who took the trick is said by its seat (it was said only in the caption above the table); the
+        # caption of a trick won may last a few ms (a house bot leads at once): each one is recorded
+        page.evaluate("""() => {
+            window.trickWins = [];
+            new MutationObserver(() => {
+                const caption = document.getElementById("caption").textContent;
+                if (!caption.endsWith(" wins the trick")) return;
+                const seats = [...document.querySelectorAll("#seats .seat")];
+                const scored = document.querySelectorAll("#scores tbody tr").length > 0;
+                window.trickWins.push([caption,
+                    seats.map((s) => [s.querySelector(".name").textContent, s.querySelector(".doing").textContent]),
+                    document.getElementById("no-scores")?.hidden === scored]);
+            }).observe(document.getElementById("caption"), {childList: true, characterData: true, subtree: true});
+        }""")
+        wait_until(lambda: page.evaluate("window.trickWins.length") > 0, 30, "a trick won on the page")
+        caption, seats, scores_said = page.evaluate("window.trickWins[0]")
+        assert scores_said, "an empty score table says no hand has ended, and only then"
+        assert [name for name, doing in seats if doing == "wins the trick"] == [caption.removesuffix(" wins the trick")]
         screenshot(page, "live")
         page.wait_for_selector("#done:not([hidden])", timeout=60_000)
+        assert page.locator("#no-scores").is_hidden() and page.locator("#scores tbody tr").count() == 4
         assert page.locator("#done #ladder-link").get_attribute("href") == "/ladders/live"
         screenshot(page, "live-done")
         totals = [int(t) for t in page.locator("#seats .total").all_inner_texts()]

@@ -248,3 +248,18 @@ def test_standings_with_no_complete_deal_say_why_not_that_no_game_finished() -> 
     assert "No game has finished yet." not in said(1) and "No deal is complete in the 1 game played" in said(1)
     assert "once it has been played in every rotation" in said(2) and "the 2 games played" in said(2)
     assert "No game has finished yet." in said(0)
+
+
+def test_a_ladder_without_a_leader_says_why_the_cell_is_empty() -> None:
+    """Its 'leader' cell was blank, as if a name were missing."""
+    ladder = {
+        "name": "fresh",
+        "preset": "classic",
+        "seats": 4,
+        "agents": 2,
+        "matches": 0,
+        "leader": "",
+        "paused": False,
+    }
+    shown = render("ladders.html", ladders=[ladder])
+    assert "<td>none yet (no rated match)</td>" in shown

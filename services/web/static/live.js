@@ -7,6 +7,7 @@
   const scores = document.querySelector("#scores tbody");
   const status = document.getElementById("status");
   let names = config.names || [], seats = [], bids = [], won = [], totals = [], trick = [], events = 0;
+  let doing = null;  // [seat, what it just did] of the last event, said in words by its seat
 
   function build(count) {
     seatsEl.replaceChildren();
@@ -17,8 +18,8 @@
       const el = document.createElement("section");
       el.className = "seat";
       el.dataset.seat = s;
-      el.innerHTML = '<h3></h3><p class="seat-line">bid <b class="bid">–</b> · won <b class="won">0</b> · total <b class="total">0</b></p><div class="played"></div>';
-      el.querySelector("h3").textContent = names[s] || `seat ${s}`;
+      el.innerHTML = '<h3><span class="name"></span> <span class="doing"></span></h3><p class="seat-line">bid <b class="bid">–</b> · won <b class="won">0</b> · total <b class="total">0</b></p><div class="played"></div>';
+      el.querySelector(".name").textContent = names[s] || `seat ${s}`;
       seatsEl.appendChild(el);
       seats.push(el);
       const th = document.createElement("th");
@@ -36,7 +37,10 @@
       el.querySelector(".won").textContent = won[s];
       el.querySelector(".total").textContent = totals[s];
       fill(el.querySelector(".played"), trick.filter((p) => p.seat === s).map((p) => p.card));
+      el.querySelector(".doing").textContent = doing && doing[0] === s ? doing[1] : "";
+      el.classList.toggle("took", !!doing && doing[0] === s && doing[1] === "wins the trick");
     });
+    document.getElementById("no-scores").hidden = scores.rows.length > 0;
     document.body.dataset.events = String(events);
   }
 
@@ -49,13 +53,18 @@
       document.getElementById("hand-info").textContent = `hand ${e.hand_number} · ${e.hand_size} cards · trump ${trump}`;
       return `hand ${e.hand_number}: ${name(e.dealer)} deals`;
     },
-    bid_made(e) { bids[e.seat] = e.bid; return `${name(e.seat)} bids ${e.bid}`; },
+    bid_made(e) { bids[e.seat] = e.bid; doing = [e.seat, "bids"]; return `${name(e.seat)} bids ${e.bid}`; },
     card_played(e) {
       if (trick.length && trick.done) trick = [];
       trick.push({ seat: e.seat, card: e.card });
+      doing = [e.seat, "plays"];
       return `${name(e.seat)} plays ${cardFace(e.card)}`;
     },
-    trick_won(e) { const w = e.trick.winner; won[w] += 1; trick.done = true; return `${name(w)} wins the trick`; },
+    trick_won(e) {
+      const w = e.trick.winner;
+      won[w] += 1; trick.done = true; doing = [w, "wins the trick"];
+      return `${name(w)} wins the trick`;
+    },
     hand_ended(e) {
       totals = e.totals.slice(); trick = [];
       scores.appendChild(scoreRow(String(e.hand_number), e.points.map((p, s) => `${p >= 0 ? "+" : ""}${p} (${e.totals[s]})`)));
@@ -74,6 +83,7 @@
     const event = JSON.parse(message.data);
     events += 1;
     const handler = handlers[event.kind];
+    doing = null;
     if (handler) draw(handler(event));
     status.textContent = "live";
   });

@@ -11,6 +11,7 @@
     return hand.deal.map((cards) => cards.filter((c) => !gone.has(c)));
   }
   const seats = [...document.querySelectorAll("#seats .seat")];
+  const names = seats.map((el) => el.querySelector("h3 a").textContent);
   const scrub = document.getElementById("scrub");
   const playButton = document.getElementById("play");
   const scores = document.querySelector("#scores tbody");
@@ -26,13 +27,42 @@
       }
     }
     scores.replaceChildren(...rows);
+    document.getElementById("no-scores").hidden = rows.length > 0;
+  }
+
+  function trickList(f) {
+    // the hand's tricks so far, in the order their cards were played, each with its winner once
+    // the frame that says so has been reached (the trick on the table is the last one)
+    const list = document.getElementById("tricks");
+    const h = f.hand_index >= 0 ? data.hands[f.hand_index] : null;
+    const items = [];
+    const n = seats.length;
+    const unannounced = f.trick.length === n && f.trick_winner === undefined;
+    for (let t = 0; h && t * n < f.played; t++) {
+      const li = document.createElement("li");
+      for (const [seat, card] of h.plays.slice(t * n, Math.min((t + 1) * n, f.played))) {
+        const play = document.createElement("span");
+        play.className = "play";
+        play.append(`${names[seat]} `, cardEl(card));
+        li.append(play);
+      }
+      const done = (t + 1) * n <= f.played && !(unannounced && (t + 1) * n === f.played);
+      const result = document.createElement("b");
+      result.className = "trick-winner";
+      result.textContent = done ? `→ ${names[h.winners[t]]} wins` : "…";
+      li.append(result);
+      items.push(li);
+    }
+    list.replaceChildren(...items);
+    document.getElementById("no-tricks").hidden = items.length > 0;
+    document.getElementById("tricks-title").textContent = h ? `Tricks of hand ${h.number}` : "Tricks of this hand";
   }
 
   function show(i) {
     index = Math.max(0, Math.min(frames.length - 1, i));
     const f = frames[index];
     document.getElementById("caption").textContent = f.caption;
-    document.getElementById("position").textContent = `${index + 1} / ${frames.length}`;
+    document.getElementById("position").textContent = `step ${index + 1} of ${frames.length}`;
     const h = f.hand_index >= 0 ? data.hands[f.hand_index] : null;
     const winner = f.trick_winner ?? null;
     document.getElementById("hand-info").textContent =
@@ -46,11 +76,16 @@
       el.querySelector(".dealer").hidden = !h || h.dealer !== s;
       el.classList.toggle("acting", f.acting === s && winner === null);
       el.classList.toggle("took", winner === s);
+      // said in words too, not by the border's colour alone
+      const playing = f.trick.length > 0 && f.trick[f.trick.length - 1][0] === s;
+      el.querySelector(".doing").textContent =
+        winner === s ? "wins the trick" : f.acting === s && winner === null ? (playing ? "plays" : "bids") : "";
       const played = f.trick.filter((p) => p[0] === s).map((p) => p[1]);
       fill(el.querySelector(".played"), played);
       fill(el.querySelector(".cards"), held[s] || []);
     });
     scoreRows(index);
+    trickList(f);
     document.body.dataset.step = String(index);
     document.body.dataset.atEnd = String(index === frames.length - 1);
   }
