@@ -4,7 +4,8 @@
     python3 dev.py test   # make .venv, install the project with its test extras, run the tests
 
 Extra arguments after the command go to the program (``ohell`` or ``pytest``). ``test`` spreads the
-tests over one pytest-xdist worker per core (``-n auto``; ``-n 0`` after it runs them in one process).
+tests over one pytest-xdist worker per core (``-n auto --dist worksteal``: a worker with no tests left takes
+half of another's; ``-n 0`` after it runs them in one process).
 Installing compiles
 the engine's hot modules (setup.py); with no extra arguments ``test`` then runs tests/engine a second
 time on the pure-Python engine (``python -X ohell_pure``), so both builds are tested.
@@ -71,7 +72,9 @@ def main(argv: list[str]) -> int:
         ensure_env("")
         return subprocess.call([str(BIN / "ohell"), "demo", *rest], cwd=ROOT)
     ensure_env("test")
-    status = subprocess.call([str(PYTHON), "-m", "pytest", "-n", "auto", *rest], cwd=ROOT)
+    # worksteal: a worker that runs out of tests takes half of the other's (tests/conftest.py runs the slow first)
+    spread = ["-n", "auto", "--dist", "worksteal"]
+    status = subprocess.call([str(PYTHON), "-m", "pytest", *spread, *rest], cwd=ROOT)
     if rest or status != 0:
         return status
     print("tests/engine again on the pure-Python engine (python -X ohell_pure)", flush=True)

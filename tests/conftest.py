@@ -19,6 +19,16 @@ from arena.ladder.redis_store import RedisStore
 
 from .needs import missing
 
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with slow tests first (each module's tests still together and in order): under xdist
+    their long runs start early and the quick tests even out the end; in collection order tests/web's
+    minute-long modules came last, where one worker could be left running them with the other idle."""
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_modules)  # stable
+
+
 # pytest-xdist's workers run with COLUMNS=80, which the CLI's console would take as the width of a
 # pipe; the tests check the output a host gets in a pipe or a file (not wrapped at 80 columns)
 os.environ.pop("COLUMNS", None)
