@@ -12,6 +12,7 @@ is down (docs/operations.md, "Database down"), so a pod restarted meanwhile must
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -23,9 +24,21 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from arena.archive.db import DATABASE_URL_ENV, connect
 
 RETRY_EVERY_S = 2.0
+MAX_WAIT_S = 3600.0
 # PostgreSQL's answers that mean "not now": starting up, shutting down or recovering, too many clients
 NOT_NOW = {"57P03", "53300"}
 NOT_NOW_TEXT = ("the database system is", "too many clients", "too many connections", "not yet accepting")
+
+
+def wait_seconds(text: str) -> float:
+    """--wait's value: seconds from 0 to MAX_WAIT_S (nan or inf waited for ever)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_WAIT_S):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number of seconds from 0 to {MAX_WAIT_S:g}")
+    return seconds
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,11 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--wait",
-        type=float,
+        type=wait_seconds,
         default=120.0,
         metavar="SECONDS",
         help="keep trying this long while the database cannot be reached, as when it starts beside this "
-        "command (default %(default)s)",
+        f"command, 0..{MAX_WAIT_S:g} (default %(default)s)",
     )
     parser.add_argument(
         "--unreachable-ok",

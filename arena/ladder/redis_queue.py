@@ -14,11 +14,12 @@ from arena.ladder.forming import Ticket
 from arena.ladder.model import Ladder
 from arena.ladder.ratings import MODEL
 from arena.ladder.redis_base import StoreBase
-from arena.ladder.store import PermissionDenied, Revoked
+from arena.ladder.store import NotFound, PermissionDenied, Revoked, shown
 from ohell.errors import OhHellError
 from ohell.rules import Rules
 from ohell.schedule import hand_sizes
 
+GONE = -1  # JOIN's answer for a ladder deleted since it was read
 PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before its gateway stream is up
 
 
@@ -49,6 +50,8 @@ class QueueStore(StoreBase):
         value = f"g:{now}" if agent.kind == "connected" else str(now)
         args: list[str | int] = [self.keys.prefix, ladder, agent_id, now, lease_ms, int(enroll), value]
         queued_at = self._join(args=args)
+        if queued_at == GONE:
+            raise NotFound(f"no ladder {shown(ladder)}", "ladder")
         if queued_at is None:
             raise Revoked(
                 f"agent_id: the token of {agent_id!r} was revoked (rotate it to let the agent play again)", "agent_id"

@@ -106,9 +106,11 @@ return 0
 # Join: ARGV = prefix, ladder, agent, now_ms, lease_ms (0 = no expiry), enroll (1 = put back
 # in the queue after every match), ticket value ("g:<ms>" ties it to the gateway connection).
 # Joining again renews the lease and keeps the place. An agent whose token was revoked (token_sha
-# emptied) gets no ticket: returns false.
+# emptied) gets no ticket: returns false; nor does one on a ladder deleted since the caller read it
+# (a ticket left there would queue the agent on the next ladder of that name): returns -1.
 JOIN = """
 local p, l, agent = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('EXISTS', K.ladder(p, l)) == 0 then return -1 end
 if redis.call('HGET', K.agent(p, agent), 'token_sha') == '' then return false end
 local ticket = K.ticket(p, l, agent)
 if tonumber(ARGV[5]) > 0 then

@@ -16,7 +16,7 @@ from arena.local.config import SETTINGS, stack_folder, stack_setting
 from arena.local.output import labelled, text_console
 from arena.play.specs import TimeControl
 from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET, MATCHMAKER_ADDRESS, MATCHMAKER_SOCKET
-from arena.sdk.arguments import UINT32, StackService, add_token_options, address_or_stack, agent_token, host_port, whole
+from arena.sdk.arguments import UINT32, add_token_options, address_or_stack, agent_token, host_port, whole
 from arena.sdk.session import ILLEGAL_LINE
 from arena.wire import fixed, given_rules
 from ohell.errors import OhHellError
@@ -25,14 +25,16 @@ console = text_console()
 
 
 @dataclass(frozen=True)
-class UpService(StackService):
+class UpService:
     """A service of ``ohell up`` as ``ohell up`` run beside the command set itself up (as the host
     commands find the matchmaker): its socket in its data folder ($OHELL_DATA_DIR, else data_dir in
     ohell.toml, else the default) when that file is there, else its address (the environment, else
     ``setting`` in ohell.toml, else the default). The socket comes first whatever the environment says:
     it keeps the agent token off TCP ports another user could take while the stack is down."""
 
-    setting: str = ""
+    socket: str  # its file in the data folder
+    tcp: str  # its address when ohell up's environment and ohell.toml name none
+    setting: str  # the ohell.toml key (arena.local.config.SETTINGS) of its address
 
     def address(self, given: str | None, flag: str) -> str:
         if given:

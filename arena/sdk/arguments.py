@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from arena.rpc.data_folder import nothing_listens, stack_address
 from arena.rpc.settings import ConfigError, check_one_line, is_host_port, read_token_file
@@ -67,11 +67,6 @@ def _read(path: str) -> str:
         raise OhHellError(str(error)) from None
 
 
-def stack_default(name: str, tcp: str) -> str:
-    """What a bot command's help says of an address left out: ``name`` the stack's socket, ``tcp`` its port."""
-    return f"ohell up's socket {name} in $OHELL_DATA_DIR or its default data folder when that file is there, else {tcp}"
-
-
 # typed before an address by habit (gRPC's own target schemes are dns:, unix:, ipv4:...)
 URL_SCHEMES = ("http", "https", "grpc", "grpcs", "tcp")
 
@@ -101,21 +96,18 @@ def address_or_stack(given: str | None, name: str, tcp: str, flag: str, folder: 
     return address
 
 
-@dataclass(frozen=True)
-class StackService:
-    """A service of ``ohell up`` that a bot command dials when given no address (``address_or_stack``):
-    its socket ``socket`` in the data folder, else ``tcp``. The ``ohell`` command's bot commands use
-    one that also reads ``ohell.toml`` (arena.local.bot_cli)."""
-
-    socket: str
-    tcp: str
+class StackService(Protocol):
+    """A service of ``ohell up`` that a bot command dials when given no address: ``ohell``'s own
+    (arena.local.bot_cli's ``UpService``, which reads ohell.toml as ``ohell up`` does; this package
+    may not) is given to the commands registered here (arena.sdk.cli)."""
 
     def address(self, given: str | None, flag: str) -> str:
-        return address_or_stack(given, self.socket, self.tcp, flag)
+        """``given`` (a flag's value) as ``address_or_stack`` takes it, else the service's address."""
+        ...
 
     def help(self) -> str:
         """Where it is dialled when no address is given, for a flag's help."""
-        return stack_default(self.socket, self.tcp)
+        ...
 
 
 def host_port(text: str) -> str:

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from arena.rpc.data_folder import ENGINE_ADDRESS, ENGINE_SOCKET
+from arena.rpc.data_folder import ENGINE_ADDRESS
 from arena.rpc.files import write_named_file
 from arena.rpc.settings import is_host_port
 from arena.sdk.arguments import UINT32, UINT64, StackService, add_token_options, agent_token, whole
@@ -68,7 +68,6 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     return 0
 
 
-SDK_ENGINE = StackService(ENGINE_SOCKET, ENGINE_ADDRESS)  # without ohell up's settings (the ohell command has them)
 DEFAULT_BOT = "heuristic"  # ohell bot connect's bot when none is given
 
 
@@ -101,7 +100,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
 def register(
     sub: argparse._SubParsersAction,  # type: ignore[type-arg]
     bot_sub: argparse._SubParsersAction,  # type: ignore[type-arg]
-    engine: StackService = SDK_ENGINE,
+    engine: StackService,
 ) -> None:
     """``engine``: where the commands dial the engine service when given no --address."""
     challenge = sub.add_parser("challenge", help="play an ad-hoc match on an engine service")

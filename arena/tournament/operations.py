@@ -64,8 +64,9 @@ class TableView:
 
 class StandingsPending(Exception):  # noqa: N818: not an error, a step of the read
     """Raised by a read that was told not to block (``block=False``) where it would wait for another
-    reader's computation of the standings: ``done`` resolves when that computation ends; read again
-    then. An asyncio caller awaits it (``asyncio.wrap_future``) without holding a thread."""
+    reader's computation of the standings: ``done`` resolves when that computation ends (with its
+    exception when it failed: the waiters fail with it); read again then. An asyncio caller awaits it
+    (``asyncio.wrap_future``) without holding a thread."""
 
     def __init__(self, done: Future[None]) -> None:
         super().__init__("the standings are being computed by another reader")
@@ -184,7 +185,7 @@ class StandingsCache:
                     break
             if not block:
                 raise StandingsPending(running)
-            running.result()  # another reader computes what this one needs: its result, not a second one
+            running.result()  # another reader computes what this one needs: its result (or error), not a second one
         return self._compute(store, tourney_id, replicates, progress)
 
     def _compute_aside(self, store: TournamentStore, tourney_id: str, replicates: int, progress: Progress) -> None:
@@ -196,6 +197,7 @@ class StandingsCache:
     def _compute(self, store: TournamentStore, tourney_id: str, replicates: int, progress: Progress) -> list[Standing]:
         """Compute the standings of the key this thread claimed in ``_computing``, keep and return them."""
         key = (store.keys.prefix, tourney_id, replicates)
+        failed: BaseException | None = None
         try:
             began = time.monotonic()
             rows = current_standings(store, tourney_id, replicates)
@@ -210,9 +212,16 @@ class StandingsCache:
                 while len(self._rows) > self.size:
                     self._rows.popitem(last=False)
             return rows
+        except BaseException as error:
+            failed = error
+            raise
         finally:
             with self._lock:
-                self._computing.pop(key).set_result(None)
+                done = self._computing.pop(key)
+                if failed is None:
+                    done.set_result(None)
+                else:  # every reader waiting for it fails with it, rather than each computing again in turn
+                    done.set_exception(failed)
 
 
 def running_future() -> Future[None]:

@@ -15,7 +15,7 @@ import asyncio
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 
@@ -273,19 +273,26 @@ class TournamentRpcs:
         try:
             return await asyncio.to_thread(fn, *args)
         except OhHellError as error:
-            await context.abort(_CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT), str(error))
-            raise AssertionError("unreachable") from None
+            await self._refuse(context, error)
+
+    async def _refuse(self, context: grpc.aio.ServicerContext, error: OhHellError) -> NoReturn:
+        await context.abort(_CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT), str(error))
+        raise AssertionError("unreachable") from None
 
     async def _reading_standings(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args, block=False)`` in a thread (``_t``), ``fn`` a read of the standings cache: while
         another reader computes the standings it needs, it waits for that here, holding no thread (a
         handful of readers waiting in threads held the default pool and stalled every other RPC),
-        then reads again."""
+        then reads again; when that computation fails, with its error, as the reader that ran it."""
         while True:
             try:
                 return await self._t(context, fn, *args, False)
             except operations.StandingsPending as pending:
-                await asyncio.wrap_future(pending.done)
+                done = pending.done
+            try:
+                await asyncio.wrap_future(done)
+            except OhHellError as error:
+                await self._refuse(context, error)
 
     async def _checked(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
         """``fn`` here (a check or a conversion): INVALID_ARGUMENT naming the field when it refuses."""

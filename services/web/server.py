@@ -127,6 +127,9 @@ async def serve(args: argparse.Namespace) -> None:
         forwarded_allow_ips=proxies or None,
         server_header=False,  # "server: uvicorn" on every answer told a visitor nothing it needs
         http=guarded_protocol(proxies),  # a deadline for each request's head, connections per address bounded
+        # the app serves no WebSocket; with a WebSocket library installed ("auto") uvicorn would hand an
+        # upgraded connection to a protocol of its own, whose close the guard's count never sees
+        ws="none",
     )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve(sockets=[listening]))

@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, inspect
 
 from arena.archive.db import DATABASE_URL_ENV, MIGRATIONS
 from arena.archive.local_postgres import LocalPostgres
-from arena.archive.migrate import main
+from arena.archive.migrate import build_parser, main
 from arena.embedded_redis import free_port
 
 
@@ -81,3 +81,12 @@ def test_a_database_that_refuses_fails_at_once_whatever_the_wait(
     assert time.monotonic() - started < 30
     err = capsys.readouterr().err
     assert err.startswith("error: the archive at postgresql+psycopg://") and "no_such_database" in err, err
+
+
+@pytest.mark.parametrize("wait", ["nan", "inf", "-1", "3601", "soon"])
+def test_a_wait_that_is_no_bounded_number_of_seconds_is_refused(wait: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """--wait nan (or inf) never ended the wait for a database that does not answer: the deadline
+    compared false for ever, and the init container held the pod in its start."""
+    with pytest.raises(SystemExit) as refused:
+        build_parser().parse_args(["--wait", wait])
+    assert refused.value.code == 2 and "--wait" in capsys.readouterr().err

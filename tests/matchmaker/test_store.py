@@ -223,10 +223,10 @@ def test_connected_ticket_needs_the_gateway_connection(store: RedisStore) -> Non
 
 
 def test_no_match_is_claimed_on_a_ladder_deleted_after_its_tables_were_formed(store: RedisStore) -> None:
-    """Joins that found the ladder just before the host deleted it leave tickets on no ladder (the
+    """Joins that found the ladder just before the host deleted it left tickets on no ladder (the
     join's check and its script are two steps); the forming loop, which read the definition before
     the delete too, claimed a table of them: a match played, rated and stored on a deleted ladder.
-    The claim refuses a deleted ladder now."""
+    The join's script and the claim each refuse a deleted ladder now."""
     builtin_ladder(store, "l", bots=(), seats=3)
     _, [(formed_by, _)] = store.forming_state()  # the forming loop reads the definition ...
     joining = RedisStore(store.client)  # ... three joins check that the ladder is there ...
@@ -238,9 +238,30 @@ def test_no_match_is_claimed_on_a_ladder_deleted_after_its_tables_were_formed(st
 
     joining.get_ladder = read_before_the_delete  # type: ignore[method-assign]
     for agent_id in agents(store, 3):
-        joining.join("l", agent_id, None)  # ... and their tickets are written
+        with pytest.raises(NotFound):  # ... and their scripts find it gone (they wrote the tickets)
+            joining.join("l", agent_id, None)
     assert loop.form_once(store, formed_by, None) == []  # the loop's claim forms nothing
     assert store.active_matches() == []
+
+
+def test_a_join_that_raced_the_delete_leaves_no_ticket_for_a_ladder_of_the_same_name(store: RedisStore) -> None:
+    """A self-registered agent's join checked an open ladder, the host deleted it, and the join's
+    script wrote the ticket all the same: the host's next ladder of that name, for the agents it
+    registered alone, seated the agent (or enrolled a built-in for good) though it never joined it."""
+    store.create_ladder(Ladder("l", entry="open", overrides={"hand_sizes": [3, 2]}))
+    stranger = store.register_agent("stranger", "connected", self_registered=True)[0].agent_id
+    open_ladder = store.get_ladder("l")
+    joining = RedisStore(store.client)
+
+    def read_before_the_delete(name: str) -> Ladder:
+        store.delete_ladder(name)  # between the join's check and its script
+        return open_ladder
+
+    joining.get_ladder = read_before_the_delete  # type: ignore[method-assign]
+    with pytest.raises(NotFound):
+        joining.join("l", stranger, 60.0)
+    store.create_ladder(Ladder("l", overrides={"hand_sizes": [3, 2]}))  # host-only, as ladders are by default
+    assert not store.has_ticket("l", stranger) and store.queued("l") == 0
 
 
 def test_a_match_claimed_while_its_ladder_is_deleted_keeps_the_ladder(store: RedisStore) -> None:

@@ -4,8 +4,9 @@ next-page link as typed, so an agent filter of ``a1&ladder=other`` turned into a
 
 from __future__ import annotations
 
+import json
 import re
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from services.web.pages import HERE, templates
 
@@ -37,3 +38,17 @@ def test_every_value_in_a_templates_url_is_encoded() -> None:
                 continue
             unencoded += [f"{path.name}: {url}" for value in VALUE.findall(url) if not value.endswith("|urlencode")]
     assert not unencoded
+
+
+def test_the_live_views_feed_is_asked_for_the_match_as_typed() -> None:
+    """The live view of a match the matchmaker does not know puts the id from the address into its
+    feed's URL, in JSON (where the attribute check above does not look): ``a?b`` asked ``/live/a``
+    with the query ``b/events``."""
+    match_id = "a?b#c d"
+    html = templates.env.get_template("live.html").render(
+        match=None, match_id=match_id, seats=[], known=False, builtin_only=False, host_session=False
+    )
+    found = re.search(r'<script id="live-config" type="application/json">(.*?)</script>', html)
+    assert found, html
+    events = urlsplit(json.loads(found.group(1))["events"])
+    assert (unquote(events.path), events.query, events.fragment) == (f"/live/{match_id}/events", "", "")
