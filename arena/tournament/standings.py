@@ -3,10 +3,11 @@
 Duplicate points of one game: the entrant's score on a deal in a seat minus the mean score of that
 seat on that deal (over everyone who held those cards at that table). An entrant's standing is its
 mean duplicate points per game. A bootstrap over deals (the unit that is independent: a table's
-deal set, played once per rotation) resamples all entrants together, so ``p_above_next`` (the
-share of resamples in which an entrant's mean beats the next one's) sees how their results move
-together; an entrant's 95 % interval is its mean plus or minus Student's t (degrees of freedom: its
-deals less one) times the standard error that bootstrap measures (``interval``).
+deal set, played once per rotation) resamples all entrants together, so the standard error it
+measures for the gap between an entrant and the next sees how their results move together; an
+entrant's 95 % interval is its mean plus or minus Student's t (degrees of freedom: its deals less
+one) times the standard error that bootstrap measures (``interval``), and ``p_above_next`` is the
+chance Student's t gives the gap to the next entrant over its own standard error (``p_above``).
 
 Tie-breaks, in order: mean duplicate points; deals won (deals on which the entrant's duplicate
 points summed above zero); fewer forfeited games; the entrant's name.
@@ -110,34 +111,47 @@ def plain_observations(games: Iterable[GameResult]) -> list[Observation]:
     ]
 
 
-@functools.cache
-def t_quantile(p: float, df: int) -> float:
-    """The ``p`` quantile (p > 0.5) of Student's t with ``df`` degrees of freedom: bisection on its
-    exact distribution for whole ``df`` (Abramowitz & Stegun 26.7.3-4)."""
-
-    def inside(t: float) -> float:  # P(|T| <= t)
-        theta = math.atan(t / math.sqrt(df))
-        c2, term = math.cos(theta) ** 2, 1.0
-        if df % 2:
-            total = math.cos(theta) if df > 1 else 0.0
-            term = total
-            for k in range(3, df - 1, 2):
-                term *= c2 * (k - 1) / k
-                total += term
-            return 2 / math.pi * (theta + math.sin(theta) * total)
-        total = 1.0
-        for k in range(2, df - 1, 2):
+def t_within(t: float, df: int) -> float:
+    """P(|T| <= t) for Student's t with ``df`` degrees of freedom: its exact distribution for whole
+    ``df`` (Abramowitz & Stegun 26.7.3-4)."""
+    theta = math.atan(t / math.sqrt(df))
+    c2, term = math.cos(theta) ** 2, 1.0
+    if df % 2:
+        total = math.cos(theta) if df > 1 else 0.0
+        term = total
+        for k in range(3, df - 1, 2):
             term *= c2 * (k - 1) / k
             total += term
-        return math.sin(theta) * total
+        return 2 / math.pi * (theta + math.sin(theta) * total)
+    total = 1.0
+    for k in range(2, df - 1, 2):
+        term *= c2 * (k - 1) / k
+        total += term
+    return math.sin(theta) * total
 
+
+@functools.cache
+def t_quantile(p: float, df: int) -> float:
+    """The ``p`` quantile (p > 0.5) of Student's t with ``df`` degrees of freedom (bisection on ``t_within``)."""
     low, high = 0.0, 1.0
-    while inside(high) < 2 * p - 1:
+    while t_within(high, df) < 2 * p - 1:
         high *= 2
     for _ in range(100):
         middle = (low + high) / 2
-        low, high = (middle, high) if inside(middle) < 2 * p - 1 else (low, middle)
+        low, high = (middle, high) if t_within(middle, df) < 2 * p - 1 else (low, middle)
     return (low + high) / 2
+
+
+def p_above(gap: float, resampled_gaps: Sequence[float], deals: int) -> float:
+    """The chance that an entrant's true mean is above the next one's, ``gap`` above it over ``deals``
+    deals: Student's t with ``deals - 1`` degrees of freedom at the gap over the standard error the
+    bootstrap measured for it (scaled as in ``interval``), so that it agrees with the intervals. The
+    share of resamples in which the gap stayed above 0, which it replaces, was 1.0 whenever the entrant
+    had beaten the next on every deal: at 2 deals one pair of equals in four."""
+    spread = statistics.pstdev(resampled_gaps) * math.sqrt(deals / (deals - 1)) if len(resampled_gaps) > 1 else 0.0
+    if spread == 0.0:
+        return 1.0 if gap > 0 else 0.0 if gap < 0 else 0.5
+    return 0.5 + math.copysign(t_within(abs(gap) / spread, deals - 1) / 2, gap)
 
 
 def interval(mean: float, resampled: Sequence[float], deals: int, level: float = 0.95) -> tuple[float, float]:
@@ -221,8 +235,9 @@ def standings(
         low, high = interval(mean[entrant], samples, deals[entrant]) if measured else (0.0, 0.0)
         p_next = None
         if rank < len(order) and measured and deals[order[rank]] >= MIN_DEALS_FOR_INTERVAL:
-            pairs = [(a, b) for a, b in zip(boot[entrant], boot[order[rank]], strict=True) if a == a and b == b]
-            p_next = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a, b in pairs) / len(pairs) if pairs else 0.5
+            after = order[rank]
+            gaps = [a - b for a, b in zip(boot[entrant], boot[after], strict=True) if a == a and b == b]
+            p_next = p_above(mean[entrant] - mean[after], gaps, min(deals[entrant], deals[after]))
         table.append(
             Standing(
                 rank=rank,
