@@ -269,9 +269,15 @@ class TournamentStore(Creating, AwayReads):
         return {table: json.loads(raw) for table, raw in self.deal_texts(tourney_id)}
 
     def record_texts(self, tourney_id: str) -> Iterator[tuple[str, str]]:
-        """(game id, its record as stored JSON) in game order, read a batch at a time."""
-        self._published(tourney_id)
-        return self._texts(self.keys.tourney_records(tourney_id))
+        """(game id, its record as stored JSON) in game order, read a batch at a time. The games of a
+        cancelled tournament's table whose runner still holds it are left out until it lets go, as
+        its deals are (``deal_texts``): they show the deal set of the game it still plays."""
+        key = self.keys.tourney_records(tourney_id)
+        if self._published(tourney_id) != "cancelled":
+            return self._texts(key)
+        games = [text(field) for field in self.client.hkeys(key)]
+        in_play = self.leases_alive(tourney_id, sorted({game.partition("/")[0] for game in games}))
+        return self._texts(key, {game for game in games if game.partition("/")[0] in in_play})
 
     def deal_texts(self, tourney_id: str) -> Iterator[tuple[str, str]]:
         """(table id, its deal sets as stored JSON) in table order, read a batch at a time. A table of

@@ -427,6 +427,8 @@ def test_a_games_record_is_read_once_the_tournament_has_ended_never_while_it_run
     rpc.stub.CancelTournament(tpb.CancelTournamentRequest(tournament_id="replays"), metadata=rpc.host)
     said = refused(lambda: game(f"{played}/d0/r1"), grpc.StatusCode.FAILED_PRECONDITION, "game_id", "still plays")
     assert not card.search(said), said
+    exported = json.loads(rpc.export("replays", tpb.EXPORT_FORMAT_JSON)[0])  # nor does the export show them
+    assert exported["state"] == "cancelled" and played not in exported["deals"] and exported["records"] == {}
     rpc.store.client.delete(held)
 
     ended = rpc.get("replays")
