@@ -70,6 +70,10 @@ class TournamentEnded(TournamentError):
     """An operation a finished or cancelled tournament refuses (cancelling it, resuming a cancelled one)."""
 
 
+class TournamentRunning(TournamentError):
+    """A read of what stays secret while the tournament runs (its deals, its games' records)."""
+
+
 class TournamentAborted(TournamentError):
     """Nothing done, through no fault of the request: the same call again may succeed (the deal sets a
     creation sent beforehand were gone from Redis when it was to be created)."""

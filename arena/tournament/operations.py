@@ -1,16 +1,18 @@
 """What the matchmaker's tournament RPCs do, as plain functions over the store (the servicer in
 services/matchmaker/tournaments.py is a thin shell over them): create, list, one tournament's
-overview (progress, tables, standings), export, resume, cancel.
+overview (progress, tables, standings), export, one game's record, resume, cancel.
 
 Nothing here hands out a deal set or a game record before the tournament has ended: the overview
-holds only results (who played, the scores), and the JSON export adds the deals and records once
-the store publishes them.
+holds only results (who played, the scores; the ids of the games recorded, shown once it has
+ended), and the JSON export and ``game_record`` add the deals and records once the store publishes
+them.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -29,6 +31,7 @@ from arena.tournament.model import (
     Tournament,
     TournamentEnded,
     TournamentError,
+    TournamentNotFound,
     TournamentSummary,
 )
 from arena.tournament.standings import (
@@ -46,6 +49,9 @@ log = logging.getLogger(__name__)
 
 MAX_PAGE = 500
 EXPORT_FORMATS = ("csv", "json")
+# arena.tournament.play.game_id: "<table>/d<deal set>/r<rotation>", the table "r<round>t<index>"
+GAME_ID_PATTERN = re.compile(r"^r([0-9]{1,3})t([0-9]{1,6})/d([0-9]{1,3})/r([0-9]{1,2})$")
+GAME_ID_RULE = "<table>/d<deal set>/r<rotation>, e.g. r1t0/d0/r2"
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,7 @@ class TableView:
     forfeits: tuple[str, ...]
     waiting_for: tuple[str, ...] = ()  # connected entrants it waits for at its start (not online yet)
     waiting_until_ms: int = 0  # when that wait ends: whoever is still away forfeits the table
+    game_ids: tuple[str, ...] = ()  # its games recorded, in play order (shown only once the tournament ended)
 
 
 class StandingsPending(Exception):  # noqa: N818: not an error, a step of the read
@@ -87,6 +94,18 @@ def check_id(tourney_id: str, field: str = "tournament_id") -> str:
     if not ID_PATTERN.fullmatch(tourney_id):
         raise TournamentError(f"{field}: {tourney_id[:80]!r} must be {ID_RULE}")
     return tourney_id
+
+
+def check_game_id(game: str, field: str = "game_id") -> str:
+    if not GAME_ID_PATTERN.fullmatch(game):
+        raise TournamentError(f"{field}: {game[:80]!r} must be {GAME_ID_RULE}")
+    return game
+
+
+def play_order(game: str) -> tuple[int, ...]:
+    """A checked game id's place at its table: by deal set, then rotation (d10 after d9)."""
+    match = GAME_ID_PATTERN.fullmatch(game)
+    return tuple(int(number) for number in match.groups()) if match else (-1,)
 
 
 def check_replicates(replicates: int, field: str = "replicates") -> int:
@@ -253,10 +272,9 @@ def page_of_summaries(
 
 
 def tables(store: TournamentStore, tourney: Tournament) -> list[TableView]:
-    games_by_table: dict[str, int] = {}
-    for game in store.finished_games(tourney.tourney_id):
-        table = game.partition("/")[0]
-        games_by_table[table] = games_by_table.get(table, 0) + 1
+    games_by_table: dict[str, list[str]] = {}
+    for game in sorted(store.finished_games(tourney.tourney_id), key=play_order):
+        games_by_table.setdefault(game.partition("/")[0], []).append(game)
     plans = store.tables(tourney.tourney_id)
     states = store.table_states(tourney.tourney_id, list(plans))
     views = []
@@ -272,11 +290,12 @@ def tables(store: TournamentStore, tourney: Tournament) -> list[TableView]:
                 entrants=tuple(tourney.entrants[index].name for index in plan.entrants),
                 state=state.get("state", "queued"),
                 attempts=int(state.get("attempts", 0)),
-                games_done=games_by_table.get(table_id, 0),
+                games_done=len(games_by_table.get(table_id, ())),
                 games=len(plan.entrants) * tourney.deals,
                 forfeits=tuple(json.loads(state.get("forfeits", "[]"))),
                 waiting_for=tuple(waiting.get("names", ())),
                 waiting_until_ms=int(waiting.get("until_ms", 0)),
+                game_ids=tuple(games_by_table.get(table_id, ())),
             )
         )
     return views
@@ -357,6 +376,19 @@ def _json_pieces(parts: tuple[str | Iterator[tuple[str, str]], ...]) -> Iterator
             yield f"{before}\n{json.dumps(key)}: {raw}"
             before = ","
         yield "{}" if before == "{" else "\n}"
+
+
+def game_record(store: TournamentStore, tourney_id: str, game: str, addresses: bool = True) -> str:
+    """One game's record (stored JSON text) once the tournament has ended, for its replay:
+    TournamentRunning while it runs (other tables may still play the same deals), NOT_FOUND naming
+    ``game_id`` when no such game was recorded. Without ``addresses`` an endpoint seat loses its
+    address, as in the export."""
+    check_id(tourney_id)
+    check_game_id(game)
+    raw = store.record_text(tourney_id, game)
+    if raw is None:
+        raise TournamentNotFound(f"game_id: no game {game!r} recorded in tournament {tourney_id!r}")
+    return raw if addresses else without_addresses(raw)
 
 
 def resume(store: TournamentStore, tourney_id: str, dispatch: jobs.Dispatch) -> list[str]:

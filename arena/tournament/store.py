@@ -29,6 +29,7 @@ from arena.tournament.model import (
     Tournament,
     TournamentError,
     TournamentNotFound,
+    TournamentRunning,
     TournamentSummary,
     table_id,
 )
@@ -241,11 +242,25 @@ class TournamentStore(Creating, AwayReads):
         return [text(fields[b"table"] if b"table" in fields else fields["table"]) for _, fields in entries]
 
     def _published(self, tourney_id: str) -> str:
-        """The tournament's state once it has ended; TournamentError while it runs."""
+        """The tournament's state once it has ended; TournamentRunning while it runs."""
         state = self.progress(tourney_id).state
         if state not in ENDED:
-            raise TournamentError(f"tournament {tourney_id!r} is still running: its deals and records are secret")
+            raise TournamentRunning(f"tournament {tourney_id!r} is still running: its deals and records are secret")
         return state
+
+    def record_text(self, tourney_id: str, game: str) -> str | None:
+        """One game's record as stored JSON once the tournament has ended (None: not recorded);
+        TournamentRunning before, and for a cancelled tournament's table still in play (its last
+        game, unrecorded, deals cards of the deal sets its recorded games show: as ``deal_texts``)."""
+        if self._published(tourney_id) == "cancelled":
+            table = game.partition("/")[0]
+            if self.leases_alive(tourney_id, [table]):
+                raise TournamentRunning(
+                    f"game_id: table {table} of the cancelled tournament {tourney_id!r} still plays its last "
+                    "game: its records are secret until it stops"
+                )
+        raw = self.client.hget(self.keys.tourney_records(tourney_id), game)
+        return None if raw is None else text(raw)
 
     def records(self, tourney_id: str) -> dict[str, dict[str, Any]]:
         return {game: json.loads(raw) for game, raw in self.record_texts(tourney_id)}
@@ -254,9 +269,15 @@ class TournamentStore(Creating, AwayReads):
         return {table: json.loads(raw) for table, raw in self.deal_texts(tourney_id)}
 
     def record_texts(self, tourney_id: str) -> Iterator[tuple[str, str]]:
-        """(game id, its record as stored JSON) in game order, read a batch at a time."""
-        self._published(tourney_id)
-        return self._texts(self.keys.tourney_records(tourney_id))
+        """(game id, its record as stored JSON) in game order, read a batch at a time. The games of a
+        cancelled tournament's table whose runner still holds it are left out until it lets go, as
+        its deals are (``deal_texts``): they show the deal set of the game it still plays."""
+        key = self.keys.tourney_records(tourney_id)
+        if self._published(tourney_id) != "cancelled":
+            return self._texts(key)
+        games = [text(field) for field in self.client.hkeys(key)]
+        in_play = self.leases_alive(tourney_id, sorted({game.partition("/")[0] for game in games}))
+        return self._texts(key, {game for game in games if game.partition("/")[0] in in_play})
 
     def deal_texts(self, tourney_id: str) -> Iterator[tuple[str, str]]:
         """(table id, its deal sets as stored JSON) in table order, read a batch at a time. A table of

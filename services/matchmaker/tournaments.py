@@ -40,10 +40,11 @@ from arena.tournament.model import (
     TournamentError,
     TournamentExists,
     TournamentNotFound,
+    TournamentRunning,
     TournamentSummary,
 )
 from arena.tournament.standings import DEFAULT_REPLICATES, Standing
-from arena.tournament.store import Progress, TournamentStore
+from arena.tournament.store import ENDED, Progress, TournamentStore
 from arena.wire import rules_from_proto, rules_to_proto, within
 from ohell.errors import OhHellError
 from ohell.presets import preset
@@ -215,7 +216,8 @@ def standing_to_proto(row: Standing) -> tpb.TournamentStanding:
     return message
 
 
-def table_to_proto(table: operations.TableView) -> tpb.TournamentTable:
+def table_to_proto(table: operations.TableView, ended: bool) -> tpb.TournamentTable:
+    """``ended``: the tournament has ended, so its games' ids are shown (their records readable)."""
     return tpb.TournamentTable(
         table_id=table.table_id,
         round=table.round,
@@ -227,6 +229,7 @@ def table_to_proto(table: operations.TableView) -> tpb.TournamentTable:
         forfeits=table.forfeits,
         waiting_for=table.waiting_for,
         waiting_until_ms=table.waiting_until_ms,
+        game_ids=table.game_ids if ended else (),
     )
 
 
@@ -246,6 +249,7 @@ _CODES: dict[type[Exception], grpc.StatusCode] = {
     TournamentNotFound: grpc.StatusCode.NOT_FOUND,
     TournamentExists: grpc.StatusCode.ALREADY_EXISTS,
     TournamentEnded: grpc.StatusCode.FAILED_PRECONDITION,
+    TournamentRunning: grpc.StatusCode.FAILED_PRECONDITION,
     TournamentAborted: grpc.StatusCode.ABORTED,
 }
 
@@ -355,10 +359,11 @@ class TournamentRpcs:
             context, operations.overview, self.tourneys, tourney_id, replicates, self.standings_cache
         )
         more = offset + size < len(view.tables)
+        ended = view.progress.state in ENDED
         return tpb.GetTournamentResponse(
             tournament=tournament_to_proto(view.tourney, self._is_host(context)),
             progress=progress_to_proto(view.tourney, view.progress),
-            tables=[table_to_proto(table) for table in view.tables[offset : offset + size]],
+            tables=[table_to_proto(table, ended) for table in view.tables[offset : offset + size]],
             standings=[standing_to_proto(row) for row in view.standings],
             next_table_page_token=str(offset + size) if more else "",
             away=[tpb.TournamentAway(entrant=a.name, since_ms=a.since_ms, table_id=a.table) for a in view.away],
@@ -419,6 +424,15 @@ class TournamentRpcs:
                 piece.content_type, piece.filename, piece.finished = CONTENT_TYPES[fmt], f"{tourney_id}.{fmt}", finished
                 first = False
             yield piece
+
+    async def GetTournamentGame(
+        self, request: tpb.GetTournamentGameRequest, context: Any
+    ) -> tpb.GetTournamentGameResponse:
+        tourney_id = await self._checked(context, operations.check_id, request.tournament_id)
+        game = await self._checked(context, operations.check_game_id, request.game_id)
+        addresses = self._is_host(context)
+        raw = await self._t(context, operations.game_record, self.tourneys, tourney_id, game, addresses)
+        return tpb.GetTournamentGameResponse(record_json=raw)
 
     async def ResumeTournament(
         self, request: tpb.ResumeTournamentRequest, context: Any

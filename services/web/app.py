@@ -27,8 +27,7 @@ from services.web.api import Api, ApiError
 from services.web.errors import ShownError, error_page, http_error_page
 from services.web.headers import HEADERS as SECURITY_HEADERS
 from services.web.headers import SecurityHeaders
-from services.web.pages import HERE, api_of, page, page_part
-from services.web.replay import replay
+from services.web.pages import HERE, api_of, page, page_part, replay_page
 from services.web.visitors import DEFAULT_VISITOR_LIMIT, WEB_RATE_ENV, BodyLimit, VisitorLimit
 
 MATCH_PAGE = 50
@@ -149,16 +148,18 @@ async def match_page(request: Request) -> Response:
     names = await api.names(list(summary.agent_ids))
     if record is None:  # not finished: the live view follows it
         return await live_view(request, summary, names)
-    viewer = replay(record)
-    return page(
+    ladder = quote(summary.ladder, safe="")
+    seats = views.record_seats(record, list(summary.agent_ids))
+    for seat in seats:
+        seat["href"] = f"/agents/{quote(seat['agent_id'], safe='')}?ladder={ladder}"
+    return replay_page(
         request,
-        "replay.html",
-        match=summary,
-        record=record,
-        rules=views.record_rules_label(record),
-        seats=views.record_seats(record, list(summary.agent_ids)),
-        replay_json=json.dumps(viewer, separators=(",", ":")).replace("<", "\\u003c"),  # inside <script>
-        steps=len(viewer["frames"]),
+        record,
+        seats,
+        heading=summary.match_id,
+        back_href=f"/ladders/{ladder}",
+        back_label=summary.ladder,
+        record_href=f"/matches/{quote(summary.match_id, safe='')}/record.json",
     )
 
 

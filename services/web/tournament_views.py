@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.tournament.messages import away_text, no_standings_text, waiting_text
@@ -86,7 +87,10 @@ def standing_rows(standings: Any) -> list[Row]:
     ]
 
 
-def table_row(table: Any) -> Row:
+def table_row(table: Any, tourney_id: str = "") -> Row:
+    """``replays``: (label, address) of each game's replay, once the tournament has ended (the
+    matchmaker gives the games' ids only then)."""
+    base = f"/tournaments/{quote(tourney_id, safe='')}/games/"
     return {
         "id": table.table_id,
         "round": table.round,
@@ -95,6 +99,7 @@ def table_row(table: Any) -> Row:
         "attempts": table.attempts,
         "games": f"{table.games_done}/{table.games}",
         "forfeits": ", ".join(table.forfeits),
+        "replays": [(game.partition("/")[2], base + quote(game)) for game in table.game_ids],
     }
 
 
@@ -108,7 +113,7 @@ def detail(reply: Any, tables_page: str = "") -> dict[str, Any]:
         "rules": tournament.rules,
         "entrants": [entrant_row(e) for e in tournament.entrants],
         "standings": standing_rows(reply.standings),
-        "tables": [table_row(t) for t in reply.tables],
+        "tables": [table_row(t, tournament.tournament_id) for t in reply.tables],
         "tables_page": tables_page,
         "tables_next": reply.next_table_page_token,
         "away": [away_text(a) for a in reply.away],

@@ -1,12 +1,15 @@
 """Tournament pages: the public list, a tournament's page (progress, tables, standings with their
 95 % intervals and P(above next); its live part is fetched again every few seconds while the
-tournament runs), the exports, the host's page to create one and the host's forms to resume or
-cancel one (behind the host login of services/web/host.py). Every read and change goes through the
-matchmaker's tournament RPCs."""
+tournament runs; once it has ended, each table's games link their replays), a game's replay (only
+once the tournament has ended: the matchmaker refuses it before), the exports, the host's page to
+create one and the host's forms to resume or cancel one (behind the host login of
+services/web/host.py). Every read and change goes through the matchmaker's tournament RPCs."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
+from urllib.parse import quote
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -21,9 +24,10 @@ from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
 from ohell.presets import PRESETS
 from services.web import tournament_views as tv
+from services.web import views
 from services.web.api import Api, ApiError, deadline
 from services.web.host import _form, sessions
-from services.web.pages import api_of, page, page_part
+from services.web.pages import api_of, page, page_part, replay_page
 
 LIST_PAGE = 100
 TABLE_PAGE = 100  # tables on a tournament's page (a tournament may have 6,800)
@@ -60,6 +64,26 @@ async def live_part(request: Request) -> Response:
     tables = request.query_params.get("tables", "")
     reply = await _get(api_of(request), request.path_params["tid"], tables)
     return page_part(request, "_tournament_live.html", csrf=sessions(request).csrf(request), **tv.detail(reply, tables))
+
+
+async def game_page(request: Request) -> Response:
+    """A game's replay (``<table>/d<deal set>/r<rotation>``): GetTournamentGame refuses it while the
+    tournament runs (400), and names a bad or unknown id (400, 404)."""
+    tourney_id = request.path_params["tid"]
+    game = "/".join(request.path_params[part] for part in ("table", "deal", "turn"))
+    reply = await api_of(request).call(
+        "GetTournamentGame", tpb.GetTournamentGameRequest(tournament_id=tourney_id, game_id=game)
+    )
+    record = json.loads(reply.record_json)
+    seats = [{**seat, "href": ""} for seat in views.record_seats(record, [])]
+    return replay_page(
+        request,
+        record,
+        seats,
+        heading=f"{tourney_id} {game}",
+        back_href=f"/tournaments/{quote(tourney_id, safe='')}",
+        back_label=f"tournament {tourney_id}",
+    )
 
 
 async def export(request: Request) -> Response:
@@ -218,6 +242,7 @@ def routes() -> list[Route]:
         Route("/tournaments/{tid}", tournament_page),
         Route("/tournaments/{tid}/live", live_part),
         Route("/tournaments/{tid}/export.{fmt}", export),
+        Route("/tournaments/{tid}/games/{table}/{deal}/{turn}", game_page),
         Route("/host/tournaments", host_get),
         Route("/host/tournaments/new", create, methods=["POST"]),
         Route("/host/tournaments/{tid}/resume", resume, methods=["POST"]),

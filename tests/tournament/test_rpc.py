@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+import re
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -388,3 +389,56 @@ def test_the_host_cancels_a_tournament_that_could_never_finish(rpc: Rpc) -> None
         "tournament_id: the tournament 'ended' has finished already",
     )
     assert rpc.get("ended").progress.state == tpb.TOURNAMENT_STATE_FINISHED
+
+
+def test_a_games_record_is_read_once_the_tournament_has_ended_never_while_it_runs(rpc: Rpc) -> None:
+    """GetTournamentGame: the replay of one game. The bots' table plays its games while the tables
+    of a connected entrant never online stay queued, so the tournament runs with games recorded:
+    none is readable (nor are their ids listed) until the host cancels it."""
+    agent = rpc.stub.RegisterAgent(
+        pb.RegisterAgentRequest(name="late-g", kind=pb.AGENT_KIND_CONNECTED), metadata=rpc.host
+    )
+    entrants = [*bots("random", "heuristic", "strong"), tpb.TournamentEntrant(agent_id=agent.agent.agent_id)]
+    rpc.create(tpb.Tournament(tournament_id="replays", entrants=entrants, rules=SHORT, deals=1, grace_seconds=0))
+    played_out = lambda: [t for t in rpc.get("replays").tables if t.games_done == 3]  # noqa: E731
+    wait_until(played_out, 30, "the bots' table to play its games")  # (the tables as read up to 2 s ago)
+    running = rpc.get("replays")
+    assert running.progress.state == tpb.TOURNAMENT_STATE_RUNNING
+    [played] = [t.table_id for t in running.tables if t.games_done == 3]
+    assert [list(t.game_ids) for t in running.tables] == [[]] * 4  # no id listed while it runs
+
+    def game(game_id: str, tourney_id: str = "replays", metadata: Any = None) -> tpb.GetTournamentGameResponse:
+        request = tpb.GetTournamentGameRequest(tournament_id=tourney_id, game_id=game_id)
+        return rpc.stub.GetTournamentGame(request, metadata=metadata)
+
+    card = re.compile(r"\b(?:[2-9TJQKA]|10)[CDHS♣♦♥♠]")  # a card as records ("TH") or pages ("10♥") write it
+    for metadata in (None, rpc.host):  # not even the host reads it while the deals are in play
+        said = refused(lambda m=metadata: game(f"{played}/d0/r0", metadata=m), grpc.StatusCode.FAILED_PRECONDITION)
+        assert "still running" in said and not card.search(said), said
+    for game_id in ("r1t0/d0", "r1t0/d0/r0/x", "../r1t0/d0/r0", "R1T0/D0/R0", "r1t0/d0/r0" + "0" * 40, ""):
+        refused(lambda g=game_id: game(g), grpc.StatusCode.INVALID_ARGUMENT, "game_id")
+    refused(lambda: game("r1t0/d0/r0", "Bad Id!"), grpc.StatusCode.INVALID_ARGUMENT, "tournament_id")
+    refused(lambda: game("r1t0/d0/r0", "x" * 41), grpc.StatusCode.INVALID_ARGUMENT, "tournament_id")
+    refused(lambda: game("r1t0/d0/r0", "no-such"), grpc.StatusCode.NOT_FOUND, "tournament_id")
+
+    # a runner still holding a table of the tournament once cancelled plays on with its deal sets
+    held = rpc.store.keys.tourney_lease("replays", played)
+    rpc.store.client.set(held, "runner-x", px=60_000)
+    rpc.stub.CancelTournament(tpb.CancelTournamentRequest(tournament_id="replays"), metadata=rpc.host)
+    said = refused(lambda: game(f"{played}/d0/r1"), grpc.StatusCode.FAILED_PRECONDITION, "game_id", "still plays")
+    assert not card.search(said), said
+    exported = json.loads(rpc.export("replays", tpb.EXPORT_FORMAT_JSON)[0])  # nor does the export show them
+    assert exported["state"] == "cancelled" and played not in exported["deals"] and exported["records"] == {}
+    rpc.store.client.delete(held)
+
+    ended = rpc.get("replays")
+    expected = [f"{played}/d0/r{turn}" for turn in range(3)]
+    assert {t.table_id: list(t.game_ids) for t in ended.tables if t.game_ids} == {played: expected}
+    records = rpc.store.records("replays")
+    for game_id in expected:
+        record = json.loads(game(game_id).record_json)
+        assert record == records[game_id] and record["match_id"] == f"replays/{game_id}"
+        assert [hand["deal"] for hand in record["hands"]]  # the hands dealt, for the replay
+    refused(lambda: game(f"{played}/d1/r0"), grpc.StatusCode.NOT_FOUND, "game_id", "no game")
+    other = next(t.table_id for t in ended.tables if t.table_id != played)
+    refused(lambda: game(f"{other}/d0/r0"), grpc.StatusCode.NOT_FOUND, "game_id")

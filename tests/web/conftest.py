@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -64,6 +65,28 @@ def start_web(stack: Stack, log_path: Path, env: dict[str, str] | None = None) -
     found = re.search(r"web service on port (\d+)", log_path.read_text())
     assert found, log_path.read_text()
     return process, f"http://127.0.0.1:{found.group(1)}"
+
+
+@dataclass
+class TourneySite:
+    url: str
+    stub: matchmaker_pb2_grpc.MatchmakerServiceStub
+
+
+@contextmanager
+def tournament_site(config: StackConfig) -> Iterator[TourneySite]:
+    """The stack of ``config`` (its logs in ``config.log_dir``) and the web app on it, stopped after."""
+    stack = Stack(config).start()
+    web = None
+    try:
+        with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            web, url = start_web(stack, stack.log_dir / "web.log")
+            yield TourneySite(url, matchmaker_pb2_grpc.MatchmakerServiceStub(channel))
+    finally:
+        if web is not None:
+            web.terminate()
+            web.wait(10)
+        stack.cleanup(graceful=False)
 
 
 @pytest.fixture(scope="module")

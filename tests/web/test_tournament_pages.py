@@ -9,27 +9,18 @@ import io
 import json
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-import grpc
 import pytest
 
 from arena.embedded_redis import EmbeddedRedis
-from arena.local.stack import Stack, StackConfig
-from arena.proto.ohell.v1 import matchmaker_pb2_grpc
+from arena.local.stack import StackConfig
 from arena.proto.ohell.v1 import tournament_pb2 as tpb
 from arena.rpc.auth import auth_metadata
 
-from .conftest import HOST_TOKEN, screenshot, start_web
+from .conftest import HOST_TOKEN, TourneySite, screenshot, tournament_site
 
 pytestmark = pytest.mark.slow  # starts the stack, the web app and Chromium
-
-
-@dataclass
-class TourneySite:
-    url: str
-    stub: matchmaker_pb2_grpc.MatchmakerServiceStub
 
 
 @pytest.fixture(scope="module")
@@ -44,17 +35,8 @@ def tsite(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathF
         host_token=HOST_TOKEN,
         remote_worker=False,
     )
-    stack = Stack(config).start()
-    web = None
-    try:
-        with grpc.insecure_channel(stack.matchmaker_address) as channel:
-            web, url = start_web(stack, logs / "web.log")
-            yield TourneySite(url, matchmaker_pb2_grpc.MatchmakerServiceStub(channel))
-    finally:
-        if web is not None:
-            web.terminate()
-            web.wait(10)
-        stack.cleanup(graceful=False)
+    with tournament_site(config) as site:
+        yield site
 
 
 def sign_in(site: TourneySite, page: Any) -> None:
@@ -114,6 +96,28 @@ def test_host_creates_a_tournament_and_watches_it_finish(tsite: TourneySite, pag
     response = page.request.get(f"{tsite.url}/tournaments/cup/export.json")
     document = json.loads(response.body())
     assert document["finished"] and len(document["records"]) == 6 and set(document["deals"]) == {"r1t0"}
+
+    # each game's replay, from its table's row: the hands dealt, drawn by the ladder matches' viewer
+    page.goto(f"{tsite.url}/tournaments/cup")
+    links = page.locator("#tables tbody tr[data-table=r1t0] td.replays a")
+    assert links.all_inner_texts() == [f"d{deal}/r{turn}" for deal in range(2) for turn in range(3)]
+    links.nth(4).click()
+    page.wait_for_url(f"{tsite.url}/tournaments/cup/games/r1t0/d1/r1")
+    assert page.locator("h1").inner_text() == "Replay: cup r1t0/d1/r1"
+    record = document["records"]["r1t0/d1/r1"]
+    page.wait_for_selector("#seats .seat .cards .c")
+    for seat, dealt in enumerate(record["hands"][0]["deal"]):
+        assert page.locator(f"#seats .seat[data-seat='{seat}'] .name").inner_text() == record["seats"][seat]["name"]
+        assert (
+            page.locator(f"#seats .seat[data-seat='{seat}'] .cards .c").evaluate_all(
+                "cards => cards.map(c => c.dataset.card)"
+            )
+            == dealt
+        )
+    page.keyboard.press("End")
+    assert page.locator("#scores tbody tr").count() == len(record["hands"])
+    page.click("a:text('tournament cup')")
+    page.wait_for_url(f"{tsite.url}/tournaments/cup")
 
     page.goto(tsite.url + "/tournaments")
     listed = page.locator("#tournaments tbody tr[data-tournament=cup] td").all_inner_texts()

@@ -11,7 +11,7 @@
     return hand.deal.map((cards) => cards.filter((c) => !gone.has(c)));
   }
   const seats = [...document.querySelectorAll("#seats .seat")];
-  const names = seats.map((el) => el.querySelector("h3 a").textContent);
+  const names = seats.map((el) => el.querySelector("h3 .name").textContent);
   const scrub = document.getElementById("scrub");
   const playButton = document.getElementById("play");
   const scores = document.querySelector("#scores tbody");

@@ -169,6 +169,11 @@ class MatchmakerServiceStub:
                 request_serializer=ohell_dot_v1_dot_tournament__pb2.CancelTournamentRequest.SerializeToString,
                 response_deserializer=ohell_dot_v1_dot_tournament__pb2.CancelTournamentResponse.FromString,
                 _registered_method=True)
+        self.GetTournamentGame = channel.unary_unary(
+                '/ohell.v1.MatchmakerService/GetTournamentGame',
+                request_serializer=ohell_dot_v1_dot_tournament__pb2.GetTournamentGameRequest.SerializeToString,
+                response_deserializer=ohell_dot_v1_dot_tournament__pb2.GetTournamentGameResponse.FromString,
+                _registered_method=True)
 
 
 class MatchmakerServiceServicer:
@@ -429,6 +434,17 @@ class MatchmakerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTournamentGame(self, request, context):
+        """Added in revision 14. One game's record of a tournament that has ended (finished or
+        cancelled), for its replay: never while it runs, since other tables may still play the same
+        deals. Status codes: INVALID_ARGUMENT (a bad tournament_id or game_id), NOT_FOUND (no such
+        tournament_id, or no game_id recorded in it), FAILED_PRECONDITION (the tournament is running,
+        or was cancelled while that game's table still plays its last game).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MatchmakerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -561,6 +577,11 @@ def add_MatchmakerServiceServicer_to_server(servicer, server):
                     servicer.CancelTournament,
                     request_deserializer=ohell_dot_v1_dot_tournament__pb2.CancelTournamentRequest.FromString,
                     response_serializer=ohell_dot_v1_dot_tournament__pb2.CancelTournamentResponse.SerializeToString,
+            ),
+            'GetTournamentGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournamentGame,
+                    request_deserializer=ohell_dot_v1_dot_tournament__pb2.GetTournamentGameRequest.FromString,
+                    response_serializer=ohell_dot_v1_dot_tournament__pb2.GetTournamentGameResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1269,6 +1290,33 @@ class MatchmakerService:
             '/ohell.v1.MatchmakerService/CancelTournament',
             ohell_dot_v1_dot_tournament__pb2.CancelTournamentRequest.SerializeToString,
             ohell_dot_v1_dot_tournament__pb2.CancelTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournamentGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ohell.v1.MatchmakerService/GetTournamentGame',
+            ohell_dot_v1_dot_tournament__pb2.GetTournamentGameRequest.SerializeToString,
+            ohell_dot_v1_dot_tournament__pb2.GetTournamentGameResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,19 +25,19 @@ _sym_db = _symbol_database.Default()
 from arena.proto.ohell.v1 import rules_pb2 as ohell_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19ohell/v1/tournament.proto\x12\x08ohell.v1\x1a\x14ohell/v1/rules.proto\"b\n\x11TournamentEntrant\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x03\x62ot\x18\x02 \x01(\tH\x00\x12\x12\n\x08\x61gent_id\x18\x03 \x01(\tH\x00\x12\x12\n\x08\x65ndpoint\x18\x04 \x01(\tH\x00\x42\x08\n\x06player\"\xfa\x01\n\nTournament\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12-\n\x08\x65ntrants\x18\x02 \x03(\x0b\x32\x1b.ohell.v1.TournamentEntrant\x12\x1e\n\x05rules\x18\x03 \x01(\x0b\x32\x0f.ohell.v1.Rules\x12\r\n\x05seats\x18\x04 \x01(\r\x12*\n\x06\x66ormat\x18\x05 \x01(\x0e\x32\x1a.ohell.v1.TournamentFormat\x12\x0e\n\x06rounds\x18\x06 \x01(\r\x12\r\n\x05\x64\x65\x61ls\x18\x07 \x01(\r\x12\x1a\n\rgrace_seconds\x18\x08 \x01(\x01H\x00\x88\x01\x01\x42\x10\n\x0e_grace_seconds\"\xd4\x01\n\x12TournamentProgress\x12(\n\x05state\x18\x01 \x01(\x0e\x32\x19.ohell.v1.TournamentState\x12\r\n\x05round\x18\x02 \x01(\r\x12\x0e\n\x06rounds\x18\x03 \x01(\r\x12\x0e\n\x06tables\x18\x04 \x01(\r\x12\x13\n\x0btables_done\x18\x05 \x01(\r\x12\x12\n\ngames_done\x18\x06 \x01(\r\x12\x13\n\x0bgames_total\x18\x07 \x01(\r\x12\x12\n\ncreated_ms\x18\x08 \x01(\x03\x12\x13\n\x0b\x66inished_ms\x18\t \x01(\x03\"\xc9\x01\n\x0fTournamentTable\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\r\x12\x10\n\x08\x65ntrants\x18\x03 \x03(\t\x12\r\n\x05state\x18\x04 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x05 \x01(\r\x12\x12\n\ngames_done\x18\x06 \x01(\r\x12\r\n\x05games\x18\x07 \x01(\r\x12\x10\n\x08\x66orfeits\x18\x08 \x03(\t\x12\x13\n\x0bwaiting_for\x18\t \x03(\t\x12\x18\n\x10waiting_until_ms\x18\n \x01(\x03\"E\n\x0eTournamentAway\x12\x0f\n\x07\x65ntrant\x18\x01 \x01(\t\x12\x10\n\x08since_ms\x18\x02 \x01(\x03\x12\x10\n\x08table_id\x18\x03 \x01(\t\"\xa9\x02\n\x12TournamentStanding\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x0f\n\x07\x65ntrant\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x01(\r\x12\r\n\x05\x64\x65\x61ls\x18\x04 \x01(\r\x12\x16\n\x0emean_duplicate\x18\x05 \x01(\x01\x12\x17\n\x0ftotal_duplicate\x18\x06 \x01(\x01\x12\x13\n\x06\x63i_low\x18\x07 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07\x63i_high\x18\x08 \x01(\x01H\x01\x88\x01\x01\x12\x19\n\x0cp_above_next\x18\t \x01(\x01H\x02\x88\x01\x01\x12\x11\n\tdeals_won\x18\n \x01(\r\x12\x10\n\x08\x66orfeits\x18\x0b \x01(\r\x12\x12\n\nmean_score\x18\x0c \x01(\x01\x42\t\n\x07_ci_lowB\n\n\x08_ci_highB\x0f\n\r_p_above_next\"\x84\x01\n\x11TournamentSummary\x12(\n\ntournament\x18\x01 \x01(\x0b\x32\x14.ohell.v1.Tournament\x12.\n\x08progress\x18\x02 \x01(\x0b\x32\x1c.ohell.v1.TournamentProgress\x12\x15\n\rentrant_count\x18\x03 \x01(\r\"C\n\x17\x43reateTournamentRequest\x12(\n\ntournament\x18\x01 \x01(\x0b\x32\x14.ohell.v1.Tournament\"t\n\x18\x43reateTournamentResponse\x12(\n\ntournament\x18\x01 \x01(\x0b\x32\x14.ohell.v1.Tournament\x12.\n\x08progress\x18\x02 \x01(\x0b\x32\x1c.ohell.v1.TournamentProgress\"?\n\x16ListTournamentsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\"d\n\x17ListTournamentsResponse\x12\x30\n\x0btournaments\x18\x01 \x03(\x0b\x32\x1b.ohell.v1.TournamentSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"t\n\x14GetTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\x12\n\nreplicates\x18\x02 \x01(\r\x12\x17\n\x0ftable_page_size\x18\x03 \x01(\r\x12\x18\n\x10table_page_token\x18\x04 \x01(\t\"\x94\x02\n\x15GetTournamentResponse\x12(\n\ntournament\x18\x01 \x01(\x0b\x32\x14.ohell.v1.Tournament\x12.\n\x08progress\x18\x02 \x01(\x0b\x32\x1c.ohell.v1.TournamentProgress\x12)\n\x06tables\x18\x03 \x03(\x0b\x32\x19.ohell.v1.TournamentTable\x12/\n\tstandings\x18\x04 \x03(\x0b\x32\x1c.ohell.v1.TournamentStanding\x12\x1d\n\x15next_table_page_token\x18\x05 \x01(\t\x12&\n\x04\x61way\x18\x06 \x03(\x0b\x32\x18.ohell.v1.TournamentAway\"l\n\x17\x45xportTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12&\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x16.ohell.v1.ExportFormat\x12\x12\n\nreplicates\x18\x03 \x01(\r\"b\n\x18\x45xportTournamentResponse\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x14\n\x0c\x63ontent_type\x18\x02 \x01(\t\x12\x10\n\x08\x66ilename\x18\x03 \x01(\t\x12\x10\n\x08\x66inished\x18\x04 \x01(\x08\"0\n\x17ResumeTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"*\n\x18ResumeTournamentResponse\x12\x0e\n\x06tables\x18\x01 \x03(\t\"0\n\x17\x43\x61ncelTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"d\n\x18\x43\x61ncelTournamentResponse\x12.\n\x08progress\x18\x01 \x01(\x0b\x32\x1c.ohell.v1.TournamentProgress\x12\x18\n\x10tables_cancelled\x18\x02 \x01(\r*u\n\x10TournamentFormat\x12!\n\x1dTOURNAMENT_FORMAT_UNSPECIFIED\x10\x00\x12!\n\x1dTOURNAMENT_FORMAT_ROUND_ROBIN\x10\x01\x12\x1b\n\x17TOURNAMENT_FORMAT_SWISS\x10\x02*\x90\x01\n\x0fTournamentState\x12 \n\x1cTOURNAMENT_STATE_UNSPECIFIED\x10\x00\x12\x1c\n\x18TOURNAMENT_STATE_RUNNING\x10\x01\x12\x1d\n\x19TOURNAMENT_STATE_FINISHED\x10\x02\x12\x1e\n\x1aTOURNAMENT_STATE_CANCELLED\x10\x03*\\\n\x0c\x45xportFormat\x12\x1d\n\x19\x45XPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x15\n\x11\x45XPORT_FORMAT_CSV\x10\x01\x12\x16\n\x12\x45XPORT_FORMAT_JSON\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19ohell/v1/tournament.proto\x12\x08ohell.v1\x1a\x14ohell/v1/rules.proto\"b\n\x11TournamentEntrant\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x03\x62ot\x18\x02 \x01(\tH\x00\x12\x12\n\x08\x61gent_id\x18\x03 \x01(\tH\x00\x12\x12\n\x08\x65ndpoint\x18\x04 \x01(\tH\x00\x42\x08\n\x06player\"\xfa\x01\n\nTournament\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12-\n\x08\x65ntrants\x18\x02 \x03(\x0b\x32\x1b.ohell.v1.TournamentEntrant\x12\x1e\n\x05rules\x18\x03 \x01(\x0b\x32\x0f.ohell.v1.Rules\x12\r\n\x05seats\x18\x04 \x01(\r\x12*\n\x06\x66ormat\x18\x05 \x01(\x0e\x32\x1a.ohell.v1.TournamentFormat\x12\x0e\n\x06rounds\x18\x06 \x01(\r\x12\r\n\x05\x64\x65\x61ls\x18\x07 \x01(\r\x12\x1a\n\rgrace_seconds\x18\x08 \x01(\x01H\x00\x88\x01\x01\x42\x10\n\x0e_grace_seconds\"\xd4\x01\n\x12TournamentProgress\x12(\n\x05state\x18\x01 \x01(\x0e\x32\x19.ohell.v1.TournamentState\x12\r\n\x05round\x18\x02 \x01(\r\x12\x0e\n\x06rounds\x18\x03 \x01(\r\x12\x0e\n\x06tables\x18\x04 \x01(\r\x12\x13\n\x0btables_done\x18\x05 \x01(\r\x12\x12\n\ngames_done\x18\x06 \x01(\r\x12\x13\n\x0bgames_total\x18\x07 \x01(\r\x12\x12\n\ncreated_ms\x18\x08 \x01(\x03\x12\x13\n\x0b\x66inished_ms\x18\t \x01(\x03\"\xdb\x01\n\x0fTournamentTable\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\r\x12\x10\n\x08\x65ntrants\x18\x03 \x03(\t\x12\r\n\x05state\x18\x04 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x05 \x01(\r\x12\x12\n\ngames_done\x18\x06 \x01(\r\x12\r\n\x05games\x18\x07 \x01(\r\x12\x10\n\x08\x66orfeits\x18\x08 \x03(\t\x12\x13\n\x0bwaiting_for\x18\t \x03(\t\x12\x18\n\x10waiting_until_ms\x18\n \x01(\x03\x12\x10\n\x08game_ids\x18\x0b \x03(\t\"E\n\x0eTournamentAway\x12\x0f\n\x07\x65ntrant\x18\x01 \x01(\t\x12\x10\n\x08since_ms\x18\x02 \x01(\x03\x12\x10\n\x08table_id\x18\x03 \x01(\t\"\xa9\x02\n\x12TournamentStanding\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x0f\n\x07\x65ntrant\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x01(\r\x12\r\n\x05\x64\x65\x61ls\x18\x04 \x01(\r\x12\x16\n\x0emean_duplicate\x18\x05 \x01(\x01\x12\x17\n\x0ftotal_duplicate\x18\x06 \x01(\x01\x12\x13\n\x06\x63i_low\x18\x07 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07\x63i_high\x18\x08 \x01(\x01H\x01\x88\x01\x01\x12\x19\n\x0cp_above_next\x18\t \x01(\x01H\x02\x88\x01\x01\x12\x11\n\tdeals_won\x18\n \x01(\r\x12\x10\n\x08\x66orfeits\x18\x0b \x01(\r\x12\x12\n\nmean_score\x18\x0c \x01(\x01\x42\t\n\x07_ci_lowB\n\n\x08_ci_highB\x0f\n\r_p_above_next\"\x84\x01\n\x11TournamentSummary\x12(\n\ntournament\x18\x01 \x01(\x0b\x32\x14.ohell.v1.Tournament\x12.\n\x08progress\x18\x02 \x01(\x0b\x32\x1c.ohell.v1.TournamentProgress\x12\x15\n\rentrant_count\x18\x03 \x01(\r\"C\n\x17\x43reateTournamentRequest\x12(\n\ntournament\x18\x01 \x01(\x0b\x32\x14.ohell.v1.Tournament\"t\n\x18\x43reateTournamentResponse\x12(\n\ntournament\x18\x01 \x01(\x0b\x32\x14.ohell.v1.Tournament\x12.\n\x08progress\x18\x02 \x01(\x0b\x32\x1c.ohell.v1.TournamentProgress\"?\n\x16ListTournamentsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\"d\n\x17ListTournamentsResponse\x12\x30\n\x0btournaments\x18\x01 \x03(\x0b\x32\x1b.ohell.v1.TournamentSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"t\n\x14GetTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\x12\n\nreplicates\x18\x02 \x01(\r\x12\x17\n\x0ftable_page_size\x18\x03 \x01(\r\x12\x18\n\x10table_page_token\x18\x04 \x01(\t\"\x94\x02\n\x15GetTournamentResponse\x12(\n\ntournament\x18\x01 \x01(\x0b\x32\x14.ohell.v1.Tournament\x12.\n\x08progress\x18\x02 \x01(\x0b\x32\x1c.ohell.v1.TournamentProgress\x12)\n\x06tables\x18\x03 \x03(\x0b\x32\x19.ohell.v1.TournamentTable\x12/\n\tstandings\x18\x04 \x03(\x0b\x32\x1c.ohell.v1.TournamentStanding\x12\x1d\n\x15next_table_page_token\x18\x05 \x01(\t\x12&\n\x04\x61way\x18\x06 \x03(\x0b\x32\x18.ohell.v1.TournamentAway\"l\n\x17\x45xportTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12&\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x16.ohell.v1.ExportFormat\x12\x12\n\nreplicates\x18\x03 \x01(\r\"b\n\x18\x45xportTournamentResponse\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x14\n\x0c\x63ontent_type\x18\x02 \x01(\t\x12\x10\n\x08\x66ilename\x18\x03 \x01(\t\x12\x10\n\x08\x66inished\x18\x04 \x01(\x08\"0\n\x17ResumeTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"*\n\x18ResumeTournamentResponse\x12\x0e\n\x06tables\x18\x01 \x03(\t\"0\n\x17\x43\x61ncelTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"d\n\x18\x43\x61ncelTournamentResponse\x12.\n\x08progress\x18\x01 \x01(\x0b\x32\x1c.ohell.v1.TournamentProgress\x12\x18\n\x10tables_cancelled\x18\x02 \x01(\r\"B\n\x18GetTournamentGameRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\"0\n\x19GetTournamentGameResponse\x12\x13\n\x0brecord_json\x18\x01 \x01(\t*u\n\x10TournamentFormat\x12!\n\x1dTOURNAMENT_FORMAT_UNSPECIFIED\x10\x00\x12!\n\x1dTOURNAMENT_FORMAT_ROUND_ROBIN\x10\x01\x12\x1b\n\x17TOURNAMENT_FORMAT_SWISS\x10\x02*\x90\x01\n\x0fTournamentState\x12 \n\x1cTOURNAMENT_STATE_UNSPECIFIED\x10\x00\x12\x1c\n\x18TOURNAMENT_STATE_RUNNING\x10\x01\x12\x1d\n\x19TOURNAMENT_STATE_FINISHED\x10\x02\x12\x1e\n\x1aTOURNAMENT_STATE_CANCELLED\x10\x03*\\\n\x0c\x45xportFormat\x12\x1d\n\x19\x45XPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x15\n\x11\x45XPORT_FORMAT_CSV\x10\x01\x12\x16\n\x12\x45XPORT_FORMAT_JSON\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ohell.v1.tournament_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TOURNAMENTFORMAT']._serialized_start=2546
-  _globals['_TOURNAMENTFORMAT']._serialized_end=2663
-  _globals['_TOURNAMENTSTATE']._serialized_start=2666
-  _globals['_TOURNAMENTSTATE']._serialized_end=2810
-  _globals['_EXPORTFORMAT']._serialized_start=2812
-  _globals['_EXPORTFORMAT']._serialized_end=2904
+  _globals['_TOURNAMENTFORMAT']._serialized_start=2682
+  _globals['_TOURNAMENTFORMAT']._serialized_end=2799
+  _globals['_TOURNAMENTSTATE']._serialized_start=2802
+  _globals['_TOURNAMENTSTATE']._serialized_end=2946
+  _globals['_EXPORTFORMAT']._serialized_start=2948
+  _globals['_EXPORTFORMAT']._serialized_end=3040
   _globals['_TOURNAMENTENTRANT']._serialized_start=61
   _globals['_TOURNAMENTENTRANT']._serialized_end=159
   _globals['_TOURNAMENT']._serialized_start=162
@@ -45,35 +45,39 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TOURNAMENTPROGRESS']._serialized_start=415
   _globals['_TOURNAMENTPROGRESS']._serialized_end=627
   _globals['_TOURNAMENTTABLE']._serialized_start=630
-  _globals['_TOURNAMENTTABLE']._serialized_end=831
-  _globals['_TOURNAMENTAWAY']._serialized_start=833
-  _globals['_TOURNAMENTAWAY']._serialized_end=902
-  _globals['_TOURNAMENTSTANDING']._serialized_start=905
-  _globals['_TOURNAMENTSTANDING']._serialized_end=1202
-  _globals['_TOURNAMENTSUMMARY']._serialized_start=1205
-  _globals['_TOURNAMENTSUMMARY']._serialized_end=1337
-  _globals['_CREATETOURNAMENTREQUEST']._serialized_start=1339
-  _globals['_CREATETOURNAMENTREQUEST']._serialized_end=1406
-  _globals['_CREATETOURNAMENTRESPONSE']._serialized_start=1408
-  _globals['_CREATETOURNAMENTRESPONSE']._serialized_end=1524
-  _globals['_LISTTOURNAMENTSREQUEST']._serialized_start=1526
-  _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=1589
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=1591
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=1691
-  _globals['_GETTOURNAMENTREQUEST']._serialized_start=1693
-  _globals['_GETTOURNAMENTREQUEST']._serialized_end=1809
-  _globals['_GETTOURNAMENTRESPONSE']._serialized_start=1812
-  _globals['_GETTOURNAMENTRESPONSE']._serialized_end=2088
-  _globals['_EXPORTTOURNAMENTREQUEST']._serialized_start=2090
-  _globals['_EXPORTTOURNAMENTREQUEST']._serialized_end=2198
-  _globals['_EXPORTTOURNAMENTRESPONSE']._serialized_start=2200
-  _globals['_EXPORTTOURNAMENTRESPONSE']._serialized_end=2298
-  _globals['_RESUMETOURNAMENTREQUEST']._serialized_start=2300
-  _globals['_RESUMETOURNAMENTREQUEST']._serialized_end=2348
-  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_start=2350
-  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_end=2392
-  _globals['_CANCELTOURNAMENTREQUEST']._serialized_start=2394
-  _globals['_CANCELTOURNAMENTREQUEST']._serialized_end=2442
-  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_start=2444
-  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_end=2544
+  _globals['_TOURNAMENTTABLE']._serialized_end=849
+  _globals['_TOURNAMENTAWAY']._serialized_start=851
+  _globals['_TOURNAMENTAWAY']._serialized_end=920
+  _globals['_TOURNAMENTSTANDING']._serialized_start=923
+  _globals['_TOURNAMENTSTANDING']._serialized_end=1220
+  _globals['_TOURNAMENTSUMMARY']._serialized_start=1223
+  _globals['_TOURNAMENTSUMMARY']._serialized_end=1355
+  _globals['_CREATETOURNAMENTREQUEST']._serialized_start=1357
+  _globals['_CREATETOURNAMENTREQUEST']._serialized_end=1424
+  _globals['_CREATETOURNAMENTRESPONSE']._serialized_start=1426
+  _globals['_CREATETOURNAMENTRESPONSE']._serialized_end=1542
+  _globals['_LISTTOURNAMENTSREQUEST']._serialized_start=1544
+  _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=1607
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=1609
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=1709
+  _globals['_GETTOURNAMENTREQUEST']._serialized_start=1711
+  _globals['_GETTOURNAMENTREQUEST']._serialized_end=1827
+  _globals['_GETTOURNAMENTRESPONSE']._serialized_start=1830
+  _globals['_GETTOURNAMENTRESPONSE']._serialized_end=2106
+  _globals['_EXPORTTOURNAMENTREQUEST']._serialized_start=2108
+  _globals['_EXPORTTOURNAMENTREQUEST']._serialized_end=2216
+  _globals['_EXPORTTOURNAMENTRESPONSE']._serialized_start=2218
+  _globals['_EXPORTTOURNAMENTRESPONSE']._serialized_end=2316
+  _globals['_RESUMETOURNAMENTREQUEST']._serialized_start=2318
+  _globals['_RESUMETOURNAMENTREQUEST']._serialized_end=2366
+  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_start=2368
+  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_end=2410
+  _globals['_CANCELTOURNAMENTREQUEST']._serialized_start=2412
+  _globals['_CANCELTOURNAMENTREQUEST']._serialized_end=2460
+  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_start=2462
+  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_end=2562
+  _globals['_GETTOURNAMENTGAMEREQUEST']._serialized_start=2564
+  _globals['_GETTOURNAMENTGAMEREQUEST']._serialized_end=2630
+  _globals['_GETTOURNAMENTGAMERESPONSE']._serialized_start=2632
+  _globals['_GETTOURNAMENTGAMERESPONSE']._serialized_end=2680
 # @@protoc_insertion_point(module_scope)

@@ -92,7 +92,7 @@ class TournamentProgress(_message.Message):
     def __init__(self, state: _Optional[_Union[TournamentState, str]] = ..., round: _Optional[int] = ..., rounds: _Optional[int] = ..., tables: _Optional[int] = ..., tables_done: _Optional[int] = ..., games_done: _Optional[int] = ..., games_total: _Optional[int] = ..., created_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ...) -> None: ...
 
 class TournamentTable(_message.Message):
-    __slots__ = ("table_id", "round", "entrants", "state", "attempts", "games_done", "games", "forfeits", "waiting_for", "waiting_until_ms")
+    __slots__ = ("table_id", "round", "entrants", "state", "attempts", "games_done", "games", "forfeits", "waiting_for", "waiting_until_ms", "game_ids")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
     ENTRANTS_FIELD_NUMBER: _ClassVar[int]
@@ -103,6 +103,7 @@ class TournamentTable(_message.Message):
     FORFEITS_FIELD_NUMBER: _ClassVar[int]
     WAITING_FOR_FIELD_NUMBER: _ClassVar[int]
     WAITING_UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
+    GAME_IDS_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     round: int
     entrants: _containers.RepeatedScalarFieldContainer[str]
@@ -113,7 +114,8 @@ class TournamentTable(_message.Message):
     forfeits: _containers.RepeatedScalarFieldContainer[str]
     waiting_for: _containers.RepeatedScalarFieldContainer[str]
     waiting_until_ms: int
-    def __init__(self, table_id: _Optional[str] = ..., round: _Optional[int] = ..., entrants: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., attempts: _Optional[int] = ..., games_done: _Optional[int] = ..., games: _Optional[int] = ..., forfeits: _Optional[_Iterable[str]] = ..., waiting_for: _Optional[_Iterable[str]] = ..., waiting_until_ms: _Optional[int] = ...) -> None: ...
+    game_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, table_id: _Optional[str] = ..., round: _Optional[int] = ..., entrants: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., attempts: _Optional[int] = ..., games_done: _Optional[int] = ..., games: _Optional[int] = ..., forfeits: _Optional[_Iterable[str]] = ..., waiting_for: _Optional[_Iterable[str]] = ..., waiting_until_ms: _Optional[int] = ..., game_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TournamentAway(_message.Message):
     __slots__ = ("entrant", "since_ms", "table_id")
@@ -268,3 +270,17 @@ class CancelTournamentResponse(_message.Message):
     progress: TournamentProgress
     tables_cancelled: int
     def __init__(self, progress: _Optional[_Union[TournamentProgress, _Mapping]] = ..., tables_cancelled: _Optional[int] = ...) -> None: ...
+
+class GetTournamentGameRequest(_message.Message):
+    __slots__ = ("tournament_id", "game_id")
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    game_id: str
+    def __init__(self, tournament_id: _Optional[str] = ..., game_id: _Optional[str] = ...) -> None: ...
+
+class GetTournamentGameResponse(_message.Message):
+    __slots__ = ("record_json",)
+    RECORD_JSON_FIELD_NUMBER: _ClassVar[int]
+    record_json: str
+    def __init__(self, record_json: _Optional[str] = ...) -> None: ...
