@@ -50,7 +50,9 @@ log = logging.getLogger(__name__)
 MAX_PAGE = 500
 EXPORT_FORMATS = ("csv", "json")
 # arena.tournament.play.game_id: "<table>/d<deal set>/r<rotation>", the table "r<round>t<index>"
-GAME_ID_PATTERN = re.compile(r"^r([0-9]{1,3})t([0-9]{1,6})/d([0-9]{1,3})/r([0-9]{1,2})$")
+TABLE_ID = r"r([0-9]{1,3})t([0-9]{1,6})"
+TABLE_ID_PATTERN = re.compile(rf"^{TABLE_ID}$")
+GAME_ID_PATTERN = re.compile(rf"^{TABLE_ID}/d([0-9]{{1,3}})/r([0-9]{{1,2}})$")
 GAME_ID_RULE = "<table>/d<deal set>/r<rotation>, e.g. r1t0/d0/r2"
 
 
@@ -100,6 +102,20 @@ def check_game_id(game: str, field: str = "game_id") -> str:
     if not GAME_ID_PATTERN.fullmatch(game):
         raise TournamentError(f"{field}: {game[:80]!r} must be {GAME_ID_RULE}")
     return game
+
+
+def check_table_id(table: str, field: str = "table_id") -> str:
+    if not TABLE_ID_PATTERN.fullmatch(table):
+        raise TournamentError(f"{field}: {table[:80]!r} must be r<round>t<index>, e.g. r1t0")
+    return table
+
+
+def one_table(view: Overview, table: str) -> TableView:
+    """The table ``table`` of a tournament's overview; NOT_FOUND naming ``table_id`` when it has none."""
+    for candidate in view.tables:
+        if candidate.table_id == table:
+            return candidate
+    raise TournamentNotFound(f"table_id: tournament {view.tourney.tourney_id!r} has no table {table!r}")
 
 
 def play_order(game: str) -> tuple[int, ...]:

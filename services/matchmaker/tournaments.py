@@ -355,15 +355,22 @@ class TournamentRpcs:
         replicates = await self._replicates(context, request.replicates)
         token, size = request.table_page_token, request.table_page_size
         offset, size = await page_bounds(context, token, size, "table_page", TABLE_PAGE)
+        table_id = request.table_id and await self._checked(context, operations.check_table_id, request.table_id)
         view = await self._reading_standings(
             context, operations.overview, self.tourneys, tourney_id, replicates, self.standings_cache
         )
+        shown = view.tables[offset : offset + size]
         more = offset + size < len(view.tables)
+        if table_id:
+            try:
+                shown, more = [operations.one_table(view, table_id)], False
+            except OhHellError as error:
+                await self._refuse(context, error)
         ended = view.progress.state in ENDED
         return tpb.GetTournamentResponse(
             tournament=tournament_to_proto(view.tourney, self._is_host(context)),
             progress=progress_to_proto(view.tourney, view.progress),
-            tables=[table_to_proto(table, ended) for table in view.tables[offset : offset + size]],
+            tables=[table_to_proto(table, ended) for table in shown],
             standings=[standing_to_proto(row) for row in view.standings],
             next_table_page_token=str(offset + size) if more else "",
             away=[tpb.TournamentAway(entrant=a.name, since_ms=a.since_ms, table_id=a.table) for a in view.away],

@@ -442,3 +442,15 @@ def test_a_games_record_is_read_once_the_tournament_has_ended_never_while_it_run
     refused(lambda: game(f"{played}/d1/r0"), grpc.StatusCode.NOT_FOUND, "game_id", "no game")
     other = next(t.table_id for t in ended.tables if t.table_id != played)
     refused(lambda: game(f"{other}/d0/r0"), grpc.StatusCode.NOT_FOUND, "game_id")
+
+    def table(table_id: str) -> tpb.GetTournamentResponse:  # one table alone (revision 15)
+        request = tpb.GetTournamentRequest(tournament_id="replays", table_id=table_id, table_page_size=1)
+        return rpc.stub.GetTournament(request)
+
+    alone = table(played)
+    assert [(t.table_id, list(t.game_ids)) for t in alone.tables] == [(played, expected)]
+    assert alone.next_table_page_token == "" and alone.standings == ended.standings
+    assert [t.table_id for t in table(other).tables] == [other]
+    for table_id in ("R1T0", "r1t0/d0", "r1", "r1t0" + "0" * 10):
+        refused(lambda i=table_id: table(i), grpc.StatusCode.INVALID_ARGUMENT, "table_id")
+    refused(lambda: table("r1t99"), grpc.StatusCode.NOT_FOUND, "table_id", "no table")

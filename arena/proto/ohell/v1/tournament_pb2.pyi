@@ -196,16 +196,18 @@ class ListTournamentsResponse(_message.Message):
     def __init__(self, tournaments: _Optional[_Iterable[_Union[TournamentSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetTournamentRequest(_message.Message):
-    __slots__ = ("tournament_id", "replicates", "table_page_size", "table_page_token")
+    __slots__ = ("tournament_id", "replicates", "table_page_size", "table_page_token", "table_id")
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
     REPLICATES_FIELD_NUMBER: _ClassVar[int]
     TABLE_PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     TABLE_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     tournament_id: str
     replicates: int
     table_page_size: int
     table_page_token: str
-    def __init__(self, tournament_id: _Optional[str] = ..., replicates: _Optional[int] = ..., table_page_size: _Optional[int] = ..., table_page_token: _Optional[str] = ...) -> None: ...
+    table_id: str
+    def __init__(self, tournament_id: _Optional[str] = ..., replicates: _Optional[int] = ..., table_page_size: _Optional[int] = ..., table_page_token: _Optional[str] = ..., table_id: _Optional[str] = ...) -> None: ...
 
 class GetTournamentResponse(_message.Message):
     __slots__ = ("tournament", "progress", "tables", "standings", "next_table_page_token", "away")
