@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -87,10 +88,23 @@ def standing_rows(standings: Any) -> list[Row]:
     ]
 
 
+INLINE_GAMES = 12  # a table with more games links its own page of them: a page of 100 tables stays small
+GAME_PLACE = re.compile(r"/d([0-9]+)/r([0-9]+)$")
+
+
+def game_href(tourney_id: str, game: str) -> str:
+    return f"/tournaments/{quote(tourney_id, safe='')}/games/{quote(game)}"
+
+
+def table_href(tourney_id: str, table_id: str) -> str:
+    return f"/tournaments/{quote(tourney_id, safe='')}/tables/{quote(table_id, safe='')}"
+
+
 def table_row(table: Any, tourney_id: str = "") -> Row:
     """``replays``: (label, address) of each game's replay, once the tournament has ended (the
-    matchmaker gives the games' ids only then)."""
-    base = f"/tournaments/{quote(tourney_id, safe='')}/games/"
+    matchmaker gives the games' ids only then); ``games_href``: instead, the address of the table's
+    own page listing them, when it has more than ``INLINE_GAMES``."""
+    many = len(table.game_ids) > INLINE_GAMES
     return {
         "id": table.table_id,
         "round": table.round,
@@ -99,8 +113,28 @@ def table_row(table: Any, tourney_id: str = "") -> Row:
         "attempts": table.attempts,
         "games": f"{table.games_done}/{table.games}",
         "forfeits": ", ".join(table.forfeits),
-        "replays": [(game.partition("/")[2], base + quote(game)) for game in table.game_ids],
+        "replays": [] if many else [(game.partition("/")[2], game_href(tourney_id, game)) for game in table.game_ids],
+        "games_href": table_href(tourney_id, table.table_id) if many else "",
+        "games_recorded": len(table.game_ids),
     }
+
+
+def game_grid(table: Any, tourney_id: str) -> tuple[list[int], list[Row]]:
+    """A table's recorded games as (its rotations, a row per deal set): each row's ``cells`` hold
+    (label, replay address) by rotation, ('', '') where no game was recorded (a cancelled table)."""
+    places = {}
+    for game in table.game_ids:
+        found = GAME_PLACE.search(game)
+        if found:
+            places[int(found.group(1)), int(found.group(2))] = game
+    rotations = list(range(max([len(table.entrants)] + [turn + 1 for _, turn in places])))
+    deals = sorted({deal for deal, _ in places})
+    rows = []
+    for deal in deals:
+        games = [places.get((deal, turn), "") for turn in rotations]
+        cells = [(game.partition("/")[2], game_href(tourney_id, game)) if game else ("", "") for game in games]
+        rows.append({"deal": deal, "cells": cells})
+    return rotations, rows
 
 
 def detail(reply: Any, tables_page: str = "") -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Tournament pages: the public list, a tournament's page (progress, tables, standings with their
 95 % intervals and P(above next); its live part is fetched again every few seconds while the
-tournament runs; once it has ended, each table's games link their replays), a game's replay (only
-once the tournament has ended: the matchmaker refuses it before), the exports, the host's page to
+tournament runs; once it has ended, each table's games link their replays, or the table links its
+own page of them when it has many), a table's games, a game's replay (both only once the tournament
+has ended: the matchmaker refuses a game's record before), the exports, the host's page to
 create one and the host's forms to resume or cancel one (behind the host login of
 services/web/host.py). Every read and change goes through the matchmaker's tournament RPCs."""
 
@@ -64,6 +65,25 @@ async def live_part(request: Request) -> Response:
     tables = request.query_params.get("tables", "")
     reply = await _get(api_of(request), request.path_params["tid"], tables)
     return page_part(request, "_tournament_live.html", csrf=sessions(request).csrf(request), **tv.detail(reply, tables))
+
+
+async def table_page(request: Request) -> Response:
+    """One table's games (deal set by rotation), linked from the tournament page for a table with more
+    games than it lists inline: only once the tournament has ended (400 before, as its games' replays),
+    a bad or unknown table id named by the matchmaker (400, 404)."""
+    tourney_id = request.path_params["tid"]
+    asked = tpb.GetTournamentRequest(tournament_id=tourney_id, table_id=request.path_params["table"])
+    reply = await api_of(request).call("GetTournament", asked)
+    summary = tv.summary_row(reply.tournament, reply.progress)
+    if summary["state"] == "running":
+        raise HTTPException(400, f"tournament {tourney_id!r} is still running: its games are shown once it has ended")
+    table = next((t for t in reply.tables if t.table_id == asked.table_id), None)
+    if table is None:  # a matchmaker before revision 15 answers the first page of tables instead
+        raise HTTPException(404, f"table_id: tournament {tourney_id!r} has no table {asked.table_id[:80]!r} here")
+    rotations, deals = tv.game_grid(table, tourney_id)
+    return page(
+        request, "tournament_table.html", t=summary, x=tv.table_row(table, tourney_id), rotations=rotations, deals=deals
+    )
 
 
 async def game_page(request: Request) -> Response:
@@ -242,6 +262,7 @@ def routes() -> list[Route]:
         Route("/tournaments/{tid}", tournament_page),
         Route("/tournaments/{tid}/live", live_part),
         Route("/tournaments/{tid}/export.{fmt}", export),
+        Route("/tournaments/{tid}/tables/{table}", table_page),
         Route("/tournaments/{tid}/games/{table}/{deal}/{turn}", game_page),
         Route("/host/tournaments", host_get),
         Route("/host/tournaments/new", create, methods=["POST"]),

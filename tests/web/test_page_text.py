@@ -110,6 +110,31 @@ def test_a_tournaments_page_shows_a_page_of_its_tables_with_links_to_the_others(
     assert "table-pages" not in render("_tournament_live.html", **tv.detail(whole))
 
 
+def test_a_finished_tournaments_page_stays_small_however_many_games_its_tables_have() -> None:
+    """100 tables of 50 deal sets x 7 rotations linked 35,000 replays from one page (1.9 MiB): a table
+    of more than 12 games links its own page of them; one of 12 keeps its games inline."""
+    from arena.proto.ohell.v1 import tournament_pb2 as tpb
+    from services.web import tournament_views as tv
+
+    def table(table_id: str, deals: int, seats: int) -> tpb.TournamentTable:
+        games = [f"{table_id}/d{deal}/r{turn}" for deal in range(deals) for turn in range(seats)]
+        return tpb.TournamentTable(table_id=table_id, round=1, state="finished", game_ids=games)
+
+    ended = tpb.TournamentProgress(state=tpb.TOURNAMENT_STATE_FINISHED, tables=101)
+    reply = tpb.GetTournamentResponse(
+        tournament=tpb.Tournament(tournament_id="big"),
+        progress=ended,
+        tables=[table("r1t0", 4, 3), *(table(f"r1t{n}", 50, 7) for n in range(1, 101))],
+    )
+    html = render("_tournament_live.html", **tv.detail(reply))
+    assert len(html) < 100_000, len(html)
+    inline = re.findall(r'href="/tournaments/big/games/([^"]+)"', html)
+    assert inline == [f"r1t0/d{deal}/r{turn}" for deal in range(4) for turn in range(3)]
+    assert re.findall(r'<a class="table-games" href="/tournaments/big/tables/(r1t\d+)">350 games</a>', html) == [
+        f"r1t{n}" for n in range(1, 101)
+    ]
+
+
 def test_a_table_waiting_for_a_connected_entrant_names_it_and_until_when() -> None:
     """A table waiting out a connected entrant's grace period read only 'running'."""
     from arena.proto.ohell.v1 import tournament_pb2 as tpb

@@ -172,13 +172,17 @@ def test_every_host_page(site: Site, page: Any) -> None:
     form = page.locator("#create-tournament")
     form.locator("input[name=tournament_id]").fill("tour")
     form.locator("textarea[name=entrants]").fill("builtin:strong\nbuiltin:heuristic\nbuiltin:random")
-    form.locator("input[name=deals]").fill("2")
+    form.locator("input[name=deals]").fill("5")  # 15 games: more than a table's row lists, so a page of its own
     form.locator("textarea[name=options]").fill("hand_sizes=[3,2,1]")
     audit(page, "tour-host-tournaments")
     form.locator("button").click()
     page.wait_for_url(f"{site.url}/tournaments/tour")
     page.wait_for_selector("#live[data-state=finished]", timeout=60_000)
     audit(page, "tour-tournament")
+    page.click("#tables a.table-games")
+    assert page.locator("h1").inner_text() == "Table r1t0 of tour"
+    assert page.locator("#games tbody a").count() == 15
+    audit(page, "tour-tournament-table")
     page.goto(site.url + "/tournaments")
     audit(page, "tour-tournaments")
     page.goto(site.url + "/host/tournaments")

@@ -1,7 +1,7 @@
 """A tournament game's replay page on real processes (redis-server, the matchmaker, its Celery
 workers, the web app): linked from an ended tournament's page and drawn from GetTournamentGame; while
 the tournament runs neither the link nor the page is there (other tables may still play the same
-deals), and a bad or unknown id says which."""
+deals), and a bad or unknown id says which. A table with many games lists them on its own page."""
 
 from __future__ import annotations
 
@@ -54,9 +54,21 @@ def fetch(url: str) -> tuple[int, str]:
         return error.code, error.read().decode()
 
 
-def create(site: TourneySite, tourney_id: str, entrants: list[tpb.TournamentEntrant]) -> None:
-    tourney = tpb.Tournament(tournament_id=tourney_id, entrants=entrants, rules=SHORT, deals=1, grace_seconds=0)
+def create(site: TourneySite, tourney_id: str, entrants: list[tpb.TournamentEntrant], deals: int = 1) -> None:
+    tourney = tpb.Tournament(tournament_id=tourney_id, entrants=entrants, rules=SHORT, deals=deals, grace_seconds=0)
     site.stub.CreateTournament(tpb.CreateTournamentRequest(tournament=tourney), metadata=auth_metadata(HOST_TOKEN))
+
+
+def refused(site: TourneySite, *cases: tuple[str, int, str]) -> None:
+    """Each (address, status, words): the page at the address has that status and says the words."""
+    for address, code, words in cases:
+        status, html = fetch(site.url + address)
+        assert status == code and words in html, (address, status)
+
+
+def finished(site: TourneySite, tourney_id: str) -> None:
+    get = tpb.GetTournamentRequest(tournament_id=tourney_id)
+    wait_until(lambda: site.stub.GetTournament(get).progress.state == tpb.TOURNAMENT_STATE_FINISHED, 60, tourney_id)
 
 
 def bots(*names: str) -> list[tpb.TournamentEntrant]:
@@ -65,10 +77,7 @@ def bots(*names: str) -> list[tpb.TournamentEntrant]:
 
 def test_a_finished_tournaments_games_link_their_replays(site: TourneySite) -> None:
     create(site, "done", bots("strong", "heuristic", "random"))
-    get = tpb.GetTournamentRequest(tournament_id="done")
-    wait_until(
-        lambda: site.stub.GetTournament(get).progress.state == tpb.TOURNAMENT_STATE_FINISHED, 60, "the tournament"
-    )
+    finished(site, "done")
     status, html = fetch(f"{site.url}/tournaments/done")
     assert status == 200
     links = re.findall(r'<a href="(/tournaments/done/games/[^"]+)">([^<]+)</a>', html)
@@ -87,7 +96,8 @@ def test_a_finished_tournaments_games_link_their_replays(site: TourneySite) -> N
         for seat in record["seats"]:
             assert f'<span class="name">{seat["name"]}</span>' in html
 
-    for address, code, words in (
+    refused(
+        site,
         ("/tournaments/done/games/r1t0/d0/x", 400, "game_id"),
         ("/tournaments/done/games/R1T0/d0/r0", 400, "game_id"),
         ("/tournaments/done/games/r1t0/d1/r0", 404, "game_id"),
@@ -95,9 +105,37 @@ def test_a_finished_tournaments_games_link_their_replays(site: TourneySite) -> N
         ("/tournaments/no-such/games/r1t0/d0/r0", 404, "tournament_id"),
         ("/tournaments/Bad!/games/r1t0/d0/r0", 400, "tournament_id"),
         ("/tournaments/done/games/r1t0/d0", 404, ""),
-    ):
-        status, html = fetch(site.url + address)
-        assert status == code and words in html, (address, status)
+    )
+
+
+def test_a_table_with_many_games_lists_them_on_its_own_page(site: TourneySite) -> None:
+    """15 games (5 deal sets x 3 rotations), over the 12 a table's row lists: the tournament page
+    links the table's page instead, which lists them all by deal set and rotation."""
+    create(site, "many", bots("strong", "heuristic", "random"), deals=5)
+    finished(site, "many")
+    status, html = fetch(f"{site.url}/tournaments/many")
+    assert status == 200 and "/games/" not in html
+    assert '<a class="table-games" href="/tournaments/many/tables/r1t0">15 games</a>' in html
+
+    status, html = fetch(f"{site.url}/tournaments/many/tables/r1t0")
+    assert status == 200
+    assert html.count("<h1") == 1 and "<title>r1t0 · tournament many · ohell arena</title>" in html
+    assert '<a id="back" href="/tournaments/many">tournament many</a>' in html
+    links = re.findall(r'<a href="(/tournaments/many/games/[^"]+)">([^<]+)</a>', html)
+    games = [f"d{deal}/r{turn}" for deal in range(5) for turn in range(3)]
+    assert links == [(f"/tournaments/many/games/r1t0/{game}", game) for game in games]
+    assert re.findall(r'<th title="rotation \d">(r\d)</th>', html) == ["r0", "r1", "r2"]
+    status, html = fetch(site.url + links[-1][0])
+    assert status == 200 and "Replay: many r1t0/d4/r2" in html
+
+    refused(
+        site,
+        ("/tournaments/many/tables/R1T0", 400, "table_id"),
+        ("/tournaments/many/tables/r1t0x", 400, "table_id"),
+        ("/tournaments/many/tables/r1t9", 404, "table_id"),
+        ("/tournaments/no-such/tables/r1t0", 404, "tournament_id"),
+        ("/tournaments/Bad!/tables/r1t0", 400, "tournament_id"),
+    )
 
 
 def test_a_running_tournaments_games_have_no_replay(site: TourneySite) -> None:
@@ -119,3 +157,5 @@ def test_a_running_tournaments_games_have_no_replay(site: TourneySite) -> None:
         status, html = fetch(f"{site.url}/tournaments/going/games/{played}/d0/r{turn}")
         assert status == 400 and "still running" in html
         assert 'id="replay"' not in html and not CARD.search(html), html
+    status, html = fetch(f"{site.url}/tournaments/going/tables/{played}")
+    assert status == 400 and "still running" in html and "/games/" not in html
