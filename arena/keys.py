@@ -19,7 +19,8 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}forming-wake            list   at most one entry: a finished match put enrolled agents back in a
                                       queue, so the forming loop runs now rather than at its next tick
     {p}seated:{id}             stream tables a connected or endpoint agent was seated at (match, seat)
-    {p}match-seq               string last match number
+    {p}match-seq               string last match number: the <n> of match id <ladder>-<n>, one counter for
+                                      every ladder (ids stay unique, a re-created ladder's too)
     {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times, and
                                       the rules and think_ms it was claimed with (UpdateLadder changes
                                       no claimed match); once finished its log summary, until archived

@@ -15,8 +15,8 @@ from arena.proto.ohell.v1 import cards_pb2, match_pb2, matchmaker_pb2, rules_pb2
 from ohell.cards import NO_CARD
 from ohell.errors import OhHellError, RulesError
 from ohell.observation import Observation
-from ohell.presets import PRESETS, preset, preset_name, preset_with_options
-from ohell.rules import Bidding, Direction, MaxCards, Rules, Scoring, TieBreak
+from ohell.presets import PRESETS, preset, preset_name
+from ohell.rules import Bidding, Direction, MaxCards, Rules, Scoring, TieBreak, parse_option
 from ohell.schedule import hand_sizes
 from ohell.state import BID_BASE, Phase, Trick
 
@@ -460,14 +460,7 @@ def given_rules(
         base = preset(name)
     except RulesError as error:
         raise RulesError(f"{preset_field}: {error}") from None
-    try:
-        rules = preset_with_options(name, options)
-    except RulesError as error:
-        known = base.to_dict()
-        listed = (
-            f" (rule options: {', '.join(known)})" if any(o.partition("=")[0] not in known for o in options) else ""
-        )
-        raise RulesError(f"{options_field}: {error}{listed}") from None
+    rules = with_options(base, options, options_field)
     if table is not None:
         seats, where = table
         try:
@@ -475,6 +468,20 @@ def given_rules(
         except OhHellError as error:
             raise RulesError(f"{where}: {error}") from None
     return rules
+
+
+def with_options(base: Rules, options: Sequence[str], field: str = "--option") -> Rules:
+    """``base`` with ``name=value`` overrides as a person gives them: RulesError naming ``field``,
+    with the rule options listed when one is not a rule option."""
+    try:
+        overrides = dict(parse_option(text) for text in options)
+        return Rules.from_dict(overrides, base=base) if overrides else base
+    except RulesError as error:
+        known = base.to_dict()
+        listed = (
+            f" (rule options: {', '.join(known)})" if any(o.partition("=")[0] not in known for o in options) else ""
+        )
+        raise RulesError(f"{field}: {error}{listed}") from None
 
 
 def rules_label(rules: Rules, chosen: str = "") -> str:

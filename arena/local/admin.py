@@ -1,5 +1,5 @@
 """The host's command tree on a running stack, over the matchmaker's gRPC API with the host credential:
-``ohell ladder create|list|show|pause|resume|delete``, ``ohell agent register|import|rotate|revoke|list``,
+``ohell ladder create|update|list|show|pause|resume|delete``, ``ohell agent register|import|rotate|revoke|list``,
 ``ohell ladder export``, ``ohell leaderboard``, ``ohell matches``, ``ohell match show``. What each does
 is in arena/local/admin_commands.py (export: arena/local/export.py); the connection and the credential
 in arena/local/admin_client.py.
@@ -8,6 +8,7 @@ in arena/local/admin_client.py.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from arena.ladder.limits import LADDER_NAME_RULE
@@ -36,27 +37,15 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
 
     create = command(ladder_sub, "create", c.ladder_create, "create a ladder")
     create.add_argument("name", help=f"the ladder's name: {LADDER_NAME_RULE}")
-    create.add_argument("--rules", default="classic", help="rule preset (see 'ohell rules'; default %(default)s)")
-    create.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
-    create.add_argument("--seats", type=whole(UINT32), default=4, help="seats per table, 3..7 (default %(default)s)")
-    create.add_argument(
-        "--house-bots",
-        default="",
-        help=f"comma-separated built-in bots that fill tables ({builtin_bots()})",
+    definition_flags(create, creating=True)
+    update = command(
+        ladder_sub,
+        "update",
+        c.ladder_update,
+        "change a ladder's settings (those given; the others stay): the tables formed from then on follow them",
     )
-    create.add_argument(
-        "--fill-after",
-        type=float,
-        default=10.0,
-        help="seconds an agent waits before house bots fill (default %(default)g)",
-    )
-    create.add_argument(
-        "--entry",
-        choices=("host", "open"),
-        default="host",
-        help="who may queue: host (only agents the host registered; the default) or open (also agents that"
-        " registered themselves, without a token, as RegisterAgent lets anyone while some ladder is open)",
-    )
+    update.add_argument("name")
+    definition_flags(update, creating=False)
     command(ladder_sub, "list", c.ladder_list, "list the ladders", public=True)
     for name, text in (("show", "one ladder: rules, seats, queue"), ("pause", "stop forming tables"), ("resume", "")):
         parser = command(ladder_sub, name, getattr(c, f"ladder_{name}"), text or "form tables again", name == "show")
@@ -100,11 +89,21 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
 
     board = command(sub, "leaderboard", c.leaderboard, "a ladder's leaderboard", public=True)
     board.add_argument("ladder")
-    matches = command(sub, "matches", c.matches, "matches of a ladder or an agent, newest first", public=True)
+    matches = command(
+        sub,
+        "matches",
+        c.matches,
+        "finished matches of a ladder or an agent, newest first; or those in play",
+        public=True,
+    )
     matches.add_argument("--ladder", default="")
     matches.add_argument("--agent", default="", help="agent id")
     matches.add_argument("--limit", type=int, default=20, help="at most this many (1..500; default %(default)s)")
-    matches.add_argument("--running", action="store_true", help="the matches in play now")
+    matches.add_argument(
+        "--running",
+        action="store_true",
+        help="the matches in play now, by id (of every ladder without --ladder and --agent)",
+    )
     match = sub.add_parser("match", help="one match")
     match_sub = match.add_subparsers(dest="match_command", required=True)
     show = command(match_sub, "show", c.match_show, "one match, hand by hand", public=True)
@@ -119,6 +118,50 @@ def register(sub: argparse._SubParsersAction, ladder_sub: argparse._SubParsersAc
     out.add_argument("--out", required=True, help="the folder (made when missing; its export files are replaced)")
     out.add_argument("--limit", type=int, default=0, help="only the newest N matches (0: all; through the stack)")
     out.add_argument("--database-url", help="read the SQL archive directly instead (no running stack needed)")
+
+
+def definition_flags(parser: argparse.ArgumentParser, creating: bool) -> None:
+    """The settings of ``ladder create``, with their defaults, and of ``ladder update``, where a flag
+    left out keeps the ladder's setting."""
+
+    def default(value: Any, text: str) -> dict[str, Any]:
+        shown = f"{value:g}" if isinstance(value, float) else value
+        return {"default": value, "help": f"{text} (default {shown})"} if creating else {"help": text}
+
+    rules = "a rule preset, as 'ohell rules' lists them"
+    if not creating:
+        rules = (
+            "a new rule preset (see 'ohell rules'): the ladder's rules become it with the --option's given;"
+            " without --rules, each --option changes one rule of the ladder's rules"
+        )
+    parser.add_argument("--rules", **default("classic", rules))
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="override a rule")
+    parser.add_argument("--seats", type=whole(UINT32), **default(4, "seats per table, 3..7"))
+    bots = f"comma-separated built-in bots that fill tables ({builtin_bots()})"
+    house_bots: dict[str, Any] = {"default": "", "help": bots} if creating else {"help": f"{bots}, or none for none"}
+    parser.add_argument("--house-bots", **house_bots)
+    fill = "seconds an agent waits before house bots fill"
+    parser.add_argument("--fill-after", type=float, **default(10.0, fill))
+    window = "agents whose ratings (mu) differ by at most this are seated together at once (default 5)"
+    parser.add_argument("--base-window", type=above_zero, metavar="MU", help=window)
+    widen = "how much that difference may grow per second an agent waits (default 2)"
+    parser.add_argument("--widen-per-second", type=above_zero, metavar="MU", help=widen)
+    entry = (
+        "who may queue: host (only agents the host registered) or open (also agents that registered"
+        " themselves, without a token, as RegisterAgent lets anyone while some ladder is open)"
+    )
+    parser.add_argument("--entry", choices=("host", "open"), **default("host", entry))
+
+
+def above_zero(text: str) -> float:
+    """A finite number above 0 (the matchmaker reads 0 as 'the default')."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text[:40]} is not a number above 0")
+    return value
 
 
 EXPORT = "a ladder's leaderboard, results (CSV) and match records (JSON lines) into a folder"

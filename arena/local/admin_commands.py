@@ -32,6 +32,7 @@ from arena.wire import (
     rules_from_proto,
     rules_to_proto,
     win_share,
+    with_options,
 )
 from ohell.bots import BOT_FACTORIES
 from ohell.errors import OhHellError
@@ -70,6 +71,8 @@ def ladder_create(host: Host, args: argparse.Namespace) -> int:
         house_fill=bool(bots),
         fill_after_seconds=args.fill_after,
         house_bots=bots,
+        base_window=args.base_window or 0,  # 0: the default
+        widen_per_second=args.widen_per_second or 0,
         entry=ENTRY_NAMES[args.entry],
     )
     created = host.call("CreateLadder", ladder=ladder).ladder
@@ -77,6 +80,84 @@ def ladder_create(host: Host, args: argparse.Namespace) -> int:
     if entry_text(created) == "open":
         console.print(f"  entry: {ENTRY_TEXT['open']}")
     return 0
+
+
+def ladder_update(host: Host, args: argparse.Namespace) -> int:
+    """UpdateLadder takes a whole definition: the ladder as the matchmaker has it, with the settings given
+    changed (a change made by someone else between the two calls is overwritten)."""
+    if not any(getattr(args, flag) not in (None, []) for flag in UPDATABLE):
+        flags = ", ".join("--" + flag.replace("_", "-") for flag in UPDATABLE)
+        raise OhHellError(f"ladder update {args.name}: nothing to change: give one or more of {flags}")
+    current = host.call("GetLadder", name=args.name).ladder
+    current.ClearField("paused")  # read only: pause and resume change it
+    ladder = pb.Ladder()
+    ladder.CopyFrom(current)
+    if args.rules is not None or args.option:
+        ladder.rules.CopyFrom(_updated_rules(current.rules, args.rules, args.option))
+    if args.house_bots is not None:
+        bots = [b.strip() for b in args.house_bots.split(",") if b.strip() and b.strip() != "none"]
+        ladder.ClearField("house_bots")
+        ladder.house_bots.extend(bots)
+        ladder.house_fill = bool(bots)
+    for flag, field in NUMBER_FIELDS.items():
+        if getattr(args, flag) is not None:
+            setattr(ladder, field, getattr(args, flag))
+    if args.entry is not None:
+        ladder.entry = ENTRY_NAMES[args.entry]
+    if ladder == current:
+        console.print(f"ladder {args.name} unchanged: it has these settings already")
+        return 0
+    before = settings_text(current)
+    after = settings_text(host.call("UpdateLadder", ladder=ladder).ladder)
+    console.print(f"ladder {args.name} updated:")
+    for setting, was in before.items():
+        if after[setting] != was:
+            console.print(f"  {setting}: {was} -> {after[setting]}")
+    console.print("  the tables formed from now on follow it; a match formed before keeps its seats and rules")
+    return 0
+
+
+UPDATABLE = ("rules", "option", "seats", "house_bots", "fill_after", "base_window", "widen_per_second", "entry")
+# the flags of ladder create and update that set a number of the Ladder message as given
+NUMBER_FIELDS = {
+    "seats": "seats",
+    "fill_after": "fill_after_seconds",
+    "base_window": "base_window",
+    "widen_per_second": "widen_per_second",
+}
+
+
+def _updated_rules(current: Any, preset_name: str | None, options: list[str]) -> Any:
+    """``--rules``: that preset with the ``--option``s given (as ``ladder create``); ``--option`` alone:
+    the ladder's rules with those options changed, its preset kept."""
+    if preset_name is not None:
+        rules = rules_to_proto(given_rules(preset_name, options))
+        rules.preset = preset_name
+        return rules
+    try:
+        base = rules_from_proto(current)
+    except OhHellError:  # rules of a newer platform: --rules replaces them whole
+        raise OhHellError("the ladder's rules are of a newer platform: give --rules PRESET with the options") from None
+    rules = rules_to_proto(with_options(base, options))
+    rules.preset = current.preset
+    return rules
+
+
+def settings_text(ladder: Any) -> dict[str, str]:
+    """What ``ladder update`` may change, as it says each setting."""
+    entry = entry_text(ladder)
+    bots = ", ".join(ladder.house_bots) or "none"
+    if ladder.house_bots and not ladder.house_fill:
+        bots += " (not filling tables: house_fill off)"
+    return {
+        "rules": proto_rules_label(ladder.rules),
+        "seats": str(ladder.seats),
+        "house bots": bots,
+        "fill after": f"{ladder.fill_after_seconds:g} s",
+        "entry": ENTRY_TEXT.get(entry, entry),
+        "base window": f"{ladder.base_window:g}",
+        "widen per second": f"{ladder.widen_per_second:g}",
+    }
 
 
 ENTRY_TEXT = {
@@ -387,8 +468,12 @@ def leaderboard(host: Host, args: argparse.Namespace) -> int:
 
 
 def matches(host: Host, args: argparse.Namespace) -> int:
-    if not args.ladder and not args.agent:
-        raise OhHellError("give --ladder, --agent or both")
+    if not args.ladder and not args.agent and not args.running:
+        # as on the web app's match list: finished matches of a ladder or an agent, not the whole archive's
+        raise OhHellError(
+            "give --ladder, --agent or both: finished matches are listed of a ladder or an agent"
+            " (--running alone lists the matches in play on every ladder)"
+        )
     if not 1 <= args.limit <= 500:
         raise OhHellError(f"--limit must be from 1 to 500, got {args.limit}")
     fields: dict[str, Any] = {"ladder": args.ladder, "agent_id": args.agent, "page_size": args.limit}
@@ -410,7 +495,8 @@ def matches(host: Host, args: argparse.Namespace) -> int:
         whose = " and ".join(
             part for part in (args.ladder and f"ladder {args.ladder}", args.agent and f"agent {args.agent}") if part
         )
-        console.print(f"no {state} matches of {whose}" + ("" if args.running else " (--running: the matches in play)"))
+        whose = f" of {whose}" if whose else " on any ladder"
+        console.print(f"no {state} matches{whose}" + ("" if args.running else " (--running: the matches in play)"))
         return 0
     console.print(out)
     console.print(f"{len(reply.matches)} of {match_total_text(reply.total_size)} {state} matches")

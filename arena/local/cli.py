@@ -322,7 +322,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     demo.add_argument("--serve", action="store_true", help="keep serving the web app after the run, until Ctrl-C")
     demo.set_defaults(handler=cmd_demo)
 
-    ladder = sub.add_parser("ladder", help="create, list, show, pause, resume, delete, export ladders; rebuild ratings")
+    ladder = sub.add_parser(
+        "ladder", help="create, update, list, show, pause, resume, delete, export ladders; rebuild ratings"
+    )
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     rebuild = ladder_sub.add_parser("rebuild", help="recompute ratings and statistics from the match log")
     rebuild.add_argument(
@@ -351,4 +353,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     rebuild.set_defaults(handler=cmd_rebuild)
 
-    admin.register(sub, ladder_sub)  # ladder create|list|show|pause|resume|delete|export, agent, leaderboard, ...
+    admin.register(
+        sub, ladder_sub
+    )  # ladder create|update|list|show|pause|resume|delete|export, agent, leaderboard, ...

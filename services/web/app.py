@@ -168,7 +168,8 @@ async def live_view(request: Request, summary: pb.MatchSummary, names: dict[str,
     its own process): the page says so at once and its events say when it is over."""
     builtin_only = await api_of(request).builtin_only(list(summary.agent_ids))
     seats = [names[a] for a in summary.agent_ids]
-    return page(request, "live.html", match=summary, seats=seats, builtin_only=builtin_only)
+    agent_ids = list(summary.agent_ids)  # by seat: each seat's name links to its agent's page, as the replay's do
+    return page(request, "live.html", match=summary, seats=seats, agent_ids=agent_ids, builtin_only=builtin_only)
 
 
 async def live_page(request: Request) -> Response:

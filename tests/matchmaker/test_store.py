@@ -380,6 +380,23 @@ def test_finish_is_idempotent_and_enrolled_agents_requeue(store: RedisStore) -> 
     assert [m.match_id for m in store.list_matches("", ids[0], 0, 10)] == [match_id]
 
 
+def test_match_ids_count_on_one_number_for_every_ladder_and_are_never_given_twice(store: RedisStore) -> None:
+    """docs/operations.md: a match id is <ladder>-<n>, n from one counter of all ladders (a new ladder's
+    first match was 'openl-48', where the docs seemed to promise 'openl-1'); a ladder created again
+    under a deleted one's name goes on counting, so its ids are not those of the archived matches."""
+    ids = agents(store, 3)
+    claimed = []
+    for name in ("one", "two", "one"):
+        store.create_ladder(Ladder(name, seats=3))
+        for agent in ids:
+            store.join(name, agent, 30.0)
+        claimed += store.claim(name, [ids], now_ms())
+        assert store.fail_match(claimed[-1], "over")  # nothing in play: the ladder may be deleted
+        if len(claimed) == 1:
+            store.delete_ladder("one")
+    assert claimed == ["one-1", "two-2", "one-3"]
+
+
 def test_a_failed_match_frees_its_agents_and_is_not_logged(store: RedisStore) -> None:
     store.create_ladder(Ladder("l", seats=3))
     ids = agents(store, 3)

@@ -13,6 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import grpc
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 from starlette.requests import Request
@@ -20,8 +21,11 @@ from starlette.requests import Request
 from arena.embedded_redis import EmbeddedRedis
 from arena.local.stack import Stack, StackConfig
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
+from arena.proto.ohell.v1 import matchmaker_pb2_grpc
 from arena.rpc.auth import auth_metadata
+from arena.wire import rules_from_proto
 from ohell.errors import OhHellError
+from ohell.presets import preset
 from services.web.api import Api
 from services.web.app import create_app
 from services.web.host import COOKIE
@@ -67,6 +71,65 @@ def test_ladders(site: Site) -> None:
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     gone = ohell(site, "ladder", "pause", "nope")
     assert gone.returncode == 2 and "NOT_FOUND" in gone.stderr
+
+
+def test_ladder_update_changes_the_settings_given_and_keeps_the_others(site: Site) -> None:
+    """A ladder could be changed (opened to agents that registered themselves, given house bots, ...)
+    only through the raw UpdateLadder RPC, which takes the whole definition."""
+
+    def stored() -> pb.Ladder:
+        return site.stub.GetLadder(pb.GetLadderRequest(name="changing")).ladder
+
+    made = ohell(site, "ladder", "create", "changing", "--seats", "3", "--house-bots", "random", "--fill-after", "5")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert ohell(site, "ladder", "pause", "changing").returncode == 0
+    opened = ohell(site, "ladder", "update", "changing", "--entry", "open", "--option", "hand_sizes=[3,2]")
+    assert opened.returncode == 0, opened.stdout + opened.stderr
+    lines = opened.stdout.splitlines()
+    assert lines[:3] == [
+        "ladder changing updated:",
+        "  rules: classic -> classic, hand_sizes=3,2",
+        "  entry: host (only agents the host registered queue) -> open (agents may register themselves without a"
+        " token, and queue here)",
+    ], opened.stdout
+    ladder = stored()
+    assert ladder.entry == pb.LADDER_ENTRY_OPEN and ladder.paused  # pause and resume alone change that
+    assert (ladder.seats, list(ladder.house_bots), ladder.house_fill, ladder.fill_after_seconds) == (
+        3,
+        ["random"],
+        True,
+        5,
+    )
+    more = ohell(
+        site, "ladder", "update", "changing", "--option", "scoring=squares", "--seats", "4", "--house-bots", "none",
+        "--base-window", "20", "--widen-per-second", "0.5",
+    )  # fmt: skip
+    assert more.returncode == 0 and "  seats: 3 -> 4" in more.stdout, more.stdout + more.stderr
+    assert "  house bots: random -> none" in more.stdout and "  base window: 5 -> 20" in more.stdout
+    ladder = stored()
+    rules = rules_from_proto(ladder.rules)
+    assert ladder.rules.preset == "classic" and rules.hand_sizes == (3, 2) and rules.scoring.name.lower() == "squares"
+    assert (ladder.seats, list(ladder.house_bots), ladder.house_fill) == (4, [], False)
+    assert (ladder.base_window, ladder.widen_per_second, ladder.entry) == (20, 0.5, pb.LADDER_ENTRY_OPEN)
+    later = ohell(site, "ladder", "update", "changing", "--fill-after", "3")  # kept for house bots given later
+    assert later.returncode == 0 and "  fill after: 5 s -> 3 s" in later.stdout, later.stdout + later.stderr
+    same = ohell(site, "ladder", "update", "changing", "--entry", "open")
+    assert same.returncode == 0 and same.stdout.strip() == "ladder changing unchanged: it has these settings already"
+    replaced = ohell(site, "ladder", "update", "changing", "--rules", "classic")  # a preset: its options dropped
+    assert replaced.returncode == 0 and "  rules: classic, " in replaced.stdout and "-> classic\n" in replaced.stdout
+    assert rules_from_proto(stored().rules) == preset("classic")
+    for args, code, says in (
+        ((), "", "nothing to change: give one or more of --rules, --option, --seats"),
+        (("--seats", "9"), "INVALID_ARGUMENT", "seats"),
+        (("--option", "nosuch=1"), "", "--option: "),
+        (("--house-bots", "nosuch"), "INVALID_ARGUMENT", "house_bots"),
+        (("--base-window", "0"), "", "0 is not a number above 0"),
+    ):
+        refused = ohell(site, "ladder", "update", "changing", *args)
+        assert refused.returncode == 2 and code in refused.stderr and says in refused.stderr, (args, refused.stderr)
+    assert stored().seats == 4  # none of them changed it
+    missing = ohell(site, "ladder", "update", "nope", "--entry", "open")
+    assert missing.returncode == 2 and "NOT_FOUND" in missing.stderr and "nope" in missing.stderr
 
 
 def test_agents_and_tokens(site: Site, tmp_path: Path) -> None:
@@ -350,6 +413,60 @@ def test_a_matchmaker_without_its_redis_is_told_from_an_unreachable_one(
     line = f"ListLadders: UNAVAILABLE: the matchmaker at {stack.matchmaker_address} is up but says: "
     assert line in result.stderr and "Redis" in result.stderr and "cannot reach the matchmaker" not in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_the_matches_in_play_are_listed_of_every_ladder_when_no_ladder_or_agent_is_given(
+    redis_server: EmbeddedRedis, tmp_path: Path
+) -> None:
+    """`ohell matches --running` refused to run without --ladder or --agent, though ListMatches lists
+    every ladder's matches in play (one page, by id; reading them costs the matchmaker what --agent
+    alone does). A stack with no workers: the tables formed stay in play, queued for none."""
+    config = StackConfig(
+        redis_url=redis_server.url,
+        builtin_workers=0,
+        remote_worker=False,
+        engine=False,
+        log_dir=str(tmp_path),
+        host_token=HOST_TOKEN,
+        matchmaker_args=("--tick", "0.02"),
+    )
+    stack = Stack(config).start()
+    try:
+        channel = grpc.insecure_channel(stack.matchmaker_address)
+        stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+        host = auth_metadata(HOST_TOKEN)
+        for ladder in ("one", "two"):
+            stub.CreateLadder(pb.CreateLadderRequest(ladder=pb.Ladder(name=ladder, seats=3)), metadata=host)
+            for index in range(3):
+                request = pb.RegisterAgentRequest(
+                    name=f"player-{ladder}{index}", kind=pb.AGENT_KIND_BUILTIN, bot="random"
+                )
+                reply = stub.RegisterAgent(request, metadata=host)
+                join = pb.JoinQueueRequest(ladder=ladder, agent_id=reply.agent.agent_id)
+                stub.JoinQueue(join, metadata=auth_metadata(reply.token))
+
+        def in_play() -> list[str]:
+            return [m.match_id for m in stub.ListMatches(pb.ListMatchesRequest(state="running")).matches]
+
+        wait_until(lambda: len(in_play()) == 2, 60, "a table formed on each ladder")
+        playing = in_play()
+        listed = ohell(None, "matches", "--running", address=stack.matchmaker_address)
+        finished = ohell(None, "matches", address=stack.matchmaker_address)
+        channel.close()
+    finally:
+        stack.cleanup(graceful=False)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert sorted(in_play_ids(listed.stdout, ("one", "two"))) == sorted(playing), listed.stdout
+    assert listed.stdout.rstrip().endswith("2 of 2 running matches"), listed.stdout
+    assert finished.returncode == 2 and "finished matches are listed of a ladder or an agent" in finished.stderr
+    assert "--running alone lists the matches in play on every ladder" in finished.stderr
+
+
+def in_play_ids(text: str, ladders: tuple[str, ...]) -> list[str]:
+    """The match ids of ``ladders`` in a table ``ohell matches`` printed: one of each, else fails."""
+    found = [re.findall(rf"\b{ladder}-\d+\b", text) for ladder in ladders]
+    assert all(len(ids) == 1 for ids in found), (found, text)
+    return [ids[0] for ids in found]
 
 
 def test_host_page_refuses_to_queue_on_a_missing_ladder_before_registering_anyone(site: Site) -> None:

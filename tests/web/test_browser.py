@@ -126,6 +126,8 @@ def test_live_match_changes(site: Site, page: Any) -> None:
         page.goto(f"{site.url}/ladders/live")
         page.click(f"a.live-link:text-is('{seated.match_id}')")
         page.wait_for_selector("#seats .seat")
+        mine = page.locator("#seats .seat .name a", has_text="slowpoke")  # each seat links its agent's page
+        assert mine.get_attribute("href") == f"/agents/{agent_id}?ladder=live"
         seen = int(page.locator("body").get_attribute("data-events") or 0)
         wait_until(lambda: int(page.locator("body").get_attribute("data-events") or 0) > seen + 3, 20, "new events")
         assert page.locator("#seats .cards").count() == 0  # no hand is ever drawn live: only played cards

@@ -84,7 +84,13 @@ def test_help_says_which_commands_anyone_may_run() -> None:
 
     for words in (("leaderboard",), ("matches",), ("match", "show"), ("ladder", "list"), ("tournament", "status")):
         assert "not needed: anyone may read this" in help_of(*words), words
-    for words in (("ladder", "create"), ("ladder", "pause"), ("agent", "register"), ("tournament", "create")):
+    for words in (
+        ("ladder", "create"),
+        ("ladder", "update"),
+        ("ladder", "pause"),
+        ("agent", "register"),
+        ("tournament", "create"),
+    ):
         assert "the host credential" in help_of(*words), words
     register = help_of("agent", "register")
     assert "endpoint: the platform dials the author's server" in register

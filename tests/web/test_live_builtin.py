@@ -83,7 +83,8 @@ def test_the_live_view_of_built_in_bots_says_it_has_no_feed_and_its_events_say_w
     with TestClient(create_app(api)) as client:
         shown = client.get("/live/m-1")
         assert shown.status_code == 200 and config(shown.text)["feed"] is False
-        assert re.search(r'<p id="no-feed">Built-in bots only \(bot-a1, bot-a2\)', shown.text)
+        links = '<a href="/agents/a1?ladder=class">bot-a1</a>, <a href="/agents/a2?ladder=class">bot-a2</a>'
+        assert f'<p id="no-feed">Built-in bots only ({links})' in shown.text  # each to its agent's page
         assert '<div id="board" hidden>' in shown.text and "public events only" not in shown.text
         events = client.get("/live/m-1/events").text
         assert events == "event: done\ndata: {}\n\n" and api.spectated == []  # the engine never asked
@@ -135,3 +136,30 @@ def test_the_page_of_a_failed_match_of_built_in_bots_says_so_and_promises_no_rep
     page.wait_for_function("document.getElementById('status').textContent.startsWith('the match failed')")
     assert page.locator("#status").inner_text() == UNRECORDED["failed"]
     assert page.locator("#later").is_hidden() and page.locator("#done").is_hidden()
+
+
+def test_the_live_views_seat_names_link_to_their_agents_pages(page: Any) -> None:
+    """The replay's seat names link to the agents' pages; the live view's were plain text. Each link
+    carries the agent id and the ladder URL-encoded (ids the matchmaker did not make included)."""
+    agent_ids = ["a1", "a 2?&x#y"]
+    summary = pb.MatchSummary(match_id="m-2", ladder="class", state="running", agent_ids=agent_ids)
+    html = templates.env.get_template("live.html").render(
+        match=summary, seats=["ann", "bob"], agent_ids=agent_ids, builtin_only=False, host_session=False
+    )
+    started = {"kind": "match_started", "seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}]}
+    events = f"event: match\ndata: {json.dumps(started)}\n\n"
+    serve_pages(page, {"/live/m-2": (html, "text/html"), "/live/m-2/events": (events, "text/event-stream")})
+    page.goto("http://web.test/live/m-2")
+    page.wait_for_function("document.body.dataset.events === '1'")
+    links = page.locator("#seats .seat .name a")
+    assert links.all_inner_texts() == ["ann", "bob"]
+    hrefs = [links.nth(seat).get_attribute("href") for seat in range(2)]
+    assert hrefs == ["/agents/a1?ladder=class", "/agents/a%202%3F%26x%23y?ladder=class"]
+    challenge = templates.env.get_template("live.html").render(  # no agent ids: the names alone
+        match=None, match_id="c-1", seats=[], known=True, builtin_only=False, host_session=False
+    )
+    serve_pages(page, {"/live/c-1": (challenge, "text/html"), "/live/c-1/events": (events, "text/event-stream")})
+    page.goto("http://web.test/live/c-1")
+    page.wait_for_function("document.body.dataset.events === '1'")
+    assert page.locator("#seats .seat .name").all_inner_texts() == ["ann", "bob"]
+    assert page.locator("#seats .seat .name a").count() == 0

@@ -19,7 +19,7 @@
       el.className = "seat";
       el.dataset.seat = s;
       el.innerHTML = '<h3><span class="name"></span> <span class="doing"></span></h3><p class="seat-line">bid <b class="bid">–</b> · won <b class="won">0</b> · total <b class="total">0</b></p><div class="played"></div>';
-      el.querySelector(".name").textContent = names[s] || `seat ${s}`;
+      el.querySelector(".name").replaceChildren(seatName(s));
       seatsEl.appendChild(el);
       seats.push(el);
       const th = document.createElement("th");
@@ -28,6 +28,16 @@
       head.appendChild(th);
     }
     bids = Array(count).fill(null); won = Array(count).fill(0); totals = Array(count).fill(0);
+  }
+
+  function seatName(s) {
+    // a ladder's seat links to its agent's page (as on the replay); a challenge's seats have no agent ids here
+    const agent = (config.agents || [])[s];
+    if (!agent) return document.createTextNode(names[s] || `seat ${s}`);
+    const link = document.createElement("a");
+    link.href = `/agents/${encodeURIComponent(agent)}?ladder=${encodeURIComponent(config.ladder || "")}`;
+    link.textContent = names[s] || `seat ${s}`;
+    return link;
   }
 
   function draw(caption) {
