@@ -20,7 +20,9 @@ functions of ``Keys.lua()``, rendered from the same templates.
                                       queue, so the forming loop runs now rather than at its next tick
     {p}seated:{id}             stream tables a connected or endpoint agent was seated at (match, seat)
     {p}match-seq               string last match number: the <n> of match id <ladder>-<n>, one counter for
-                                      every ladder (ids stay unique, a re-created ladder's too)
+                                      every ladder (ids stay unique, a re-created ladder's too); raised
+                                      to the archive's highest <n> when the matchmaker starts and when
+                                      the archive refuses a reused id (it only ever goes up)
     {p}match:{m}               hash   match state (queued|running|finished|failed), seats, times, and
                                       the rules and think_ms it was claimed with (UpdateLadder changes
                                       no claimed match); once finished its log summary, until archived
@@ -29,6 +31,9 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}record:{m}              string the JSON match record of a finished match, until the archive has it
     {p}unarchived              zset   finished matches the SQL archive does not hold yet -> finished ms
                                       (the match hash and record are deleted once archived)
+    {p}archive-refused         zset   finished matches the archive refused: it holds another match under their
+                                      id (Redis lost match-seq) -> when refused (ms); their hash and
+                                      record stay, for the host (docs/operations.md, "A reused match id")
     {p}archive-lock            string the archive task draining ``unarchived`` now (short TTL, renewed per batch)
     {p}archive-retry           string the one archive task waiting for the database (TTL: its back-off)
     {p}archive-requested       string an archive run was asked for in the last ARCHIVE_REQUEST_MS (debounce)
@@ -118,6 +123,7 @@ TEMPLATES: dict[str, str] = {
     "active": "active",
     "record": "record:{}",
     "unarchived": "unarchived",
+    "archive_refused": "archive-refused",
     "archive_lock": "archive-lock",
     "archive_retry": "archive-retry",
     "archive_requested": "archive-requested",
@@ -272,6 +278,10 @@ class Keys:
     @property
     def unarchived(self) -> str:
         return self._key("unarchived")
+
+    @property
+    def archive_refused(self) -> str:
+        return self._key("archive_refused")
 
     @property
     def archive_lock(self) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import IO, Any
 
-from sqlalchemy import Engine, Select, and_, func, or_, select, tuple_
+from sqlalchemy import BigInteger, Engine, Select, and_, func, or_, select, tuple_
 
 from arena.archive.schema import match_records, match_seats, matches
 from arena.archive.schema import rating_history as history
@@ -204,6 +204,14 @@ def archived(engine: Engine, match_ids: list[str]) -> set[str]:
         return set()
     with engine.connect() as connection:
         return set(connection.execute(select(matches.c.match_id).where(matches.c.match_id.in_(match_ids))).scalars())
+
+
+def highest_match_number(engine: Engine) -> int:
+    """The highest <n> of the archived match ids "<ladder>-<n>" (0: none): the ladder's match counter
+    must stay at least this high, or it hands out an id the archive holds."""
+    number = func.substr(matches.c.match_id, func.length(matches.c.ladder) + 2)
+    with engine.connect() as connection:
+        return int(connection.execute(select(func.max(func.cast(number, BigInteger)))).scalar() or 0)
 
 
 def count_matches(

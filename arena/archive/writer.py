@@ -2,7 +2,9 @@
 
 ``write`` inserts a batch in one transaction (select-then-insert, PostgreSQL and SQLite alike); a
 match already archived is skipped whole (its seats, record and rating history were written with
-it). Calling it again with the same matches changes nothing.
+it). Calling it again with the same matches changes nothing. A *different* match under an id the
+archive holds (Redis lost its match counter, which then handed the id out again) is refused: neither
+written nor taken for archived, and reported in ``Written.conflicts``; the archived one stays as it is.
 """
 
 from __future__ import annotations
@@ -122,18 +124,28 @@ def rows(match: FinishedMatch, archived_ms: int) -> dict[str, list[dict[str, Any
     }
 
 
+@dataclass(frozen=True)
+class Written:
+    """What ``write`` did: ``inserted`` the ids archived now; ``conflicts`` the ids of matches refused
+    because the archive holds another match under the same id (same id, another ladder, log position
+    or creation time). The ids of matches archived before are in neither."""
+
+    inserted: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+
 TABLES: dict[str, Table] = {table.name: table for table in (matches, match_seats, match_records, rating_history)}
 
 
-def write(engine: Engine, batch: Sequence[FinishedMatch], attempts: int = 3) -> list[str]:
-    """Archive ``batch``; returns the ids that were not archived before (the others are skipped).
+def write(engine: Engine, batch: Sequence[FinishedMatch], attempts: int = 3) -> Written:
+    """Archive ``batch``: the ids archived now, and those refused as another match's (see ``Written``).
 
     Select-then-insert in one transaction: the matches already archived are left out, the rest
     go in with plain batched INSERTs (the driver's executemany; psycopg pipelines them). A writer
     racing this one with the same matches makes one of the two transactions hit a primary key and
     roll back whole; it then runs again and finds them archived. Nothing is stored twice."""
     if not batch:
-        return []
+        return Written()
     for attempt in range(attempts):
         try:
             return _write_once(engine, batch)
@@ -143,19 +155,31 @@ def write(engine: Engine, batch: Sequence[FinishedMatch], attempts: int = 3) -> 
     raise AssertionError("unreachable")
 
 
-def _write_once(engine: Engine, batch: Sequence[FinishedMatch]) -> list[str]:
+def _write_once(engine: Engine, batch: Sequence[FinishedMatch]) -> Written:
     now = int(time.time() * 1000)
     with engine.connect() as connection, connection.execution_options(**{WRITE: True}).begin():
         ids = [match.match_id for match in batch]
-        known = set(connection.execute(select(matches.c.match_id).where(matches.c.match_id.in_(ids))).scalars())
+        identity = (matches.c.match_id, matches.c.ladder, matches.c.log_id, matches.c.created_ms)
+        known = {
+            row[0]: tuple(row[1:]) for row in connection.execute(select(*identity).where(matches.c.match_id.in_(ids)))
+        }
         new = [match for match in batch if match.match_id not in known]
+        conflicts = [
+            match.match_id for match in batch if known.get(match.match_id, _identity(match)) != _identity(match)
+        ]
         built = [rows(match, now) for match in new]
         for name, table in TABLES.items():  # parents first
             columns = table.c.keys()
             values = [tuple(row[c] for c in columns) for match_rows in built for row in match_rows[name]]
             if values:
                 connection.exec_driver_sql(_insert(connection, name, columns), values)
-    return [match.match_id for match in new]
+    return Written([match.match_id for match in new], conflicts)
+
+
+def _identity(match: FinishedMatch) -> tuple[str, str, int]:
+    """What tells two matches of one id apart: a match archived again has the same; the next match
+    given a reused id was created later and logged at another position."""
+    return (match.ladder, match.log_id, match.created_ms)
 
 
 def _insert(connection: Connection, table: str, columns: list[str]) -> str:

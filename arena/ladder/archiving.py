@@ -6,6 +6,12 @@ rated matches, writes them to SQL in one transaction (the match id is the key: a
 already is skipped), and only then deletes their record and hash from Redis. A crash anywhere
 leaves them in the backlog, and the next run writes nothing twice. Unrated matches wait.
 
+A match whose id the archive holds for another match (Redis lost its match counter, which handed
+the id out again) is refused by the archive and set aside in Redis (``archive-refused``, its hash and
+record kept), logged as an error; the counter is
+then raised past the archive's ids (``raise_match_seq``, also run when the matchmaker starts), so
+the next matches get fresh ids. docs/operations.md says what the host does with a refused match.
+
 This is the one module of the ladder that imports the archive (the archive imports nothing of the
 ladder): the ladder sits on the archive, as on the engine.
 """
@@ -13,6 +19,7 @@ ladder): the ladder sits on the archive, as on the engine.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +27,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from arena.archive.queries import highest_match_number
 from arena.archive.writer import FinishedMatch, SeatResult, write
+from arena.clock import now_ms
 from arena.ladder import metrics
 from arena.ladder.redis_archive import ArchiveItem
 from arena.ladder.redis_store import RedisStore
@@ -30,12 +39,15 @@ from arena.record_codec import unpack_record
 BATCH = 200
 LOCK_S = 60.0  # the drain lock lapses this long after its holder's last batch (a dead holder)
 
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class Drained:
     archived: int = 0  # written by this call
     already: int = 0  # found in the archive (an earlier run wrote them, then stopped)
     waiting: int = 0  # not rated yet: left for a later run
+    conflicts: int = 0  # refused: the archive holds another match under the id (set aside in Redis)
     busy: bool = False  # another run holds the lock
 
 
@@ -104,13 +116,33 @@ def archive_batch(store: RedisStore, engine: Engine, match_ids: list[str]) -> Dr
             done.waiting += 1
         else:
             batch.append(finished_match(item, ladder_rules(store, item, rules)))
-    inserted = set(write(engine, batch))
-    done.archived, done.already = len(inserted), len(batch) - len(inserted)
-    store.forget_archived([match.match_id for match in batch] + gone)
+    written = write(engine, batch)
+    inserted, refused = set(written.inserted), set(written.conflicts)
+    done.archived, done.conflicts = len(inserted), len(refused)
+    done.already = len(batch) - len(inserted) - len(refused)
+    store.forget_archived([match.match_id for match in batch if match.match_id not in refused] + gone)
+    if refused:
+        store.set_aside_refused(sorted(refused), now_ms())
+        counter = raise_match_seq(store, engine)
+        metrics.ARCHIVE_ERRORS.labels("id_taken").inc(len(refused))
+        log.error(
+            "the archive holds other matches under the ids %s: these matches stay in Redis, unarchived"
+            " (set aside in %s; Redis lost its match counter); the counter is now %d, so new matches get"
+            " fresh ids",
+            ", ".join(sorted(refused)),
+            store.keys.archive_refused,
+            counter,
+        )
     for match in batch:
         if match.match_id in inserted:
             metrics.MATCHES_ARCHIVED.labels(match.ladder).inc()
     return done
+
+
+def raise_match_seq(store: RedisStore, engine: Engine) -> int:
+    """Raise the match counter to the archive's highest match number (never lower it); returns the
+    counter. The matchmaker runs it when it starts: a counter Redis lost would hand out archived ids."""
+    return store.raise_match_seq(highest_match_number(engine))
 
 
 def archive_pending(
@@ -134,8 +166,9 @@ def archive_pending(
             done = archive_batch(store, sql, ids)
             total.archived += done.archived
             total.already += done.already
+            total.conflicts += done.conflicts
             skip += done.waiting  # unrated matches stay at the front: look past them
-            total.waiting = skip
+            total.waiting += done.waiting
             store.hold("archive_lock", holder, LOCK_S)
             if done.waiting == len(ids):
                 break

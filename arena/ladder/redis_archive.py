@@ -65,6 +65,24 @@ class ArchiveStore(StoreBase):
         if match_ids:
             self._forget(args=[self.keys.prefix, *match_ids])
 
+    def set_aside_refused(self, match_ids: Sequence[str], now_ms: int) -> None:
+        """Move matches the archive refused (another match holds their id there) out of the backlog
+        into ``archive_refused``, keeping their hash and record: the next runs do not meet them again."""
+        if match_ids:
+            with self.client.pipeline() as pipe:
+                pipe.zadd(self.keys.archive_refused, dict.fromkeys(match_ids, now_ms))
+                pipe.zrem(self.keys.unarchived, *match_ids)
+                pipe.execute()
+
+    def refused_by_archive(self) -> list[str]:
+        """The matches the archive refused, oldest first (``set_aside_refused``)."""
+        return [text(m) for m in cast(list[bytes], self.client.zrange(self.keys.archive_refused, 0, -1))]
+
+    def raise_match_seq(self, at_least: int) -> int:
+        """Raise the match counter to ``at_least`` unless it is higher already; returns it as it is
+        then (the next match id's number is one more)."""
+        return int(self._raise_match_seq(args=[self.keys.prefix, int(at_least)]))
+
     def hold(self, which: str, holder: str, ttl_s: float) -> bool:
         """Take or renew ``which`` ("archive_lock" or "archive_retry") for ``holder``; False if
         another holds it."""

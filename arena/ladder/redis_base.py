@@ -42,6 +42,7 @@ class StoreBase:
         self._release_if_held = client.register_script(scripts.RELEASE_IF_HELD)
         self._round = client.register_script(Keys.lua(scripts.ROUND))
         self._delete_ladder = client.register_script(Keys.lua(scripts.DELETE_LADDER))
+        self._raise_match_seq = client.register_script(Keys.lua(scripts.RAISE_MATCH_SEQ))
 
     def get_agent(self, agent_id: str) -> Agent:
         return self.get_agents([agent_id])[agent_id]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Collection
 from dataclasses import replace
+
+import redis
 
 from arena.keys import text
 from arena.ladder.forming import HouseBot
@@ -12,6 +15,10 @@ from arena.ladder.model import HOUSE_PREFIX, Ladder
 from arena.ladder.ratings import MODEL
 from arena.ladder.redis_agents import AgentStore
 from arena.ladder.store import AlreadyExists, InUse, LimitReached, NotFound, shown
+
+# What an update keeps of the stored definition: pause and resume set ``paused``; ``think_ms`` only the
+# store's own callers set (the demo, tests): the Ladder message of UpdateLadder carries neither.
+KEPT_ON_UPDATE = ("paused", "think_ms")
 
 
 class LadderStore(AgentStore):
@@ -25,7 +32,9 @@ class LadderStore(AgentStore):
         if not self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), nx=True):
             raise AlreadyExists(f"a ladder named {ladder.name!r} exists", "name")
         self.client.sadd(self.keys.ladders, ladder.name)
-        self._set_house(ladder.name, house_ids)
+        with self.client.pipeline() as pipe:
+            self._set_house(pipe, ladder.name, house_ids)
+            pipe.execute()
         return ladder
 
     def _house_agents(self, ladder: Ladder) -> list[str]:
@@ -52,28 +61,46 @@ class LadderStore(AgentStore):
                     found += 1
         return house_ids
 
-    def _set_house(self, ladder: str, house_ids: list[str]) -> None:
-        with self.client.pipeline() as pipe:
-            pipe.delete(self.keys.house(ladder))
-            if house_ids:
-                pipe.rpush(self.keys.house(ladder), *house_ids)
-            pipe.execute()
+    def _set_house(self, pipe: redis.client.Pipeline, ladder: str, house_ids: list[str]) -> None:
+        """Queue, in ``pipe``, the writes that make ``house_ids`` the ladder's house agents."""
+        pipe.delete(self.keys.house(ladder))
+        if house_ids:
+            pipe.rpush(self.keys.house(ladder), *house_ids)
 
-    def update_ladder(self, ladder: Ladder) -> Ladder:
-        """Replace a ladder's definition (its paused flag stays): the tables formed from now on follow it.
-        A match claimed before keeps the seats, rules and think time it was claimed with."""
+    def update_ladder(self, ladder: Ladder, keep: Collection[str] = KEPT_ON_UPDATE) -> Ladder:
+        """Replace a ladder's definition but the settings named in ``keep`` (the stored ones stay): the
+        tables formed from now on follow it. A match claimed before keeps the seats, rules and think
+        time it was claimed with. Read, merge and write are one transaction: a pause meanwhile stays."""
         current = self.get_ladder(ladder.name)
-        ladder = replace(ladder, paused=current.paused)
-        check_ladder(ladder)
+        check_ladder(replace(ladder, **{name: getattr(current, name) for name in keep}))
         house_ids = self._house_agents(ladder)
-        self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), xx=True)
-        self._set_house(ladder.name, house_ids)
-        return ladder
+        return self._rewrite(
+            ladder.name, lambda stored: replace(ladder, **{name: getattr(stored, name) for name in keep}), house_ids
+        )
 
     def set_paused(self, name: str, paused: bool) -> Ladder:
-        ladder = replace(self.get_ladder(name), paused=paused)
-        self.client.set(self.keys.ladder(name), ladder.to_json(), xx=True)
-        return ladder
+        return self._rewrite(name, lambda stored: replace(stored, paused=paused))
+
+    def _rewrite(self, name: str, change: Callable[[Ladder], Ladder], house_ids: list[str] | None = None) -> Ladder:
+        """Write ``change`` of the stored definition (and the house bots, when given) if the definition
+        is unchanged since it was read (WATCH), else read it again: no change made meanwhile is lost."""
+        key = self.keys.ladder(name)
+        with self.client.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    raw = pipe.get(key) if LADDER_NAME.fullmatch(name) else None
+                    if raw is None:
+                        raise NotFound(f"no ladder {shown(name)}", "ladder")
+                    ladder = change(Ladder.from_json(raw))
+                    pipe.multi()
+                    pipe.set(key, ladder.to_json(), xx=True)
+                    if house_ids is not None:
+                        self._set_house(pipe, name, house_ids)
+                    pipe.execute()
+                    return ladder
+                except redis.WatchError:
+                    continue
 
     def delete_ladder(self, name: str) -> None:
         """Remove a ladder's definition, queue and tickets; its log, records and ratings stay. The

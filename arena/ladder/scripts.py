@@ -84,6 +84,19 @@ end
 return out
 """
 
+# Raise the match counter to at least ARGV[2] ("set if greater"): ARGV = prefix, number. Returns the
+# counter as it is then. The archive's highest match number goes here, so a counter Redis lost (or
+# set back) never hands out an id the archive holds.
+RAISE_MATCH_SEQ = """
+local key, floor = K.match_seq(ARGV[1]), tonumber(ARGV[2])
+local current = tonumber(redis.call('GET', key) or '0')
+if floor > current then
+  redis.call('SET', key, ARGV[2])
+  return floor
+end
+return current
+"""
+
 # Delete a ladder unless one of its matches is in play: ARGV = prefix, ladder. Its definition,
 # queue, tickets, enrolment and house bots go; its log, records and ratings stay. Returns -1 when
 # there is no such ladder, else the number of its matches in play (0: deleted).

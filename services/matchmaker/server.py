@@ -13,7 +13,7 @@ import threading
 
 from arena.archive.db import DATABASE_URL_ENV
 from arena.keys import DEFAULT_PREFIX, PREFIX_ENV, Keys
-from arena.ladder import loop, settings
+from arena.ladder import archiving, loop, settings
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.routing import (
     BATCH_ENV,
@@ -71,6 +71,7 @@ async def serve(args: argparse.Namespace) -> None:
     stopping = threading.Event()
     worker = None
     if not args.no_forming:
+        await _raise_match_seq(store, servicer)
         # the batch size travels with each batch task: the workers' next batches take it too
         dispatch, rate, archive = celery_senders(args.redis_url, args.prefix, batch)
         sweep = loop.SweepPolicy(redispatch_after_s=args.redispatch_after)
@@ -106,6 +107,19 @@ async def serve(args: argparse.Namespace) -> None:
     if worker is not None:
         worker.join(timeout=5)
     await limits_client.aclose()
+
+
+async def _raise_match_seq(store: RedisStore, servicer: MatchmakerServicer) -> None:
+    """Raise the match counter to the archive's highest match number before forming any table: a
+    Redis that lost the counter (or was wiped while the archive was kept) would hand out archived
+    ids. With the archive away the start goes on: the archive then refuses a reused id, keeps the
+    match in Redis and raises the counter itself."""
+    try:
+        counter = await asyncio.to_thread(lambda: archiving.raise_match_seq(store, servicer.archive()))
+    except Exception as error:  # noqa: BLE001 - any failure of the database: said, and the start goes on
+        print(f"match counter not checked against the archive ({type(error).__name__}): {error}", flush=True)
+        return
+    print(f"match counter at {counter} (at least the archive's highest match number)", flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ import grpc
 import pytest
 
 from arena.embedded_redis import EmbeddedRedis
+from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.store import StoreError
 from arena.local.stack import PORT_LINE, Proc
@@ -558,3 +559,16 @@ def test_running_matches_are_listed_a_page_at_a_time(stub: Stub, redis_server: E
     for bad in ("x", "1:busy-1", "running-after:", "zrunning-after:busy-1"):
         code, detail = code_of(listed, bad)
         assert (code, detail) == (grpc.StatusCode.INVALID_ARGUMENT, "page_token: not one this service gave")
+
+
+def test_update_ladder_keeps_the_settings_its_message_cannot_carry(stub: Stub, store: RedisStore) -> None:
+    """The Ladder message has no think_ms (the demo and tests set it in the store), and its paused is
+    read only: an update that took the message as the whole definition set think_ms back to 0."""
+    store.create_ladder(Ladder("paced", overrides={"hand_sizes": [2, 1]}, think_ms=40))
+    store.set_paused("paced", True)
+    ladder = stub.GetLadder(pb.GetLadderRequest(name="paced")).ladder
+    ladder.seats, ladder.paused = 3, False
+    updated = stub.UpdateLadder(pb.UpdateLadderRequest(ladder=ladder), metadata=HOST).ladder
+    assert updated.seats == 3 and updated.paused
+    stored = store.get_ladder("paced")
+    assert (stored.seats, stored.think_ms, stored.paused) == (3, 40, True)

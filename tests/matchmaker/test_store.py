@@ -548,3 +548,23 @@ def test_the_store_says_which_agents_are_revoked_and_since_when(store: RedisStor
     store.set_token(gone, rotate=True)
     assert (store.get_agent(gone).revoked, store.get_agent(gone).revoked_ms) == (False, 0)
     assert not store.get_agent(kept).revoked
+
+
+def test_a_ladder_update_keeps_what_it_does_not_set_and_loses_no_change_made_meanwhile(store: RedisStore) -> None:
+    """An update merges into the stored definition in one transaction: think_ms (no message carries
+    it) and paused stay, and a pause that lands between its read and its write is kept (the update
+    reads again), where a plain read-then-write wrote the definition it had read over it."""
+    store.create_ladder(Ladder("l", overrides={"hand_sizes": [2, 1]}, think_ms=40))
+    assert store.update_ladder(Ladder("l", seats=3)).think_ms == 40
+    other = RedisStore(store.client, store.keys)
+    reads: list[Ladder] = []
+
+    def paused_meanwhile(stored: Ladder) -> Ladder:
+        reads.append(stored)
+        if len(reads) == 1:
+            other.set_paused("l", True)  # another host's pause, after this update read the definition
+        return replace(stored, seats=5)
+
+    updated = store._rewrite("l", paused_meanwhile)
+    assert len(reads) == 2 and (updated.seats, updated.paused, updated.think_ms) == (5, True, 40)
+    assert store.get_ladder("l") == updated
