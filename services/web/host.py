@@ -1,5 +1,6 @@
 """The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause,
-resume and delete ladders (the host types the ladder's name to delete it), register agents (one,
+resume and delete ladders (the host types the ladder's name to delete it), change their settings
+(read, changed, sent back whole: ``update_ladder``), register agents (one,
 many, or from a CSV) and download their tokens, faults per agent.
 The right host token always signs in; wrong ones are limited (services/web/sign_in.py). A signed-in
 host's requests read from the matchmaker with the host token (``HostReads``).
