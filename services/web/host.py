@@ -319,7 +319,7 @@ async def update_ladder(request: Request) -> Response:
     else between the two calls is overwritten."""
     form = await _form(request)
     name, api = request.path_params["ladder"], api_of(request)
-    edit = {"ladder": name, **form}
+    edit = {**form, "ladder": name}
     try:
         current = (await api.ladder(name)).ladder
     except ApiError as error:
