@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.table import Table
 
+from arena.ladder.described import ENTRY_TEXT, changes, entry_text
 from arena.ladder.roster import roster_names, roster_text
 from arena.local.admin_client import CallError, Host, Unreachable
 from arena.local.admin_show import print_match, when
@@ -23,7 +24,6 @@ from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.rpc.files import write_named_file
 from arena.wire import (
     ENTRY_NAMES,
-    ENTRY_OF,
     fixed,
     given_rules,
     match_total_text,
@@ -107,12 +107,10 @@ def ladder_update(host: Host, args: argparse.Namespace) -> int:
     if ladder == current:
         console.print(f"ladder {args.name} unchanged: it has these settings already")
         return 0
-    before = settings_text(current)
-    after = settings_text(host.call("UpdateLadder", ladder=ladder).ladder)
+    updated = host.call("UpdateLadder", ladder=ladder).ladder
     console.print(f"ladder {args.name} updated:")
-    for setting, was in before.items():
-        if after[setting] != was:
-            console.print(f"  {setting}: {was} -> {after[setting]}")
+    for change in changes(current, updated):
+        console.print(f"  {change}")
     console.print("  the tables formed from now on follow it; a match formed before keeps its seats and rules")
     return 0
 
@@ -141,34 +139,6 @@ def _updated_rules(current: Any, preset_name: str | None, options: list[str]) ->
     rules = rules_to_proto(with_options(base, options))
     rules.preset = current.preset
     return rules
-
-
-def settings_text(ladder: Any) -> dict[str, str]:
-    """What ``ladder update`` may change, as it says each setting."""
-    entry = entry_text(ladder)
-    bots = ", ".join(ladder.house_bots) or "none"
-    if ladder.house_bots and not ladder.house_fill:
-        bots += " (not filling tables: house_fill off)"
-    return {
-        "rules": proto_rules_label(ladder.rules),
-        "seats": str(ladder.seats),
-        "house bots": bots,
-        "fill after": f"{ladder.fill_after_seconds:g} s",
-        "entry": ENTRY_TEXT.get(entry, entry),
-        "base window": f"{ladder.base_window:g}",
-        "widen per second": f"{ladder.widen_per_second:g}",
-    }
-
-
-ENTRY_TEXT = {
-    "host": "host (only agents the host registered queue)",
-    "open": "open (agents may register themselves without a token, and queue here)",
-}
-
-
-def entry_text(ladder: Any) -> str:
-    """Who may queue, in a word (a LadderEntry of a newer platform: its number)."""
-    return ENTRY_OF.get(ladder.entry, str(ladder.entry))
 
 
 def house_bots_text(ladder: Any) -> str:

@@ -270,6 +270,10 @@ class Api:
     async def create_ladder(self, token: str, ladder: pb.Ladder) -> pb.Ladder:
         return (await self._call("CreateLadder", pb.CreateLadderRequest(ladder=ladder), token)).ladder
 
+    async def update_ladder(self, token: str, ladder: pb.Ladder) -> pb.Ladder:
+        """UpdateLadder: ``ladder`` is the whole definition (what it leaves out goes back to defaults)."""
+        return (await self._call("UpdateLadder", pb.UpdateLadderRequest(ladder=ladder), token)).ladder
+
     async def register_agent(self, token: str, name: str, kind: int, bot: str = "", endpoint: str = "") -> Any:
         request = pb.RegisterAgentRequest(name=name, kind=kind, bot=bot, endpoint=endpoint)  # type: ignore[arg-type]
         return await self._call("RegisterAgent", request, token)

@@ -1,5 +1,6 @@
 """The host's pages, behind a login with the host credential (``OHELL_HOST_TOKEN``): create, pause,
-resume and delete ladders (the host types the ladder's name to delete it), register agents (one,
+resume and delete ladders (the host types the ladder's name to delete it), change their settings
+(read, changed, sent back whole: ``update_ladder``), register agents (one,
 many, or from a CSV) and download their tokens, faults per agent.
 The right host token always signs in; wrong ones are limited (services/web/sign_in.py). A signed-in
 host's requests read from the matchmaker with the host token (``HostReads``).
@@ -28,6 +29,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from arena.ladder.described import changes, entry_text
 from arena.ladder.limits import LADDER_NAME, LADDER_NAME_RULE
 from arena.ladder.model import AGENT_NAME_RULE
 from arena.ladder.roster import first_cells, roster_names, roster_text
@@ -59,19 +61,30 @@ class HostSessions:
         self.host_token = host_token
         self._sessions: dict[str, tuple[str, float]] = {}  # session id -> (its CSRF token, expiry)
         self.wrong_tokens = WrongTokens()
+        self._notes: dict[str, str] = {}  # session id -> what its next host page says (a form's outcome)
 
     def check_token(self, token: str) -> bool:
         return bool(self.host_token) and hmac.compare_digest(token.encode(), self.host_token.encode())
 
     def open(self) -> str:
         while len(self._sessions) >= MAX_SESSIONS:
-            self._sessions.pop(next(iter(self._sessions)))
+            self.close(next(iter(self._sessions)))
         session = secrets.token_urlsafe(24)
         self._sessions[session] = (secrets.token_urlsafe(24), time.monotonic() + SESSION_S)
         return session
 
     def close(self, session: str) -> None:
         self._sessions.pop(session, None)
+        self._notes.pop(session, None)
+
+    def note(self, request: Request, text: str) -> None:
+        """What the session's next host page says: too long (and too free) a text for the address."""
+        session = self.session_of(request.scope)
+        if session is not None:
+            self._notes[session] = text
+
+    def take_note(self, request: Request) -> str:
+        return self._notes.pop(request.cookies.get(COOKIE, ""), "")
 
     def csrf(self, request: Request) -> str | None:
         session = request.cookies.get(COOKIE, "")
@@ -160,9 +173,15 @@ async def logout(request: Request) -> Response:
 
 
 async def dashboard(
-    request: Request, message: str = "", error: str = "", tokens: list[list[str]] | None = None, form: Any = None
+    request: Request,
+    message: str = "",
+    error: str = "",
+    tokens: list[list[str]] | None = None,
+    form: Any = None,
+    edit: dict[str, Any] | None = None,
 ) -> Response:
-    """``form``: a refused form's fields, shown again in it (the host typed them once)."""
+    """``form``: a refused form's fields, shown again in it (the host typed them once); ``edit``: a
+    refused edit form's, with the ``ladder`` it edits."""
     host = sessions(request)
     if not host.signed_in(request):
         return RedirectResponse("/host/login", status_code=303)
@@ -174,8 +193,9 @@ async def dashboard(
     except ApiError as refused:  # the rest of the page is still the host's to use
         revoked, unread = [], f"the agents could not be read: {refused.message}"
     done, done_ladder = request.query_params.get("done", ""), request.query_params.get("ladder", "")
+    note = host.take_note(request)
     if not (message or error) and _done_holds(done, done_ladder, ladders):
-        message = DONE[done].format(done_ladder)
+        message = note if done == "updated" and note else DONE[done].format(done_ladder)
     return page(
         request,
         "host.html",
@@ -185,6 +205,7 @@ async def dashboard(
             {
                 **views.ladder_row(ladder, board),
                 "standings": [views.standing_row(s) for s in board],
+                "settings": _shown_settings(ladder, edit),
             }
             for ladder, board in zip(ladders, boards, strict=True)
         ],
@@ -200,36 +221,83 @@ async def dashboard(
         tokens=tokens,
         tokens_href=_csv_href(tokens) if tokens else "",
         form={key: value for key, value in (form or {}).items() if isinstance(value, str)},
+        edit_open=(edit or {}).get("ladder", ""),
     )
+
+
+def _shown_settings(ladder: pb.Ladder, edit: dict[str, Any] | None) -> dict[str, str]:
+    """The values of a ladder's edit form: what the host typed if it was refused, else the ladder's."""
+    if edit is not None and edit.get("ladder") == ladder.name:
+        return {key: value for key, value in edit.items() if isinstance(value, str)}
+    return {
+        "preset": ladder.rules.preset,
+        "seats": str(ladder.seats),
+        "house_bots": ",".join(ladder.house_bots),
+        "fill_after_seconds": _number_text(ladder.fill_after_seconds),
+        "entry": entry_text(ladder),
+        "base_window": _number_text(ladder.base_window),
+        "widen_per_second": _number_text(ladder.widen_per_second),
+    }
+
+
+def _number_text(number: float) -> str:
+    """A double as a form shows it, read back as the same number ("10", "2.5", "0.1")."""
+    return repr(number).removesuffix(".0")
 
 
 def ladder_from_form(form: Any) -> pb.Ladder:
     """The host page's new ladder; ValueError naming the field (as the form labels it) that is not a number."""
-    seats_text = str(form.get("seats", "4")).strip()
-    fill_text = str(form.get("fill_after_seconds", "0")).strip() or "0"
+    ladder = pb.Ladder(name=str(form.get("name", "")).strip(), seats=4, entry=pb.LADDER_ENTRY_HOST)
+    apply_settings({"preset": "classic", "fill_after_seconds": "0", **form}, ladder)
+    return ladder
+
+
+def apply_settings(form: Any, ladder: pb.Ladder) -> None:
+    """Set the settings the form gives (create's and edit's fields) on ``ladder``, leaving the rest;
+    ValueError naming the field, as the form labels it, whose value is refused. A preset other than the
+    ladder's replaces its rules with that preset's (as `ohell ladder update --rules`); the same keeps its options."""
+    if "seats" in form:
+        seats_text = str(form["seats"]).strip()
+        try:
+            ladder.seats = int(seats_text)
+            if not 0 <= ladder.seats <= UINT32:  # what the request's field holds (the matchmaker says 3 to 7)
+                raise ValueError(seats_text)
+        except ValueError:
+            raise ValueError(f"seats: {seats_text[:20]!r} is not a whole number from 3 to 7") from None
+    if "fill_after_seconds" in form:
+        ladder.fill_after_seconds = _number(form, "fill_after_seconds", "fill after", "is not a number of seconds")
+    for field, label in WINDOW_FIELDS.items():
+        if field in form:
+            setattr(ladder, field, _number(form, field, label, "is not a number from 0 up (0: the default)"))
+    if "house_bots" in form:
+        bots = [b.strip() for b in str(form["house_bots"]).split(",") if b.strip() and b.strip() != "none"]
+        if bots != list(ladder.house_bots):  # the same bots: a ladder made over the RPC keeps its house_fill
+            ladder.ClearField("house_bots")
+            ladder.house_bots.extend(bots)
+            ladder.house_fill = bool(bots)  # as `ohell ladder create --house-bots`: bots never filling never play
+    if "entry" in form:
+        entry_text = str(form["entry"]).strip() or "host"
+        if entry_text not in ENTRY_NAMES:
+            raise ValueError(f"entry: {entry_text[:20]!r} is not host or open")
+        ladder.entry = ENTRY_NAMES[entry_text]
+    preset = str(form.get("preset", "")).strip()
+    if preset and preset != ladder.rules.preset:
+        ladder.rules.CopyFrom(rules_pb2.Rules(preset=preset))
+
+
+# the matchmaking window's settings of the edit form, as it labels them
+WINDOW_FIELDS = {"base_window": "base window", "widen_per_second": "widen per second"}
+
+
+def _number(form: Any, field: str, label: str, refusal: str) -> float:
+    text = str(form[field]).strip() or "0"
     try:
-        seats = int(seats_text)
-        if not 0 <= seats <= UINT32:  # what the request's field holds (the matchmaker says 3 to 7)
-            raise ValueError(seats)
+        number = float(text)
     except ValueError:
-        raise ValueError(f"seats: {seats_text[:20]!r} is not a whole number from 3 to 7") from None
-    try:
-        fill_after = float(fill_text)
-    except ValueError:
-        raise ValueError(f"fill after: {fill_text[:20]!r} is not a number of seconds") from None
-    house_bots = [b.strip() for b in str(form.get("house_bots", "")).split(",") if b.strip()]
-    entry_text = str(form.get("entry", "host")).strip() or "host"
-    if entry_text not in ENTRY_NAMES:
-        raise ValueError(f"entry: {entry_text[:20]!r} is not host or open")
-    return pb.Ladder(
-        name=str(form.get("name", "")).strip(),
-        rules=rules_pb2.Rules(preset=str(form.get("preset", "classic"))),
-        seats=seats,
-        house_fill=bool(house_bots),  # as `ohell ladder create --house-bots`: bots that never fill would never play
-        fill_after_seconds=fill_after,
-        house_bots=house_bots,
-        entry=ENTRY_NAMES[entry_text],
-    )
+        number = math.nan
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{label}: {text[:20]!r} {refusal}")
+    return number
 
 
 async def create_ladder(request: Request) -> Response:
@@ -243,6 +311,35 @@ async def create_ladder(request: Request) -> Response:
     except ApiError as error:
         return await dashboard(request, error=f"ladder not created: {error.message}", form=form)
     return _done(created.name, "created")
+
+
+async def update_ladder(request: Request) -> Response:
+    """The edit form of a ladder: its definition as the matchmaker has it, with the form's settings
+    changed, sent back whole (UpdateLadder), as `ohell ladder update` does. A change made by someone
+    else between the two calls is overwritten."""
+    form = await _form(request)
+    name, api = request.path_params["ladder"], api_of(request)
+    edit = {**form, "ladder": name}
+    try:
+        current = (await api.ladder(name)).ladder
+    except ApiError as error:
+        return await dashboard(request, error=f"ladder {name} not updated: {error.message}")
+    current.ClearField("paused")  # read only: pause and resume change it
+    ladder = pb.Ladder()
+    ladder.CopyFrom(current)
+    try:
+        apply_settings(form, ladder)
+    except ValueError as error:
+        return await dashboard(request, error=f"ladder {name} not updated: {error}", edit=edit)
+    if ladder == current:
+        return _done(name, "unchanged")
+    try:
+        updated = await api.update_ladder(sessions(request).host_token, ladder)
+    except ApiError as error:
+        return await dashboard(request, error=f"ladder {name} not updated: {error.message}", edit=edit)
+    said = "; ".join(changes(current, updated))
+    sessions(request).note(request, f"ladder {name} updated: {said}; the tables formed from now on follow it")
+    return _done(name, "updated")
 
 
 async def ladder_action(request: Request) -> Response:
@@ -266,6 +363,8 @@ DONE = {
     "pause": "ladder {}: pause done",
     "resume": "ladder {}: resume done",
     "deleted": "ladder {} deleted: its matches stay readable by match id",
+    "updated": "ladder {} updated",
+    "unchanged": "ladder {} unchanged: it has these settings already",
 }
 
 
@@ -280,7 +379,7 @@ def _done_holds(done: str, name: str, ladders: list[pb.Ladder]) -> bool:
         return ladder is None and LADDER_NAME.fullmatch(name) is not None
     if ladder is None:
         return False
-    return done == "created" or ladder.paused == (done == "pause")
+    return done not in ("pause", "resume") or ladder.paused == (done == "pause")
 
 
 def _done(ladder: str, done: str) -> Response:
@@ -389,6 +488,7 @@ def routes() -> list[Route]:
         Route("/host/logout", logout, methods=["POST"]),
         Route("/host", dashboard),
         Route("/host/ladders", create_ladder, methods=["POST"]),
+        Route("/host/ladders/{ladder}/settings", update_ladder, methods=["POST"]),
         Route("/host/ladders/{ladder}/{action}", ladder_action, methods=["POST"]),
         Route("/host/agents", register_agents, methods=["POST"]),
     ]

@@ -98,8 +98,13 @@ def test_a_refused_form_keeps_what_the_host_typed_and_says_why_in_words() -> Non
         assert error == "alice: name: an agent named 'alice' exists; bob: name: an agent named 'bob' exists"
 
 
-def parse(page: str) -> dict[str, str]:
-    """Each form field's shown value: an input's value, a textarea's text, a select's chosen option."""
+def parse(page: str, form: str = "") -> dict[str, str]:
+    """Each form field's shown value: an input's value, a textarea's text, a select's chosen option;
+    of the form whose id is ``form``, else of the forms above the ladders (create, register)."""
+    if form:
+        page = re.search(rf'<form [^>]*id="{form}"[^>]*>(.*?)</form>', page, re.S).group(1)  # type: ignore[union-attr]
+    else:
+        page = page.split("<h2>Ladders</h2>", 1)[0]
     fields = {
         name: html.unescape(value) for name, value in re.findall(r'<input name="(\w+)"[^>]*? value="([^"]*)"', page)
     }

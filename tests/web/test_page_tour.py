@@ -168,6 +168,9 @@ def test_every_host_page(site: Site, page: Any) -> None:
     page.click("button:text('Sign in')")
     page.wait_for_url(site.url + "/host")
     audit(page, "tour-host")
+    page.click(".edit-settings summary")  # each ladder's settings form, opened: at 390 px too
+    assert page.locator(".edit-settings form input[name=seats]").first.is_visible()
+    audit(page, "tour-host-edit-settings")
     page.goto(site.url + "/host/tournaments")
     form = page.locator("#create-tournament")
     form.locator("input[name=tournament_id]").fill("tour")
