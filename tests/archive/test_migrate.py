@@ -90,3 +90,30 @@ def test_a_wait_that_is_no_bounded_number_of_seconds_is_refused(wait: str, capsy
     with pytest.raises(SystemExit) as refused:
         build_parser().parse_args(["--wait", wait])
     assert refused.value.code == 2 and "--wait" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("userinfo", "query", "secrets"),
+    [
+        ("ohell", "?password=Query-s3cret", ["Query-s3cret"]),  # libpq takes a password from the query
+        ("ohell:Before@After-s3cret", "", ["Before@After-s3cret", "After-s3cret"]),  # a bare '@' in it
+        ("ohell:pw", "?sslpassword=Key-s3cret", ["Key-s3cret"]),
+    ],
+)
+def test_no_part_of_a_password_is_printed_wherever_the_url_holds_it(
+    userinfo: str, query: str, secrets: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLAlchemy's rendering hides only what it parsed as the password: ``?password=`` was printed in
+    every line, and of ``user:Before@After@host`` it hid ``Before`` and took ``After@host`` for the
+    host, which the line and libpq's reason (failed to resolve host 'After-s3cret@127.0.0.1') named."""
+    url = f"postgresql+psycopg://{userinfo}@127.0.0.1:{free_port()}/ohell{query}"
+    assert main(["--database-url", url, "--wait", "0"]) == 1
+    said = capsys.readouterr()
+    assert said.err.startswith("error: cannot reach the archive at postgresql+psycopg://ohell"), said.err
+    assert not [secret for secret in secrets if secret in said.err + said.out], said.err
+
+
+def test_a_port_that_is_no_number_is_a_malformed_url_without_its_password(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--database-url", "postgresql+psycopg://ohell:s3cret-password@127.0.0.1:port/ohell"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the archive's URL") and "s3cret-password" not in err, err
