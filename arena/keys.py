@@ -102,6 +102,7 @@ TEMPLATES: dict[str, str] = {
     "agent_names_folded": "agent-names-folded",
     "agent_tokens": "agent_tokens",
     "agent_seq": "agent-seq",
+    "self_registered": "self-registered",
     "ladders": "ladders",
     "ladder": "ladder:{}",
     "house": "house:{}",
@@ -221,6 +222,11 @@ class Keys:
     @property
     def agent_seq(self) -> str:
         return self._key("agent_seq")
+
+    @property
+    def self_registered(self) -> str:
+        """string: how many agents have registered themselves (open self-registration), against its cap."""
+        return self._key("self_registered")
 
     @property
     def ladders(self) -> str:

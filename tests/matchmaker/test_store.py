@@ -16,7 +16,7 @@ from arena.clock import now_ms
 from arena.ladder import archiving, jobs, loop
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.store import AlreadyExists, InUse, NotFound, StoreError, Unauthenticated
+from arena.ladder.store import AlreadyExists, InUse, LimitReached, NotFound, StoreError, Unauthenticated
 from ohell.bots import BOT_FACTORIES
 from ohell.record import RECORD_FORMAT
 
@@ -97,6 +97,26 @@ def test_names_are_unique_whatever_their_letter_case(store: RedisStore) -> None:
         store.register_agent("Strong-1", "connected", self_registered=True)
     assert store.agent_names([strong.agent_id]) == {strong.agent_id: "strong-1"}
     assert store.register_agent("strong-2", "connected")[0].name == "strong-2"
+
+
+def test_self_registrations_are_capped_in_all_and_a_refused_one_takes_no_place(
+    store: RedisStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each caller's rate limit (5, then 1 a minute) bounds no botnet, nor the 65,536 /64s of one
+    IPv6 /48: anonymous callers registered agents without end (Redis, the host's agent list)."""
+    monkeypatch.setattr(store, "max_self_registered", 3)
+    store.register_agent("first", "connected", self_registered=True)
+    with pytest.raises(AlreadyExists):  # a name taken uses no place under the cap
+        store.register_agent("First", "connected", self_registered=True)
+    with pytest.raises(StoreError):  # nor does a malformed name (refused before counting)
+        store.register_agent("bad name", "connected", self_registered=True)
+    store.register_agent("second", "connected", self_registered=True)
+    store.register_agent("third", "connected", self_registered=True)
+    for name in ("fourth", "fifth"):
+        with pytest.raises(LimitReached, match="3 agents have registered themselves already"):
+            store.register_agent(name, "connected", self_registered=True)
+    assert store.register_agent("byhost", "connected")[0].name == "byhost"  # the host's are not counted
+    assert [agent.name for agent in store.list_agents(0, 10)[0]] == ["first", "second", "third", "byhost"]
 
 
 def test_names_taken_before_the_case_index_are_indexed_on_the_next_registration(store: RedisStore) -> None:
