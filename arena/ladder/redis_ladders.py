@@ -61,13 +61,16 @@ class LadderStore(AgentStore):
 
     def update_ladder(self, ladder: Ladder) -> Ladder:
         """Replace a ladder's definition (its paused flag stays): the tables formed from now on follow it.
-        A match claimed before keeps the seats, rules and think time it was claimed with."""
+        A match claimed before keeps the seats, rules and think time it was claimed with. A ladder
+        made host-only loses its self-registered agents' tickets."""
         current = self.get_ladder(ladder.name)
         ladder = replace(ladder, paused=current.paused)
         check_ladder(ladder)
         house_ids = self._house_agents(ladder)
         self.client.set(self.keys.ladder(ladder.name), ladder.to_json(), xx=True)
         self._set_house(ladder.name, house_ids)
+        if ladder.entry != "open":  # after the new definition is set: a join from now on sees it
+            self._drop_self_registered(args=[self.keys.prefix, ladder.name])
         return ladder
 
     def set_paused(self, name: str, paused: bool) -> Ladder:

@@ -84,6 +84,23 @@ end
 return out
 """
 
+# A ladder made host-only: ARGV = prefix, ladder. The tickets (and enrolment) of its self-registered
+# agents go: a ticket lives up to JoinQueue's longest lease (an hour), and the forming loop seated
+# it on the ladder that no longer admits it. Returns how many went.
+DROP_SELF_REGISTERED = """
+local p, l = ARGV[1], ARGV[2]
+local dropped = 0
+for _, agent in ipairs(redis.call('ZRANGE', K.queue(p, l), 0, -1)) do
+  if redis.call('HGET', K.agent(p, agent), 'self_registered') == '1' then
+    redis.call('DEL', K.ticket(p, l, agent))
+    redis.call('ZREM', K.queue(p, l), agent)
+    redis.call('SREM', K.enrolled(p, l), agent)
+    dropped = dropped + 1
+  end
+end
+return dropped
+"""
+
 # Delete a ladder unless one of its matches is in play: ARGV = prefix, ladder. Its definition,
 # queue, tickets, enrolment and house bots go; its log, records and ratings stay. Returns -1 when
 # there is no such ladder, else the number of its matches in play (0: deleted).
@@ -104,13 +121,18 @@ return 0
 """
 
 # Join: ARGV = prefix, ladder, agent, now_ms, lease_ms (0 = no expiry), enroll (1 = put back
-# in the queue after every match), ticket value ("g:<ms>" ties it to the gateway connection).
+# in the queue after every match), ticket value ("g:<ms>" ties it to the gateway connection),
+# self-registered ('1': only on an open ladder).
 # Joining again renews the lease and keeps the place. An agent whose token was revoked (token_sha
 # emptied) gets no ticket: returns false; nor does one on a ladder deleted since the caller read it
-# (a ticket left there would queue the agent on the next ladder of that name): returns -1.
+# (a ticket left there would queue the agent on the next ladder of that name): returns -1; nor a
+# self-registered one on a ladder made host-only since (UpdateLadder then drops the tickets of
+# self-registered agents: one written after that would stay): returns -2.
 JOIN = """
 local p, l, agent = ARGV[1], ARGV[2], ARGV[3]
-if redis.call('EXISTS', K.ladder(p, l)) == 0 then return -1 end
+local definition = redis.call('GET', K.ladder(p, l))
+if not definition then return -1 end
+if ARGV[8] == '1' and cjson.decode(definition).entry ~= 'open' then return -2 end
 if redis.call('HGET', K.agent(p, agent), 'token_sha') == '' then return false end
 local ticket = K.ticket(p, l, agent)
 if tonumber(ARGV[5]) > 0 then

@@ -16,7 +16,15 @@ from arena.clock import now_ms
 from arena.ladder import archiving, jobs, loop
 from arena.ladder.model import Ladder
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.store import AlreadyExists, InUse, LimitReached, NotFound, StoreError, Unauthenticated
+from arena.ladder.store import (
+    AlreadyExists,
+    InUse,
+    LimitReached,
+    NotFound,
+    PermissionDenied,
+    StoreError,
+    Unauthenticated,
+)
 from ohell.bots import BOT_FACTORIES
 from ohell.record import RECORD_FORMAT
 
@@ -282,6 +290,30 @@ def test_a_join_that_raced_the_delete_leaves_no_ticket_for_a_ladder_of_the_same_
         joining.join("l", stranger, 60.0)
     store.create_ladder(Ladder("l", overrides={"hand_sizes": [3, 2]}))  # host-only, as ladders are by default
     assert not store.has_ticket("l", stranger) and store.queued("l") == 0
+
+
+def test_a_ladder_made_host_only_drops_the_tickets_of_self_registered_agents(store: RedisStore) -> None:
+    """A self-registered agent queued (JoinQueue's lease is up to an hour) on an open ladder the host
+    then made host-only stayed queued, and the forming loop seated it on the ladder that no longer
+    admits it; so did one whose join had read the ladder as open just before the change."""
+    store.create_ladder(Ladder("l", entry="open", overrides={"hand_sizes": [3, 2]}))
+    stranger = store.register_agent("stranger", "connected", self_registered=True)[0].agent_id
+    late = store.register_agent("late", "connected", self_registered=True)[0].agent_id
+    invited = store.register_agent("invited", "connected")[0].agent_id
+    for agent_id in (stranger, invited):
+        store.join("l", agent_id, 3600.0)
+    open_ladder = store.get_ladder("l")
+    joining = RedisStore(store.client)
+
+    def read_before_the_change(name: str) -> Ladder:
+        store.update_ladder(replace(open_ladder, entry="host"))  # between the join's check and its script
+        return open_ladder
+
+    joining.get_ladder = read_before_the_change  # type: ignore[method-assign]
+    with pytest.raises(PermissionDenied, match="admits only agents the host registered"):
+        joining.join("l", late, 3600.0)
+    assert not store.has_ticket("l", stranger) and not store.has_ticket("l", late)
+    assert store.has_ticket("l", invited) and store.queued("l") == 1
 
 
 def test_a_match_claimed_while_its_ladder_is_deleted_keeps_the_ladder(store: RedisStore) -> None:
