@@ -9,7 +9,7 @@ from redis.typing import EncodableT, FieldT
 from arena.clock import now_ms
 from arena.keys import AGENT_ID, new_token, text, token_hash
 from arena.ladder.limits import MAX_SELF_REGISTERED
-from arena.ladder.model import AGENT_KINDS, AGENT_NAME, AGENT_NAME_RULE, HOUSE_PREFIX, Agent
+from arena.ladder.model import AGENT_KINDS, AGENT_NAME, AGENT_NAME_RULE, HOUSE_PREFIX, Agent, name_skeleton
 from arena.ladder.redis_base import StoreBase, parse_agent
 from arena.ladder.store import AlreadyExists, LimitReached, PermissionDenied, StoreError, Unauthenticated, shown
 from arena.play.specs import SeatSpecError, builtin_bots, check_endpoint
@@ -94,13 +94,14 @@ class AgentStore(StoreBase):
             self_registered,
             token if kind == "endpoint" else "",
         )
-        holder = self._name(args=[self.keys.prefix, name, name.lower(), agent.agent_id])
+        holder = self._name(args=[self.keys.prefix, name, name_skeleton(name), agent.agent_id])
         if holder is not None:
             held_as = self.client.hget(self.keys.agent(text(holder)), "name")
             if held_as is None or text(held_as) == name:
                 raise AlreadyExists(f"an agent named {name!r} exists", "name")
             raise AlreadyExists(
-                f"an agent named {text(held_as)!r} exists ({name!r}: names are unique whatever their letter case)",
+                f"an agent named {text(held_as)!r} exists ({name!r}: names are unique whatever their letter case"
+                " and look-alike letters: I l 1 i, O 0, rn m, vv w)",
                 "name",
             )
         fields: dict[FieldT, EncodableT] = {

@@ -296,22 +296,30 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 
-# Take an agent's name: ARGV = prefix, name, the name in lower case, agent id. Returns false when the
-# name was free (both hashes now hold it), else the id of the agent holding it or a name that differs
-# from it only in letter case ('Strong-1' beside 'strong-1' would pass for it on a leaderboard). The
-# names taken before the lower-case index existed are put in it on the first call (the marker field
-# '#indexed': no name starts with '#').
+# Take an agent's name: ARGV = prefix, name, its skeleton (arena.ladder.model.name_skeleton), agent id.
+# Returns false when the name was free (both hashes now hold it), else the id of the agent holding it
+# or a name that differs from it only in letter case or look-alike letters ('Strong-1' beside
+# 'strong-1', 'aIice' beside 'alice' would pass for it on a leaderboard). The names taken before the
+# skeleton index existed are put in it on the first call (the marker field '#indexed': no name
+# starts with '#'), folded here as name_skeleton folds them.
 NAME = """
-local p, name, folded, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local names, index = K.agent_names(p), K.agent_names_folded(p)
+local p, name, skeleton, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local names, index = K.agent_names(p), K.agent_names_alike(p)
 if redis.call('HEXISTS', index, '#indexed') == 0 then
   local all = redis.call('HGETALL', names)
-  for i = 1, #all, 2 do redis.call('HSETNX', index, string.lower(all[i]), all[i + 1]) end
+  for i = 1, #all, 2 do
+    local folded = string.lower(all[i])
+    folded = string.gsub(folded, 'rn', 'm')
+    folded = string.gsub(folded, 'vv', 'w')
+    folded = string.gsub(folded, '0', 'o')
+    folded = string.gsub(folded, '[1i]', 'l')
+    redis.call('HSETNX', index, folded, all[i + 1])
+  end
   redis.call('HSET', index, '#indexed', '1')
 end
-local taken = redis.call('HGET', names, name) or redis.call('HGET', index, folded)
+local taken = redis.call('HGET', names, name) or redis.call('HGET', index, skeleton)
 if taken then return taken end
 redis.call('HSET', names, name, id)
-redis.call('HSET', index, folded, id)
+redis.call('HSET', index, skeleton, id)
 return false
 """

@@ -14,7 +14,7 @@ from arena.archive import queries
 from arena.archive.db import connect, sqlite_url
 from arena.clock import now_ms
 from arena.ladder import archiving, jobs, loop
-from arena.ladder.model import Ladder
+from arena.ladder.model import Ladder, name_skeleton
 from arena.ladder.redis_store import RedisStore
 from arena.ladder.store import (
     AlreadyExists,
@@ -127,13 +127,38 @@ def test_self_registrations_are_capped_in_all_and_a_refused_one_takes_no_place(
     assert [agent.name for agent in store.list_agents(0, 10)[0]] == ["first", "second", "third", "byhost"]
 
 
+LOOK_ALIKES = [("alice", "aIice"), ("alicia", "a1icia"), ("Bill", "BiII"), ("bob0", "BOBO"), ("modern", "rnodern")]
+LOOK_ALIKES += [("wendy", "vvendy")]
+
+
+@pytest.mark.parametrize(("first", "second"), LOOK_ALIKES)
+def test_a_name_that_reads_as_another_is_taken(store: RedisStore, first: str, second: str) -> None:
+    """Names are ASCII, but 'aIice' (a capital I) passed for 'alice' on a leaderboard, in the web
+    app's sans-serif: any anonymous caller could take a name that reads as a host's agent's."""
+    held = store.register_agent(first, "connected")[0]
+    with pytest.raises(AlreadyExists, match=f"an agent named '{first}' exists .*look-alike letters"):
+        store.register_agent(second, "connected", self_registered=True)
+    assert store.agent_names([held.agent_id]) == {held.agent_id: first}
+
+
+def test_names_taken_before_the_look_alike_index_are_folded_alike_in_redis(store: RedisStore) -> None:
+    """The names of a store written before the index are folded by the NAME script (Lua), as
+    ``name_skeleton`` folds a new one: the two must agree."""
+    for number, (first, _) in enumerate(LOOK_ALIKES):
+        store.client.hset(store.keys.agent_names, first, f"a{900 + number}")  # as an older store holds them
+    for number, (_, second) in enumerate(LOOK_ALIKES):
+        holder = store._name(args=[store.keys.prefix, second, name_skeleton(second), "a999"])
+        assert holder is not None and holder.decode() == f"a{900 + number}", second
+    assert store.register_agent("carol", "connected")[0].name == "carol"
+
+
 def test_names_taken_before_the_case_index_are_indexed_on_the_next_registration(store: RedisStore) -> None:
     older, _ = store.register_agent("Alice", "connected")
-    store.client.delete(store.keys.agent_names_folded)  # as a store written before the index was
+    store.client.delete(store.keys.agent_names_alike)  # as a store written before the index was
     with pytest.raises(AlreadyExists, match="an agent named 'Alice' exists"):
         store.register_agent("alice", "connected")
     assert store.register_agent("bob", "connected")[0].name == "bob"
-    assert store.client.hget(store.keys.agent_names_folded, "alice") == older.agent_id.encode()
+    assert store.client.hget(store.keys.agent_names_alike, name_skeleton("alice")) == older.agent_id.encode()
 
 
 @pytest.mark.parametrize(
@@ -521,7 +546,7 @@ def test_a_house_name_in_another_letter_case_is_kept_for_the_house_and_passed_ov
     squatter, _ = store.register_agent("squatter", "connected")
     for key, name in (
         (store.keys.agent_names, "HOUSE-heuristic-1"),
-        (store.keys.agent_names_folded, "house-heuristic-1"),
+        (store.keys.agent_names_alike, name_skeleton("house-heuristic-1")),
     ):
         store.client.hset(key, name, squatter.agent_id)  # one registered before the rule
     store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True))
