@@ -37,8 +37,8 @@ def redacted(text: str, url: str) -> str:
 def shown_url(url: str) -> str:
     """``url`` with its password, if it has one, and any password in its query as ``***`` (what is
     printed may be logged)."""
-    parts = urlsplit(url)
+    parts, shown = urlsplit(url), url  # not split and joined again: that made sqlite:////tmp/a.db sqlite://tmp/a.db
     if parts.password is not None:
         user, _, host = parts.netloc.rpartition("@")
-        parts = parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}")
-    return redacted(urlunsplit(parts), url)
+        shown = urlunsplit(parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}"))
+    return redacted(shown, url)

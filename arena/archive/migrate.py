@@ -18,10 +18,9 @@ import sys
 import time
 
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
-from arena.archive.db import DATABASE_URL_ENV, connect
+from arena.archive.db import DATABASE_URL_ENV, checked_url, connect
 from arena.shown_urls import redacted, shown_url
 
 RETRY_EVERY_S = 2.0
@@ -77,11 +76,10 @@ def unreachable(error: OperationalError) -> bool:
 
 
 def shown(url: str) -> str:
-    """``url`` as printed: parsed (ArgumentError or ValueError when it is no URL) and with every
-    secret of it hidden (``arena.shown_urls.shown_url``): SQLAlchemy's own rendering hides only
-    what it parsed as the password, and printed ``?password=`` and the part of a password after a
-    bare '@' as they were."""
-    make_url(url)
+    """``url`` as printed: checked (``arena.archive.db.checked_url``: ArgumentError or ValueError when it
+    is no URL) and with every secret of it hidden (``arena.shown_urls.shown_url``): SQLAlchemy's own
+    rendering hides only what it parsed as the password, and printed ``?password=`` as it was."""
+    checked_url(url)
     return shown_url(url)
 
 
