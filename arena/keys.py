@@ -105,9 +105,10 @@ MATCH_EVENTS_MAXLEN = 20_000
 TEMPLATES: dict[str, str] = {
     "agent": "agent:{}",
     "agent_names": "agent-names",
-    "agent_names_folded": "agent-names-folded",
+    "agent_names_alike": "agent-names-alike",
     "agent_tokens": "agent_tokens",
     "agent_seq": "agent-seq",
+    "self_registered": "self-registered",
     "ladders": "ladders",
     "ladder": "ladder:{}",
     "house": "house:{}",
@@ -216,9 +217,11 @@ class Keys:
         return self._key("agent_names")
 
     @property
-    def agent_names_folded(self) -> str:
-        """hash: an agent's name in lower case -> its id (names are unique whatever their letter case)."""
-        return self._key("agent_names_folded")
+    def agent_names_alike(self) -> str:
+        """hash: an agent name's skeleton (arena.ladder.model.name_skeleton) -> its id: names are unique
+        whatever their letter case and look-alike letters. (agent-names-folded, its lower-case-only
+        predecessor, is no longer read.)"""
+        return self._key("agent_names_alike")
 
     @property
     def agent_tokens(self) -> str:
@@ -228,6 +231,11 @@ class Keys:
     @property
     def agent_seq(self) -> str:
         return self._key("agent_seq")
+
+    @property
+    def self_registered(self) -> str:
+        """string: how many agents have registered themselves (open self-registration), against its cap."""
+        return self._key("self_registered")
 
     @property
     def ladders(self) -> str:

@@ -6,11 +6,12 @@
     ohell.match           ohell, ohell.bots (games between bots in one process)
     arena.proto           (generated code: itself)
     arena.keys, arena.redis_client, arena.embedded_redis, arena.record_codec, arena.redispatch, arena.clock,
-    arena.settings        nothing of the project
-    arena.archive         arena.record_codec (SQL only: the ladder calls it, never the reverse)
+    arena.settings, arena.shown_urls
+                          nothing of the project
+    arena.archive         arena.record_codec, arena.shown_urls (SQL only: the ladder calls it, never the reverse)
     arena.wire            ohell, arena.proto
     arena.conformance     ohell
-    arena.rpc             arena.keys, arena.proto
+    arena.rpc             arena.keys, arena.proto, arena.shown_urls
     arena.play            the engine (ohell, ohell.bots, ohell.match), arena.proto, arena.keys, arena.wire, arena.rpc
     arena.ladder          the engine, arena.proto, arena.keys, arena.redis_client, arena.record_codec, arena.play,
                           arena.redispatch, arena.clock, arena.settings, arena.archive (arena.ladder.archiving only: the
@@ -40,7 +41,7 @@ IO_MODULES = {"os", "io", "socket", "subprocess", "pathlib", "shutil", "tempfile
 
 ENGINE = {"ohell", "ohell.bots", "ohell.match"}
 BASE = {"arena.proto", "arena.keys", "arena.redis_client", "arena.embedded_redis", "arena.wire", "arena.conformance"}
-BASE |= {"arena.record_codec", "arena.redispatch", "arena.clock", "arena.settings"}
+BASE |= {"arena.record_codec", "arena.redispatch", "arena.clock", "arena.settings", "arena.shown_urls"}
 BASE |= {"arena.archive"}
 LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.tournament", "arena.sdk"}
 FLOORS: dict[str, set[str]] = {
@@ -57,10 +58,11 @@ FLOORS: dict[str, set[str]] = {
     "arena.redispatch": set(),
     "arena.clock": set(),
     "arena.settings": set(),
-    "arena.archive": {"arena.record_codec"},
+    "arena.shown_urls": set(),
+    "arena.archive": {"arena.record_codec", "arena.shown_urls"},
     "arena.wire": {"ohell", "arena.proto"},
     "arena.conformance": {"ohell"},
-    "arena.rpc": {"arena.keys", "arena.proto"},
+    "arena.rpc": {"arena.keys", "arena.proto", "arena.shown_urls"},
     "arena.play": {*ENGINE, "arena.proto", "arena.keys", "arena.wire", "arena.rpc"},
     "arena.ladder": {
         *ENGINE,

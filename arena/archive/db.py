@@ -12,11 +12,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
 
 DATABASE_URL_ENV = "OHELL_DATABASE_URL"
 SQLITE_FILE = "archive.sqlite3"
@@ -34,11 +36,21 @@ def database_url(default_folder: str | os.PathLike[str] | None = None) -> str:
     return os.environ.get(DATABASE_URL_ENV) or sqlite_url(default_folder or os.getcwd())
 
 
+def checked_url(url: str) -> URL:
+    """``url`` parsed; ArgumentError (or ValueError: a port that is no number) for one that is none,
+    and for a bare '@' in its user name or password: SQLAlchemy reads the password up to its first
+    '@' and the rest as the host, which every error (and log line) of a process that cannot reach that
+    host then names."""
+    if "@" in urlsplit(url).netloc.rpartition("@")[0]:
+        raise ArgumentError("the archive's URL has a bare '@' in its user name or password: write it as %40")
+    return make_url(url)
+
+
 def create(url: str) -> Engine:
     """An engine without touching the schema. PostgreSQL connections are checked before use (a
     restarted server leaves dead ones in the pool); SQLite runs in WAL mode with a busy timeout,
     so worker processes and the matchmaker share one file."""
-    parsed = make_url(url)
+    parsed = checked_url(url)
     if parsed.get_backend_name() == "sqlite":
         engine = create_engine(url, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)

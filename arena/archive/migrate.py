@@ -18,10 +18,10 @@ import sys
 import time
 
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
-from arena.archive.db import DATABASE_URL_ENV, connect
+from arena.archive.db import DATABASE_URL_ENV, checked_url, connect
+from arena.shown_urls import redacted, shown_url
 
 RETRY_EVERY_S = 2.0
 MAX_WAIT_S = 3600.0
@@ -76,7 +76,11 @@ def unreachable(error: OperationalError) -> bool:
 
 
 def shown(url: str) -> str:
-    return make_url(url).render_as_string(hide_password=True)
+    """``url`` as printed: checked (``arena.archive.db.checked_url``: ArgumentError or ValueError when it
+    is no URL) and with every secret of it hidden (``arena.shown_urls.shown_url``): SQLAlchemy's own
+    rendering hides only what it parsed as the password, and printed ``?password=`` as it was."""
+    checked_url(url)
+    return shown_url(url)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,10 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         where = shown(args.database_url)
-    except ArgumentError as error:
-        print(
-            f"error: the archive's URL (--database-url, else ${DATABASE_URL_ENV}) is not one: {error}", file=sys.stderr
-        )
+    except (ArgumentError, ValueError) as error:  # ValueError: a port that is no number
+        why = redacted(str(error), args.database_url)
+        print(f"error: the archive's URL (--database-url, else ${DATABASE_URL_ENV}) is not one: {why}", file=sys.stderr)
         return 2
     deadline = time.monotonic() + args.wait
     said_waiting = False
@@ -98,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             engine = connect(args.database_url)
             break
         except OperationalError as error:
-            reason = str(error.orig or error).strip().splitlines()[0]
+            reason = redacted(str(error.orig or error).strip().splitlines()[0], args.database_url)
             if not unreachable(error):
                 print(f"error: the archive at {where} refused: {reason}", file=sys.stderr)
                 return 1

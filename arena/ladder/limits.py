@@ -19,6 +19,9 @@ LADDER_NAME_RULE = (
 )
 LADDER_ENTRIES = ("host", "open")
 MAX_LADDERS = 50  # every ladder costs the forming loop a round trip per tick
+# agents registered without the host token, in all: each caller's rate limit (services/matchmaker/server.py)
+# does not bound many callers (a botnet, the /64s of one IPv6 /48) filling Redis and the agent list
+MAX_SELF_REGISTERED = 10_000
 MAX_SCHEDULE = 100  # hands per match (a classic game of 4 has 25)
 MAX_HOUSE_BOTS = 5
 MAX_WINDOW = 1000.0  # mu difference, and its widening per second

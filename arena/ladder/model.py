@@ -19,6 +19,19 @@ AGENT_NAME_RULE = (
     "1-64 characters of ASCII letters, digits, '_', '.' and '-', the first a letter or digit, "
     f"not starting {HOUSE_PREFIX!r} (kept for the ladders' house bots)"
 )
+# Letters a name may be mistaken for in the web app's sans-serif and a terminal's font: names equal
+# but for them are one name ('aIice' passed for 'alice' on a leaderboard). scripts.NAME folds the
+# same way in Lua (for the names taken before the index): keep the two in step.
+LOOK_ALIKE_PAIRS = (("rn", "m"), ("vv", "w"))
+LOOK_ALIKE_LETTERS = str.maketrans({"0": "o", "1": "l", "i": "l"})  # after lower case: I, i, l and 1 are one
+
+
+def name_skeleton(name: str) -> str:
+    """``name`` as it may be read: lower case, look-alike letters folded (``aIice``, ``a1ice`` -> ``allce``)."""
+    folded = name.lower()
+    for pair, letter in LOOK_ALIKE_PAIRS:
+        folded = folded.replace(pair, letter)
+    return folded.translate(LOOK_ALIKE_LETTERS)
 
 
 @dataclass(frozen=True)

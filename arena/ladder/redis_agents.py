@@ -8,9 +8,10 @@ from redis.typing import EncodableT, FieldT
 
 from arena.clock import now_ms
 from arena.keys import AGENT_ID, new_token, text, token_hash
-from arena.ladder.model import AGENT_KINDS, AGENT_NAME, AGENT_NAME_RULE, HOUSE_PREFIX, Agent
+from arena.ladder.limits import MAX_SELF_REGISTERED
+from arena.ladder.model import AGENT_KINDS, AGENT_NAME, AGENT_NAME_RULE, HOUSE_PREFIX, Agent, name_skeleton
 from arena.ladder.redis_base import StoreBase, parse_agent
-from arena.ladder.store import AlreadyExists, PermissionDenied, StoreError, Unauthenticated, shown
+from arena.ladder.store import AlreadyExists, LimitReached, PermissionDenied, StoreError, Unauthenticated, shown
 from arena.play.specs import SeatSpecError, builtin_bots, check_endpoint
 from ohell.bots import BOT_FACTORIES
 
@@ -27,6 +28,8 @@ def check_version(version: str) -> None:
 
 class AgentStore(StoreBase):
     """Agents: registration, tokens, versions, pages of them."""
+
+    max_self_registered = MAX_SELF_REGISTERED
 
     def register_agent(
         self,
@@ -55,6 +58,28 @@ class AgentStore(StoreBase):
                 raise StoreError(str(error), "endpoint") from None
         if version:
             check_version(version)
+        if self_registered:
+            self._count_self_registration()
+        try:
+            return self._create_agent(name, kind, version, bot, endpoint, house, self_registered)
+        except BaseException:
+            if self_registered:  # it registered no agent: its place under the cap is free again
+                self.client.decr(self.keys.self_registered)
+            raise
+
+    def _count_self_registration(self) -> None:
+        """Take a place under ``max_self_registered`` (LimitReached when none is left): counted before
+        the agent is made, so that callers at once cannot all pass a check of the count."""
+        if self.client.incr(self.keys.self_registered) > self.max_self_registered:
+            self.client.decr(self.keys.self_registered)
+            raise LimitReached(
+                f"{self.max_self_registered} agents have registered themselves already (the limit):"
+                " ask the host to register yours"
+            )
+
+    def _create_agent(
+        self, name: str, kind: str, version: str, bot: str, endpoint: str, house: bool, self_registered: bool
+    ) -> tuple[Agent, str]:
         number = self.client.incr(self.keys.agent_seq)
         token = new_token()
         agent = Agent(
@@ -69,13 +94,14 @@ class AgentStore(StoreBase):
             self_registered,
             token if kind == "endpoint" else "",
         )
-        holder = self._name(args=[self.keys.prefix, name, name.lower(), agent.agent_id])
+        holder = self._name(args=[self.keys.prefix, name, name_skeleton(name), agent.agent_id])
         if holder is not None:
             held_as = self.client.hget(self.keys.agent(text(holder)), "name")
             if held_as is None or text(held_as) == name:
                 raise AlreadyExists(f"an agent named {name!r} exists", "name")
             raise AlreadyExists(
-                f"an agent named {text(held_as)!r} exists ({name!r}: names are unique whatever their letter case)",
+                f"an agent named {text(held_as)!r} exists ({name!r}: names are unique whatever their letter case"
+                " and look-alike letters: I l 1 i, O 0, rn m, vv w)",
                 "name",
             )
         fields: dict[FieldT, EncodableT] = {

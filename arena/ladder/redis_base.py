@@ -33,6 +33,7 @@ class StoreBase:
         self._name = client.register_script(Keys.lua(scripts.NAME))
         self._claim = client.register_script(Keys.lua(scripts.CLAIM))
         self._join = client.register_script(Keys.lua(scripts.JOIN))
+        self._drop_self_registered = client.register_script(Keys.lua(scripts.DROP_SELF_REGISTERED))
         self._start = client.register_script(Keys.lua(scripts.START))
         self._renew = client.register_script(scripts.RENEW)
         self._finish = client.register_script(Keys.lua(scripts.FINISH))

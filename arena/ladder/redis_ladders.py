@@ -70,13 +70,17 @@ class LadderStore(AgentStore):
     def update_ladder(self, ladder: Ladder, keep: Collection[str] = KEPT_ON_UPDATE) -> Ladder:
         """Replace a ladder's definition but the settings named in ``keep`` (the stored ones stay): the
         tables formed from now on follow it. A match claimed before keeps the seats, rules and think
-        time it was claimed with. Read, merge and write are one transaction: a pause meanwhile stays."""
+        time it was claimed with. Read, merge and write are one transaction: a pause meanwhile stays.
+        A ladder made host-only loses its self-registered agents' tickets."""
         current = self.get_ladder(ladder.name)
         check_ladder(replace(ladder, **{name: getattr(current, name) for name in keep}))
         house_ids = self._house_agents(ladder)
-        return self._rewrite(
+        updated = self._rewrite(
             ladder.name, lambda stored: replace(ladder, **{name: getattr(stored, name) for name in keep}), house_ids
         )
+        if updated.entry != "open":  # after the new definition is set: a join from now on sees it
+            self._drop_self_registered(args=[self.keys.prefix, ladder.name])
+        return updated
 
     def set_paused(self, name: str, paused: bool) -> Ladder:
         return self._rewrite(name, lambda stored: replace(stored, paused=paused))

@@ -20,6 +20,7 @@ from ohell.rules import Rules
 from ohell.schedule import hand_sizes
 
 GONE = -1  # JOIN's answer for a ladder deleted since it was read
+CLOSED = -2  # JOIN's answer for a self-registered agent on a ladder made host-only since it was read
 PRESENCE_GRACE_S = 10.0  # a connected agent may join the queue this long before its gateway stream is up
 
 
@@ -32,6 +33,13 @@ class QueueStore(StoreBase):
         more = f" and {len(names) - shown} more" if len(names) > shown else ""
         return (", ".join(names[:shown]) + more) if names else "none now"
 
+    def _host_only(self, ladder: str) -> PermissionDenied:
+        return PermissionDenied(
+            f"ladder {ladder!r} admits only agents the host registered; this agent registered itself, so it"
+            f" queues only on open ladders ({self._open_ladder_names()})",
+            "ladder",
+        )
+
     def join(self, ladder: str, agent_id: str, lease_s: float | None, enroll: bool = False) -> float:
         """Queue (or renew) the agent's ticket; returns its enqueue time in ms. ``lease_s=None``:
         the ticket does not expire (built-in agents)."""
@@ -40,18 +48,16 @@ class QueueStore(StoreBase):
         if agent.house:
             raise PermissionDenied(f"house agent {agent_id!r} fills tables; it does not queue", "agent_id")
         if agent.self_registered and definition.entry != "open":
-            raise PermissionDenied(
-                f"ladder {ladder!r} admits only agents the host registered; this agent registered itself, so it"
-                f" queues only on open ladders ({self._open_ladder_names()})",
-                "ladder",
-            )
+            raise self._host_only(ladder)
         lease_ms = 0 if lease_s is None else max(1, int(lease_s * 1000))
         now = now_ms()
         value = f"g:{now}" if agent.kind == "connected" else str(now)
         args: list[str | int] = [self.keys.prefix, ladder, agent_id, now, lease_ms, int(enroll), value]
-        queued_at = self._join(args=args)
+        queued_at = self._join(args=[*args, int(agent.self_registered)])
         if queued_at == GONE:
             raise NotFound(f"no ladder {shown(ladder)}", "ladder")
+        if queued_at == CLOSED:
+            raise self._host_only(ladder)
         if queued_at is None:
             raise Revoked(
                 f"agent_id: the token of {agent_id!r} was revoked (rotate it to let the agent play again)", "agent_id"

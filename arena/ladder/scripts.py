@@ -97,6 +97,23 @@ end
 return current
 """
 
+# A ladder made host-only: ARGV = prefix, ladder. The tickets (and enrolment) of its self-registered
+# agents go: a ticket lives up to JoinQueue's longest lease (an hour), and the forming loop seated
+# it on the ladder that no longer admits it. Returns how many went.
+DROP_SELF_REGISTERED = """
+local p, l = ARGV[1], ARGV[2]
+local dropped = 0
+for _, agent in ipairs(redis.call('ZRANGE', K.queue(p, l), 0, -1)) do
+  if redis.call('HGET', K.agent(p, agent), 'self_registered') == '1' then
+    redis.call('DEL', K.ticket(p, l, agent))
+    redis.call('ZREM', K.queue(p, l), agent)
+    redis.call('SREM', K.enrolled(p, l), agent)
+    dropped = dropped + 1
+  end
+end
+return dropped
+"""
+
 # Delete a ladder unless one of its matches is in play: ARGV = prefix, ladder. Its definition,
 # queue, tickets, enrolment and house bots go; its log, records and ratings stay. Returns -1 when
 # there is no such ladder, else the number of its matches in play (0: deleted).
@@ -117,13 +134,18 @@ return 0
 """
 
 # Join: ARGV = prefix, ladder, agent, now_ms, lease_ms (0 = no expiry), enroll (1 = put back
-# in the queue after every match), ticket value ("g:<ms>" ties it to the gateway connection).
+# in the queue after every match), ticket value ("g:<ms>" ties it to the gateway connection),
+# self-registered ('1': only on an open ladder).
 # Joining again renews the lease and keeps the place. An agent whose token was revoked (token_sha
 # emptied) gets no ticket: returns false; nor does one on a ladder deleted since the caller read it
-# (a ticket left there would queue the agent on the next ladder of that name): returns -1.
+# (a ticket left there would queue the agent on the next ladder of that name): returns -1; nor a
+# self-registered one on a ladder made host-only since (UpdateLadder then drops the tickets of
+# self-registered agents: one written after that would stay): returns -2.
 JOIN = """
 local p, l, agent = ARGV[1], ARGV[2], ARGV[3]
-if redis.call('EXISTS', K.ladder(p, l)) == 0 then return -1 end
+local definition = redis.call('GET', K.ladder(p, l))
+if not definition then return -1 end
+if ARGV[8] == '1' and cjson.decode(definition).entry ~= 'open' then return -2 end
 if redis.call('HGET', K.agent(p, agent), 'token_sha') == '' then return false end
 local ticket = K.ticket(p, l, agent)
 if tonumber(ARGV[5]) > 0 then
@@ -287,22 +309,30 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 
-# Take an agent's name: ARGV = prefix, name, the name in lower case, agent id. Returns false when the
-# name was free (both hashes now hold it), else the id of the agent holding it or a name that differs
-# from it only in letter case ('Strong-1' beside 'strong-1' would pass for it on a leaderboard). The
-# names taken before the lower-case index existed are put in it on the first call (the marker field
-# '#indexed': no name starts with '#').
+# Take an agent's name: ARGV = prefix, name, its skeleton (arena.ladder.model.name_skeleton), agent id.
+# Returns false when the name was free (both hashes now hold it), else the id of the agent holding it
+# or a name that differs from it only in letter case or look-alike letters ('Strong-1' beside
+# 'strong-1', 'aIice' beside 'alice' would pass for it on a leaderboard). The names taken before the
+# skeleton index existed are put in it on the first call (the marker field '#indexed': no name
+# starts with '#'), folded here as name_skeleton folds them.
 NAME = """
-local p, name, folded, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local names, index = K.agent_names(p), K.agent_names_folded(p)
+local p, name, skeleton, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local names, index = K.agent_names(p), K.agent_names_alike(p)
 if redis.call('HEXISTS', index, '#indexed') == 0 then
   local all = redis.call('HGETALL', names)
-  for i = 1, #all, 2 do redis.call('HSETNX', index, string.lower(all[i]), all[i + 1]) end
+  for i = 1, #all, 2 do
+    local folded = string.lower(all[i])
+    folded = string.gsub(folded, 'rn', 'm')
+    folded = string.gsub(folded, 'vv', 'w')
+    folded = string.gsub(folded, '0', 'o')
+    folded = string.gsub(folded, '[1i]', 'l')
+    redis.call('HSETNX', index, folded, all[i + 1])
+  end
   redis.call('HSET', index, '#indexed', '1')
 end
-local taken = redis.call('HGET', names, name) or redis.call('HGET', index, folded)
+local taken = redis.call('HGET', names, name) or redis.call('HGET', index, skeleton)
 if taken then return taken end
 redis.call('HSET', names, name, id)
-redis.call('HSET', index, folded, id)
+redis.call('HSET', index, skeleton, id)
 return false
 """

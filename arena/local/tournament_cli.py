@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import argparse
 import codecs
-from collections.abc import Iterable
+import shutil
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,11 @@ STATE_NAMES = {
 }
 STANDINGS_TITLES = {tpb.TOURNAMENT_STATE_FINISHED: "final", tpb.TOURNAMENT_STATE_CANCELLED: "final (cancelled)"}
 TABLE_PAGE = 500  # tables per GetTournament call: status lists them all
+# What `export --out` writes at most, and the room it leaves on the file's disk: a matchmaker that
+# sent pieces without end (for the 600 s of the stream) filled the disk. The largest export the
+# matchmaker makes (10,000 deal sets of game records, their decks) is a few GB.
+MAX_EXPORT_BYTES = 32 << 30
+MIN_FREE_BYTES = 256 << 20
 
 
 def plural(count: int, noun: str) -> str:
@@ -149,7 +155,7 @@ def cmd_export(host: Host, args: argparse.Namespace) -> int:
         out = Path(args.out)
         try:  # piece by piece, under a hidden name put in place once whole: a cut stream leaves --out as it was
             with files_written_whole(out.parent, [out.name]) as files:
-                for text in decoded(pieces):
+                for text in decoded(bounded(pieces, out.parent)):
                     files[out.name].write(text)
         except OSError as error:
             raise OhHellError(f"cannot write --out {args.out}: {error.strerror or error}") from None
@@ -163,6 +169,22 @@ def cmd_export(host: Host, args: argparse.Namespace) -> int:
     if not ends_with_newline:
         print()
     return 0
+
+
+def bounded(pieces: Iterable[Any], folder: Path) -> Iterator[Any]:
+    """The pieces, until they come to more than MAX_EXPORT_BYTES or would leave ``folder``'s disk
+    with less than MIN_FREE_BYTES free: then OhHellError (and what was written goes)."""
+    received = 0
+    for piece in pieces:
+        received += len(piece.data)
+        if received > MAX_EXPORT_BYTES:
+            raise OhHellError(f"the export came to more than {MAX_EXPORT_BYTES >> 30} GiB: stopped, nothing written")
+        if shutil.disk_usage(folder).free - len(piece.data) < MIN_FREE_BYTES:
+            raise OhHellError(
+                f"the export would leave under {MIN_FREE_BYTES >> 20} MiB free on the disk of --out: stopped,"
+                " nothing written"
+            )
+        yield piece
 
 
 def decoded(pieces: Iterable[Any]) -> Iterable[str]:

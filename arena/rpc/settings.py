@@ -7,9 +7,11 @@ import errno
 import ipaddress
 import os
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from arena.rpc.files import is_plain_file
+from arena.shown_urls import shown_url
+
+__all__ = ["shown_url"]  # the commands import it from here, beside the other start-up settings
 
 
 class ConfigError(ValueError):
@@ -94,12 +96,3 @@ def is_loopback(address: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:  # a host name: whatever it resolves to, others may reach it
         return False
-
-
-def shown_url(url: str) -> str:
-    """``url`` with its password, if it has one, as ``***`` (what is printed may be logged)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user, _, host = parts.netloc.rpartition("@")
-    return urlunsplit(parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}"))

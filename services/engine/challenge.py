@@ -58,6 +58,10 @@ HOST_CONNECTIONS = 512
 # retry'. Half the pool: each match listens on one, and its events and relayed decisions take more
 # for a moment.
 MAX_HOSTED = HOST_CONNECTIONS // 2
+# Of those, the challenges of agents that registered themselves (open self-registration): a stranger
+# registers agents at will (5 an address, then 1 a minute), each holding 2 challenges for hours (its own
+# seat answering at the last moment), and 128 of them held every challenge of the engine, the host's too.
+MAX_SELF_REGISTERED_HOSTED = MAX_HOSTED // 4
 BOT_THREADS = 2  # built-in bots of every challenge decide here, off the event loop
 CHALLENGE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 LADDER_MATCH_ID = re.compile(r"^[a-z0-9][a-z0-9_.]{0,63}-[0-9]+$")  # arena.ladder's "<ladder>-<n>"
@@ -149,20 +153,36 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
         self.bots = ThreadPoolExecutor(BOT_THREADS, thread_name_prefix="challenge-bots")
         self.playing = Slots("challenge", MAX_CHALLENGES_PER_CALLER, redis_client, self.keys)
         self.hosted = 0  # challenges in play on this engine (MAX_HOSTED)
+        self.self_hosted = 0  # those of them that self-registered agents asked for (MAX_SELF_REGISTERED_HOSTED)
 
     @contextlib.asynccontextmanager
-    async def _hosting(self, context: grpc.aio.ServicerContext) -> AsyncIterator[None]:
-        """One of the MAX_HOSTED challenges in play on this engine; RESOURCE_EXHAUSTED past them."""
+    async def _hosting(self, context: grpc.aio.ServicerContext, self_registered: bool) -> AsyncIterator[None]:
+        """One of the MAX_HOSTED challenges in play on this engine (for a self-registered caller, one
+        of the MAX_SELF_REGISTERED_HOSTED among them); RESOURCE_EXHAUSTED past them."""
         if self.hosted >= MAX_HOSTED:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{MAX_HOSTED} challenges are in play on this engine: try again once one has ended",
             )
+        if self_registered and self.self_hosted >= MAX_SELF_REGISTERED_HOSTED:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_SELF_REGISTERED_HOSTED} challenges of self-registered agents are in play on this engine:"
+                " try again once one has ended",
+            )
         self.hosted += 1
+        self.self_hosted += self_registered
         try:
             yield
         finally:
             self.hosted -= 1
+            self.self_hosted -= self_registered
+
+    async def _self_registered(self, agent_id: str | None) -> bool:
+        """Whether the calling agent registered itself (without Redis no agent can)."""
+        if agent_id is None or self.redis is None:
+            return False
+        return await self.redis.hget(self.keys.agent(agent_id), "self_registered") in (b"1", "1")
 
     async def _connected(self, agent_id: str) -> bool:
         if local_gateway_holding(agent_id) is not None:
@@ -257,7 +277,8 @@ class ChallengeApi(challenge_pb2_grpc.ChallengeServiceServicer):
             )
         match_id = request.match_id or f"challenge.{uuid.uuid4().hex[:16]}"  # no '-': never a ladder id
         try:
-            async with self._hosting(context):  # before the id is claimed: a refused call may retry with it
+            # before the id is claimed: a refused call may retry with it
+            async with self._hosting(context, await self._self_registered(caller)):
                 if not await self._reserve(match_id):
                     await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match_id: {match_id!r} is already in use")
                 seed = request.seed or secrets.randbits(63)

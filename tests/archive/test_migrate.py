@@ -11,8 +11,9 @@ import pytest
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect
+from sqlalchemy.exc import ArgumentError
 
-from arena.archive.db import DATABASE_URL_ENV, MIGRATIONS
+from arena.archive.db import DATABASE_URL_ENV, MIGRATIONS, create
 from arena.archive.local_postgres import LocalPostgres
 from arena.archive.migrate import build_parser, main
 from arena.embedded_redis import free_port
@@ -90,3 +91,43 @@ def test_a_wait_that_is_no_bounded_number_of_seconds_is_refused(wait: str, capsy
     with pytest.raises(SystemExit) as refused:
         build_parser().parse_args(["--wait", wait])
     assert refused.value.code == 2 and "--wait" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("userinfo", "query", "secrets"),
+    [
+        ("ohell", "?password=Query-s3cret", ["Query-s3cret"]),  # libpq takes a password from the query
+        ("ohell:pw", "?sslpassword=Key-s3cret", ["Key-s3cret"]),
+    ],
+)
+def test_no_part_of_a_password_is_printed_wherever_the_url_holds_it(
+    userinfo: str, query: str, secrets: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLAlchemy's rendering hides only what it parsed as the password: ``?password=`` was printed in
+    every line."""
+    url = f"postgresql+psycopg://{userinfo}@127.0.0.1:{free_port()}/ohell{query}"
+    assert main(["--database-url", url, "--wait", "0"]) == 1
+    said = capsys.readouterr()
+    assert said.err.startswith("error: cannot reach the archive at postgresql+psycopg://ohell"), said.err
+    assert not [secret for secret in secrets if secret in said.err + said.out], said.err
+
+
+def test_a_port_that_is_no_number_is_a_malformed_url_without_its_password(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--database-url", "postgresql+psycopg://ohell:s3cret-password@127.0.0.1:port/ohell"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the archive's URL") and "s3cret-password" not in err, err
+
+
+def test_a_bare_at_sign_in_the_password_is_refused_without_printing_any_of_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Of ``user:Before@After-s3cret@host`` SQLAlchemy hid ``Before`` and took ``After-s3cret@host``
+    for the host, which the line and libpq's reason (failed to resolve host 'After-s3cret@127.0.0.1')
+    named, as did every process's log line about the archive (``create``, which they all call, refuses it)."""
+    url = f"postgresql+psycopg://ohell:Before@After-s3cret@127.0.0.1:{free_port()}/ohell"
+    assert main(["--database-url", url, "--wait", "0"]) == 2
+    said = capsys.readouterr()
+    assert "write it as %40" in said.err and "s3cret" not in said.err + said.out and "Before" not in said.err, said.err
+    with pytest.raises(ArgumentError, match="%40") as refused:
+        create(url)
+    assert "s3cret" not in str(refused.value)

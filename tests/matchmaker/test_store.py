@@ -14,9 +14,17 @@ from arena.archive import queries
 from arena.archive.db import connect, sqlite_url
 from arena.clock import now_ms
 from arena.ladder import archiving, jobs, loop
-from arena.ladder.model import Ladder
+from arena.ladder.model import Ladder, name_skeleton
 from arena.ladder.redis_store import RedisStore
-from arena.ladder.store import AlreadyExists, InUse, NotFound, StoreError, Unauthenticated
+from arena.ladder.store import (
+    AlreadyExists,
+    InUse,
+    LimitReached,
+    NotFound,
+    PermissionDenied,
+    StoreError,
+    Unauthenticated,
+)
 from ohell.bots import BOT_FACTORIES
 from ohell.record import RECORD_FORMAT
 
@@ -99,13 +107,58 @@ def test_names_are_unique_whatever_their_letter_case(store: RedisStore) -> None:
     assert store.register_agent("strong-2", "connected")[0].name == "strong-2"
 
 
+def test_self_registrations_are_capped_in_all_and_a_refused_one_takes_no_place(
+    store: RedisStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each caller's rate limit (5, then 1 a minute) bounds no botnet, nor the 65,536 /64s of one
+    IPv6 /48: anonymous callers registered agents without end (Redis, the host's agent list)."""
+    monkeypatch.setattr(store, "max_self_registered", 3)
+    store.register_agent("first", "connected", self_registered=True)
+    with pytest.raises(AlreadyExists):  # a name taken uses no place under the cap
+        store.register_agent("First", "connected", self_registered=True)
+    with pytest.raises(StoreError):  # nor does a malformed name (refused before counting)
+        store.register_agent("bad name", "connected", self_registered=True)
+    store.register_agent("second", "connected", self_registered=True)
+    store.register_agent("third", "connected", self_registered=True)
+    for name in ("fourth", "fifth"):
+        with pytest.raises(LimitReached, match="3 agents have registered themselves already"):
+            store.register_agent(name, "connected", self_registered=True)
+    assert store.register_agent("byhost", "connected")[0].name == "byhost"  # the host's are not counted
+    assert [agent.name for agent in store.list_agents(0, 10)[0]] == ["first", "second", "third", "byhost"]
+
+
+LOOK_ALIKES = [("alice", "aIice"), ("alicia", "a1icia"), ("Bill", "BiII"), ("bob0", "BOBO"), ("modern", "rnodern")]
+LOOK_ALIKES += [("wendy", "vvendy")]
+
+
+@pytest.mark.parametrize(("first", "second"), LOOK_ALIKES)
+def test_a_name_that_reads_as_another_is_taken(store: RedisStore, first: str, second: str) -> None:
+    """Names are ASCII, but 'aIice' (a capital I) passed for 'alice' on a leaderboard, in the web
+    app's sans-serif: any anonymous caller could take a name that reads as a host's agent's."""
+    held = store.register_agent(first, "connected")[0]
+    with pytest.raises(AlreadyExists, match=f"an agent named '{first}' exists .*look-alike letters"):
+        store.register_agent(second, "connected", self_registered=True)
+    assert store.agent_names([held.agent_id]) == {held.agent_id: first}
+
+
+def test_names_taken_before_the_look_alike_index_are_folded_alike_in_redis(store: RedisStore) -> None:
+    """The names of a store written before the index are folded by the NAME script (Lua), as
+    ``name_skeleton`` folds a new one: the two must agree."""
+    for number, (first, _) in enumerate(LOOK_ALIKES):
+        store.client.hset(store.keys.agent_names, first, f"a{900 + number}")  # as an older store holds them
+    for number, (_, second) in enumerate(LOOK_ALIKES):
+        holder = store._name(args=[store.keys.prefix, second, name_skeleton(second), "a999"])
+        assert holder is not None and holder.decode() == f"a{900 + number}", second
+    assert store.register_agent("carol", "connected")[0].name == "carol"
+
+
 def test_names_taken_before_the_case_index_are_indexed_on_the_next_registration(store: RedisStore) -> None:
     older, _ = store.register_agent("Alice", "connected")
-    store.client.delete(store.keys.agent_names_folded)  # as a store written before the index was
+    store.client.delete(store.keys.agent_names_alike)  # as a store written before the index was
     with pytest.raises(AlreadyExists, match="an agent named 'Alice' exists"):
         store.register_agent("alice", "connected")
     assert store.register_agent("bob", "connected")[0].name == "bob"
-    assert store.client.hget(store.keys.agent_names_folded, "alice") == older.agent_id.encode()
+    assert store.client.hget(store.keys.agent_names_alike, name_skeleton("alice")) == older.agent_id.encode()
 
 
 @pytest.mark.parametrize(
@@ -262,6 +315,30 @@ def test_a_join_that_raced_the_delete_leaves_no_ticket_for_a_ladder_of_the_same_
         joining.join("l", stranger, 60.0)
     store.create_ladder(Ladder("l", overrides={"hand_sizes": [3, 2]}))  # host-only, as ladders are by default
     assert not store.has_ticket("l", stranger) and store.queued("l") == 0
+
+
+def test_a_ladder_made_host_only_drops_the_tickets_of_self_registered_agents(store: RedisStore) -> None:
+    """A self-registered agent queued (JoinQueue's lease is up to an hour) on an open ladder the host
+    then made host-only stayed queued, and the forming loop seated it on the ladder that no longer
+    admits it; so did one whose join had read the ladder as open just before the change."""
+    store.create_ladder(Ladder("l", entry="open", overrides={"hand_sizes": [3, 2]}))
+    stranger = store.register_agent("stranger", "connected", self_registered=True)[0].agent_id
+    late = store.register_agent("late", "connected", self_registered=True)[0].agent_id
+    invited = store.register_agent("invited", "connected")[0].agent_id
+    for agent_id in (stranger, invited):
+        store.join("l", agent_id, 3600.0)
+    open_ladder = store.get_ladder("l")
+    joining = RedisStore(store.client)
+
+    def read_before_the_change(name: str) -> Ladder:
+        store.update_ladder(replace(open_ladder, entry="host"))  # between the join's check and its script
+        return open_ladder
+
+    joining.get_ladder = read_before_the_change  # type: ignore[method-assign]
+    with pytest.raises(PermissionDenied, match="admits only agents the host registered"):
+        joining.join("l", late, 3600.0)
+    assert not store.has_ticket("l", stranger) and not store.has_ticket("l", late)
+    assert store.has_ticket("l", invited) and store.queued("l") == 1
 
 
 def test_a_match_claimed_while_its_ladder_is_deleted_keeps_the_ladder(store: RedisStore) -> None:
@@ -486,7 +563,7 @@ def test_a_house_name_in_another_letter_case_is_kept_for_the_house_and_passed_ov
     squatter, _ = store.register_agent("squatter", "connected")
     for key, name in (
         (store.keys.agent_names, "HOUSE-heuristic-1"),
-        (store.keys.agent_names_folded, "house-heuristic-1"),
+        (store.keys.agent_names_alike, name_skeleton("house-heuristic-1")),
     ):
         store.client.hset(key, name, squatter.agent_id)  # one registered before the rule
     store.create_ladder(Ladder("h", seats=3, house_bots=("heuristic",), house_fill=True))

@@ -34,10 +34,10 @@ def started(agent: Agent) -> int:
     return sum(event.HasField("match_started") for event in agent.events)
 
 
-def slow_challenge() -> challenge_pb2.ChallengeRequest:
+def slow_challenge(agent_id: str = "a1") -> challenge_pb2.ChallengeRequest:
     """A challenge of a1 (SLOW_TOKEN's: it never answers) and two built-in bots, a minute per decision."""
     seats = [
-        challenge_pb2.ChallengeSeat(agent_id="a1"),
+        challenge_pb2.ChallengeSeat(agent_id=agent_id),
         challenge_pb2.ChallengeSeat(builtin="random"),
         challenge_pb2.ChallengeSeat(builtin="random"),
     ]
@@ -127,3 +127,62 @@ def test_challenges_past_the_hosts_pool_are_refused_in_plain_words(
         return ended
 
     assert asyncio.run(attack()) == {"RESOURCE_EXHAUSTED": 8}
+
+
+@pytest.mark.slow  # some seconds of challenges in play
+def test_self_registered_agents_hold_only_their_share_of_the_engines_challenges(
+    redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anyone may register agents while a ladder is open, and each holds 2 challenges for as long as its
+    own seat takes: 128 self-registered agents held every challenge the engine hosts (MAX_HOSTED), the
+    host's and its agents' too. Theirs are MAX_SELF_REGISTERED_HOSTED of them now. An engine of its own
+    with the caps scaled down (4 challenges, 2 of self-registered agents)."""
+    from services.engine import challenge, server
+
+    monkeypatch.setattr(challenge, "MAX_HOSTED", 4)
+    monkeypatch.setattr(challenge, "MAX_SELF_REGISTERED_HOSTED", 2)
+    tokens = {"a1": SLOW_TOKEN, "a2": OTHER_TOKEN, "a3": "security-tests-host-registered-token-3"}
+    client = redis.Redis.from_url(redis_server.url)
+    for agent_id, token in tokens.items():
+        register_agent_token(client, agent_id, token, Keys())
+    for agent_id in ("a1", "a2"):  # strangers' agents
+        client.hset(Keys().agent(agent_id), "self_registered", 1)
+    client.close()
+
+    async def attack() -> tuple[collections.Counter[str], list[str]]:
+        engine = await server.start_engine(redis_url=redis_server.url, host_token=HOST_TOKEN, keys=Keys())
+        address = f"127.0.0.1:{engine.port}"
+        agents = {agent_id: await Agent(address, token, never).start() for agent_id, token in tokens.items()}
+        ended: collections.Counter[str] = collections.Counter()
+        refusals: list[str] = []
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:
+                stub = challenge_pb2_grpc.ChallengeServiceStub(channel)
+
+                async def play(agent_id: str) -> None:
+                    try:
+                        await stub.Challenge(slow_challenge(agent_id), metadata=auth_metadata(tokens[agent_id]))
+                    except grpc.aio.AioRpcError as error:
+                        ended[error.code().name] += 1
+                        refusals.append(error.details() or "")
+
+                strangers = [asyncio.create_task(play(agent_id)) for agent_id in ("a1", "a1", "a2", "a2")]
+                await agents["a1"].until(
+                    lambda _: started(agents["a1"]) + started(agents["a2"]) >= 2 and len(refusals) >= 2,
+                    "two strangers' matches to start and two to be refused",
+                    timeout_s=30,
+                )
+                invited = asyncio.create_task(play("a3"))  # the host's agent: a place is left for it
+                await agents["a3"].until(lambda agent: started(agent) >= 1, "the host's agent's match", timeout_s=30)
+                for task in [*strangers, invited]:
+                    task.cancel()
+                await asyncio.wait([*strangers, invited])
+        finally:
+            for agent in agents.values():
+                await agent.stop()
+            await engine.stop()
+        return ended, refusals
+
+    ended, refusals = asyncio.run(attack())
+    assert ended == {"RESOURCE_EXHAUSTED": 2}, (ended, refusals)
+    assert all("challenges of self-registered agents are in play" in refusal for refusal in refusals), refusals

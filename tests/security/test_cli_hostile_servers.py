@@ -4,6 +4,7 @@ text reaches the author's terminal with control characters in it."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from pathlib import Path
@@ -13,8 +14,9 @@ import grpc
 import pytest
 
 from arena.cli import main
+from arena.local import tournament_cli
 from arena.local.output import CONTROL
-from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, matchmaker_pb2, matchmaker_pb2_grpc
+from arena.proto.ohell.v1 import challenge_pb2, challenge_pb2_grpc, matchmaker_pb2, matchmaker_pb2_grpc, tournament_pb2
 
 ESCAPES = "\x1b]0;pwned\x07\x1b[2J"
 
@@ -117,3 +119,56 @@ def test_match_show_of_a_record_it_cannot_show_is_one_line(
     err = "".join(capsys.readouterr().err.split("\n"))
     assert code == 2 and f"error: the matchmaker at {address}" in err and said in err, err
     assert not (tmp_path / "m.json").exists()
+
+
+class EndlessExporter(matchmaker_pb2_grpc.MatchmakerServiceServicer):
+    """ExportTournament that sends 64 KiB pieces (escape sequences and bytes that are no UTF-8 among
+    them) until the reader goes, or ``pieces`` of them."""
+
+    def __init__(self, pieces: int | None = None) -> None:
+        self.pieces = pieces
+
+    def ExportTournament(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        data = (ESCAPES.encode() + b"\xff\xfe" + b"x" * 1000 + b"\n") * 64
+        sent = 0
+        while context.is_active() and (self.pieces is None or sent < self.pieces):
+            yield tournament_pb2.ExportTournamentResponse(data=data)
+            sent += 1
+
+
+def export_from(exporter: EndlessExporter, *args: str) -> int:
+    address = next(matchmakers := serving(matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server, exporter))
+    try:
+        return main(["tournament", "export", "t1", "--format", "json", "--matchmaker", address, *args])
+    finally:
+        matchmakers.close()
+
+
+def test_an_export_without_end_stops_at_its_cap_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, ``--out`` took pieces for the stream's 600 s, as many as came: a disk filled."""
+    monkeypatch.setattr(tournament_cli, "MAX_EXPORT_BYTES", 4 << 20)
+    assert export_from(EndlessExporter(), "--out", str(tmp_path / "t1.json")) == 2
+    assert "the export came to more than" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nor a hidden part of it
+
+
+def test_an_export_that_would_fill_the_disk_stops_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(tournament_cli, "MIN_FREE_BYTES", shutil.disk_usage(tmp_path).free + (4 << 20))
+    assert export_from(EndlessExporter(), "--out", str(tmp_path / "t1.json")) == 2
+    assert "free on the disk of --out" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_printed_has_no_control_characters_and_one_written_keeps_the_bytes_decoded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert export_from(EndlessExporter(pieces=3)) == 0
+    printed = capsys.readouterr().out
+    assert "?]0;pwned??[2J" in printed and not CONTROL.search(printed.replace("\n", ""))
+    assert export_from(EndlessExporter(pieces=3), "--out", str(tmp_path / "t1.json")) == 0
+    written = (tmp_path / "t1.json").read_text(encoding="utf-8")
+    assert written.count("\ufffd\ufffd") == 3 * 64 and len(written) == 3 * 64 * (len(ESCAPES) + 2 + 1001)
