@@ -10,6 +10,7 @@
                           nothing of the project
     arena.archive         arena.record_codec, arena.shown_urls (SQL only: the ladder calls it, never the reverse)
     arena.wire            ohell, arena.proto
+    arena.ladder_text     arena.wire (a ladder's settings in words: ohell ladder update, the host page)
     arena.conformance     ohell
     arena.rpc             arena.keys, arena.proto, arena.shown_urls
     arena.play            the engine (ohell, ohell.bots, ohell.match), arena.proto, arena.keys, arena.wire, arena.rpc
@@ -42,6 +43,7 @@ IO_MODULES = {"os", "io", "socket", "subprocess", "pathlib", "shutil", "tempfile
 ENGINE = {"ohell", "ohell.bots", "ohell.match"}
 BASE = {"arena.proto", "arena.keys", "arena.redis_client", "arena.embedded_redis", "arena.wire", "arena.conformance"}
 BASE |= {"arena.record_codec", "arena.redispatch", "arena.clock", "arena.settings", "arena.shown_urls"}
+BASE |= {"arena.ladder_text"}
 BASE |= {"arena.archive"}
 LIBRARY = ENGINE | BASE | {"arena.rpc", "arena.play", "arena.ladder", "arena.tournament", "arena.sdk"}
 FLOORS: dict[str, set[str]] = {
@@ -61,6 +63,7 @@ FLOORS: dict[str, set[str]] = {
     "arena.shown_urls": set(),
     "arena.archive": {"arena.record_codec", "arena.shown_urls"},
     "arena.wire": {"ohell", "arena.proto"},
+    "arena.ladder_text": {"arena.wire"},
     "arena.conformance": {"ohell"},
     "arena.rpc": {"arena.keys", "arena.proto", "arena.shown_urls"},
     "arena.play": {*ENGINE, "arena.proto", "arena.keys", "arena.wire", "arena.rpc"},

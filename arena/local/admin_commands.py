@@ -15,8 +15,8 @@ from typing import Any
 
 from rich.table import Table
 
-from arena.ladder.described import ENTRY_TEXT, changes, entry_text
 from arena.ladder.roster import roster_names, roster_text
+from arena.ladder_text import ENTRY_TEXT, changes, entry_text
 from arena.local.admin_client import CallError, Host, Unreachable
 from arena.local.admin_show import print_match, when
 from arena.local.output import labelled, options_text, text_console

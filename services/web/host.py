@@ -29,10 +29,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from arena.ladder.described import changes, entry_text
 from arena.ladder.limits import LADDER_NAME, LADDER_NAME_RULE
 from arena.ladder.model import AGENT_NAME_RULE
 from arena.ladder.roster import first_cells, roster_names, roster_text
+from arena.ladder_text import changes, entry_text
 from arena.proto.ohell.v1 import matchmaker_pb2 as pb
 from arena.proto.ohell.v1 import rules_pb2
 from arena.rpc.auth import PUBLIC_VIEW, auth_metadata
