@@ -351,7 +351,9 @@ def contrast(one: str, other: str) -> float:
 def test_buttons_that_cannot_be_undone_look_dangerous_and_stay_readable(page: Any) -> None:
     """'Cancel tournament' and 'Delete ladder' were filled blue like 'Pause' or 'Sign out'. The pages
     are rendered from their templates and served with the app's stylesheets (no stack needed)."""
-    ladder = SimpleNamespace(name="class", preset="classic", seats=4, matches=0, standings=[], paused=False)
+    ladder = SimpleNamespace(
+        name="class", preset="classic", seats=4, matches=0, standings=[], paused=False, settings={}
+    )
     t = SimpleNamespace(id="cup", state="running", round=1, rounds=1, tables_done=0, tables=1, games_done=0,
                         games_total=6, finished="", percent=0, format="round robin", entrants=3, seats=3, deals=1,
                         preset="classic", created="")  # fmt: skip

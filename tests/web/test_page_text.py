@@ -37,7 +37,9 @@ def test_a_ladder_with_no_standings_says_so() -> None:
     assert "No agent has played on this ladder yet" in board and not bare_tables(board)
     host = render(
         "host.html",
-        ladders=[SimpleNamespace(name="class", preset="classic", seats=4, matches=0, standings=[], paused=False)],
+        ladders=[
+            SimpleNamespace(name="class", preset="classic", seats=4, matches=0, standings=[], paused=False, settings={})
+        ],
         presets=["classic"],
         bots=["random"],
         csrf="x",
@@ -60,7 +62,7 @@ def test_the_live_views_state_is_set_apart() -> None:
 def test_the_host_page_offers_the_one_ladder_action_that_applies() -> None:
     """It offered Pause and Resume for every ladder, paused or not, and said neither."""
     ladders = [
-        SimpleNamespace(name=name, preset="classic", seats=4, matches=0, standings=[], paused=paused)
+        SimpleNamespace(name=name, preset="classic", seats=4, matches=0, standings=[], paused=paused, settings={})
         for name, paused in (("running", False), ("stopped", True))
     ]
     host = render("host.html", ladders=ladders, presets=["classic"], bots=["random"], csrf="x")
@@ -78,7 +80,7 @@ def test_a_ladder_matchs_live_view_links_back_to_its_ladder_when_it_ends() -> No
 
 def test_the_host_page_counts_one_match_in_the_singular() -> None:
     ladders = [
-        SimpleNamespace(name=name, preset="classic", seats=4, matches=count, standings=[], paused=False)
+        SimpleNamespace(name=name, preset="classic", seats=4, matches=count, standings=[], paused=False, settings={})
         for name, count in (("one", 1), ("two", 2))
     ]
     host = render("host.html", ladders=ladders, presets=["classic"], bots=["random"], csrf="x")
