@@ -4,7 +4,12 @@ start-up checks show URLs the same way."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+
+# The password as SQLAlchemy's URL parser reads it: after the user name's ':' up to the first '@', '/',
+# '#' and '?' included (a base64 password holds '/'), where urlsplit ends the host part at them
+PASSWORD_AS_SQLALCHEMY_READS = re.compile(r"^[\w+]+://[^:/]*:([^@]*)@")
 
 
 def url_secrets(url: str) -> list[str]:
@@ -12,7 +17,8 @@ def url_secrets(url: str) -> list[str]:
     part after the first ':' up to the last '@': a password with a bare '@' in it is read by
     SQLAlchemy and libpq as a shorter password and the rest as part of the host, which their errors
     then name) and its pieces between '@'s, and the values of query parameters that are passwords
-    (``?password=``, ``?sslpassword=``: libpq and redis-py take them), each also decoded."""
+    (``?password=``, ``?sslpassword=``: libpq and redis-py take them), each also decoded; and the
+    password as SQLAlchemy reads it (``PASSWORD_AS_SQLALCHEMY_READS``)."""
     parts = urlsplit(url)
     userinfo, at, _ = parts.netloc.rpartition("@")
     found: set[str] = set()
@@ -20,6 +26,9 @@ def url_secrets(url: str) -> list[str]:
         password = userinfo.partition(":")[2]
         found.add(password)
         found.update(piece for piece in password.split("@") if len(piece) >= 3)
+    read = PASSWORD_AS_SQLALCHEMY_READS.match(url)
+    if read:
+        found.add(read.group(1))
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
         if "password" in name.lower() or "secret" in name.lower():
             found.add(value)

@@ -112,6 +112,20 @@ def test_no_part_of_a_password_is_printed_wherever_the_url_holds_it(
     assert not [secret for secret in secrets if secret in said.err + said.out], said.err
 
 
+@pytest.mark.parametrize("password", ["Ab/s3cret+Cd", "Ab#s3cret", "Ab?s3cret"])
+def test_a_password_with_a_slash_or_hash_or_question_mark_is_not_printed(
+    password: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLAlchemy reads the password up to the first '@' (a base64 one holds '/' and '+'), where the
+    URL's generic split (urlsplit) ends the host part at the '/' ('#', '?'): it found no password, and
+    the URL was printed whole."""
+    url = f"postgresql+psycopg://ohell:{password}@127.0.0.1:{free_port()}/ohell"
+    assert main(["--database-url", url, "--wait", "0"]) == 1
+    said = capsys.readouterr()
+    assert said.err.startswith("error: cannot reach the archive at postgresql+psycopg://ohell"), said.err
+    assert "s3cret" not in said.err + said.out, said.err
+
+
 def test_a_port_that_is_no_number_is_a_malformed_url_without_its_password(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--database-url", "postgresql+psycopg://ohell:s3cret-password@127.0.0.1:port/ohell"]) == 2
     err = capsys.readouterr().err
