@@ -27,8 +27,9 @@ def url_secrets(url: str) -> list[str]:
         found.add(password)
         found.update(piece for piece in password.split("@") if len(piece) >= 3)
     read = PASSWORD_AS_SQLALCHEMY_READS.match(url)
-    if read:
+    if read:  # and its pieces: redis-py, splitting as urlsplit does, names the one before a '/' as the port
         found.add(read.group(1))
+        found.update(piece for piece in re.split(r"[/#?@]", read.group(1)) if len(piece) >= 3)
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
         if "password" in name.lower() or "secret" in name.lower():
             found.add(value)
