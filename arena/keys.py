@@ -6,8 +6,11 @@ functions of ``Keys.lua()``, rendered from the same templates.
     {p}agent:{id}              hash   an agent (name, kind, bot, version, endpoint, token_sha, house);
                                       token_sha "" once revoked, revoked_ms when (until a rotation)
     {p}agent-names             hash   name -> agent id (names are unique)
+    {p}agent-names-alike       hash   a name's skeleton (lower case, look-alike letters folded) -> agent id:
+                                      no name passes for another ('#indexed': the names before it indexed)
     {p}agent_tokens            hash   SHA-256 of a token -> agent id
     {p}agent-seq               string last agent number
+    {p}self-registered         string agents registered without the host token (their cap: MAX_SELF_REGISTERED)
     {p}ladders                 set    ladder names
     {p}ladder:{l}              string the ladder definition (JSON)
     {p}house:{l}               list   house agent ids of a ladder
