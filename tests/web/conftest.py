@@ -10,7 +10,7 @@ import secrets
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,19 +74,32 @@ class TourneySite:
 
 
 @contextmanager
-def tournament_site(config: StackConfig) -> Iterator[TourneySite]:
-    """The stack of ``config`` (its logs in ``config.log_dir``) and the web app on it, stopped after."""
+def web_on_stack(
+    config: StackConfig, prepare: Callable[[Stack, Any], None] | None = None
+) -> Iterator[tuple[Stack, Any, str]]:
+    """(the stack of ``config``, a matchmaker stub, the URL of the web app on it), stopped after;
+    ``prepare(stack, stub)`` runs before the web app starts. Its log: web.log in ``config.log_dir``."""
     stack = Stack(config).start()
     web = None
     try:
         with grpc.insecure_channel(stack.matchmaker_address) as channel:
+            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+            if prepare is not None:
+                prepare(stack, stub)
             web, url = start_web(stack, stack.log_dir / "web.log")
-            yield TourneySite(url, matchmaker_pb2_grpc.MatchmakerServiceStub(channel))
+            yield stack, stub, url
     finally:
         if web is not None:
             web.terminate()
             web.wait(10)
         stack.cleanup(graceful=False)
+
+
+@contextmanager
+def tournament_site(config: StackConfig) -> Iterator[TourneySite]:
+    """The stack of ``config`` (its logs in ``config.log_dir``) and the web app on it, stopped after."""
+    with web_on_stack(config) as (_, stub, url):
+        yield TourneySite(url, stub)
 
 
 @pytest.fixture(scope="module")
@@ -139,23 +152,17 @@ def site(shared_redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFa
         log_dir=str(logs),
         host_token=HOST_TOKEN,
     )
-    stack = Stack(config).start()
-    web = None
-    try:
-        with grpc.insecure_channel(stack.matchmaker_address) as channel:
-            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
-            store = RedisStore(redis.Redis.from_url(shared_redis_server.url), Keys(config.prefix))
-            try:
-                agents = play_ladder(stub, store, 8)
-            finally:
-                store.client.close()
-            web, url = start_web(stack, logs / "web.log")
-            yield Site(url, stack, stub, agents)
-    finally:
-        if web is not None:
-            web.terminate()
-            web.wait(10)
-        stack.cleanup(graceful=False)
+    agents: dict[str, str] = {}
+
+    def play(stack: Stack, stub: Any) -> None:
+        store = RedisStore(redis.Redis.from_url(shared_redis_server.url), Keys(config.prefix))
+        try:
+            agents.update(play_ladder(stub, store, 8))
+        finally:
+            store.client.close()
+
+    with web_on_stack(config, play) as (stack, stub, url):
+        yield Site(url, stack, stub, agents)
 
 
 @pytest.fixture(scope="module")

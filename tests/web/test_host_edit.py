@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import grpc
 import httpx
 import pytest
 
@@ -23,7 +22,7 @@ from arena.proto.ohell.v1 import matchmaker_pb2_grpc, rules_pb2
 from arena.rpc.auth import auth_metadata
 from services.web.host import apply_settings
 
-from .conftest import HOST_TOKEN, start_web
+from .conftest import HOST_TOKEN, web_on_stack
 from .test_host_forms import parse
 
 HOST = auth_metadata(HOST_TOKEN)
@@ -72,20 +71,13 @@ def site(shared_redis_server: EmbeddedRedis) -> Iterator[tuple[str, matchmaker_p
         engine=False,
         host_token=HOST_TOKEN,
     )
-    stack = Stack(config).start()
-    web = None
-    try:
-        with grpc.insecure_channel(stack.matchmaker_address) as channel:
-            stub = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
-            stub.CreateLadder(pb.CreateLadderRequest(ladder=LADDER), metadata=HOST)
-            stub.PauseLadder(pb.PauseLadderRequest(name=LADDER.name), metadata=HOST)
-            web, url = start_web(stack, stack.log_dir / "web.log")
-            yield url, stub
-    finally:
-        if web is not None:
-            web.terminate()
-            web.wait(10)
-        stack.cleanup(graceful=False)
+
+    def paused_ladder(stack: Stack, stub: Any) -> None:
+        stub.CreateLadder(pb.CreateLadderRequest(ladder=LADDER), metadata=HOST)
+        stub.PauseLadder(pb.PauseLadderRequest(name=LADDER.name), metadata=HOST)
+
+    with web_on_stack(config, paused_ladder) as (_, stub, url):
+        yield url, stub
 
 
 @contextmanager
